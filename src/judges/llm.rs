@@ -1,0 +1,3 @@
+//! LLM judges: prompt construction, structured output, validation and bounded retries.
+//!
+//! STUB: being built (issue 5).

@@ -1,0 +1,19 @@
+//! `auditor`: audits a LangGraph project repository and its PDF report against a rubric with a
+//! panel of judges, and writes a Markdown verdict with its evidence.
+//!
+//! Functional core, actor shell: everything outside [`actors`] is plain functions over plain
+//! data; the actors only receive messages, call the core (blocking work off the actor thread)
+//! and reply. See `ARCHITECTURE.md` for the codemap.
+
+pub mod actors;
+pub mod cli;
+pub mod judges;
+pub mod justice;
+pub mod llm;
+pub mod model;
+pub mod pdf;
+pub mod repo;
+pub mod report;
+pub mod rubric;
+pub mod testkit;
+pub mod vision;
