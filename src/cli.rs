@@ -1,6 +1,531 @@
-//! Command-line interface.
+//! Command-line interface: argument parsing, pre-flight validation of every input (exit 2
+//! before anything runs), running the actor graph, writing the report, exit codes.
+//!
+//! Exit codes: 0 complete report; 1 internal failure; 2 bad input, nothing run; 3 report
+//! written but some criteria could not be fully assessed (flagged in the report).
+
+use crate::actors::{
+    AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
+};
+use crate::judges::{JudgeService, OfflineJudges};
+use crate::model::AuditReport;
+use crate::repo::{RepoLimits, RepoRequest};
+use crate::rubric::{LoadedRubric, Rubric};
+use actix::Actor;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_INTERNAL: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_INCOMPLETE: i32 = 3;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "auditor",
+    version,
+    about = "Audits a LangGraph project (Git repository + PDF report) against a rubric with a panel of judges",
+    long_about = "Audits a Git repository and its PDF architecture report against a rubric.\n\
+        Detectives collect facts, three judges (Prosecutor, Defense, TechLead) give opinions on every \
+        criterion, and a deterministic Chief Justice writes a Markdown verdict with a JSON sidecar.\n\n\
+        Exit codes: 0 complete report; 1 internal failure; 2 bad input (nothing run); \
+        3 report written but some criteria could not be assessed.",
+    after_help = "`auditor --repo URL --pdf PATH ...` is the same as `auditor audit --repo URL --pdf PATH ...`."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+/// `auditor --repo ...` means `auditor audit --repo ...`: insert the default subcommand when
+/// the first argument is an option other than help/version.
+pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+    let passthrough = ["-h", "--help", "-V", "--version"];
+    if first.starts_with('-') && !passthrough.contains(&first) {
+        args.insert(1, "audit".into());
+    }
+    args
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Audit a repository and its PDF report (the default command).
+    Audit(AuditArgs),
+    /// Run the detectives only and print what they found (no judges, no API key).
+    Evidence(EvidenceArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JudgesArg {
+    /// LLM judges when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline judges.
+    Auto,
+    /// LLM judges; an error when no API key or base URL is configured.
+    Llm,
+    /// Deterministic offline judges (no LLM).
+    Offline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LogArgs {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value = "text", global = true)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// Repository to audit: an https URL, a local path or a file:// URL.
+    #[arg(long, value_name = "URL")]
+    pub repo: String,
+    /// The PDF report. Without it, the report is looked for inside the repository
+    /// (reports/final_report.pdf, else the most likely report PDF).
+    #[arg(long, value_name = "PATH")]
+    pub pdf: Option<PathBuf>,
+    /// Branch, tag or commit to audit (default: the repository's HEAD).
+    #[arg(long = "ref", value_name = "REF")]
+    pub git_ref: Option<String>,
+    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    #[arg(long, value_name = "PATH")]
+    pub rubric: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Where to write the report: a .md file (the JSON goes beside it as .json) or a
+    /// directory. Default: a new file under audit/.
+    #[arg(long, short, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Which judges rule.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub judges: JudgesArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EvidenceArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print one JSON object instead of a human-readable listing.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A problem with the user's input, found before anything runs (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse_from(with_default_command(std::env::args_os().collect())) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    EXIT_OK
+                }
+                _ => EXIT_BAD_INPUT,
+            };
+        }
+    };
+    init_logging(&cli.log);
+    let result = match cli.command {
+        Command::Audit(args) => run_audit(args),
+        Command::Evidence(args) => run_evidence(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure::BadInput(e)) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+        Err(Failure::Internal(e)) => {
+            eprintln!("internal error: {e}");
+            EXIT_INTERNAL
+        }
+    }
+}
+
+enum Failure {
+    BadInput(BadInput),
+    Internal(String),
+}
+
+impl From<BadInput> for Failure {
+    fn from(e: BadInput) -> Self {
+        Failure::BadInput(e)
+    }
+}
+
+fn init_logging(args: &LogArgs) {
+    use tracing_subscriber::EnvFilter;
+    let default = if args.quiet {
+        "error"
+    } else {
+        match args.verbose {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match args.log_format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+/// Everything validated before the graph starts.
+struct Prepared {
+    input: AuditInput,
+}
+
+fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
+    let rubric = Rubric::load(source.rubric.as_deref()).map_err(|e| BadInput(e.to_string()))?;
+    crate::repo::validate_source(&source.repo).map_err(|e| BadInput(e.to_string()))?;
+    let pdf = match &source.pdf {
+        Some(path) => {
+            crate::pdf::validate_path(path).map_err(|e| BadInput(e.to_string()))?;
+            PdfSource::File(path.clone())
+        }
+        None => PdfSource::InRepo(None),
+    };
+    if let Some(r) = &source.git_ref {
+        if r.trim().is_empty() {
+            return Err(BadInput(
+                "--ref is empty: give a branch, tag or commit".into(),
+            ));
+        }
+    }
+    Ok(Prepared {
+        input: AuditInput {
+            repo: RepoRequest {
+                source: source.repo.clone(),
+                git_ref: source.git_ref.clone(),
+                limits: RepoLimits::default(),
+                extract_pdf: None,
+            },
+            pdf,
+            rubric: Arc::new(rubric),
+            timeouts: Timeouts::default(),
+            restarts: RestartPolicy::default(),
+            submission: source.repo.clone(),
+            vision_model: None,
+        },
+    })
+}
+
+/// The judge service for the chosen mode.
+fn judge_service(mode: JudgesArg) -> Result<Rc<dyn JudgeService>, BadInput> {
+    let configured = std::env::var_os("OPENAI_API_KEY").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("OPENAI_BASE_URL").is_some_and(|v| !v.is_empty());
+    match mode {
+        JudgesArg::Offline => Ok(Rc::new(OfflineJudges)),
+        JudgesArg::Auto if !configured => Ok(Rc::new(OfflineJudges)),
+        JudgesArg::Llm if !configured => Err(BadInput(
+            "--judges llm needs an LLM endpoint: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL for an OpenAI-compatible server), or use --judges offline".into(),
+        )),
+        _ => Err(BadInput(
+            "LLM judges are not available in this build yet: use --judges offline".into(),
+        )),
+    }
+}
+
+/// Resolves `--output` to the Markdown file to write.
+pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<PathBuf, BadInput> {
+    let file_name = format!("report-{}-{now}.md", slug(repo));
+    match output {
+        None => Ok(PathBuf::from("audit").join(file_name)),
+        Some(p) if p.extension().is_some_and(|e| e == "md") => {
+            if p.is_dir() {
+                Ok(p.join(file_name))
+            } else {
+                Ok(p.to_path_buf())
+            }
+        }
+        Some(p) if p.is_dir() || p.extension().is_none() => Ok(p.join(file_name)),
+        Some(p) if p.exists() => Err(BadInput(format!(
+            "--output {} is an existing file that is not a .md file: give a .md file or a directory",
+            p.display()
+        ))),
+        Some(p) => Err(BadInput(format!(
+            "--output {} has the extension .{}: give a .md file (the JSON goes beside it) or a directory",
+            p.display(),
+            p.extension()
+                .map(|e| e.to_string_lossy())
+                .unwrap_or_default()
+        ))),
+    }
+}
+
+/// A short file-name-safe name for a repository source.
+fn slug(repo: &str) -> String {
+    let local = Path::new(repo.strip_prefix("file://").unwrap_or(repo));
+    if let Some(name) = std::fs::canonicalize(local)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    {
+        return slug_of(&name);
+    }
+    let trimmed = repo.trim_end_matches('/').trim_end_matches(".git");
+    slug_of(trimmed.rsplit(['/', '\\', ':']).next().unwrap_or("repo"))
+}
+
+fn slug_of(last: &str) -> String {
+    let s: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if s.is_empty() { "repo".into() } else { s }
+}
+
+fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
+    let prepared = prepare(&args.source)?;
+    let service = judge_service(args.judges)?;
+    let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let md_path = resolve_output(args.output.as_deref(), &args.source.repo, &now)?;
+    if let Some(parent) = md_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            BadInput(format!(
+                "cannot create the output directory {}: {e}",
+                parent.display()
+            ))
+        })?;
+    }
+
+    let outcome = run_actor_graph(prepared.input, service)?;
+    let sidecar = sidecar_json(&outcome);
+    let (md, json) = crate::report::write(&outcome.report, &md_path, &sidecar)
+        .map_err(|e| Failure::Internal(format!("could not write the report: {e}")))?;
+    print_summary(&outcome.report, &md, &json);
+    Ok(if outcome.report.is_complete() {
+        EXIT_OK
+    } else {
+        EXIT_INCOMPLETE
+    })
+}
+
+fn run_actor_graph(
+    input: AuditInput,
+    service: Rc<dyn JudgeService>,
+) -> Result<AuditOutcome, Failure> {
+    let system = actix::System::new();
+    system
+        .block_on(async move {
+            let coordinator = Coordinator::new(service).start();
+            coordinator.send(RunAudit(input)).await
+        })
+        .map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
+}
+
+/// The JSON sidecar: the report, all evidence and the detectives' facts.
+pub fn sidecar_json(outcome: &AuditOutcome) -> serde_json::Value {
+    serde_json::json!({
+        "report": outcome.report,
+        "evidence": outcome.state.evidences,
+        "judge_failures": outcome.state.failures,
+        "repo": outcome.repo_facts.as_ref().map(crate::repo::facts_json),
+        "pdf": outcome.pdf_facts.as_ref().map(crate::pdf::facts_json),
+    })
+}
+
+fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
+    println!("Report: {}", md.display());
+    println!("JSON:   {}", json.display());
+    match report.overall_score {
+        Some(s) => println!("Overall score: {s:.2} / 5 — {}", report.verdict),
+        None => println!("Overall score: not assessed — {}", report.verdict),
+    }
+    println!(
+        "Judges: {}",
+        match report.metadata.judge_mode {
+            crate::model::JudgeMode::Offline => "offline (deterministic rules, no LLM)".to_string(),
+            crate::model::JudgeMode::Llm => report
+                .metadata
+                .judge_models
+                .iter()
+                .map(|(p, m)| format!("{p}={m}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    );
+    for c in &report.criteria {
+        let score = c
+            .final_score
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "-".into());
+        let flag = if c.flags.is_empty() {
+            ""
+        } else {
+            "  [flagged]"
+        };
+        println!("  {score}  {}{flag}", c.dimension_name);
+    }
+    if report.metadata.tokens.input_tokens + report.metadata.tokens.output_tokens > 0 {
+        println!(
+            "Tokens: {} in, {} out",
+            report.metadata.tokens.input_tokens, report.metadata.tokens.output_tokens
+        );
+    }
+    println!(
+        "Duration: {:.1} s",
+        report.metadata.duration_ms as f64 / 1000.0
+    );
+    let flagged = report.criteria.iter().filter(|c| !c.is_clean()).count();
+    if flagged > 0 {
+        println!("{flagged} criteria are flagged (see the report): exit code 3");
+    }
+}
+
+fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
+    let prepared = prepare(&args.source)?;
+    let system = actix::System::new();
+    let collected = system
+        .block_on(async move {
+            let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
+            coordinator
+                .send(crate::actors::coordinator::CollectEvidence(prepared.input))
+                .await
+        })
+        .map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))?;
+    if args.json {
+        let mut repo = collected
+            .repo_facts
+            .as_ref()
+            .map(crate::repo::facts_json)
+            .unwrap_or(serde_json::Value::Null);
+        if repo.is_null() {
+            repo = serde_json::json!({ "url": args.source.repo, "error": first_error(&collected, crate::model::Stage::RepoInvestigator) });
+        }
+        let pdf = collected
+            .pdf_facts
+            .as_ref()
+            .map(crate::pdf::facts_json)
+            .unwrap_or(serde_json::Value::Null);
+        let out = serde_json::json!({
+            "repo": repo,
+            "pdf": pdf,
+            "evidences": collected.state.evidences,
+            "errors": collected.state.errors,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| Failure::Internal(e.to_string()))?
+        );
+    } else {
+        if let Some(repo) = &collected.repo_facts {
+            println!("{}", crate::repo::summary_text(repo));
+        }
+        for (dim, evs) in &collected.state.evidences {
+            println!("\n== {dim}");
+            for e in evs {
+                println!(
+                    "  [{}] {} — {} ({})",
+                    if e.found { "found" } else { "absent" },
+                    e.goal,
+                    e.location,
+                    e.rationale
+                );
+            }
+        }
+        for e in &collected.state.errors {
+            eprintln!("error in {:?}: {}", e.stage, e.message);
+        }
+    }
+    let degraded = !collected.state.errors.is_empty()
+        || collected
+            .state
+            .evidences
+            .values()
+            .flatten()
+            .any(|e| e.kind == crate::model::EvidenceKind::Missing);
+    Ok(if degraded { EXIT_INCOMPLETE } else { EXIT_OK })
+}
+
+fn first_error(
+    collected: &crate::actors::coordinator::Collected,
+    stage: crate::model::Stage,
+) -> Option<String> {
+    collected
+        .state
+        .errors
+        .iter()
+        .find(|e| e.stage == stage)
+        .map(|e| e.message.clone())
+        .or_else(|| {
+            collected
+                .state
+                .evidences
+                .values()
+                .flatten()
+                .find(|e| {
+                    e.kind == crate::model::EvidenceKind::Missing
+                        && e.detective == crate::model::Detective::RepoInvestigator
+                })
+                .map(|e| e.rationale.clone())
+        })
+}
+
+/// Loads a rubric the way the CLI does (for other commands and tests).
+pub fn load_rubric(path: Option<&Path>) -> Result<LoadedRubric, BadInput> {
+    Rubric::load(path).map_err(|e| BadInput(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_resolution() {
+        let now = "T";
+        assert_eq!(
+            resolve_output(None, "https://github.com/a/b.git", now).unwrap(),
+            PathBuf::from("audit/report-b-T.md")
+        );
+        assert_eq!(
+            resolve_output(Some(Path::new("out/x.md")), "r", now).unwrap(),
+            PathBuf::from("out/x.md")
+        );
+        assert_eq!(
+            resolve_output(Some(Path::new("out/dir")), "/tmp/proj/", now).unwrap(),
+            PathBuf::from("out/dir/report-proj-T.md")
+        );
+        assert!(resolve_output(Some(Path::new("out/x.txt")), "r", now).is_err());
+    }
+
+    #[test]
+    fn slugs_are_file_name_safe() {
+        assert_eq!(slug("https://github.com/a/b.git"), "b");
+        assert_eq!(slug("file:///tmp/my repo"), "my-repo");
+        assert_eq!(slug(""), "repo");
+    }
 }

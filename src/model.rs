@@ -506,8 +506,12 @@ pub struct RunMetadata {
     pub tokens: TokenUsage,
     #[serde(default)]
     pub tokens_by_persona: BTreeMap<String, TokenUsage>,
+    /// Judge actors restarted by their supervisor (panics, timeouts).
     #[serde(default)]
     pub judge_restarts: u32,
+    /// Judge requests sent again after a failure or a restart.
+    #[serde(default)]
+    pub judge_resends: u32,
 }
 
 /// The final verdict.

@@ -61,3 +61,62 @@ impl JudgeRequest {
         self.pack.evidence_for(&self.criterion_id)
     }
 }
+
+/// A judge's answer: the opinion and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeAnswer {
+    pub opinion: crate::model::JudicialOpinion,
+    pub usage: crate::model::TokenUsage,
+    /// Requests sent to obtain it (1 when the first answer was valid; 0 offline).
+    pub attempts: u32,
+}
+
+/// Why a judge produced no opinion.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JudgeFault {
+    /// The judge answered, but never validly within its retry budget: final, the opinion is
+    /// recorded as failed (a restart would not help).
+    #[error("{0}")]
+    Invalid(String),
+    /// The judge could not answer (transport failure after retries, timeout, crash): the
+    /// supervisor restarts it and re-sends the request, within its restart intensity.
+    #[error("{0}")]
+    Crashed(String),
+    /// The judge panicked (caught by its actor, which is then restarted by its supervisor).
+    #[error("{0}")]
+    Panicked(String),
+}
+
+/// The future a judge service returns. Not `Send`: it runs on the judge actor's thread.
+pub type JudgeFuture = futures::future::LocalBoxFuture<'static, Result<JudgeAnswer, JudgeFault>>;
+
+/// Something that can rule on a [`JudgeRequest`]: the offline rules or an LLM.
+pub trait JudgeService: 'static {
+    fn judge(&self, req: JudgeRequest) -> JudgeFuture;
+    /// The model used for a persona, `None` for offline rules.
+    fn model(&self, persona: Judge) -> Option<String>;
+    fn mode(&self) -> crate::model::JudgeMode;
+}
+
+/// The deterministic offline judges as a [`JudgeService`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OfflineJudges;
+
+impl JudgeService for OfflineJudges {
+    fn judge(&self, req: JudgeRequest) -> JudgeFuture {
+        let opinion = offline::judge(&req);
+        Box::pin(futures::future::ready(Ok(JudgeAnswer {
+            opinion,
+            usage: crate::model::TokenUsage::default(),
+            attempts: 0,
+        })))
+    }
+
+    fn model(&self, _persona: Judge) -> Option<String> {
+        None
+    }
+
+    fn mode(&self) -> crate::model::JudgeMode {
+        crate::model::JudgeMode::Offline
+    }
+}

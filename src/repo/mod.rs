@@ -100,10 +100,18 @@ pub fn investigate(req: &RepoRequest) -> Result<RepoFacts, RepoError> {
 /// Turns facts into evidence for the given `github_repo` dimensions, keyed by dimension id.
 pub fn evidence(facts: &RepoFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
     let _ = facts;
-    dimensions.iter().map(|d| (d.id.clone(), Vec::new())).collect()
+    dimensions
+        .iter()
+        .map(|d| (d.id.clone(), Vec::new()))
+        .collect()
 }
 
 /// The JSON for `auditor evidence --json` under the key `repo`.
 pub fn facts_json(facts: &RepoFacts) -> serde_json::Value {
     serde_json::to_value(facts).unwrap_or_default()
+}
+
+/// Human-readable listing of the facts, for `auditor evidence` without `--json`.
+pub fn summary_text(facts: &RepoFacts) -> String {
+    format!("Repository {} at {}", facts.url, facts.commit)
 }

@@ -1,0 +1,689 @@
+//! The Coordinator: the supervisor that owns one audit and holds the graph's topology.
+//!
+//! ```text
+//! START ─┬─ RepoInvestigator ─┐
+//!        ├─ DocAnalyst ───────┼─ detective barrier ─ EvidenceAggregator
+//!        └─ VisionInspector ──┘        (cross-reference, gap filling, excerpts)
+//!                                                   │
+//!              ┌── Prosecutor ──┐                   │  one request per
+//!              ├── Defense ─────┼─ barrier per ─────┘  (criterion × persona),
+//!              └── TechLead ────┘  criterion           all in flight
+//!                                     │
+//!                         ChiefJustice (deliberate each criterion, compose) ─ END
+//! ```
+//!
+//! Failure routes: a detective that errors takes the "evidence missing" route, one that crashes
+//! or times out the "node failure" route ([`super::routes`]). A judge that crashes or times out
+//! is restarted by its `Supervisor` and the request re-sent, within the restart intensity; past
+//! it, or after invalid answers, the opinion is recorded as failed and the criterion flagged.
+
+use super::barrier::{Barrier, RestartIntensity};
+use super::chief_justice::{ChiefJustice, Compose, Deliberate};
+use super::detectives::{
+    AnalyseReport, DetectiveError, DocAnalyst, DocOutput, InspectDiagrams, InvestigateRepo,
+    RepoInvestigator, RepoOutput, VisionInspector, VisionOutput,
+};
+use super::judges::{Adjudicate, JudgeActor, Restart};
+use super::routes;
+use crate::judges::{EvidencePack, Excerpt, JudgeAnswer, JudgeFault, JudgeRequest, JudgeService};
+use crate::model::{
+    AuditReport, AuditState, CriterionResult, Detective, Judge, JudgeFailure, RunMetadata,
+    StateUpdate, TokenUsage,
+};
+use crate::pdf::PdfFacts;
+use crate::repo::{RepoFacts, RepoRequest};
+use crate::rubric::{LoadedRubric, Rubric, TargetArtifact};
+use actix::prelude::*;
+use futures::stream::{FuturesUnordered, StreamExt};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+/// Where the PDF report comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PdfSource {
+    /// A file on disk.
+    File(PathBuf),
+    /// A file inside the audited repository; `None` means "find the most likely report".
+    InRepo(Option<String>),
+}
+
+/// Time limits of the graph.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// How long the detective barrier waits for all three detectives.
+    pub detectives: Duration,
+    /// How long one judge request may take (including the judge's own retries).
+    pub judge_request: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            detectives: Duration::from_secs(900),
+            judge_request: Duration::from_secs(300),
+        }
+    }
+}
+
+/// OTP-style restart intensity per judge.
+#[derive(Debug, Clone, Copy)]
+pub struct RestartPolicy {
+    pub max_restarts: u32,
+    pub window: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            max_restarts: 5,
+            window: Duration::from_secs(60),
+        }
+    }
+}
+
+/// One audit to run.
+#[derive(Debug, Clone)]
+pub struct AuditInput {
+    pub repo: RepoRequest,
+    pub pdf: PdfSource,
+    pub rubric: Arc<LoadedRubric>,
+    pub timeouts: Timeouts,
+    pub restarts: RestartPolicy,
+    /// Label of the submission (batch id), carried in spans.
+    pub submission: String,
+    /// Vision model used, if any (metadata only; the service is configured elsewhere).
+    pub vision_model: Option<String>,
+}
+
+/// Everything one audit produced.
+#[derive(Debug, Clone)]
+pub struct AuditOutcome {
+    pub report: AuditReport,
+    pub state: AuditState,
+    pub repo_facts: Option<RepoFacts>,
+    pub pdf_facts: Option<PdfFacts>,
+}
+
+/// The supervisor of one audit.
+pub struct Coordinator {
+    judges: Rc<dyn JudgeService>,
+}
+
+impl Coordinator {
+    pub fn new(judges: Rc<dyn JudgeService>) -> Self {
+        Coordinator { judges }
+    }
+}
+
+impl Actor for Coordinator {
+    type Context = Context<Self>;
+}
+
+/// Run the whole graph once.
+#[derive(Message)]
+#[rtype(result = "AuditOutcome")]
+pub struct RunAudit(pub AuditInput);
+
+impl Handler<RunAudit> for Coordinator {
+    type Result = ResponseFuture<AuditOutcome>;
+
+    fn handle(&mut self, msg: RunAudit, _ctx: &mut Self::Context) -> Self::Result {
+        let service = self.judges.clone();
+        Box::pin(run_graph(msg.0, service))
+    }
+}
+
+/// How a detective branch ended.
+enum Branch<T> {
+    Done(T),
+    /// The artifact could not be read: "evidence missing".
+    Missing(String),
+    /// The detective crashed or timed out: "node failure".
+    Failed(String),
+}
+
+async fn ask<M, A, T>(addr: &Addr<A>, msg: M, timeout: Duration, who: &str) -> Branch<T>
+where
+    A: Actor<Context = Context<A>> + Handler<M>,
+    M: Message<Result = Result<T, DetectiveError>> + Send + 'static,
+    T: Send + 'static,
+{
+    match addr.send(msg).timeout(timeout).await {
+        Ok(Ok(v)) => Branch::Done(v),
+        Ok(Err(DetectiveError::Unreadable(e))) => Branch::Missing(e),
+        Ok(Err(DetectiveError::Crashed(e))) => Branch::Failed(e),
+        Err(MailboxError::Timeout) => Branch::Failed(format!(
+            "{who} did not answer within {}s (detective barrier timeout)",
+            timeout.as_secs()
+        )),
+        Err(MailboxError::Closed) => Branch::Failed(format!("{who} stopped unexpectedly")),
+    }
+}
+
+/// What the detectives and the aggregation step produced: everything the judges will see.
+#[derive(Debug, Clone)]
+pub struct Collected {
+    pub state: AuditState,
+    pub repo_facts: Option<RepoFacts>,
+    pub pdf_facts: Option<PdfFacts>,
+    /// Name of the PDF that was analysed (a path or `repo:<path>`), if one could be read.
+    pub pdf_name: Option<String>,
+    pub pack: Arc<EvidencePack>,
+}
+
+/// Run the detectives and the aggregation step only (for `auditor evidence`).
+#[derive(Message)]
+#[rtype(result = "Collected")]
+pub struct CollectEvidence(pub AuditInput);
+
+impl Handler<CollectEvidence> for Coordinator {
+    type Result = ResponseFuture<Collected>;
+
+    fn handle(&mut self, msg: CollectEvidence, _ctx: &mut Self::Context) -> Self::Result {
+        Box::pin(async move {
+            let rubric: Arc<Rubric> = Arc::new(msg.0.rubric.rubric.clone());
+            collect_evidence(&msg.0, &rubric).await
+        })
+    }
+}
+
+async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOutcome {
+    let started = Instant::now();
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let span =
+        tracing::info_span!("audit", submission = %input.submission, repo = %input.repo.source);
+    async move {
+        let rubric: Arc<Rubric> = Arc::new(input.rubric.rubric.clone());
+        let collected = collect_evidence(&input, &rubric).await;
+        judge_and_rule(input, service, rubric, started, started_at, collected).await
+    }
+    .instrument(span)
+    .await
+}
+
+async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected {
+    let repo_dims = rubric.dimensions_for(TargetArtifact::GithubRepo);
+    let doc_dims = rubric.dimensions_for(TargetArtifact::PdfReport);
+    let vision_dims = rubric.dimensions_for(TargetArtifact::PdfImages);
+    let mut state = AuditState::default();
+
+    // ---- fan-out to the detectives -----------------------------------------------------------
+    let repo_addr = RepoInvestigator.start();
+    let doc_addr = DocAnalyst.start();
+    let vision_addr = VisionInspector.start();
+    let t = input.timeouts.detectives;
+    let mut barrier: Barrier<Detective, ()> = Barrier::new([
+        Detective::RepoInvestigator,
+        Detective::DocAnalyst,
+        Detective::VisionInspector,
+    ]);
+
+    let mut repo_request = input.repo.clone();
+    if let PdfSource::InRepo(path) = &input.pdf {
+        repo_request.extract_pdf = Some(path.clone().unwrap_or_default());
+    }
+    let repo_msg = InvestigateRepo {
+        request: repo_request,
+        dimensions: repo_dims.clone(),
+    };
+
+    let (repo_branch, pdf_bytes): (Branch<RepoOutput>, Result<(Arc<Vec<u8>>, String), String>) =
+        match &input.pdf {
+            PdfSource::File(path) => {
+                let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator");
+                let read = tokio::fs::read(path.clone());
+                let (repo_branch, bytes) = futures::join!(repo_fut, read);
+                let name = path.display().to_string();
+                let bytes = bytes
+                    .map(|b| (Arc::new(b), name.clone()))
+                    .map_err(|e| format!("cannot read PDF report {name}: {e}"));
+                (repo_branch, bytes)
+            }
+            PdfSource::InRepo(_) => {
+                // The report lives in the repository: the paperwork detectives wait for it.
+                let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator").await;
+                let bytes = match &repo_branch {
+                    Branch::Done(out) => match &out.facts.report_pdf {
+                        Some(f) => Ok((Arc::new(f.bytes.clone()), format!("repo:{}", f.path))),
+                        None => Err(
+                            "no PDF report was given (--pdf) and none was found in the repository"
+                                .to_string(),
+                        ),
+                    },
+                    _ => Err(
+                        "no PDF report was given (--pdf) and the repository could not be read"
+                            .to_string(),
+                    ),
+                };
+                (repo_branch, bytes)
+            }
+        };
+
+    let (doc_branch, vision_branch): (Branch<DocOutput>, Branch<VisionOutput>) = match &pdf_bytes {
+        Ok((bytes, name)) => {
+            let doc = ask(
+                &doc_addr,
+                AnalyseReport {
+                    pdf: bytes.clone(),
+                    source: name.clone(),
+                    dimensions: doc_dims.clone(),
+                },
+                t,
+                "DocAnalyst",
+            );
+            let vision = ask(
+                &vision_addr,
+                InspectDiagrams {
+                    pdf: bytes.clone(),
+                    source: name.clone(),
+                    dimensions: vision_dims.clone(),
+                },
+                t,
+                "VisionInspector",
+            );
+            futures::join!(doc, vision)
+        }
+        Err(reason) => (
+            Branch::Missing(reason.clone()),
+            Branch::Missing(reason.clone()),
+        ),
+    };
+
+    // ---- detective barrier ---------------------------------------------------------------------
+    let mut repo_facts = None;
+    match repo_branch {
+        Branch::Done(out) => {
+            state.merge(StateUpdate {
+                evidences: out.evidence,
+                ..Default::default()
+            });
+            repo_facts = Some(out.facts);
+        }
+        Branch::Missing(reason) => {
+            state.merge(routes::evidence_missing(
+                Detective::RepoInvestigator,
+                &repo_dims,
+                &reason,
+            ));
+            state.merge(repo_error(&repo_dims, &reason));
+        }
+        Branch::Failed(reason) => state.merge(routes::node_failure(
+            Detective::RepoInvestigator,
+            &repo_dims,
+            &reason,
+        )),
+    }
+    let _ = barrier.arrive(Detective::RepoInvestigator, ());
+    let mut pdf_facts = None;
+    match doc_branch {
+        Branch::Done(out) => {
+            state.merge(StateUpdate {
+                evidences: out.evidence,
+                ..Default::default()
+            });
+            pdf_facts = Some(out.facts);
+        }
+        Branch::Missing(reason) => state.merge(routes::evidence_missing(
+            Detective::DocAnalyst,
+            &doc_dims,
+            &reason,
+        )),
+        Branch::Failed(reason) => state.merge(routes::node_failure(
+            Detective::DocAnalyst,
+            &doc_dims,
+            &reason,
+        )),
+    }
+    let _ = barrier.arrive(Detective::DocAnalyst, ());
+    match vision_branch {
+        Branch::Done(out) => state.merge(StateUpdate {
+            evidences: out.evidence,
+            ..Default::default()
+        }),
+        Branch::Missing(reason) => state.merge(routes::evidence_missing(
+            Detective::VisionInspector,
+            &vision_dims,
+            &reason,
+        )),
+        Branch::Failed(reason) => state.merge(routes::node_failure(
+            Detective::VisionInspector,
+            &vision_dims,
+            &reason,
+        )),
+    }
+    let _ = barrier.arrive(Detective::VisionInspector, ());
+    debug_assert!(barrier.is_complete());
+    tracing::info!(
+        expected = barrier.expected_len(),
+        arrived = barrier.arrived_len(),
+        "detective barrier released"
+    );
+
+    // ---- EvidenceAggregator --------------------------------------------------------------------
+    if let (Some(pdf), Some(repo)) = (pdf_facts.as_mut(), repo_facts.as_ref()) {
+        let cross = crate::pdf::cross_reference(pdf, &repo.files, &doc_dims);
+        state.merge(StateUpdate {
+            evidences: cross,
+            ..Default::default()
+        });
+    }
+    let gaps = routes::fill_gaps(&state.evidences, &rubric);
+    state.merge(gaps);
+    let mut excerpts: BTreeMap<String, Vec<Excerpt>> = BTreeMap::new();
+    if let Some(pdf) = pdf_facts.as_ref() {
+        for d in &rubric.dimensions {
+            let question = format!("{} {}", d.name, d.forensic_instruction);
+            let found: Vec<Excerpt> = crate::pdf::excerpts(pdf, &question, 1500)
+                .into_iter()
+                .map(|(page, text)| Excerpt { page, text })
+                .collect();
+            if !found.is_empty() {
+                excerpts.insert(d.id.clone(), found);
+            }
+        }
+    }
+    let pack = Arc::new(EvidencePack {
+        evidences: state.evidences.clone(),
+        excerpts,
+    });
+    drop((repo_addr, doc_addr, vision_addr));
+    Collected {
+        state,
+        repo_facts,
+        pdf_facts,
+        pdf_name: pdf_bytes.ok().map(|(_, name)| name),
+        pack,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn judge_and_rule(
+    input: AuditInput,
+    service: Rc<dyn JudgeService>,
+    rubric: Arc<Rubric>,
+    started: Instant,
+    started_at: String,
+    collected: Collected,
+) -> AuditOutcome {
+    let Collected {
+        mut state,
+        repo_facts,
+        pdf_facts,
+        pdf_name,
+        pack,
+    } = collected;
+
+    // ---- fan-out to the judges, one barrier per criterion ----------------------------------------
+    let chief = ChiefJustice.start();
+    let mut judge_addrs: BTreeMap<Judge, Addr<JudgeActor>> = BTreeMap::new();
+    for persona in Judge::ALL {
+        let svc = service.clone();
+        judge_addrs.insert(
+            persona,
+            actix::Supervisor::start(move |_| JudgeActor::new(persona, svc)),
+        );
+    }
+    let budgets: Rc<RefCell<BTreeMap<Judge, RestartIntensity>>> = Rc::new(RefCell::new(
+        Judge::ALL
+            .iter()
+            .map(|j| {
+                (
+                    *j,
+                    RestartIntensity::new(input.restarts.max_restarts, input.restarts.window),
+                )
+            })
+            .collect(),
+    ));
+    let counters = Rc::new(Counters::default());
+
+    let mut barriers: BTreeMap<String, Barrier<Judge, Result<JudgeAnswer, String>>> = rubric
+        .dimensions
+        .iter()
+        .map(|d| (d.id.clone(), Barrier::new(Judge::ALL)))
+        .collect();
+    let mut in_flight = FuturesUnordered::new();
+    for d in &rubric.dimensions {
+        for persona in Judge::ALL {
+            let req = JudgeRequest {
+                persona,
+                criterion_id: d.id.clone(),
+                rubric: rubric.clone(),
+                pack: pack.clone(),
+            };
+            let addr = judge_addrs[&persona].clone();
+            let budgets = budgets.clone();
+            let counters = counters.clone();
+            let timeout = input.timeouts.judge_request;
+            in_flight.push(async move {
+                let result = supervised_request(addr, req, budgets, counters, timeout).await;
+                (d.id.clone(), persona, result)
+            });
+        }
+    }
+
+    let synthesis_rules = Arc::new(rubric.synthesis_rules.clone());
+    let mut deliberations = FuturesUnordered::new();
+    let mut tokens = TokenUsage::default();
+    let mut tokens_by_persona: BTreeMap<String, TokenUsage> = BTreeMap::new();
+    while let Some((criterion, persona, result)) = in_flight.next().await {
+        if let Ok(answer) = &result {
+            tokens.add(answer.usage);
+            tokens_by_persona
+                .entry(persona.as_str().to_string())
+                .or_default()
+                .add(answer.usage);
+        }
+        let Some(b) = barriers.get_mut(&criterion) else {
+            continue;
+        };
+        if let Err(e) = b.arrive(persona, result) {
+            tracing::error!(%criterion, %persona, error = %e, "barrier refused an arrival");
+            continue;
+        }
+        if b.is_complete() {
+            let b = barriers.remove(&criterion).expect("barrier present");
+            tracing::info!(%criterion, "criterion barrier released");
+            let (arrived, _missing) = b.release();
+            let mut update = StateUpdate::default();
+            for (judge, r) in arrived {
+                match r {
+                    Ok(answer) => update.opinions.push(answer.opinion),
+                    Err(reason) => update.failures.push(JudgeFailure {
+                        judge,
+                        criterion_id: criterion.clone(),
+                        reason,
+                    }),
+                }
+            }
+            state.merge(update);
+            let dimension = rubric
+                .dimension(&criterion)
+                .cloned()
+                .expect("criterion from rubric");
+            let msg = Deliberate {
+                dimension,
+                synthesis_rules: synthesis_rules.clone(),
+                evidence: state.evidence_for(&criterion).to_vec(),
+                opinions: state.opinions_for(&criterion).cloned().collect(),
+                failures: state
+                    .failures
+                    .iter()
+                    .filter(|f| f.criterion_id == criterion)
+                    .cloned()
+                    .collect(),
+                upstream_flags: routes::upstream_flags(&state.errors, &criterion),
+            };
+            let chief = chief.clone();
+            deliberations.push(async move { chief.send(msg).await });
+        }
+    }
+
+    let mut results: BTreeMap<String, CriterionResult> = BTreeMap::new();
+    while let Some(r) = deliberations.next().await {
+        match r {
+            Ok(result) => {
+                results.insert(result.dimension_id.clone(), result);
+            }
+            Err(e) => tracing::error!(error = %e, "Chief Justice did not answer"),
+        }
+    }
+    // Rubric order, and never a criterion silently dropped.
+    let ordered: Vec<CriterionResult> = rubric
+        .dimensions
+        .iter()
+        .map(|d| {
+            results.remove(&d.id).unwrap_or_else(|| CriterionResult {
+                dimension_id: d.id.clone(),
+                dimension_name: d.name.clone(),
+                final_score: None,
+                judge_opinions: vec![],
+                dissent_summary: None,
+                remediation: String::new(),
+                rules_applied: vec![],
+                flags: vec![crate::model::CriterionFlag::NeedsHumanReview {
+                    reason: "the Chief Justice could not deliberate on this criterion".into(),
+                }],
+            })
+        })
+        .collect();
+
+    let metadata = RunMetadata {
+        auditor_version: env!("CARGO_PKG_VERSION").to_string(),
+        rubric_name: rubric.rubric_metadata.rubric_name.clone(),
+        rubric_version: rubric.rubric_metadata.version.clone(),
+        rubric_source: input.rubric.source.clone(),
+        judge_mode: service.mode(),
+        judge_models: Judge::ALL
+            .iter()
+            .filter_map(|j| service.model(*j).map(|m| (j.as_str().to_string(), m)))
+            .collect(),
+        vision_model: input.vision_model.clone(),
+        pdf_path: pdf_name,
+        started_at,
+        duration_ms: started.elapsed().as_millis() as u64,
+        tokens,
+        tokens_by_persona,
+        judge_restarts: counters.restarts.get(),
+        judge_resends: counters.resends.get(),
+    };
+    let report = match chief
+        .send(Compose {
+            repo_url: input.repo.source.clone(),
+            commit: repo_facts.as_ref().map(|f| f.commit.clone()),
+            rubric: rubric.clone(),
+            results: ordered.clone(),
+            metadata: metadata.clone(),
+            errors: state.errors.clone(),
+            evidence: state.evidences.clone(),
+        })
+        .await
+    {
+        Ok(report) => report,
+        Err(e) => {
+            tracing::error!(error = %e, "Chief Justice could not compose the report");
+            crate::justice::compose(
+                &input.repo.source,
+                repo_facts.as_ref().map(|f| f.commit.clone()),
+                &rubric,
+                ordered,
+                metadata,
+                state.errors.clone(),
+                &state.evidences,
+            )
+        }
+    };
+
+    drop((judge_addrs, chief));
+
+    AuditOutcome {
+        report,
+        state,
+        repo_facts,
+        pdf_facts,
+    }
+}
+
+/// A repository that could not be read is recorded as an error too (exit code 3 either way).
+fn repo_error(dims: &[crate::rubric::Dimension], reason: &str) -> StateUpdate {
+    StateUpdate {
+        errors: vec![crate::model::AuditError {
+            stage: crate::model::Stage::RepoInvestigator,
+            dimensions: dims.iter().map(|d| d.id.clone()).collect(),
+            message: format!("the repository could not be investigated: {reason}"),
+        }],
+        ..Default::default()
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    restarts: Cell<u32>,
+    resends: Cell<u32>,
+}
+
+/// Sends one request to a supervised judge: restarts it on crash or timeout and re-sends,
+/// within the persona's restart intensity. `Err` carries the reason the opinion failed.
+async fn supervised_request(
+    addr: Addr<JudgeActor>,
+    req: JudgeRequest,
+    budgets: Rc<RefCell<BTreeMap<Judge, RestartIntensity>>>,
+    counters: Rc<Counters>,
+    timeout: Duration,
+) -> Result<JudgeAnswer, String> {
+    let persona = req.persona;
+    let criterion = req.criterion_id.clone();
+    let span = tracing::info_span!("judge", %persona, %criterion);
+    async move {
+    let mut closed = 0u32;
+    loop {
+        let fault = match addr.send(Adjudicate(req.clone())).timeout(timeout).await {
+            Ok(Ok(answer)) => return Ok(answer),
+            Ok(Err(JudgeFault::Invalid(reason))) => {
+                tracing::warn!(%reason, "judge gave no valid opinion");
+                return Err(reason);
+            }
+            Ok(Err(JudgeFault::Crashed(reason))) => reason,
+            Ok(Err(JudgeFault::Panicked(reason))) => {
+                counters.restarts.set(counters.restarts.get() + 1);
+                reason
+            }
+            Err(MailboxError::Timeout) => {
+                addr.do_send(Restart);
+                counters.restarts.set(counters.restarts.get() + 1);
+                format!("{persona} did not answer within {}s", timeout.as_secs())
+            }
+            Err(MailboxError::Closed) => {
+                // The actor was restarted while this request was in flight: re-send.
+                closed += 1;
+                counters.resends.set(counters.resends.get() + 1);
+                if closed > 16 {
+                    return Err(format!(
+                        "{persona} kept stopping while working on {criterion}: unresolved, needs human review"
+                    ));
+                }
+                continue;
+            }
+        };
+        let allowed = budgets
+            .borrow_mut()
+            .get_mut(&persona)
+            .map(|b| b.allow(Instant::now()))
+            .unwrap_or(false);
+        if !allowed {
+            tracing::error!(%fault, "restart intensity exceeded");
+            return Err(format!(
+                "{fault}; restart intensity exceeded: unresolved, needs human review"
+            ));
+        }
+        tracing::warn!(%fault, "judge failed; re-sending the request");
+        counters.resends.set(counters.resends.get() + 1);
+    }
+}
+    .instrument(span)
+    .await
+}
