@@ -1,0 +1,207 @@
+//! Bad input is caught before the graph starts: exit code 2 and a message that says what,
+//! where and how to fix it. Runs the real binary.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn auditor(cwd: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("auditor").expect("binary built");
+    cmd.current_dir(cwd)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL");
+    cmd
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A directory holding a minimal valid PDF header file and an initialised git repository.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git2::Repository::init(dir.path().join("repo")).unwrap();
+    dir
+}
+
+#[test]
+fn missing_repo_path_exits_2_and_names_the_path() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("r.pdf"), b"%PDF-1.4\n%%EOF\n").unwrap();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "does/not/exist",
+            "--pdf",
+            "r.pdf",
+            "--judges",
+            "offline",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("does/not/exist"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(
+        !ws.path().join("audit").exists(),
+        "nothing may run on bad input"
+    );
+}
+
+#[test]
+fn malformed_url_exits_2() {
+    let ws = workspace();
+    for url in [
+        "https://",
+        "htp:/example.com/x",
+        "ftp://example.com/repo.git",
+    ] {
+        let out = auditor(ws.path())
+            .args(["--repo", url, "--judges", "offline"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{url}: {}", stderr_of(&out));
+        assert!(
+            stderr_of(&out).contains("--repo") || stderr_of(&out).contains(url),
+            "{}",
+            stderr_of(&out)
+        );
+    }
+}
+
+#[test]
+fn missing_pdf_exits_2_and_names_the_flag() {
+    let ws = workspace();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "repo",
+            "--pdf",
+            "missing.pdf",
+            "--judges",
+            "offline",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("missing.pdf") && err.contains("--pdf"),
+        "{err}"
+    );
+}
+
+#[test]
+fn empty_and_non_pdf_files_exit_2() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("empty.pdf"), b"").unwrap();
+    std::fs::write(ws.path().join("notes.pdf"), b"just some text, not a PDF").unwrap();
+    for f in ["empty.pdf", "notes.pdf"] {
+        let out = auditor(ws.path())
+            .args(["--repo", "repo", "--pdf", f, "--judges", "offline"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{f}: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains(f), "{}", stderr_of(&out));
+    }
+}
+
+#[test]
+fn invalid_rubric_exits_2_naming_file_dimension_and_field() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("r.pdf"), b"%PDF-1.4\n%%EOF\n").unwrap();
+    std::fs::write(
+        ws.path().join("bad.json"),
+        r#"{"rubric_metadata":{"rubric_name":"x","version":"1"},
+            "dimensions":[{"id":"a","name":"A","target_artifact":"github_repo"}],
+            "synthesis_rules":{"security_override":"cap"}}"#,
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args([
+            "--repo", "repo", "--pdf", "r.pdf", "--rubric", "bad.json", "--judges", "offline",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("bad.json") && err.contains("\"a\"") && err.contains("forensic_instruction"),
+        "{err}"
+    );
+
+    std::fs::write(ws.path().join("broken.json"), "{ not json").unwrap();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "repo",
+            "--pdf",
+            "r.pdf",
+            "--rubric",
+            "broken.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("line 1"), "{}", stderr_of(&out));
+
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--pdf", "r.pdf", "--rubric", "nope.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("nope.json"), "{}", stderr_of(&out));
+}
+
+#[test]
+fn llm_judges_without_endpoint_exit_2() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("r.pdf"), b"%PDF-1.4\n%%EOF\n").unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--pdf", "r.pdf", "--judges", "llm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("OPENAI_API_KEY"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn output_with_wrong_extension_exits_2() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("r.pdf"), b"%PDF-1.4\n%%EOF\n").unwrap();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "repo",
+            "--pdf",
+            "r.pdf",
+            "--judges",
+            "offline",
+            "--output",
+            "report.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("report.txt"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn unknown_flag_exits_2() {
+    let ws = workspace();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--frobnicate"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
