@@ -192,6 +192,37 @@ impl Handler<CollectEvidence> for Coordinator {
     }
 }
 
+/// Run the judges and the Chief Justice on evidence already collected (e.g. evidence that a
+/// batch run persisted before a crash).
+#[derive(Message)]
+#[rtype(result = "AuditOutcome")]
+pub struct JudgeCollected {
+    pub input: AuditInput,
+    pub collected: Collected,
+}
+
+impl Handler<JudgeCollected> for Coordinator {
+    type Result = ResponseFuture<AuditOutcome>;
+
+    fn handle(&mut self, msg: JudgeCollected, _ctx: &mut Self::Context) -> Self::Result {
+        let service = self.judges.clone();
+        Box::pin(async move {
+            let rubric: Arc<Rubric> = Arc::new(msg.input.rubric.rubric.clone());
+            let started = Instant::now();
+            let started_at = chrono::Utc::now().to_rfc3339();
+            judge_and_rule(
+                msg.input,
+                service,
+                rubric,
+                started,
+                started_at,
+                msg.collected,
+            )
+            .await
+        })
+    }
+}
+
 async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOutcome {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();

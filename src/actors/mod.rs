@@ -10,5 +10,6 @@ pub mod judges;
 pub mod routes;
 
 pub use coordinator::{
-    AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
+    AuditInput, AuditOutcome, CollectEvidence, Collected, Coordinator, JudgeCollected, PdfSource,
+    RestartPolicy, RunAudit, Timeouts,
 };
