@@ -651,14 +651,14 @@ pub fn compose(
             format!("Judges: LLM ({}). ", models.join(", "))
         }
     });
-    if let (Some(best), Some(worst)) = (
-        assessed
-            .iter()
-            .max_by_key(|c| (c.final_score, std::cmp::Reverse(position(&c.dimension_id)))),
-        assessed
-            .iter()
-            .min_by_key(|c| (c.final_score, position(&c.dimension_id))),
-    ) {
+    // Strongest / weakest only mean something with at least two assessed criteria.
+    let best = assessed
+        .iter()
+        .max_by_key(|c| (c.final_score, std::cmp::Reverse(position(&c.dimension_id))));
+    let worst = assessed
+        .iter()
+        .min_by_key(|c| (c.final_score, position(&c.dimension_id)));
+    if let (true, Some(best), Some(worst)) = (assessed.len() >= 2, best, worst) {
         summary.push_str(&format!(
             "Strongest: {} ({}/5). Weakest: {} ({}/5). ",
             best.dimension_name,
@@ -744,4 +744,4 @@ pub fn compose(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -144,6 +144,9 @@ fn security_override_table() {
     }
 }
 
+/// (evidence, scores P/D/T, rule fires, final score)
+type Case = (Vec<Evidence>, [i64; 3], bool, Option<u8>);
+
 #[test]
 fn fact_supremacy_table() {
     let d = dim("chief_justice_synthesis", "Chief Justice");
@@ -169,7 +172,7 @@ fn fact_supremacy_table() {
     let with_contradiction = vec![fact("a", true), contradiction("x")];
     let with_missing = vec![fact("a", true), missing("m")];
     // (evidence, scores P/D/T, fires, final)
-    let cases: Vec<(Vec<Evidence>, [i64; 3], bool, Option<u8>)> = vec![
+    let cases: Vec<Case> = vec![
         (mostly_unmet.clone(), [1, 5, 1], true, Some(1)),
         (mostly_unmet, [1, 3, 1], false, Some(2)), // (1+3+1)/3 = 1.67 → 2
         (half_unmet, [2, 4, 3], false, Some(3)),
