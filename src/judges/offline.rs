@@ -36,6 +36,8 @@ const STRUCTURED_TOPICS: &[&str] = &[
     "bind_tools",
     "json",
 ];
+/// Topics that identify persona-separation requirements.
+const PERSONA_TOPICS: &[&str] = &["persona", "distinct", "prompt"];
 /// Topics that identify typed-state requirements.
 const TYPED_STATE_TOPICS: &[&str] = &["basemodel", "pydantic", "typeddict", "typed"];
 
@@ -266,6 +268,18 @@ fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
                 facts::describe(&history.met, 3)
             ));
             cited.extend(facts::ids(&history.met));
+        }
+    }
+    // Statute of Effort, Role Separation: distinct personas earn partial credit on judicial
+    // nuance even when the synthesis lacks rigor.
+    if req.criterion_id == "judicial_nuance" && score < 3 {
+        let personas = met_about(t, PERSONA_TOPICS);
+        if !personas.is_empty() {
+            score = 3;
+            notes.push(format!(
+                "Statute of Effort (Role Separation): the personas are distinct ({}), so partial credit 3",
+                facts::describe(&personas, LIST_MAX)
+            ));
         }
     }
     let mut ceiling = 5;
@@ -693,6 +707,37 @@ mod tests {
         ));
         assert_eq!(o.score.get(), 1);
         assert!(o.argument.contains("no evidence at all"), "{}", o.argument);
+    }
+
+    #[test]
+    fn defense_claims_role_separation_on_judicial_nuance() {
+        let ev = vec![
+            fact("repo.judges.personas", "three distinct personas", true),
+            fact("repo.judges.parallel", "judges run in parallel", false),
+            fact(
+                "repo.judges.schema",
+                "structured output bound to a schema",
+                false,
+            ),
+            fact("repo.justice.rules", "deterministic synthesis rules", false),
+        ];
+        let o = judge(&request(
+            Judge::Defense,
+            "judicial_nuance",
+            ev.clone(),
+            vec![],
+        ));
+        assert_eq!(o.score.get(), 3, "{}", o.argument);
+        assert!(o.argument.contains("Role Separation"), "{}", o.argument);
+        let mut no_personas = ev;
+        no_personas[0].found = false;
+        let o = judge(&request(
+            Judge::Defense,
+            "judicial_nuance",
+            no_personas,
+            vec![],
+        ));
+        assert_eq!(o.score.get(), 1, "{}", o.argument);
     }
 
     #[test]

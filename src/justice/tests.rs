@@ -667,3 +667,65 @@ fn compose_never_drops_a_dimension_and_reports_no_verdict_when_nothing_was_asses
     assert!(report.executive_summary.contains("1 error(s)"));
     assert!(report.remediation_plan.iter().all(|r| r.impact == 4));
 }
+
+const OFFICIAL_V2: &str = include_str!("../../tests/fixtures/rubrics/official-v2.0.0.json");
+const OFFICIAL_V3: &str = include_str!("../../tests/fixtures/rubrics/official-v3.0.0.json");
+
+#[test]
+fn official_rubrics_are_deliberated_with_the_offline_judges() {
+    for (text, file, orchestration) in [
+        (
+            OFFICIAL_V2,
+            "official-v2.0.0.json",
+            "langgraph_architecture",
+        ),
+        (OFFICIAL_V3, "official-v3.0.0.json", "graph_orchestration"),
+    ] {
+        let rubric = Rubric::parse(text, file).unwrap();
+        let shared = Arc::new(rubric.clone());
+        let mut pack = EvidencePack::default();
+        for d in &rubric.dimensions {
+            pack.evidences.insert(
+                d.id.clone(),
+                vec![
+                    fact(&format!("{}.a", d.id), true),
+                    fact(&format!("{}.b", d.id), false),
+                ],
+            );
+        }
+        let pack = Arc::new(pack);
+        for d in &rubric.dimensions {
+            let opinions: Vec<JudicialOpinion> = Judge::ALL
+                .iter()
+                .map(|j| {
+                    offline::judge(&JudgeRequest {
+                        persona: *j,
+                        criterion_id: d.id.clone(),
+                        rubric: shared.clone(),
+                        pack: pack.clone(),
+                    })
+                })
+                .collect();
+            let r = deliberate(
+                d,
+                &rubric.synthesis_rules,
+                pack.evidence_for(&d.id),
+                &opinions,
+                &[],
+                vec![],
+            );
+            assert!(r.final_score.is_some(), "{file} {}", d.id);
+            assert!(r.flags.is_empty(), "{file} {}: {:?}", d.id, r.flags);
+            assert_eq!(
+                fired(&r, Rule::FunctionalityWeight),
+                d.id == orchestration,
+                "{file} {}",
+                d.id
+            );
+            if d.id == orchestration && file.contains("v2") {
+                // v2 does not name functionality_weight: applied as a standing rule, and said so
+                assert!(detail(&r, Rule::FunctionalityWeight).contains("standing rule"));
+            }
+        }
+    }
+}
