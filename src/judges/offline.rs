@@ -110,9 +110,10 @@ fn missing_opinion(persona: Judge, t: &Tally) -> (i64, String, Vec<String>) {
 }
 
 fn requirement_summary(t: &Tally) -> String {
-    let mut s = format!("{} of {} requirements met", t.met.len(), t.requirements());
-    if !t.met.is_empty() {
-        s.push_str(&format!("; met: {}", facts::describe(&t.met, LIST_MAX)));
+    let passed = t.passed();
+    let mut s = format!("{} of {} requirements met", passed.len(), t.requirements());
+    if !passed.is_empty() {
+        s.push_str(&format!("; met: {}", facts::describe(&passed, LIST_MAX)));
     }
     if !t.unmet.is_empty() {
         s.push_str(&format!(
@@ -165,7 +166,7 @@ fn met_about<'a>(t: &Tally<'a>, words: &[&str]) -> Vec<&'a Evidence> {
 
 fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
-    let mut score = if t.requirements() > 0 && t.unmet.is_empty() {
+    let mut score = if t.failed().is_empty() {
         5
     } else if ratio >= 0.8 {
         4
@@ -226,12 +227,12 @@ fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     cited.extend(facts::ids(&t.contradictions));
     cited.extend(facts::ids(&t.missing));
     if cited.is_empty() {
-        cited.extend(facts::ids(&t.met));
+        cited.extend(facts::ids(&t.passed()));
     }
     let mut argument = format!("Strict reading: {}", requirement_summary(t));
     argument.push_str(&adverse_summary(t));
     if charges.is_empty() {
-        if t.unmet.is_empty() {
+        if t.failed().is_empty() {
             argument.push_str(" I find no gap to charge.");
         } else {
             argument.push_str(" Every missing requirement counts against the defendant.");
@@ -245,29 +246,31 @@ fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
 
 fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
-    let mut score = if t.met.is_empty() {
+    let passed = t.passed();
+    let mut score = if passed.is_empty() {
         1
     } else {
         (1 + (4.0 * ratio).ceil() as i64).max(2)
     };
     let mut notes = Vec::new();
-    let mut cited = facts::ids(&t.met);
+    let mut cited = facts::ids(&passed);
     // Statute of Effort: an iterative history speaks for the engineer on repository criteria.
     let on_repo = req
         .dimension()
         .map(|d| d.target_artifact == crate::rubric::TargetArtifact::GithubRepo)
         .unwrap_or(false);
-    if on_repo && req.criterion_id != "git_forensic_analysis" && !t.met.is_empty() {
+    if on_repo && req.criterion_id != "git_forensic_analysis" && !passed.is_empty() {
         let history = Tally::of(req.pack.evidence_for("git_forensic_analysis"));
-        if history.requirements() > 0 && 2 * history.met.len() > history.requirements() {
+        let history_passed = history.passed();
+        if 2 * history_passed.len() > history.requirements() {
             score += 1;
             notes.push(format!(
                 "Statute of Effort: the git history shows iterative work ({} of {} history requirements met: {}), +1",
-                history.met.len(),
+                history_passed.len(),
                 history.requirements(),
-                facts::describe(&history.met, 3)
+                facts::describe(&history_passed, 3)
             ));
-            cited.extend(facts::ids(&history.met));
+            cited.extend(facts::ids(&history_passed));
         }
     }
     // Statute of Effort, Role Separation: distinct personas earn partial credit on judicial
@@ -302,7 +305,7 @@ fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     if cited.is_empty() {
         cited.extend(facts::ids(&t.unmet));
     }
-    let mut argument = if t.met.is_empty() {
+    let mut argument = if passed.is_empty() {
         format!(
             "Generous reading, but nothing is present to credit: {}",
             requirement_summary(t)
@@ -323,9 +326,7 @@ fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
 
 fn tech_lead(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
-    let mut score = if t.requirements() == 0 {
-        3
-    } else if ratio >= 0.8 {
+    let mut score = if ratio >= 0.8 {
         5
     } else if ratio >= 0.4 {
         3
@@ -333,9 +334,6 @@ fn tech_lead(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
         1
     };
     let mut rulings = Vec::new();
-    if t.requirements() == 0 {
-        rulings.push("no requirement facts, only checks; I rate it as workable".to_string());
-    }
     if !t.security.is_empty() {
         score = 1;
         rulings.push(
@@ -738,6 +736,51 @@ mod tests {
             vec![],
         ));
         assert_eq!(o.score.get(), 1, "{}", o.argument);
+    }
+
+    #[test]
+    fn clean_checks_count_as_requirements_met() {
+        let ev = vec![
+            fact("repo.tools.tempdir", "clone in a temporary directory", true),
+            fact("repo.tools.no_os_system", "no os.system call", false)
+                .with_kind(EvidenceKind::SecurityFinding),
+        ];
+        for persona in Judge::ALL {
+            let o = judge(&request(
+                persona,
+                "safe_tool_engineering",
+                ev.clone(),
+                vec![],
+            ));
+            assert_eq!(o.score.get(), 5, "{}", o.argument);
+            assert!(
+                o.argument.contains("2 of 2 requirements met"),
+                "{}",
+                o.argument
+            );
+        }
+    }
+
+    #[test]
+    fn hallucinated_paths_count_against_verified_ones() {
+        let mut ev: Vec<Evidence> = (0..3)
+            .map(|i| fact(&format!("doc.path.verified.{i}"), "path exists", true))
+            .collect();
+        ev.push(
+            fact(
+                "doc.path.hallucinated.0",
+                "src/tools/ast_parser.py exists",
+                true,
+            )
+            .with_kind(EvidenceKind::Contradiction),
+        );
+        let o = judge(&request(Judge::TechLead, "report_accuracy", ev, vec![]));
+        assert!(
+            o.argument.contains("3 of 4 requirements met"),
+            "{}",
+            o.argument
+        );
+        assert_eq!(o.score.get(), 3);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! Justice so both read the detectives' facts the same way.
 //!
 //! Convention (see `Evidence`): one `Fact` per requirement of the dimension's success pattern,
-//! `found == true` when the requirement is met. `SecurityFinding` and `Contradiction` count only
-//! when `found == true` (confirmed); with `found == false` they are checks that came back clean.
-//! `Missing` marks evidence a detective could not collect.
+//! `found == true` when the requirement is met. A `SecurityFinding` or `Contradiction` with
+//! `found == true` is confirmed and counts as a failed requirement (and triggers its own rule);
+//! with `found == false` it is a check that came back clean and counts as a passed requirement.
+//! `Missing` marks evidence a detective could not collect and is not a requirement.
 
 use crate::model::{Evidence, EvidenceKind};
 
@@ -46,57 +47,73 @@ impl<'a> Tally<'a> {
         t
     }
 
-    /// Number of requirements (met + unmet facts).
+    /// Requirements that hold: facts found, and security / contradiction checks that came
+    /// back clean.
+    pub fn passed(&self) -> Vec<&'a Evidence> {
+        self.met.iter().chain(&self.cleared).copied().collect()
+    }
+
+    /// Requirements that fail: facts not found, confirmed security findings and confirmed
+    /// contradictions.
+    pub fn failed(&self) -> Vec<&'a Evidence> {
+        self.unmet
+            .iter()
+            .chain(&self.security)
+            .chain(&self.contradictions)
+            .copied()
+            .collect()
+    }
+
+    /// Number of requirements (passed + failed).
     pub fn requirements(&self) -> usize {
-        self.met.len() + self.unmet.len()
+        self.met.len()
+            + self.cleared.len()
+            + self.unmet.len()
+            + self.security.len()
+            + self.contradictions.len()
     }
 
     /// Whether the only thing known is that evidence is missing (or nothing at all).
     pub fn only_missing(&self) -> bool {
         self.requirements() == 0
-            && self.security.is_empty()
-            && self.contradictions.is_empty()
-            && self.cleared.is_empty()
     }
 
-    /// Share of requirements met, weighted by confidence (counts when all confidences are 0).
-    /// `None` when there is no requirement.
+    /// Share of requirements passed, weighted by confidence (counts when all confidences are
+    /// 0). `None` when there is no requirement.
     pub fn ratio(&self) -> Option<f64> {
         if self.requirements() == 0 {
             return None;
         }
         let w = |v: &[&Evidence]| v.iter().map(|e| e.confidence.get()).sum::<f64>();
-        let (m, u) = (w(&self.met), w(&self.unmet));
-        if m + u > 0.0 {
-            Some(m / (m + u))
+        let (p, f) = (w(&self.passed()), w(&self.failed()));
+        if p + f > 0.0 {
+            Some(p / (p + f))
         } else {
-            Some(self.met.len() as f64 / self.requirements() as f64)
+            Some(self.passed().len() as f64 / self.requirements() as f64)
         }
     }
 
-    /// Unmet requirements established with high confidence.
-    pub fn unmet_high_confidence(&self) -> usize {
-        self.unmet
+    /// Failed requirements established with high confidence.
+    pub fn failed_high_confidence(&self) -> usize {
+        self.failed()
             .iter()
             .filter(|e| e.confidence.get() >= HIGH_CONFIDENCE)
             .count()
     }
 
-    /// More than half of the requirements are unmet with high confidence.
+    /// More than half of the requirements fail with high confidence.
     pub fn mostly_unmet(&self) -> bool {
-        self.requirements() > 0 && 2 * self.unmet_high_confidence() > self.requirements()
+        self.requirements() > 0 && 2 * self.failed_high_confidence() > self.requirements()
     }
 
-    /// Every requirement is met with high confidence and nothing adverse is known.
+    /// Every requirement holds with high confidence and no evidence is missing.
     pub fn all_met_cleanly(&self) -> bool {
         self.requirements() > 0
-            && self.unmet.is_empty()
+            && self.failed().is_empty()
             && self
-                .met
+                .passed()
                 .iter()
                 .all(|e| e.confidence.get() >= HIGH_CONFIDENCE)
-            && self.security.is_empty()
-            && self.contradictions.is_empty()
             && self.missing.is_empty()
     }
 
@@ -157,4 +174,92 @@ pub fn topic(e: &Evidence) -> String {
 pub fn about(e: &Evidence, words: &[&str]) -> bool {
     let t = topic(e);
     words.iter().any(|w| t.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Confidence, Detective};
+
+    fn ev(id: &str, kind: EvidenceKind, found: bool, confidence: f64) -> Evidence {
+        Evidence::fact(
+            id,
+            Detective::RepoInvestigator,
+            "goal",
+            found,
+            "src/x.py:1",
+            "why",
+            Confidence::new(confidence).unwrap(),
+        )
+        .with_kind(kind)
+    }
+
+    #[test]
+    fn tally_classifies_every_kind() {
+        use EvidenceKind::*;
+        let list = vec![
+            ev("met", Fact, true, 1.0),
+            ev("unmet", Fact, false, 1.0),
+            ev("sec", SecurityFinding, true, 1.0),
+            ev("sec.clear", SecurityFinding, false, 1.0),
+            ev("contra", Contradiction, true, 1.0),
+            ev("contra.clear", Contradiction, false, 1.0),
+            ev("miss", Missing, false, 1.0),
+        ];
+        let t = Tally::of(&list);
+        let passed: Vec<String> = ids(&t.passed());
+        let failed: Vec<String> = ids(&t.failed());
+        assert_eq!(passed, ["met", "sec.clear", "contra.clear"]);
+        assert_eq!(failed, ["unmet", "sec", "contra"]);
+        assert_eq!(ids(&t.missing), ["miss"]);
+        assert_eq!(t.requirements(), 6);
+        assert_eq!(t.ratio(), Some(0.5));
+        assert!(!t.mostly_unmet());
+        assert!(t.adverse());
+        assert!(!t.only_missing());
+    }
+
+    #[test]
+    fn ratio_is_weighted_by_confidence_and_majority_needs_high_confidence() {
+        use EvidenceKind::*;
+        let list = vec![
+            ev("a", Fact, true, 1.0),
+            ev("b", Fact, false, 0.5),
+            ev("c", Fact, false, 0.5),
+        ];
+        let t = Tally::of(&list);
+        assert_eq!(t.ratio(), Some(0.5));
+        assert!(!t.mostly_unmet(), "low-confidence gaps are not established");
+        let list = vec![
+            ev("a", Fact, true, 1.0),
+            ev("b", Fact, false, 0.9),
+            ev("c", Fact, false, 0.7),
+        ];
+        assert!(Tally::of(&list).mostly_unmet());
+        assert_eq!(Tally::of(&[]).ratio(), None);
+        assert!(Tally::of(&[ev("m", Missing, false, 1.0)]).only_missing());
+    }
+
+    #[test]
+    fn all_met_cleanly_requires_high_confidence_and_nothing_missing() {
+        use EvidenceKind::*;
+        assert!(
+            Tally::of(&[
+                ev("a", Fact, true, 0.9),
+                ev("s", SecurityFinding, false, 1.0)
+            ])
+            .all_met_cleanly()
+        );
+        assert!(!Tally::of(&[ev("a", Fact, true, 0.5)]).all_met_cleanly());
+        assert!(
+            !Tally::of(&[ev("a", Fact, true, 1.0), ev("m", Missing, false, 1.0)]).all_met_cleanly()
+        );
+        assert!(!Tally::of(&[]).all_met_cleanly());
+    }
+
+    #[test]
+    fn short_cuts_on_char_boundaries() {
+        assert_eq!(short("a  b\nc", 10), "a b c");
+        assert_eq!(short("ééééé", 3), "éé…");
+    }
 }

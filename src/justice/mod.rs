@@ -186,9 +186,9 @@ pub fn deliberate(
         let reason = if s >= 4 && tally.mostly_unmet() {
             Some(format!(
                 "{} of {} requirements are unmet with high confidence ({})",
-                tally.unmet_high_confidence(),
+                tally.failed_high_confidence(),
                 tally.requirements(),
-                facts::describe(&tally.unmet, 4)
+                facts::describe(&tally.failed(), 4)
             ))
         } else if s >= 4 && !tally.contradictions.is_empty() {
             Some(format!(
@@ -204,7 +204,7 @@ pub fn deliberate(
             Some(format!(
                 "all {} requirements are met with high confidence ({})",
                 tally.requirements(),
-                facts::describe(&tally.met, 4)
+                facts::describe(&tally.passed(), 4)
             ))
         } else {
             None
@@ -286,7 +286,14 @@ pub fn deliberate(
                                 EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
                             ))
                 };
-                let favourable = |e: &&Evidence| e.found && e.kind == EvidenceKind::Fact;
+                let favourable = |e: &&Evidence| {
+                    (e.found && e.kind == EvidenceKind::Fact)
+                        || (!e.found
+                            && matches!(
+                                e.kind,
+                                EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
+                            ))
+                };
                 if s >= 4 && valid.iter().all(adverse) {
                     w.weight /= 2;
                     format!(
