@@ -239,7 +239,7 @@ pub fn deliberate(
                 synthesis_rules,
                 Rule::FunctionalityWeight,
                 format!(
-                    "graph orchestration criterion: the Tech Lead's score {} counts double (weight 2 against 1 for each other judge).",
+                    "graph orchestration criterion: the Tech Lead's score {} counts double in the weighted mean.",
                     w.opinion.score
                 ),
             ));
@@ -546,8 +546,10 @@ fn round2(x: f64) -> f64 {
 
 /// Composes the final report: overall score (mean of the assessed criteria, capped at 3 when
 /// any confirmed security finding exists), verdict, executive summary and a remediation plan
-/// ordered by impact (most points to gain first). A rubric dimension without a result is added
-/// as "not assessed" with a human-review flag, never dropped.
+/// ordered by impact (most points to gain first: 5 − final score, or 4 for a criterion that
+/// could not be assessed; ties keep the rubric's order). The overall score is rounded to two
+/// decimals. A rubric dimension without a result is added as "not assessed" with a
+/// human-review flag, never dropped.
 pub fn compose(
     repo_url: &str,
     commit: Option<String>,
