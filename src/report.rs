@@ -1,34 +1,392 @@
-//! Report rendering: Markdown through a handlebars template (escaping off), and the JSON
-//! sidecar.
+//! Report rendering: Markdown through a handlebars template (escaping off, strict mode) and the
+//! JSON sidecar, both written atomically.
 //!
-//! STUB: being built (issue 2).
+//! Judge arguments, evidence text and error messages are untrusted: before they reach the
+//! template every piece is neutralised so it cannot change the Markdown structure (headings,
+//! code fences, block quotes, lists, tables, raw HTML). See [`inline`].
 
-use crate::model::AuditReport;
+use crate::model::{AuditReport, CriterionFlag, JudgeMode, OpinionSource, Stage};
+use handlebars::Handlebars;
+use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const DEFAULT_TEMPLATE: &str = "# Audit\n";
+/// The report template shipped in the binary.
+pub const DEFAULT_TEMPLATE: &str = include_str!("../prompts/report.md.hbs");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{0}")]
-    Template(String),
-    #[error("{0}")]
-    Io(String),
+    #[error("the report template is invalid: {0}. Fix the template (prompts/report.md.hbs).")]
+    Template(#[source] Box<handlebars::TemplateError>),
+    #[error("cannot render the report: {0}. The template uses a field the report does not have.")]
+    Render(#[source] Box<handlebars::RenderError>),
+    #[error("cannot serialise the JSON sidecar: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("cannot write {path}: {source}. Check that the directory is writable.")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the report path {0} would make the Markdown and the JSON sidecar the same file; give a path ending in .md"
+    )]
+    PathCollision(String),
 }
 
+/// Neutralises untrusted text for one line of Markdown: whitespace (newlines included) is
+/// collapsed, backticks, `|` and backslashes are escaped, `<` becomes `&lt;` (no raw HTML), and a leading character that
+/// would open a block (heading, quote, list, fence, setext underline, table) is escaped.
+pub fn inline(text: &str) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(collapsed.len() + 8);
+    for c in collapsed.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '`' => out.push_str("\\`"),
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            _ => out.push(c),
+        }
+    }
+    escape_block_start(out)
+}
+
+fn escape_block_start(line: String) -> String {
+    let Some(first) = line.chars().next() else {
+        return line;
+    };
+    if matches!(first, '#' | '>' | '-' | '+' | '*' | '=' | '~' | '_' | '[') {
+        return format!("\\{line}");
+    }
+    // "1. item" / "1) item" would start an ordered list.
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 {
+        let rest = &line[digits..];
+        if rest.starts_with(". ") || rest.starts_with(") ") || rest == "." || rest == ")" {
+            return format!("{}\\{}", &line[..digits], rest);
+        }
+    }
+    line
+}
+
+/// Neutralises untrusted multi-line text: each non-empty line is made [`inline`] (so it keeps
+/// its line but cannot open a block); empty lines are dropped.
+pub fn lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(inline)
+        .collect()
+}
+
+#[derive(Serialize)]
+struct View {
+    repo: String,
+    commit: String,
+    verdict: String,
+    overall: String,
+    rubric_name: String,
+    rubric_version: String,
+    rubric_source: String,
+    judge_mode: String,
+    vision_model: String,
+    tokens: String,
+    started_at: String,
+    duration: String,
+    auditor_version: String,
+    summary: Vec<String>,
+    criteria: Vec<CriterionView>,
+    plan: Vec<PlanView>,
+    errors: Vec<ErrorView>,
+}
+
+#[derive(Serialize)]
+struct CriterionView {
+    number: usize,
+    name: String,
+    id: String,
+    score: String,
+    flags: Vec<FlagView>,
+    opinions: Vec<OpinionView>,
+    dissent: Vec<String>,
+    rules: Vec<RuleView>,
+    remediation: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct FlagView {
+    kind: &'static str,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct OpinionView {
+    judge: &'static str,
+    score: u8,
+    source: String,
+    argument: Vec<String>,
+    cited: String,
+}
+
+#[derive(Serialize)]
+struct RuleView {
+    rule: &'static str,
+    detail: String,
+}
+
+#[derive(Serialize)]
+struct PlanView {
+    rank: usize,
+    name: String,
+    id: String,
+    impact: u8,
+    actions: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ErrorView {
+    stage: &'static str,
+    dimensions: String,
+    message: String,
+}
+
+fn stage_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::RepoInvestigator => "RepoInvestigator",
+        Stage::DocAnalyst => "DocAnalyst",
+        Stage::VisionInspector => "VisionInspector",
+        Stage::EvidenceAggregator => "EvidenceAggregator",
+        Stage::Judge => "Judge",
+        Stage::ChiefJustice => "ChiefJustice",
+        Stage::Report => "Report",
+    }
+}
+
+fn flag_view(flag: &CriterionFlag) -> FlagView {
+    match flag {
+        CriterionFlag::EvidenceMissing { reason } => FlagView {
+            kind: "EVIDENCE MISSING",
+            text: inline(reason),
+        },
+        CriterionFlag::NodeFailure { stage, reason } => FlagView {
+            kind: "NODE FAILURE",
+            text: inline(&format!("{}: {reason}", stage_name(*stage))),
+        },
+        CriterionFlag::JudgeFailed { judge, reason } => FlagView {
+            kind: "JUDGE FAILED",
+            text: inline(&format!("{}: {reason}", judge.title())),
+        },
+        CriterionFlag::NeedsHumanReview { reason } => FlagView {
+            kind: "NEEDS HUMAN REVIEW",
+            text: inline(reason),
+        },
+    }
+}
+
+/// `1234 ms` → `1.2 s`, `125000 ms` → `2 min 05 s`.
+fn duration(ms: u64) -> String {
+    if ms < 60_000 {
+        format!("{}.{} s", ms / 1000, (ms % 1000) / 100)
+    } else {
+        format!("{} min {:02} s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+fn view(report: &AuditReport) -> View {
+    let md = &report.metadata;
+    let judge_mode = match md.judge_mode {
+        JudgeMode::Offline => "offline judges (deterministic rules, no LLM)".to_string(),
+        JudgeMode::Llm => {
+            let models: Vec<String> = md
+                .judge_models
+                .iter()
+                .map(|(p, m)| format!("{p}: {m}"))
+                .collect();
+            if models.is_empty() {
+                "LLM judges".to_string()
+            } else {
+                format!("LLM judges ({})", models.join(", "))
+            }
+        }
+    };
+    let tokens = match md.judge_mode {
+        JudgeMode::Offline => String::new(),
+        JudgeMode::Llm => {
+            let mut t = format!(
+                "{} input, {} output",
+                md.tokens.input_tokens, md.tokens.output_tokens
+            );
+            if !md.tokens_by_persona.is_empty() {
+                let per: Vec<String> = md
+                    .tokens_by_persona
+                    .iter()
+                    .map(|(p, u)| format!("{p}: {}+{}", u.input_tokens, u.output_tokens))
+                    .collect();
+                t.push_str(&format!(" ({})", per.join(", ")));
+            }
+            if md.judge_restarts > 0 {
+                t.push_str(&format!("; {} judge restart(s)", md.judge_restarts));
+            }
+            t
+        }
+    };
+    let criteria = report
+        .criteria
+        .iter()
+        .enumerate()
+        .map(|(i, c)| CriterionView {
+            number: i + 1,
+            name: inline(&c.dimension_name),
+            id: inline(&c.dimension_id),
+            score: match c.final_score {
+                Some(s) => format!("{s}/5"),
+                None => "not assessed".to_string(),
+            },
+            flags: c.flags.iter().map(flag_view).collect(),
+            opinions: c
+                .judge_opinions
+                .iter()
+                .map(|o| OpinionView {
+                    judge: o.judge.title(),
+                    score: o.score.get(),
+                    source: match &o.source {
+                        OpinionSource::Offline => "offline rules, no LLM".to_string(),
+                        OpinionSource::Llm { model } => inline(&format!("LLM {model}")),
+                    },
+                    argument: {
+                        let l = lines(&o.argument);
+                        if l.is_empty() {
+                            vec!["(empty argument)".to_string()]
+                        } else {
+                            l
+                        }
+                    },
+                    cited: if o.cited_evidence.is_empty() {
+                        "none".to_string()
+                    } else {
+                        inline(&o.cited_evidence.join(", "))
+                    },
+                })
+                .collect(),
+            dissent: c.dissent_summary.as_deref().map(lines).unwrap_or_default(),
+            rules: c
+                .rules_applied
+                .iter()
+                .map(|r| RuleView {
+                    rule: r.rule.as_str(),
+                    detail: inline(&r.detail),
+                })
+                .collect(),
+            remediation: lines(&c.remediation),
+        })
+        .collect();
+    View {
+        repo: inline(&report.repo_url),
+        commit: report
+            .commit
+            .as_deref()
+            .map(inline)
+            .unwrap_or_else(|| "unknown (the repository could not be read)".to_string()),
+        verdict: inline(&report.verdict),
+        overall: match report.overall_score {
+            Some(s) => format!("{s:.2}/5"),
+            None => "not assessed".to_string(),
+        },
+        rubric_name: inline(&md.rubric_name),
+        rubric_version: inline(&md.rubric_version),
+        rubric_source: inline(&md.rubric_source),
+        judge_mode: inline(&judge_mode),
+        vision_model: md.vision_model.as_deref().map(inline).unwrap_or_default(),
+        tokens,
+        started_at: inline(&md.started_at),
+        duration: duration(md.duration_ms),
+        auditor_version: inline(&md.auditor_version),
+        summary: lines(&report.executive_summary),
+        criteria,
+        plan: report
+            .remediation_plan
+            .iter()
+            .enumerate()
+            .map(|(i, r)| PlanView {
+                rank: i + 1,
+                name: inline(&r.dimension_name),
+                id: inline(&r.dimension_id),
+                impact: r.impact,
+                actions: lines(&r.action),
+            })
+            .collect(),
+        errors: report
+            .errors
+            .iter()
+            .map(|e| ErrorView {
+                stage: stage_name(e.stage),
+                dimensions: inline(&e.dimensions.join(", ")),
+                message: inline(&e.message),
+            })
+            .collect(),
+    }
+}
+
+/// Renders the report as Markdown with `template` (handlebars, no HTML escaping, strict mode).
 pub fn render_markdown(report: &AuditReport, template: &str) -> Result<String, ReportError> {
-    let _ = report;
-    Ok(template.to_string())
+    let mut hb = Handlebars::new();
+    hb.register_escape_fn(handlebars::no_escape);
+    hb.set_strict_mode(true);
+    hb.register_template_string("report", template)
+        .map_err(|e| ReportError::Template(Box::new(e)))?;
+    hb.render("report", &view(report))
+        .map_err(|e| ReportError::Render(Box::new(e)))
 }
 
+/// The JSON sidecar: the report plus the evidence it was built from.
+pub fn sidecar(
+    report: &AuditReport,
+    evidence: &std::collections::BTreeMap<String, Vec<crate::model::Evidence>>,
+) -> Result<serde_json::Value, ReportError> {
+    Ok(serde_json::json!({
+        "report": serde_json::to_value(report)?,
+        "evidence": serde_json::to_value(evidence)?,
+    }))
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let io = |source: std::io::Error| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// Writes `X.md` (rendered with [`DEFAULT_TEMPLATE`]) and `X.json` (the sidecar) beside it,
+/// each atomically (temporary file in the same directory, then rename), creating parent
+/// directories. Returns both paths.
 pub fn write(
     report: &AuditReport,
     markdown_path: &Path,
     sidecar: &serde_json::Value,
 ) -> Result<(PathBuf, PathBuf), ReportError> {
-    let md = render_markdown(report, DEFAULT_TEMPLATE)?;
     let json_path = markdown_path.with_extension("json");
-    std::fs::write(markdown_path, md).map_err(|e| ReportError::Io(e.to_string()))?;
-    std::fs::write(&json_path, sidecar.to_string()).map_err(|e| ReportError::Io(e.to_string()))?;
+    if json_path == markdown_path {
+        return Err(ReportError::PathCollision(
+            markdown_path.display().to_string(),
+        ));
+    }
+    let markdown = render_markdown(report, DEFAULT_TEMPLATE)?;
+    let json = serde_json::to_vec_pretty(sidecar)?;
+    write_atomic(markdown_path, markdown.as_bytes())?;
+    write_atomic(&json_path, &json)?;
     Ok((markdown_path.to_path_buf(), json_path))
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,756 @@
+//! The Chief Justice: deterministic synthesis of the three opinions per criterion
+//! ([`deliberate`]) and composition of the final [`AuditReport`] ([`compose`]).
+//!
+//! Pure functions over plain data. Every rule is driven by detective facts (evidence kinds,
+//! `found`, confidence) and by opinion scores and citations, never by words in a judge's prose.
+//!
+//! # The five rules, as implemented
+//! - **security_override**: a confirmed `SecurityFinding` (found) among the criterion's evidence
+//!   caps that criterion's final score at 3. The rubric says security flaws "cap the total
+//!   score": [`compose`] also caps the *overall* score at 3 when any confirmed security finding
+//!   exists anywhere in the audit.
+//! - **fact_supremacy**: an opinion whose score the facts contradict is overruled (weight 0):
+//!   a score ≥ 4 while most requirements are unmet with high confidence, or while a
+//!   contradiction or missing evidence is on file; a score of 1 while every requirement is met
+//!   with high confidence and nothing adverse is known.
+//! - **functionality_weight**: on the graph orchestration criterion (id `graph_orchestration`,
+//!   or a dimension whose id/name speaks of graph orchestration or LangGraph architecture, e.g.
+//!   v2's `langgraph_architecture`) the Tech Lead's opinion counts double.
+//! - **variance_re_evaluation**: when max − min of the scores exceeds 2, each opinion's
+//!   citations are re-examined against the criterion's evidence: citing no valid evidence id,
+//!   or citing only evidence that contradicts its score, halves its weight.
+//! - **dissent_requirement**: when max − min exceeds 2, a dissent summary names the highest
+//!   and lowest judges, their scores and the facts each cited, and how it was resolved.
+//!
+//! The final score is the weighted mean of the opinions, rounded half-up in exact integer
+//! arithmetic (2.5 → 3, 2.49 → 2), clamped to 1..=5, then capped by the security override.
+//! Judge failures flag the criterion; with no valid opinion (or every opinion overruled) the
+//! final score is `None` and the criterion is flagged for human review: never a silent fallback.
+//! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
+//! the rubric does not name is marked as such in its detail.
+
+pub mod facts;
+
+use crate::model::{
+    AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
+    JudgeFailure, JudgeMode, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata,
+    Score,
+};
+use crate::rubric::{Dimension, Rubric};
+use facts::Tally;
+use std::collections::BTreeMap;
+
+/// Weight units: 4 = normal weight (integers keep the arithmetic exact).
+const NORMAL_WEIGHT: u32 = 4;
+/// Score cap of the security override.
+pub const SECURITY_CAP: u8 = 3;
+/// Spread (max − min) above which dissent and re-evaluation are required.
+pub const VARIANCE_THRESHOLD: u8 = 2;
+
+/// Whether a dimension is the graph orchestration / architecture criterion (functionality
+/// weight). Decided from the rubric's id and name, not from any judge's prose.
+pub fn is_orchestration_dimension(dimension: Option<&Dimension>) -> bool {
+    let Some(d) = dimension else { return false };
+    let id = d.id.to_lowercase();
+    let name = d.name.to_lowercase();
+    if id == "graph_orchestration" || id == "langgraph_architecture" {
+        return true;
+    }
+    let graphish = |s: &str| s.contains("graph") && !s.contains("graphic");
+    (graphish(&id) || graphish(&name))
+        && ["orchestration", "architecture"]
+            .iter()
+            .any(|w| id.contains(w) || name.contains(w))
+}
+
+struct Weighed<'a> {
+    opinion: &'a JudicialOpinion,
+    weight: u32,
+}
+
+fn rule_detail(rules: &BTreeMap<String, String>, rule: Rule, detail: String) -> RuleApplication {
+    let detail = if rules.contains_key(rule.as_str()) {
+        detail
+    } else {
+        format!("{detail} (standing rule of the Chief Justice; this rubric does not name it)")
+    };
+    RuleApplication { rule, detail }
+}
+
+fn judge_list(items: &[(Judge, u8)]) -> String {
+    items
+        .iter()
+        .map(|(j, s)| format!("{} ({s})", j.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The Chief Justice's verdict on one criterion. See the module docs for the rules.
+pub fn deliberate(
+    dimension: &Dimension,
+    synthesis_rules: &BTreeMap<String, String>,
+    evidence: &[Evidence],
+    opinions: &[JudicialOpinion],
+    failures: &[JudgeFailure],
+    upstream_flags: Vec<CriterionFlag>,
+) -> CriterionResult {
+    let tally = Tally::of(evidence);
+    let mut flags = upstream_flags;
+    let mut rules_applied = Vec::new();
+
+    // One opinion per judge, for this criterion only (the first one delivered counts).
+    let mut received: Vec<&JudicialOpinion> = Vec::new();
+    for o in opinions.iter().filter(|o| o.criterion_id == dimension.id) {
+        if !received.iter().any(|r| r.judge == o.judge) {
+            received.push(o);
+        }
+    }
+    received.sort_by_key(|o| o.judge);
+
+    // Judge failures, and judges that neither answered nor reported a failure.
+    for judge in Judge::ALL {
+        if received.iter().any(|o| o.judge == judge) {
+            continue;
+        }
+        let reasons: Vec<&str> = failures
+            .iter()
+            .filter(|f| f.judge == judge && f.criterion_id == dimension.id)
+            .map(|f| f.reason.as_str())
+            .collect();
+        let reason = if reasons.is_empty() {
+            "no opinion was delivered for this criterion".to_string()
+        } else {
+            reasons.join("; ")
+        };
+        flags.push(CriterionFlag::JudgeFailed { judge, reason });
+    }
+
+    // Missing evidence.
+    let has_missing_flag = flags
+        .iter()
+        .any(|f| matches!(f, CriterionFlag::EvidenceMissing { .. }));
+    if !has_missing_flag {
+        if evidence.is_empty() {
+            flags.push(CriterionFlag::EvidenceMissing {
+                reason: "no evidence was collected for this criterion".into(),
+            });
+        } else if !tally.missing.is_empty() {
+            let reason = tally
+                .missing
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} ({}): {}",
+                        e.id,
+                        e.location,
+                        facts::short(&e.rationale, 160)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            flags.push(CriterionFlag::EvidenceMissing { reason });
+        }
+    }
+
+    let remediation = remediation(dimension, evidence, &tally);
+    let judge_opinions: Vec<JudicialOpinion> = received.iter().map(|o| (*o).clone()).collect();
+
+    if received.is_empty() {
+        flags.push(CriterionFlag::NeedsHumanReview {
+            reason: "no judge delivered a valid opinion, so no score can be given".into(),
+        });
+        return CriterionResult {
+            dimension_id: dimension.id.clone(),
+            dimension_name: dimension.name.clone(),
+            final_score: None,
+            judge_opinions,
+            dissent_summary: None,
+            remediation,
+            rules_applied,
+            flags,
+        };
+    }
+
+    let mut weighed: Vec<Weighed> = received
+        .iter()
+        .map(|o| Weighed {
+            opinion: o,
+            weight: NORMAL_WEIGHT,
+        })
+        .collect();
+
+    // Fact supremacy.
+    let mut overruled = Vec::new();
+    for w in weighed.iter_mut() {
+        let s = w.opinion.score.get();
+        let reason = if s >= 4 && tally.mostly_unmet() {
+            Some(format!(
+                "{} of {} requirements are unmet with high confidence ({})",
+                tally.failed_high_confidence(),
+                tally.requirements(),
+                facts::describe(&tally.failed(), 4)
+            ))
+        } else if s >= 4 && !tally.contradictions.is_empty() {
+            Some(format!(
+                "the repository contradicts the report ({})",
+                facts::describe(&tally.contradictions, 4)
+            ))
+        } else if s >= 4 && !tally.missing.is_empty() {
+            Some(format!(
+                "the evidence could not be collected ({})",
+                facts::describe(&tally.missing, 4)
+            ))
+        } else if s == 1 && tally.all_met_cleanly() {
+            Some(format!(
+                "all {} requirements are met with high confidence ({})",
+                tally.requirements(),
+                facts::describe(&tally.passed(), 4)
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            w.weight = 0;
+            overruled.push(format!(
+                "{} ({s}) overruled: {reason}",
+                w.opinion.judge.as_str()
+            ));
+        }
+    }
+    if !overruled.is_empty() {
+        rules_applied.push(rule_detail(
+            synthesis_rules,
+            Rule::FactSupremacy,
+            format!(
+                "{}; overruled opinions carry no weight.",
+                overruled.join("; ")
+            ),
+        ));
+    }
+
+    // Functionality weight.
+    if is_orchestration_dimension(Some(dimension)) {
+        if let Some(w) = weighed
+            .iter_mut()
+            .find(|w| w.opinion.judge == Judge::TechLead && w.weight > 0)
+        {
+            w.weight *= 2;
+            rules_applied.push(rule_detail(
+                synthesis_rules,
+                Rule::FunctionalityWeight,
+                format!(
+                    "graph orchestration criterion: the Tech Lead's score {} counts double in the weighted mean.",
+                    w.opinion.score
+                ),
+            ));
+        }
+    }
+
+    // Variance re-evaluation.
+    let scores: Vec<u8> = received.iter().map(|o| o.score.get()).collect();
+    let (min, max) = (
+        scores.iter().copied().min().unwrap_or(0),
+        scores.iter().copied().max().unwrap_or(0),
+    );
+    let spread = max - min;
+    if spread > VARIANCE_THRESHOLD {
+        let mut notes = Vec::new();
+        for w in weighed.iter_mut() {
+            let o = w.opinion;
+            let valid: Vec<&Evidence> = o
+                .cited_evidence
+                .iter()
+                .filter_map(|id| evidence.iter().find(|e| &e.id == id))
+                .collect();
+            let s = o.score.get();
+            let note = if w.weight == 0 {
+                format!("{} ({s}): already overruled by the facts", o.judge.as_str())
+            } else if valid.is_empty() {
+                w.weight /= 2;
+                format!(
+                    "{} ({s}): cites no valid evidence id of this criterion (cited: {}), weight halved",
+                    o.judge.as_str(),
+                    if o.cited_evidence.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        o.cited_evidence.join(", ")
+                    }
+                )
+            } else {
+                let adverse = |e: &&Evidence| {
+                    (!e.found && e.kind == EvidenceKind::Fact)
+                        || e.kind == EvidenceKind::Missing
+                        || (e.found
+                            && matches!(
+                                e.kind,
+                                EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
+                            ))
+                };
+                let favourable = |e: &&Evidence| {
+                    (e.found && e.kind == EvidenceKind::Fact)
+                        || (!e.found
+                            && matches!(
+                                e.kind,
+                                EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
+                            ))
+                };
+                if s >= 4 && valid.iter().all(adverse) {
+                    w.weight /= 2;
+                    format!(
+                        "{} ({s}): every cited fact is against a high score ({}), weight halved",
+                        o.judge.as_str(),
+                        facts::describe(&valid, 4)
+                    )
+                } else if s <= 2 && valid.iter().all(favourable) {
+                    w.weight /= 2;
+                    format!(
+                        "{} ({s}): every cited fact supports the requirement ({}), weight halved",
+                        o.judge.as_str(),
+                        facts::describe(&valid, 4)
+                    )
+                } else {
+                    let met = valid.iter().filter(|e| favourable(e)).count();
+                    format!(
+                        "{} ({s}): {} valid citations ({} favourable, {} adverse) consistent with its score, weight kept",
+                        o.judge.as_str(),
+                        valid.len(),
+                        met,
+                        valid.len() - met
+                    )
+                }
+            };
+            notes.push(note);
+        }
+        rules_applied.push(rule_detail(
+            synthesis_rules,
+            Rule::VarianceReEvaluation,
+            format!(
+                "scores range from {min} to {max} (spread {spread} > {VARIANCE_THRESHOLD}); cited evidence re-examined: {}.",
+                notes.join("; ")
+            ),
+        ));
+    }
+
+    // Weighted score, rounded half-up with integers: floor((2·Σws + Σw) / (2·Σw)).
+    let total_weight: u32 = weighed.iter().map(|w| w.weight).sum();
+    let weighted = if total_weight == 0 {
+        None
+    } else {
+        let num: u32 = weighed
+            .iter()
+            .map(|w| w.weight * u32::from(w.opinion.score.get()))
+            .sum();
+        Some(((2 * num + total_weight) / (2 * total_weight)).clamp(1, 5) as u8)
+    };
+
+    // Security override.
+    let mut final_score = weighted;
+    if !tally.security.is_empty() {
+        let findings = facts::describe_located(&tally.security, 4);
+        let detail = match weighted {
+            Some(s) if s > SECURITY_CAP => {
+                final_score = Some(SECURITY_CAP);
+                format!(
+                    "confirmed security finding {findings}: the weighted score {s} is capped at {SECURITY_CAP}, overriding effort points."
+                )
+            }
+            Some(s) => format!(
+                "confirmed security finding {findings}: cap {SECURITY_CAP} applied; the weighted score {s} is already within it."
+            ),
+            None => format!(
+                "confirmed security finding {findings}: cap {SECURITY_CAP} stands for any score a reviewer gives."
+            ),
+        };
+        rules_applied.insert(
+            0,
+            rule_detail(synthesis_rules, Rule::SecurityOverride, detail),
+        );
+    }
+
+    // Dissent requirement.
+    let dissent_summary = if spread > VARIANCE_THRESHOLD {
+        let high = received.iter().find(|o| o.score.get() == max);
+        let low = received.iter().find(|o| o.score.get() == min);
+        match (high, low) {
+            (Some(h), Some(l)) => {
+                let others: Vec<(Judge, u8)> = received
+                    .iter()
+                    .filter(|o| o.judge != h.judge && o.judge != l.judge)
+                    .map(|o| (o.judge, o.score.get()))
+                    .collect();
+                let resolution = match final_score {
+                    Some(s) => format!("the Chief Justice rules {s}"),
+                    None => "no score could be given; a human must review".to_string(),
+                };
+                let mut text = format!(
+                    "{} ({}) and {} ({}) disagree by {spread} points. {} relied on {}. {} relied on {}.",
+                    h.judge.title(),
+                    h.score,
+                    l.judge.title(),
+                    l.score,
+                    h.judge.title(),
+                    cited_facts(h, evidence),
+                    l.judge.title(),
+                    cited_facts(l, evidence),
+                );
+                if !others.is_empty() {
+                    text.push_str(&format!(" Also sitting: {}.", judge_list(&others)));
+                }
+                if !overruled.is_empty() {
+                    text.push_str(&format!(" Facts decided: {}.", overruled.join("; ")));
+                }
+                text.push_str(&format!(" Resolution: {resolution}."));
+                rules_applied.push(rule_detail(
+                    synthesis_rules,
+                    Rule::DissentRequirement,
+                    format!(
+                        "spread {spread} > {VARIANCE_THRESHOLD} between {} ({}) and {} ({}): dissent summary written.",
+                        h.judge.as_str(),
+                        h.score,
+                        l.judge.as_str(),
+                        l.score
+                    ),
+                ));
+                Some(text)
+            }
+            _ => None,
+        }
+    } else {
+        None
+    };
+
+    if final_score.is_none() {
+        flags.push(CriterionFlag::NeedsHumanReview {
+            reason: "every opinion was overruled or lost its weight, so no score can be given"
+                .into(),
+        });
+    }
+
+    CriterionResult {
+        dimension_id: dimension.id.clone(),
+        dimension_name: dimension.name.clone(),
+        final_score: final_score.map(|s| Score::clamped(i64::from(s))),
+        judge_opinions,
+        dissent_summary,
+        remediation,
+        rules_applied,
+        flags,
+    }
+}
+
+/// The facts an opinion cited, by goal where the evidence is known.
+fn cited_facts(o: &JudicialOpinion, evidence: &[Evidence]) -> String {
+    if o.cited_evidence.is_empty() {
+        return "no evidence at all".into();
+    }
+    let (known, unknown): (Vec<&String>, Vec<&String>) = o
+        .cited_evidence
+        .iter()
+        .partition(|id| evidence.iter().any(|e| &e.id == *id));
+    let known: Vec<&Evidence> = known
+        .iter()
+        .filter_map(|id| evidence.iter().find(|e| &e.id == *id))
+        .collect();
+    let mut parts = Vec::new();
+    if !known.is_empty() {
+        let described: Vec<String> = known
+            .iter()
+            .take(4)
+            .map(|e| {
+                let state = match (e.kind, e.found) {
+                    (EvidenceKind::Fact, true) => "met",
+                    (EvidenceKind::Fact, false) => "not met",
+                    (EvidenceKind::SecurityFinding, true) => "security finding",
+                    (EvidenceKind::Contradiction, true) => "contradiction",
+                    (EvidenceKind::Missing, _) => "missing",
+                    (_, false) => "cleared",
+                };
+                format!("{} [{}: {state}]", facts::short(&e.goal, 70), e.id)
+            })
+            .collect();
+        parts.push(described.join("; "));
+        if known.len() > 4 {
+            parts.push(format!("and {} more", known.len() - 4));
+        }
+    }
+    if !unknown.is_empty() {
+        parts.push(format!(
+            "ids outside this criterion: {}",
+            unknown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    parts.join("; ")
+}
+
+/// File-level remediation from the evidence, ending with the rubric's success pattern.
+/// One instruction per line.
+fn remediation(dimension: &Dimension, evidence: &[Evidence], t: &Tally) -> String {
+    let mut lines = Vec::new();
+    for e in &t.security {
+        lines.push(format!(
+            "{}: fix the security finding \"{}\" ({}).",
+            e.location,
+            facts::short(&e.goal, 100),
+            facts::short(&e.rationale, 160)
+        ));
+    }
+    for e in &t.contradictions {
+        lines.push(format!(
+            "{}: make the report and the code agree: \"{}\" ({}).",
+            e.location,
+            facts::short(&e.goal, 100),
+            facts::short(&e.rationale, 160)
+        ));
+    }
+    for e in &t.unmet {
+        lines.push(format!(
+            "{}: implement \"{}\"; the detective found: {}.",
+            e.location,
+            facts::short(&e.goal, 100),
+            facts::short(&e.rationale, 160)
+        ));
+    }
+    for e in &t.missing {
+        lines.push(format!(
+            "{}: the evidence could not be collected ({}); make the {} readable and re-run the audit.",
+            e.location,
+            facts::short(&e.rationale, 160),
+            dimension.target_artifact.as_str()
+        ));
+    }
+    if evidence.is_empty() {
+        lines.push(format!(
+            "No evidence was collected for this criterion; make the {} available and re-run the audit.",
+            dimension.target_artifact.as_str()
+        ));
+    }
+    if lines.is_empty() {
+        return format!(
+            "No change required: all {} requirements are met.",
+            t.requirements()
+        );
+    }
+    if let Some(p) = &dimension.success_pattern {
+        lines.push(format!("Target: {}", facts::short(p, 400)));
+    }
+    lines.join("\n")
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Composes the final report: overall score (mean of the assessed criteria, capped at 3 when
+/// any confirmed security finding exists), verdict, executive summary and a remediation plan
+/// ordered by impact (most points to gain first: 5 − final score, or 4 for a criterion that
+/// could not be assessed; ties keep the rubric's order). The overall score is rounded to two
+/// decimals. A rubric dimension without a result is added as "not assessed" with a
+/// human-review flag, never dropped.
+pub fn compose(
+    repo_url: &str,
+    commit: Option<String>,
+    rubric: &Rubric,
+    results: Vec<CriterionResult>,
+    metadata: RunMetadata,
+    errors: Vec<AuditError>,
+    evidence: &BTreeMap<String, Vec<Evidence>>,
+) -> AuditReport {
+    let mut criteria = results;
+    for d in &rubric.dimensions {
+        if !criteria.iter().any(|c| c.dimension_id == d.id) {
+            criteria.push(CriterionResult {
+                dimension_id: d.id.clone(),
+                dimension_name: d.name.clone(),
+                final_score: None,
+                judge_opinions: vec![],
+                dissent_summary: None,
+                remediation: format!(
+                    "This criterion was not deliberated; re-run the audit. Target: {}",
+                    d.success_pattern
+                        .as_deref()
+                        .unwrap_or(&d.forensic_instruction)
+                ),
+                rules_applied: vec![],
+                flags: vec![CriterionFlag::NeedsHumanReview {
+                    reason: "the Chief Justice received no result for this criterion".into(),
+                }],
+            });
+        }
+    }
+    // Keep the rubric's order; results for ids outside the rubric go last.
+    let position = |id: &str| {
+        rubric
+            .dimensions
+            .iter()
+            .position(|d| d.id == id)
+            .unwrap_or(usize::MAX)
+    };
+    criteria.sort_by_key(|c| position(&c.dimension_id));
+
+    let assessed: Vec<&CriterionResult> = criteria
+        .iter()
+        .filter(|c| c.final_score.is_some())
+        .collect();
+    let mean = if assessed.is_empty() {
+        None
+    } else {
+        let sum: u32 = assessed
+            .iter()
+            .filter_map(|c| c.final_score)
+            .map(|s| u32::from(s.get()))
+            .sum();
+        Some(round2(f64::from(sum) / assessed.len() as f64))
+    };
+    let security: Vec<&Evidence> = evidence
+        .values()
+        .flatten()
+        .filter(|e| e.kind == EvidenceKind::SecurityFinding && e.found)
+        .collect();
+    let cap = f64::from(SECURITY_CAP);
+    let overall_score = match mean {
+        Some(m) if !security.is_empty() && m > cap => Some(cap),
+        other => other,
+    };
+
+    let n = criteria.len();
+    let verdict = match overall_score {
+        None => format!(
+            "No verdict: none of the {n} criteria could be assessed automatically; a human must review the evidence."
+        ),
+        Some(s) => {
+            let band = if s >= 4.5 {
+                "Exemplary"
+            } else if s >= 3.5 {
+                "Competent"
+            } else if s >= 2.5 {
+                "Developing"
+            } else {
+                "Insufficient"
+            };
+            format!(
+                "{band}: overall {s:.2}/5 over {} of {n} assessed criteria.",
+                assessed.len()
+            )
+        }
+    };
+
+    let mut summary = format!(
+        "Audit of {repo_url}{} against \"{}\" v{}. ",
+        commit
+            .as_deref()
+            .map(|c| format!(" at commit {c}"))
+            .unwrap_or_else(|| " (commit unknown: the repository could not be read)".into()),
+        rubric.rubric_metadata.rubric_name,
+        rubric.rubric_metadata.version
+    );
+    summary.push_str(&match metadata.judge_mode {
+        JudgeMode::Offline => {
+            "Judges: offline judges (deterministic rules, no LLM); their opinions are computed from the detectives' facts alone. ".to_string()
+        }
+        JudgeMode::Llm => {
+            let models: Vec<String> = metadata
+                .judge_models
+                .iter()
+                .map(|(p, m)| format!("{p}: {m}"))
+                .collect();
+            format!("Judges: LLM ({}). ", models.join(", "))
+        }
+    });
+    // Strongest / weakest only mean something with at least two assessed criteria.
+    let best = assessed
+        .iter()
+        .max_by_key(|c| (c.final_score, std::cmp::Reverse(position(&c.dimension_id))));
+    let worst = assessed
+        .iter()
+        .min_by_key(|c| (c.final_score, position(&c.dimension_id)));
+    if let (true, Some(best), Some(worst)) = (assessed.len() >= 2, best, worst) {
+        summary.push_str(&format!(
+            "Strongest: {} ({}/5). Weakest: {} ({}/5). ",
+            best.dimension_name,
+            best.final_score.map(Score::get).unwrap_or(0),
+            worst.dimension_name,
+            worst.final_score.map(Score::get).unwrap_or(0)
+        ));
+    }
+    if let (Some(m), Some(s)) = (mean, overall_score) {
+        if s < m {
+            summary.push_str(&format!(
+                "Security override: {} confirmed security finding(s) ({}) cap the overall score at {SECURITY_CAP} (mean of criteria {m:.2}). ",
+                security.len(),
+                facts::describe_located(&security, 3)
+            ));
+        } else if !security.is_empty() {
+            summary.push_str(&format!(
+                "{} confirmed security finding(s) ({}); the overall cap of {SECURITY_CAP} holds. ",
+                security.len(),
+                facts::describe_located(&security, 3)
+            ));
+        }
+    }
+    let not_assessed: Vec<&str> = criteria
+        .iter()
+        .filter(|c| c.final_score.is_none())
+        .map(|c| c.dimension_name.as_str())
+        .collect();
+    if !not_assessed.is_empty() {
+        summary.push_str(&format!(
+            "Not assessed (needs human review): {}. ",
+            not_assessed.join(", ")
+        ));
+    }
+    let flagged = criteria.iter().filter(|c| !c.flags.is_empty()).count();
+    if flagged > 0 {
+        summary.push_str(&format!(
+            "{flagged} of {n} criteria carry flags (missing evidence, failed judges or review needed); see the breakdown. "
+        ));
+    }
+    if !errors.is_empty() {
+        summary.push_str(&format!(
+            "{} error(s) occurred during the run; see Errors. ",
+            errors.len()
+        ));
+    }
+    let summary = summary.trim_end().to_string();
+
+    let mut remediation_plan: Vec<(usize, RemediationItem)> = criteria
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let impact = match c.final_score {
+                Some(s) => 5 - s.get(),
+                None => 4,
+            };
+            (impact > 0).then(|| {
+                (
+                    i,
+                    RemediationItem {
+                        dimension_id: c.dimension_id.clone(),
+                        dimension_name: c.dimension_name.clone(),
+                        impact,
+                        action: c.remediation.clone(),
+                    },
+                )
+            })
+        })
+        .collect();
+    remediation_plan.sort_by_key(|(i, item)| (std::cmp::Reverse(item.impact), *i));
+
+    AuditReport {
+        repo_url: repo_url.to_string(),
+        commit,
+        verdict,
+        executive_summary: summary,
+        overall_score,
+        criteria,
+        remediation_plan: remediation_plan.into_iter().map(|(_, r)| r).collect(),
+        metadata,
+        errors,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,172 @@
+//! The public judicial pipeline end to end, as the actor shell uses it: offline judges →
+//! Chief Justice → compose → Markdown + JSON on disk.
+
+use auditor::judges::{EvidencePack, JudgeRequest, offline};
+use auditor::justice::{compose, deliberate};
+use auditor::model::{
+    AuditReport, Confidence, Detective, Evidence, EvidenceKind, Judge, JudgeFailure, JudgeMode,
+    RunMetadata, TokenUsage,
+};
+use auditor::report;
+use auditor::rubric::{EMBEDDED_RUBRIC, Rubric};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn fact(id: &str, goal: &str, found: bool, location: &str) -> Evidence {
+    Evidence::fact(
+        id,
+        Detective::RepoInvestigator,
+        goal,
+        found,
+        location,
+        "read from the repository",
+        Confidence::CERTAIN,
+    )
+}
+
+#[test]
+fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
+    let rubric = Rubric::parse(EMBEDDED_RUBRIC, "rubric.json").expect("embedded rubric");
+    let mut evidence: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    evidence.insert(
+        "graph_orchestration".into(),
+        vec![
+            fact(
+                "repo.graph.fan_out.detectives",
+                "detectives fan out",
+                false,
+                "src/graph.py:20",
+            ),
+            fact(
+                "repo.graph.fan_in",
+                "evidence aggregation fan-in",
+                false,
+                "src/graph.py:24",
+            ),
+            fact(
+                "repo.graph.builder",
+                "StateGraph builder",
+                true,
+                "src/graph.py:5",
+            ),
+        ],
+    );
+    evidence.insert(
+        "safe_tool_engineering".into(),
+        vec![
+            fact(
+                "repo.tools.tempdir",
+                "clone in a temporary directory",
+                true,
+                "src/tools/git.py:8",
+            ),
+            fact(
+                "repo.tools.os_system",
+                "os.system with the URL",
+                true,
+                "src/tools/git.py:12",
+            )
+            .with_kind(EvidenceKind::SecurityFinding),
+        ],
+    );
+    evidence.insert(
+        "swarm_visual".into(),
+        vec![Evidence::missing(
+            "vision.missing",
+            Detective::VisionInspector,
+            "classify diagrams",
+            "report.pdf",
+            "no image could be extracted",
+        )],
+    );
+    let pack = Arc::new(EvidencePack {
+        evidences: evidence.clone(),
+        excerpts: BTreeMap::new(),
+    });
+    let shared = Arc::new(rubric.clone());
+    let results = rubric
+        .dimensions
+        .iter()
+        .map(|d| {
+            let opinions: Vec<_> = Judge::ALL
+                .iter()
+                .filter(|j| !(d.id == "report_accuracy" && **j == Judge::TechLead))
+                .map(|j| {
+                    offline::judge(&JudgeRequest {
+                        persona: *j,
+                        criterion_id: d.id.clone(),
+                        rubric: shared.clone(),
+                        pack: pack.clone(),
+                    })
+                })
+                .collect();
+            let failures = if d.id == "report_accuracy" {
+                vec![JudgeFailure {
+                    judge: Judge::TechLead,
+                    criterion_id: d.id.clone(),
+                    reason: "judge actor restarted twice".into(),
+                }]
+            } else {
+                vec![]
+            };
+            deliberate(
+                d,
+                &rubric.synthesis_rules,
+                pack.evidence_for(&d.id),
+                &opinions,
+                &failures,
+                vec![],
+            )
+        })
+        .collect();
+    let metadata = RunMetadata {
+        auditor_version: env!("CARGO_PKG_VERSION").into(),
+        rubric_name: rubric.rubric_metadata.rubric_name.clone(),
+        rubric_version: rubric.rubric_metadata.version.clone(),
+        rubric_source: "<embedded>".into(),
+        judge_mode: JudgeMode::Offline,
+        judge_models: BTreeMap::new(),
+        vision_model: None,
+        pdf_path: Some("report.pdf".into()),
+        started_at: "2026-11-22T04:00:00Z".into(),
+        duration_ms: 900,
+        tokens: TokenUsage::default(),
+        tokens_by_persona: BTreeMap::new(),
+        judge_restarts: 0,
+    };
+    let audit = compose(
+        "file:///tmp/sample",
+        Some("deadbeef".into()),
+        &rubric,
+        results,
+        metadata,
+        vec![],
+        &evidence,
+    );
+    assert_eq!(audit.criteria.len(), 10);
+    assert!(audit.overall_score.is_some_and(|s| s <= 3.0));
+    assert!(!audit.is_complete());
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let md_path = dir.path().join("out/audit.md");
+    let side = report::sidecar(&audit, &evidence).expect("sidecar");
+    let (md, json) = report::write(&audit, &md_path, &side).expect("write");
+    let text = std::fs::read_to_string(md).expect("markdown");
+    for section in [
+        "## Executive Summary",
+        "## Criterion Breakdown",
+        "## Remediation Plan",
+    ] {
+        assert!(text.contains(section), "{section}");
+    }
+    assert!(text.contains("offline judges (deterministic rules, no LLM)"));
+    assert!(text.contains("**JUDGE FAILED**: Tech Lead: judge actor restarted twice"));
+    assert!(text.contains("**EVIDENCE MISSING**"));
+    assert!(text.contains("**security_override**"));
+    assert!(text.contains("Orchestration Fraud"));
+    assert!(text.contains("src/graph.py:20: implement \"detectives fan out\""));
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("valid json");
+    let back: AuditReport = serde_json::from_value(value["report"].clone()).expect("report");
+    assert_eq!(back, audit);
+}
