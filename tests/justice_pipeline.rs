@@ -133,6 +133,7 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
         tokens: TokenUsage::default(),
         tokens_by_persona: BTreeMap::new(),
         judge_restarts: 0,
+        judge_resends: 0,
     };
     let audit = compose(
         "file:///tmp/sample",

@@ -505,6 +505,7 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         tokens: TokenUsage::default(),
         tokens_by_persona: BTreeMap::new(),
         judge_restarts: 0,
+        judge_resends: 0,
     }
 }
 

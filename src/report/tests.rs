@@ -37,6 +37,7 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         },
         tokens_by_persona: BTreeMap::new(),
         judge_restarts: 0,
+        judge_resends: 0,
     }
 }
 
