@@ -62,7 +62,10 @@ pub fn analyse_bytes(bytes: &[u8], source: &str) -> Result<PdfFacts, PdfError> {
 /// Evidence for the `pdf_report` dimensions that needs only the PDF.
 pub fn evidence(facts: &PdfFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
     let _ = facts;
-    dimensions.iter().map(|d| (d.id.clone(), Vec::new())).collect()
+    dimensions
+        .iter()
+        .map(|d| (d.id.clone(), Vec::new()))
+        .collect()
 }
 
 /// Evidence computed at the aggregation barrier: the report's claimed paths checked against the
@@ -73,7 +76,10 @@ pub fn cross_reference(
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     let _ = (facts, repo_files);
-    dimensions.iter().map(|d| (d.id.clone(), Vec::new())).collect()
+    dimensions
+        .iter()
+        .map(|d| (d.id.clone(), Vec::new()))
+        .collect()
 }
 
 /// Excerpts of the report relevant to a question, bounded in size, with page numbers.
