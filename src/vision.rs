@@ -1,11 +1,137 @@
 //! VisionInspector core: asks a vision-capable model about each diagram of the report.
 //!
-//! STUB: being built (issue 4/5).
+//! Each diagram goes to `AUDITOR_VISION_MODEL` as a base64 PNG data URL with a strict
+//! structured answer ([`VisionAnswer`]). The answers become evidence for every `pdf_images`
+//! dimension: one classification per diagram and one fact per requirement of the swarm
+//! visual (parallel detectives, evidence aggregation, parallel judges, synthesis).
 
-use crate::model::Evidence;
+use crate::judges::llm::LlmJudges;
+use crate::llm::structured::{SchemaSpec, strict_schema_for};
+use crate::llm::{self, AskError};
+use crate::model::{Confidence, Detective, Evidence};
 use crate::pdf::DiagramImage;
 use crate::rubric::Dimension;
+use async_openai::types::chat::{
+    ChatCompletionRequestMessage, ChatCompletionRequestMessageContentPartImage,
+    ChatCompletionRequestMessageContentPartText, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestUserMessage,
+    ChatCompletionRequestUserMessageContent, ChatCompletionRequestUserMessageContentPart, ImageUrl,
+};
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What kind of picture a diagram is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagramType {
+    LanggraphStateMachine,
+    SequenceDiagram,
+    GenericFlowchart,
+    Screenshot,
+    Other,
+}
+
+impl DiagramType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagramType::LanggraphStateMachine => "langgraph_state_machine",
+            DiagramType::SequenceDiagram => "sequence_diagram",
+            DiagramType::GenericFlowchart => "generic_flowchart",
+            DiagramType::Screenshot => "screenshot",
+            DiagramType::Other => "other",
+        }
+    }
+
+    /// Whether this is an architecture diagram at all.
+    pub fn is_diagram(self) -> bool {
+        matches!(
+            self,
+            DiagramType::LanggraphStateMachine
+                | DiagramType::SequenceDiagram
+                | DiagramType::GenericFlowchart
+        )
+    }
+}
+
+/// The vision model's structured answer about one image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VisionAnswer {
+    pub diagram_type: DiagramType,
+    pub shows_parallel_detectives: bool,
+    pub shows_evidence_aggregation: bool,
+    pub shows_parallel_judges: bool,
+    pub shows_synthesis: bool,
+    pub flow_description: String,
+}
+
+/// The four requirements of the swarm visual, with the answer field that states each.
+const REQUIREMENTS: [(&str, &str); 4] = [
+    (
+        "parallel_detectives",
+        "the diagram shows the detectives running in parallel (fan-out)",
+    ),
+    (
+        "evidence_aggregation",
+        "the diagram shows evidence aggregation (fan-in) before the judges",
+    ),
+    (
+        "parallel_judges",
+        "the diagram shows Prosecutor, Defense and TechLead in parallel",
+    ),
+    (
+        "synthesis",
+        "the diagram shows a final synthesis step (Chief Justice)",
+    ),
+];
+
+fn shows(a: &VisionAnswer, requirement: &str) -> bool {
+    match requirement {
+        "parallel_detectives" => a.shows_parallel_detectives,
+        "evidence_aggregation" => a.shows_evidence_aggregation,
+        "parallel_judges" => a.shows_parallel_judges,
+        "synthesis" => a.shows_synthesis,
+        _ => false,
+    }
+}
+
+/// Confidence in a vision model's reading of a picture.
+fn model_confidence() -> Confidence {
+    Confidence::new(0.7).unwrap_or(Confidence::CERTAIN)
+}
+
+fn page_loc(page: u32) -> String {
+    format!("report.pdf p.{page}")
+}
+
+fn pages_loc(images: &[&DiagramImage]) -> String {
+    if images.is_empty() {
+        return "report.pdf".into();
+    }
+    let pages: Vec<String> = images.iter().map(|i| format!("p.{}", i.page)).collect();
+    format!("report.pdf {}", pages.join(", "))
+}
+
+fn no_diagram(dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
+    dimensions
+        .iter()
+        .map(|d| {
+            (
+                d.id.clone(),
+                vec![Evidence::fact(
+                    format!("vision.{}.no_diagram", d.id),
+                    Detective::VisionInspector,
+                    "Find an architecture diagram in the report",
+                    false,
+                    "report.pdf",
+                    "no diagram in the report: no embedded image and no page with vector drawings",
+                    Confidence::CERTAIN,
+                )],
+            )
+        })
+        .collect()
+}
 
 /// Evidence for the `pdf_images` dimensions. Without a vision model the evidence says so
 /// (kind `Missing`), and the dimension takes the "evidence missing" path.
@@ -13,9 +139,347 @@ pub fn evidence_without_model(
     images: &[DiagramImage],
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
-    let _ = images;
+    if images.is_empty() {
+        return no_diagram(dimensions);
+    }
+    let refs: Vec<&DiagramImage> = images.iter().collect();
     dimensions
         .iter()
-        .map(|d| (d.id.clone(), Vec::new()))
+        .map(|d| {
+            (
+                d.id.clone(),
+                vec![Evidence::missing(
+                    format!("vision.{}.no_model", d.id),
+                    Detective::VisionInspector,
+                    "Classify the report's diagrams and check the parallel flow",
+                    pages_loc(&refs),
+                    format!(
+                        "no vision model configured (set AUDITOR_VISION_MODEL to a vision-capable \
+                         model): {} diagram(s) found in the report were not inspected",
+                        images.len()
+                    ),
+                )],
+            )
+        })
         .collect()
+}
+
+/// The data URL of a PNG.
+pub fn data_url(png: &[u8]) -> String {
+    format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    )
+}
+
+/// The messages for one image.
+pub fn vision_messages(system: &str, image: &DiagramImage) -> Vec<ChatCompletionRequestMessage> {
+    vec![
+        ChatCompletionRequestMessage::System(ChatCompletionRequestSystemMessage {
+            content: ChatCompletionRequestSystemMessageContent::Text(system.trim().to_string()),
+            name: None,
+        }),
+        ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+            content: ChatCompletionRequestUserMessageContent::Array(vec![
+                ChatCompletionRequestUserMessageContentPart::Text(
+                    ChatCompletionRequestMessageContentPartText {
+                        text: format!(
+                            "Image from page {} of the report ({}x{}, {}). Classify it and \
+                             describe the flow; answer with only the JSON object.",
+                            image.page, image.width, image.height, image.kind
+                        ),
+                        prompt_cache_breakpoint: None,
+                    },
+                ),
+                ChatCompletionRequestUserMessageContentPart::ImageUrl(
+                    ChatCompletionRequestMessageContentPartImage {
+                        image_url: ImageUrl {
+                            url: data_url(&image.png),
+                            detail: None,
+                        },
+                        prompt_cache_breakpoint: None,
+                    },
+                ),
+            ]),
+            name: None,
+        }),
+    ]
+}
+
+fn validate_answer(a: VisionAnswer) -> Result<VisionAnswer, String> {
+    if a.flow_description.trim().chars().count() < 10 {
+        return Err("\"flow_description\" is empty: describe the flow as drawn".into());
+    }
+    Ok(a)
+}
+
+/// Asks the vision model about every image (all in flight, bounded by the global limiter)
+/// and turns the answers into evidence. Without a vision model, see
+/// [`evidence_without_model`].
+pub async fn inspect(
+    judges: &LlmJudges,
+    images: &[DiagramImage],
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let Some(model) = judges.config().vision_model.clone() else {
+        return evidence_without_model(images, dimensions);
+    };
+    if images.is_empty() {
+        return no_diagram(dimensions);
+    }
+    let spec = SchemaSpec {
+        name: "diagram_analysis".into(),
+        description: "Classification and flow of one architecture diagram".into(),
+        schema: strict_schema_for::<VisionAnswer>(),
+    };
+    let asks = images.iter().map(|image| {
+        let messages = vision_messages(&judges.prompts().vision, image);
+        let spec = &spec;
+        let model = &model;
+        async move {
+            let r = llm::ask(
+                judges.client(),
+                judges.switch(),
+                model,
+                messages,
+                spec,
+                judges.config().max_answer_attempts,
+                validate_answer,
+                |err| {
+                    format!(
+                        "Your previous answer was rejected: {err}. Answer again about the image \
+                         on page {}, with only the JSON object required.",
+                        image.page
+                    )
+                },
+            )
+            .await;
+            match r {
+                Ok(asked) => {
+                    judges.usage().record(
+                        "VisionInspector",
+                        &format!("p.{}", image.page),
+                        asked.usage,
+                    );
+                    Ok((asked.value, asked.model))
+                }
+                Err(e) => {
+                    let usage = match &e {
+                        AskError::Invalid { usage, .. } | AskError::Transport { usage, .. } => {
+                            *usage
+                        }
+                    };
+                    judges
+                        .usage()
+                        .record("VisionInspector", &format!("p.{}", image.page), usage);
+                    Err(e.to_string())
+                }
+            }
+        }
+    });
+    let results = futures::future::join_all(asks).await;
+    evidence_from_answers(images, &results, dimensions)
+}
+
+/// Evidence from the per-image answers (`results[i]` belongs to `images[i]`): one
+/// classification per image and one fact per requirement, for each dimension.
+pub fn evidence_from_answers(
+    images: &[DiagramImage],
+    results: &[Result<(VisionAnswer, String), String>],
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let answered: Vec<(&DiagramImage, &VisionAnswer, &str)> = images
+        .iter()
+        .zip(results)
+        .filter_map(|(img, r)| r.as_ref().ok().map(|(a, m)| (img, a, m.as_str())))
+        .collect();
+    let mut out = BTreeMap::new();
+    for d in dimensions {
+        let mut evs = Vec::new();
+        for (n, (img, r)) in images.iter().zip(results).enumerate() {
+            let id = format!("vision.{}.diagram.{}", d.id, n + 1);
+            let goal = format!("Classify the diagram on page {}", img.page);
+            evs.push(match r {
+                Ok((a, model)) => Evidence::fact(
+                    id,
+                    Detective::VisionInspector,
+                    goal,
+                    a.diagram_type.is_diagram(),
+                    page_loc(img.page),
+                    format!(
+                        "{} ({}x{} {}) classified as {} by {model}; shows: parallel detectives \
+                         {}, evidence aggregation {}, parallel judges {}, synthesis {}",
+                        if a.diagram_type.is_diagram() {
+                            "an architecture diagram"
+                        } else {
+                            "not an architecture diagram"
+                        },
+                        img.width,
+                        img.height,
+                        img.kind,
+                        a.diagram_type.as_str(),
+                        a.shows_parallel_detectives,
+                        a.shows_evidence_aggregation,
+                        a.shows_parallel_judges,
+                        a.shows_synthesis
+                    ),
+                    model_confidence(),
+                )
+                .with_content(a.flow_description.clone()),
+                Err(e) => Evidence::missing(
+                    id,
+                    Detective::VisionInspector,
+                    goal,
+                    page_loc(img.page),
+                    format!("the vision model could not inspect this image: {e}"),
+                ),
+            });
+        }
+        for (req, goal) in REQUIREMENTS {
+            let id = format!("vision.{}.flow.{req}", d.id);
+            if answered.is_empty() {
+                evs.push(Evidence::missing(
+                    id,
+                    Detective::VisionInspector,
+                    goal,
+                    pages_loc(&images.iter().collect::<Vec<_>>()),
+                    "no diagram could be inspected by the vision model (see the per-diagram \
+                     evidence)",
+                ));
+                continue;
+            }
+            let showing: Vec<&DiagramImage> = answered
+                .iter()
+                .filter(|(_, a, _)| shows(a, req))
+                .map(|(i, _, _)| *i)
+                .collect();
+            let inspected: Vec<&DiagramImage> = answered.iter().map(|(i, _, _)| *i).collect();
+            let found = !showing.is_empty();
+            evs.push(Evidence::fact(
+                id,
+                Detective::VisionInspector,
+                goal,
+                found,
+                if found {
+                    pages_loc(&showing)
+                } else {
+                    pages_loc(&inspected)
+                },
+                if found {
+                    format!(
+                        "the vision model saw it in {} of {} inspected diagram(s)",
+                        showing.len(),
+                        inspected.len()
+                    )
+                } else {
+                    format!(
+                        "none of the {} inspected diagram(s) shows it according to the vision model",
+                        inspected.len()
+                    )
+                },
+                model_confidence(),
+            ));
+        }
+        out.insert(d.id.clone(), evs);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::EvidenceKind;
+
+    fn dims() -> Vec<Dimension> {
+        crate::rubric::Rubric::parse(crate::rubric::EMBEDDED_RUBRIC, "<embedded>")
+            .unwrap()
+            .dimensions_for(crate::rubric::TargetArtifact::PdfImages)
+    }
+
+    fn img(page: u32) -> DiagramImage {
+        DiagramImage {
+            page,
+            width: 800,
+            height: 600,
+            kind: "raster".into(),
+            png: vec![0x89, b'P', b'N', b'G'],
+        }
+    }
+
+    fn answer(par_det: bool, judges: bool) -> VisionAnswer {
+        VisionAnswer {
+            diagram_type: DiagramType::LanggraphStateMachine,
+            shows_parallel_detectives: par_det,
+            shows_evidence_aggregation: true,
+            shows_parallel_judges: judges,
+            shows_synthesis: false,
+            flow_description: "START fans out to three detectives".into(),
+        }
+    }
+
+    #[test]
+    fn without_model_says_so_and_counts_diagrams() {
+        let d = dims();
+        let ev = evidence_without_model(&[img(3), img(5)], &d);
+        let e = &ev["swarm_visual"][0];
+        assert_eq!(e.kind, EvidenceKind::Missing);
+        assert!(!e.found);
+        assert!(e.rationale.contains("AUDITOR_VISION_MODEL") && e.rationale.contains('2'));
+        assert_eq!(e.location, "report.pdf p.3, p.5");
+    }
+
+    #[test]
+    fn no_images_is_a_fact_not_missing() {
+        let ev = evidence_without_model(&[], &dims());
+        let e = &ev["swarm_visual"][0];
+        assert_eq!(e.kind, EvidenceKind::Fact);
+        assert!(!e.found);
+        assert!(e.rationale.contains("no diagram in the report"));
+    }
+
+    #[test]
+    fn answers_become_one_fact_per_requirement() {
+        let images = [img(2), img(4), img(6)];
+        let results = vec![
+            Ok((answer(true, false), "vm".to_string())),
+            Ok((answer(false, true), "vm".to_string())),
+            Err("HTTP 500".to_string()),
+        ];
+        let ev = evidence_from_answers(&images, &results, &dims());
+        let evs = &ev["swarm_visual"];
+        assert_eq!(evs.len(), 3 + 4);
+        let by = |suffix: &str| evs.iter().find(|e| e.id.ends_with(suffix)).unwrap();
+        assert_eq!(by("diagram.3").kind, EvidenceKind::Missing);
+        assert_eq!(by("diagram.1").location, "report.pdf p.2");
+        assert_eq!(
+            by("diagram.1").content.as_deref(),
+            Some("START fans out to three detectives")
+        );
+        let det = by("flow.parallel_detectives");
+        assert!(det.found);
+        assert_eq!(det.location, "report.pdf p.2");
+        assert!(by("flow.parallel_judges").found);
+        assert_eq!(by("flow.parallel_judges").location, "report.pdf p.4");
+        let syn = by("flow.synthesis");
+        assert!(!syn.found);
+        assert_eq!(syn.location, "report.pdf p.2, p.4");
+        let ids: std::collections::BTreeSet<&str> = evs.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids.len(), evs.len(), "ids are unique");
+    }
+
+    #[test]
+    fn vision_schema_lists_the_diagram_types() {
+        let s = strict_schema_for::<VisionAnswer>();
+        let t = s["properties"]["diagram_type"].to_string();
+        for k in [
+            "langgraph_state_machine",
+            "sequence_diagram",
+            "generic_flowchart",
+            "screenshot",
+            "other",
+        ] {
+            assert!(t.contains(k), "{t}");
+        }
+        assert_eq!(s["additionalProperties"], false);
+    }
 }

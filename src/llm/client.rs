@@ -1,0 +1,185 @@
+//! The async-openai client: a reqwest 0.13 client carrying the request timeout, a transport
+//! that captures non-success responses (status, `Retry-After`, raw body) before async-openai
+//! parses them, and one bounded retry loop under the global limiter.
+
+use super::config::LlmConfig;
+use super::limiter::Limiter;
+use super::retry::{self, Failure, HttpStatusError, RetryPolicy};
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use std::time::Duration;
+
+/// A chat completion and what it cost.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub response: CreateChatCompletionResponse,
+    /// HTTP requests sent (1 + transport retries).
+    pub requests: u32,
+}
+
+/// A request that failed for good.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct CallError {
+    pub failure: Failure,
+    /// HTTP requests sent before giving up.
+    pub requests: u32,
+    pub message: String,
+}
+
+/// The client shared by every judge and the vision inspector (cheap to clone).
+#[derive(Clone)]
+pub struct LlmClient {
+    client: Client<OpenAIConfig>,
+    limiter: Limiter,
+    policy: RetryPolicy,
+    endpoint: String,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmClient")
+            .field("endpoint", &self.endpoint)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds the reqwest client (with the timeout) and the async-openai client over it.
+pub fn build(cfg: &LlmConfig) -> Result<LlmClient, super::config::ConfigError> {
+    let http = reqwest::Client::builder()
+        .timeout(cfg.timeout)
+        .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| {
+            super::config::ConfigError::new(
+                "AUDITOR_LLM_TIMEOUT",
+                &format!("{:?}", cfg.timeout),
+                format!("cannot build the HTTP client: {e}"),
+            )
+        })?;
+    let mut oa = OpenAIConfig::new().with_api_key(cfg.api_key.clone().unwrap_or_default());
+    if let Some(base) = &cfg.base_url {
+        oa = oa.with_api_base(base.clone());
+    }
+    let transport = tower::service_fn(move |factory: HttpRequestFactory| {
+        let http = http.clone();
+        async move { send(&http, factory).await }
+    });
+    let client = Client::with_config(oa).with_http_service(transport);
+    Ok(LlmClient {
+        client,
+        limiter: super::limiter::Limiter::new(cfg.max_concurrency, cfg.rpm),
+        policy: RetryPolicy {
+            max_retries: cfg.max_retries,
+            base: cfg.backoff_base,
+            cap: cfg.backoff_cap,
+            max_retry_after: cfg.max_retry_after,
+        },
+        endpoint: cfg.endpoint().to_string(),
+    })
+}
+
+/// One HTTP attempt. A non-success status becomes an [`HttpStatusError`] (boxed into
+/// `OpenAIError::Boxed`) so the retry loop sees the status, `Retry-After` and body whatever
+/// their format.
+async fn send(
+    http: &reqwest::Client,
+    factory: HttpRequestFactory,
+) -> Result<reqwest::Response, OpenAIError> {
+    let request = factory.build().await?;
+    let response = http.execute(request).await.map_err(OpenAIError::Reqwest)?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| retry::parse_retry_after(v, chrono::Utc::now()));
+    let body = response.text().await.unwrap_or_default();
+    Err(OpenAIError::Boxed(Box::new(HttpStatusError {
+        status: status.as_u16(),
+        retry_after,
+        body,
+    })))
+}
+
+impl LlmClient {
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Sends a chat completion with bounded retries; each attempt holds one limiter permit.
+    pub async fn complete(
+        &self,
+        req: &CreateChatCompletionRequest,
+    ) -> Result<Completion, CallError> {
+        let mut requests = 0u32;
+        let mut retry = 0u32;
+        loop {
+            let result = {
+                let _permit = self.limiter.acquire().await;
+                requests += 1;
+                self.client.chat().create(req.clone()).await
+            };
+            let err = match result {
+                Ok(response) => return Ok(Completion { response, requests }),
+                Err(e) => e,
+            };
+            let failure = retry::classify(&err);
+            let give_up = |why: String| CallError {
+                message: format!(
+                    "{} after {requests} request(s) to {} (model {}): {why}",
+                    match failure {
+                        Failure::RateLimited { .. } => "rate limited",
+                        Failure::Transient { .. } => "LLM request failed",
+                        Failure::Permanent { .. } => "LLM request rejected",
+                        Failure::SchemaUnsupported { .. } => "structured output unsupported",
+                    },
+                    self.endpoint,
+                    req.model,
+                ),
+                failure: failure.clone(),
+                requests,
+            };
+            if retry >= self.policy.max_retries
+                && !matches!(
+                    failure,
+                    Failure::Permanent { .. } | Failure::SchemaUnsupported { .. }
+                )
+            {
+                return Err(give_up(format!(
+                    "{} (no retries left: AUDITOR_LLM_MAX_RETRIES={})",
+                    failure.detail(),
+                    self.policy.max_retries
+                )));
+            }
+            let delay =
+                match retry::delay_before_retry(&self.policy, retry, &failure, rand::random()) {
+                    Ok(d) => d,
+                    Err(why) if why == "not retryable" => {
+                        return Err(give_up(failure.detail().to_string()));
+                    }
+                    Err(why) => return Err(give_up(format!("{}; {why}", failure.detail()))),
+                };
+            tracing::warn!(
+                model = %req.model,
+                retry = retry + 1,
+                delay_ms = delay.as_millis() as u64,
+                "LLM request failed, retrying: {}",
+                failure.detail()
+            );
+            tokio::time::sleep(delay).await;
+            retry += 1;
+        }
+    }
+}

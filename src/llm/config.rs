@@ -1,0 +1,305 @@
+//! LLM configuration read from the environment (a lookup function, so tests need no process
+//! environment).
+
+use crate::model::Judge;
+use std::fmt;
+use std::time::Duration;
+
+/// Model used when `AUDITOR_MODEL` is not set.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// Request timeout when `AUDITOR_LLM_TIMEOUT` is not set.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+/// Requests in flight at once when `AUDITOR_MAX_CONCURRENCY` is not set (3 personas × 10
+/// criteria fit in one round).
+pub const DEFAULT_MAX_CONCURRENCY: usize = 32;
+/// Transport retries per request when `AUDITOR_LLM_MAX_RETRIES` is not set.
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// Answers asked of a judge before its opinion is recorded as failed.
+pub const DEFAULT_MAX_ANSWER_ATTEMPTS: u32 = 3;
+
+/// Everything needed to talk to an OpenAI-compatible endpoint.
+#[derive(Clone)]
+pub struct LlmConfig {
+    /// `OPENAI_API_KEY`. Never printed (see the `Debug` impl).
+    pub api_key: Option<String>,
+    /// `OPENAI_BASE_URL`, e.g. `http://localhost:11434/v1`; `None` means api.openai.com.
+    pub base_url: Option<String>,
+    /// `AUDITOR_MODEL`: the model of any persona without its own.
+    pub model: String,
+    /// `AUDITOR_PROSECUTOR_MODEL`, `AUDITOR_DEFENSE_MODEL`, `AUDITOR_TECHLEAD_MODEL`.
+    pub prosecutor_model: Option<String>,
+    pub defense_model: Option<String>,
+    pub techlead_model: Option<String>,
+    /// `AUDITOR_VISION_MODEL`: no vision model means the diagrams are not inspected (the
+    /// evidence says so).
+    pub vision_model: Option<String>,
+    /// `AUDITOR_LLM_TIMEOUT` (seconds, fractions allowed): the whole request, body included.
+    pub timeout: Duration,
+    /// `AUDITOR_MAX_CONCURRENCY`: requests in flight at once, across all judges and vision.
+    pub max_concurrency: usize,
+    /// `AUDITOR_RPM`: optional requests-per-minute limit.
+    pub rpm: Option<u32>,
+    /// `AUDITOR_LLM_MAX_RETRIES`: transport retries per request (429, 5xx, timeouts).
+    pub max_retries: u32,
+    /// Answers asked of a judge (free text or invalid answers are retried with the error fed
+    /// back) before `JudgeError::Invalid`.
+    pub max_answer_attempts: u32,
+    /// Base and cap of the exponential backoff (full jitter).
+    pub backoff_base: Duration,
+    pub backoff_cap: Duration,
+    /// Longest `Retry-After` honoured; a server asking for more fails the request.
+    pub max_retry_after: Duration,
+}
+
+impl fmt::Debug for LlmConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmConfig")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("prosecutor_model", &self.prosecutor_model)
+            .field("defense_model", &self.defense_model)
+            .field("techlead_model", &self.techlead_model)
+            .field("vision_model", &self.vision_model)
+            .field("timeout", &self.timeout)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("rpm", &self.rpm)
+            .field("max_retries", &self.max_retries)
+            .field("max_answer_attempts", &self.max_answer_attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An environment variable with an unusable value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("environment variable {variable}={value:?} is invalid: {problem}")]
+pub struct ConfigError {
+    pub variable: String,
+    pub value: String,
+    pub problem: String,
+}
+
+impl ConfigError {
+    pub fn new(variable: &str, value: &str, problem: impl Into<String>) -> Self {
+        ConfigError {
+            variable: variable.to_string(),
+            value: value.to_string(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            api_key: None,
+            base_url: None,
+            model: DEFAULT_MODEL.to_string(),
+            prosecutor_model: None,
+            defense_model: None,
+            techlead_model: None,
+            vision_model: None,
+            timeout: Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            rpm: None,
+            max_retries: DEFAULT_MAX_RETRIES,
+            max_answer_attempts: DEFAULT_MAX_ANSWER_ATTEMPTS,
+            backoff_base: Duration::from_millis(500),
+            backoff_cap: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(120),
+        }
+    }
+}
+
+impl LlmConfig {
+    /// Reads the configuration through `lookup` (use `|k| std::env::var(k).ok()` in the CLI).
+    /// Empty values count as unset.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<LlmConfig, ConfigError> {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let mut cfg = LlmConfig {
+            api_key: get("OPENAI_API_KEY"),
+            ..LlmConfig::default()
+        };
+        if let Some(url) = get("OPENAI_BASE_URL") {
+            let parsed = url::Url::parse(&url).map_err(|e| {
+                ConfigError::new(
+                    "OPENAI_BASE_URL",
+                    &url,
+                    format!("not a URL ({e}); expected e.g. http://localhost:11434/v1"),
+                )
+            })?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(ConfigError::new(
+                    "OPENAI_BASE_URL",
+                    &url,
+                    "the scheme must be http or https",
+                ));
+            }
+            cfg.base_url = Some(url.trim_end_matches('/').to_string());
+        }
+        if let Some(m) = get("AUDITOR_MODEL") {
+            cfg.model = m;
+        }
+        cfg.prosecutor_model = get("AUDITOR_PROSECUTOR_MODEL");
+        cfg.defense_model = get("AUDITOR_DEFENSE_MODEL");
+        cfg.techlead_model = get("AUDITOR_TECHLEAD_MODEL");
+        cfg.vision_model = get("AUDITOR_VISION_MODEL");
+        if let Some(v) = get("AUDITOR_LLM_TIMEOUT") {
+            cfg.timeout = parse_timeout(&v)?;
+        }
+        if let Some(v) = get("AUDITOR_MAX_CONCURRENCY") {
+            cfg.max_concurrency = parse_positive("AUDITOR_MAX_CONCURRENCY", &v, 10_000)? as usize;
+        }
+        if let Some(v) = get("AUDITOR_RPM") {
+            cfg.rpm = Some(parse_positive("AUDITOR_RPM", &v, 1_000_000)? as u32);
+        }
+        if let Some(v) = get("AUDITOR_LLM_MAX_RETRIES") {
+            cfg.max_retries = v.parse::<u32>().ok().filter(|n| *n <= 20).ok_or_else(|| {
+                ConfigError::new(
+                    "AUDITOR_LLM_MAX_RETRIES",
+                    &v,
+                    "expected a whole number from 0 to 20",
+                )
+            })?;
+        }
+        Ok(cfg)
+    }
+
+    /// Whether an LLM endpoint is configured (a key or a base URL): `--judges auto` uses the
+    /// LLM judges only then.
+    pub fn is_configured(&self) -> bool {
+        self.api_key.is_some() || self.base_url.is_some()
+    }
+
+    /// The model that answers for `judge`.
+    pub fn model_for(&self, judge: Judge) -> &str {
+        let specific = match judge {
+            Judge::Prosecutor => &self.prosecutor_model,
+            Judge::Defense => &self.defense_model,
+            Judge::TechLead => &self.techlead_model,
+        };
+        specific.as_deref().unwrap_or(&self.model)
+    }
+
+    /// The endpoint in use, for messages and the report.
+    pub fn endpoint(&self) -> &str {
+        self.base_url
+            .as_deref()
+            .unwrap_or("https://api.openai.com/v1")
+    }
+}
+
+fn parse_timeout(v: &str) -> Result<Duration, ConfigError> {
+    let secs: f64 = v.parse().map_err(|_| {
+        ConfigError::new(
+            "AUDITOR_LLM_TIMEOUT",
+            v,
+            "expected a number of seconds, e.g. 60 or 2.5",
+        )
+    })?;
+    if !secs.is_finite() || secs <= 0.0 || secs > 3600.0 {
+        return Err(ConfigError::new(
+            "AUDITOR_LLM_TIMEOUT",
+            v,
+            "the timeout must be more than 0 and at most 3600 seconds",
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_positive(var: &str, v: &str, max: u64) -> Result<u64, ConfigError> {
+    v.parse::<u64>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| ConfigError::new(var, v, format!("expected a whole number from 1 to {max}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_when_nothing_is_set() {
+        let cfg = LlmConfig::from_env(env(&[])).unwrap();
+        assert!(!cfg.is_configured());
+        assert_eq!(cfg.model, DEFAULT_MODEL);
+        assert_eq!(cfg.timeout, Duration::from_secs(60));
+        assert_eq!(cfg.rpm, None);
+        assert_eq!(cfg.vision_model, None);
+        assert_eq!(cfg.model_for(Judge::Defense), DEFAULT_MODEL);
+    }
+
+    #[test]
+    fn reads_every_variable() {
+        let cfg = LlmConfig::from_env(env(&[
+            ("OPENAI_BASE_URL", "http://localhost:8080/v1/"),
+            ("AUDITOR_MODEL", "m"),
+            ("AUDITOR_PROSECUTOR_MODEL", "p"),
+            ("AUDITOR_TECHLEAD_MODEL", "t"),
+            ("AUDITOR_VISION_MODEL", "v"),
+            ("AUDITOR_LLM_TIMEOUT", "2.5"),
+            ("AUDITOR_MAX_CONCURRENCY", "7"),
+            ("AUDITOR_RPM", "120"),
+            ("AUDITOR_LLM_MAX_RETRIES", "0"),
+        ]))
+        .unwrap();
+        assert!(cfg.is_configured());
+        assert_eq!(cfg.base_url.as_deref(), Some("http://localhost:8080/v1"));
+        assert_eq!(cfg.model_for(Judge::Prosecutor), "p");
+        assert_eq!(cfg.model_for(Judge::Defense), "m");
+        assert_eq!(cfg.model_for(Judge::TechLead), "t");
+        assert_eq!(cfg.vision_model.as_deref(), Some("v"));
+        assert_eq!(cfg.timeout, Duration::from_millis(2500));
+        assert_eq!(cfg.max_concurrency, 7);
+        assert_eq!(cfg.rpm, Some(120));
+        assert_eq!(cfg.max_retries, 0);
+    }
+
+    #[test]
+    fn key_alone_configures_and_is_never_printed() {
+        let cfg = LlmConfig::from_env(env(&[("OPENAI_API_KEY", "sk-secret")])).unwrap();
+        assert!(cfg.is_configured());
+        assert!(!format!("{cfg:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn invalid_values_name_the_variable() {
+        for (var, val) in [
+            ("AUDITOR_LLM_TIMEOUT", "soon"),
+            ("AUDITOR_LLM_TIMEOUT", "0"),
+            ("AUDITOR_LLM_TIMEOUT", "-3"),
+            ("AUDITOR_MAX_CONCURRENCY", "0"),
+            ("AUDITOR_MAX_CONCURRENCY", "many"),
+            ("AUDITOR_RPM", "1.5"),
+            ("AUDITOR_LLM_MAX_RETRIES", "-1"),
+            ("OPENAI_BASE_URL", "localhost:8080"),
+            ("OPENAI_BASE_URL", "ftp://x/v1"),
+        ] {
+            let err = LlmConfig::from_env(env(&[(var, val)])).unwrap_err();
+            assert_eq!(err.variable, var);
+            let msg = err.to_string();
+            assert!(msg.contains(var) && msg.contains(val), "{msg}");
+        }
+    }
+
+    #[test]
+    fn empty_values_count_as_unset() {
+        let cfg =
+            LlmConfig::from_env(env(&[("OPENAI_API_KEY", " "), ("AUDITOR_RPM", "")])).unwrap();
+        assert!(!cfg.is_configured());
+        assert_eq!(cfg.rpm, None);
+    }
+}
