@@ -117,6 +117,13 @@ pub struct AuditArgs {
     /// Which judges rule.
     #[arg(long, value_enum, default_value = "auto")]
     pub judges: JudgesArg,
+    /// Directory with the judges' prompt files (default: ./prompts if present, else the
+    /// prompts built into the binary).
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// LLM requests in flight at once, across all judges (overrides AUDITOR_MAX_CONCURRENCY).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrency: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -233,25 +240,58 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
             timeouts: Timeouts::default(),
             restarts: RestartPolicy::default(),
             submission: source.repo.clone(),
-            vision_model: None,
+            vision: None,
         },
     })
 }
 
-/// The judge service for the chosen mode.
-fn judge_service(mode: JudgesArg) -> Result<Rc<dyn JudgeService>, BadInput> {
-    let configured = std::env::var_os("OPENAI_API_KEY").is_some_and(|v| !v.is_empty())
-        || std::env::var_os("OPENAI_BASE_URL").is_some_and(|v| !v.is_empty());
-    match mode {
-        JudgesArg::Offline => Ok(Rc::new(OfflineJudges)),
-        JudgesArg::Auto if !configured => Ok(Rc::new(OfflineJudges)),
-        JudgesArg::Llm if !configured => Err(BadInput(
-            "--judges llm needs an LLM endpoint: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL for an OpenAI-compatible server), or use --judges offline".into(),
-        )),
-        _ => Err(BadInput(
-            "LLM judges are not available in this build yet: use --judges offline".into(),
-        )),
+/// The judges chosen for this run, and the vision client when LLMs are in use.
+struct Bench {
+    service: Rc<dyn JudgeService>,
+    vision: Option<crate::judges::llm::LlmJudges>,
+    /// Longest a judge request may take, the judge's own retries included.
+    judge_timeout: std::time::Duration,
+}
+
+/// The judge service for the chosen mode. LLM configuration errors are bad input (exit 2).
+fn judge_bench(args: &AuditArgs) -> Result<Bench, BadInput> {
+    let mut config = crate::llm::LlmConfig::from_env(|k| std::env::var(k).ok())
+        .map_err(|e| BadInput(e.to_string()))?;
+    if let Some(n) = args.max_concurrency {
+        config.max_concurrency = n as usize;
     }
+    let use_llm = match args.judges {
+        JudgesArg::Offline => false,
+        JudgesArg::Auto => config.is_configured(),
+        JudgesArg::Llm if !config.is_configured() => {
+            return Err(BadInput(
+                "--judges llm needs an LLM endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server other than OpenAI), or use --judges offline".into(),
+            ));
+        }
+        JudgesArg::Llm => true,
+    };
+    if !use_llm {
+        return Ok(Bench {
+            service: Rc::new(OfflineJudges),
+            vision: None,
+            judge_timeout: Timeouts::default().judge_request,
+        });
+    }
+    let prompts =
+        crate::llm::Prompts::load(args.prompts.as_deref()).map_err(|e| BadInput(e.to_string()))?;
+    // Worst case for one judge request: every answer attempt retried on transport errors,
+    // each waiting for the timeout and the longest backoff.
+    let per_call = config.timeout + config.backoff_cap;
+    let judge_timeout = per_call * (config.max_retries + 1) * config.max_answer_attempts.max(1)
+        + std::time::Duration::from_secs(30);
+    let vision_configured = config.vision_model.is_some();
+    let judges =
+        crate::judges::llm::LlmJudges::new(config, prompts).map_err(|e| BadInput(e.to_string()))?;
+    Ok(Bench {
+        service: Rc::new(judges.clone()),
+        vision: vision_configured.then_some(judges),
+        judge_timeout,
+    })
 }
 
 /// Resolves `--output` to the Markdown file to write.
@@ -309,8 +349,11 @@ fn slug_of(last: &str) -> String {
 }
 
 fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
-    let prepared = prepare(&args.source)?;
-    let service = judge_service(args.judges)?;
+    let mut prepared = prepare(&args.source)?;
+    let bench = judge_bench(&args)?;
+    prepared.input.vision = bench.vision;
+    prepared.input.timeouts.judge_request = bench.judge_timeout;
+    let service = bench.service;
     let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let md_path = resolve_output(args.output.as_deref(), &args.source.repo, &now)?;
     if let Some(parent) = md_path.parent().filter(|p| !p.as_os_str().is_empty()) {

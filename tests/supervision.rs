@@ -117,7 +117,7 @@ fn input(repo: &std::path::Path, judge_timeout: Duration) -> AuditInput {
             window: Duration::from_secs(60),
         },
         submission: "test".into(),
-        vision_model: None,
+        vision: None,
     }
 }
 

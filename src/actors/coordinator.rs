@@ -96,8 +96,9 @@ pub struct AuditInput {
     pub restarts: RestartPolicy,
     /// Label of the submission (batch id), carried in spans.
     pub submission: String,
-    /// Vision model used, if any (metadata only; the service is configured elsewhere).
-    pub vision_model: Option<String>,
+    /// The vision-capable model client for the VisionInspector; `None`: diagrams are not
+    /// inspected and the evidence says so.
+    pub vision: Option<crate::judges::llm::LlmJudges>,
 }
 
 /// Everything one audit produced.
@@ -313,6 +314,7 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
                     pdf: bytes.clone(),
                     source: name.clone(),
                     dimensions: vision_dims.clone(),
+                    vision: input.vision.clone(),
                 },
                 t,
                 "VisionInspector",
@@ -593,7 +595,10 @@ async fn judge_and_rule(
             .iter()
             .filter_map(|j| service.model(*j).map(|m| (j.as_str().to_string(), m)))
             .collect(),
-        vision_model: input.vision_model.clone(),
+        vision_model: input
+            .vision
+            .as_ref()
+            .and_then(|v| v.config().vision_model.clone()),
         pdf_path: pdf_name,
         started_at,
         duration_ms: started.elapsed().as_millis() as u64,

@@ -149,6 +149,7 @@ pub struct InspectDiagrams {
     pub pdf: Arc<Vec<u8>>,
     pub source: String,
     pub dimensions: Vec<Dimension>,
+    pub vision: Option<crate::judges::llm::LlmJudges>,
 }
 
 #[derive(Debug, Clone)]
@@ -170,7 +171,10 @@ impl Handler<InspectDiagrams> for VisionInspector {
                     .map_err(|e| e.to_string())
             })
             .await?;
-            let evidence = crate::vision::evidence_without_model(&images, &msg.dimensions);
+            let evidence = match &msg.vision {
+                Some(v) => crate::vision::inspect(v, &images, &msg.dimensions).await,
+                None => crate::vision::evidence_without_model(&images, &msg.dimensions),
+            };
             Ok(VisionOutput {
                 diagrams: images.len(),
                 evidence,

@@ -5,11 +5,12 @@
 //! message (the fenced evidence pack, serialised identically for every criterion and
 //! persona) form a stable prefix; the criterion question comes last.
 
+pub use super::JudgeAnswer;
 use super::JudgeRequest;
 use crate::llm::prompts::Prompts;
 use crate::llm::structured::{SchemaSpec, strict_schema_for};
 use crate::llm::{self, AskError, LlmClient, LlmConfig, ModeSwitch, UsageLedger};
-use crate::model::{Judge, JudicialOpinion, OpinionSource, Score, TokenUsage};
+use crate::model::{Judge, JudicialOpinion, OpinionSource, Score};
 use crate::rubric::Rubric;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
@@ -42,14 +43,6 @@ pub struct OpinionAnswer {
 }
 
 /// A validated opinion and what it cost.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JudgeAnswer {
-    pub opinion: JudicialOpinion,
-    /// Tokens of every request made for this opinion (rejected answers included).
-    pub usage: TokenUsage,
-    /// HTTP requests sent for this opinion (transport retries and re-asked answers included).
-    pub attempts: u32,
-}
 
 /// Why a judge delivered no opinion. The shell records a failed opinion, never a score.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -120,3 +120,25 @@ impl JudgeService for OfflineJudges {
         crate::model::JudgeMode::Offline
     }
 }
+
+impl JudgeService for llm::LlmJudges {
+    fn judge(&self, req: JudgeRequest) -> JudgeFuture {
+        let judges = self.clone();
+        Box::pin(async move {
+            judges.judge(&req).await.map_err(|e| match e {
+                llm::JudgeError::Transport { .. } => JudgeFault::Crashed(e.to_string()),
+                llm::JudgeError::Invalid { .. } | llm::JudgeError::UnknownCriterion { .. } => {
+                    JudgeFault::Invalid(e.to_string())
+                }
+            })
+        })
+    }
+
+    fn model(&self, persona: Judge) -> Option<String> {
+        Some(self.config().model_for(persona).to_string())
+    }
+
+    fn mode(&self) -> crate::model::JudgeMode {
+        crate::model::JudgeMode::Llm
+    }
+}
