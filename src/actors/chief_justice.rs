@@ -43,8 +43,8 @@ impl Handler<Deliberate> for ChiefJustice {
             parent: &msg.parent,
             "chief_justice.deliberate",
             criterion = %msg.dimension.id,
-            opinions = msg.opinions.len(),
-            failures = msg.failures.len(),
+            opinions = msg.opinions.len() as i64,
+            failures = msg.failures.len() as i64,
             final_score = tracing::field::Empty,
             rules_applied = tracing::field::Empty,
         );
@@ -58,9 +58,9 @@ impl Handler<Deliberate> for ChiefJustice {
             msg.upstream_flags,
         );
         if let Some(score) = result.final_score {
-            span.record("final_score", score.get());
+            span.record("final_score", i64::from(score.get()));
         }
-        span.record("rules_applied", result.rules_applied.len());
+        span.record("rules_applied", result.rules_applied.len() as i64);
         MessageResult(result)
     }
 }
@@ -87,7 +87,7 @@ impl Handler<Compose> for ChiefJustice {
         let _span = tracing::info_span!(
             parent: &msg.parent,
             "chief_justice.compose",
-            criteria = msg.results.len()
+            criteria = msg.results.len() as i64
         )
         .entered();
         MessageResult(justice::compose(

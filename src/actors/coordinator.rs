@@ -217,20 +217,24 @@ fn barrier_span(
     expected: usize,
     submission: &str,
 ) -> tracing::Span {
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "barrier",
         "otel.name" = %match criterion {
             Some(c) => format!("barrier {name} {c}"),
             None => format!("barrier {name}"),
         },
         barrier = %name,
-        criterion = criterion.unwrap_or(""),
+        criterion = tracing::field::Empty,
         submission = %submission,
-        expected,
+        expected = expected as i64,
         arrived = tracing::field::Empty,
         failed = tracing::field::Empty,
         timed_out = tracing::field::Empty,
-    )
+    );
+    if let Some(c) = criterion {
+        span.record("criterion", c);
+    }
+    span
 }
 
 /// What the detectives and the aggregation step produced: everything the judges will see.
@@ -501,15 +505,15 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     }
     let _ = barrier.arrive(Detective::VisionInspector, ());
     debug_assert!(barrier.is_complete());
-    barrier_span.record("arrived", barrier.arrived_len());
-    barrier_span.record("failed", failed);
-    barrier_span.record("timed_out", timed_out);
+    barrier_span.record("arrived", barrier.arrived_len() as i64);
+    barrier_span.record("failed", failed as i64);
+    barrier_span.record("timed_out", timed_out as i64);
     barrier_span.in_scope(|| {
         tracing::info!(
-            expected = barrier.expected_len(),
-            arrived = barrier.arrived_len(),
-            failed,
-            timed_out,
+            expected = barrier.expected_len() as i64,
+            arrived = barrier.arrived_len() as i64,
+            failed = failed as i64,
+            timed_out = timed_out as i64,
             "detective barrier released"
         )
     });
@@ -679,15 +683,15 @@ async fn judge_and_rule(
                 .unwrap_or_else(|| (tracing::Span::none(), 0));
             let (arrived, _missing) = b.release();
             let failed = arrived.values().filter(|r| r.is_err()).count();
-            span.record("arrived", arrived.len());
-            span.record("failed", failed);
-            span.record("timed_out", timed_out);
+            span.record("arrived", arrived.len() as i64);
+            span.record("failed", failed as i64);
+            span.record("timed_out", timed_out as i64);
             span.in_scope(|| {
                 tracing::info!(
                     %criterion,
-                    arrived = arrived.len(),
-                    failed,
-                    timed_out,
+                    arrived = arrived.len() as i64,
+                    failed = failed as i64,
+                    timed_out = timed_out as i64,
                     "criterion barrier released"
                 )
             });
@@ -900,7 +904,7 @@ async fn supervised_request(
                     criterion = %criterion,
                     fault = %crate::telemetry::redact(&fault),
                     within_intensity = allowed,
-                    restarts_total = counters.restarts.get(),
+                    restarts_total = i64::from(counters.restarts.get()),
                 )
                 .entered();
             }
@@ -918,7 +922,7 @@ async fn supervised_request(
     .await;
     span.in_scope(|| match &result {
         Ok(answer) => {
-            span.record("score", answer.opinion.score.get());
+            span.record("score", i64::from(answer.opinion.score.get()));
             crate::telemetry::genai::record_opinion(&answer.opinion);
         }
         Err(reason) => {
@@ -931,7 +935,7 @@ async fn supervised_request(
         }
     });
     if timeouts > 0 {
-        span.record("timeouts", timeouts);
+        span.record("timeouts", i64::from(timeouts));
     }
     (result, timeouts > 0)
 }

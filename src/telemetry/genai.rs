@@ -102,10 +102,10 @@ impl ChatSpan {
             "gen_ai.request.max_tokens" = Empty,
             "gen_ai.request.seed" = Empty,
             "server.address" = %address,
-            "server.port" = port,
+            "server.port" = i64::from(port),
             persona = Empty,
             criterion = Empty,
-            "auditor.attempt" = req.attempt,
+            "auditor.attempt" = i64::from(req.attempt),
             "gen_ai.response.model" = Empty,
             "gen_ai.response.id" = Empty,
             "gen_ai.usage.input_tokens" = Empty,
@@ -118,7 +118,7 @@ impl ChatSpan {
             span.record("gen_ai.request.temperature", t);
         }
         if let Some(m) = req.max_tokens {
-            span.record("gen_ai.request.max_tokens", m);
+            span.record("gen_ai.request.max_tokens", i64::from(m));
         }
         if let Some(s) = req.seed {
             span.record("gen_ai.request.seed", s);
@@ -155,9 +155,12 @@ impl ChatSpan {
 
     /// Token usage reported by the provider.
     pub fn record_usage(&self, input_tokens: u64, output_tokens: u64) {
-        self.span.record("gen_ai.usage.input_tokens", input_tokens);
+        // Integers reach OTLP as ints only when recorded as i64 (tracing-opentelemetry 0.34
+        // records u64 fields as strings).
         self.span
-            .record("gen_ai.usage.output_tokens", output_tokens);
+            .record("gen_ai.usage.input_tokens", saturating_i64(input_tokens));
+        self.span
+            .record("gen_ai.usage.output_tokens", saturating_i64(output_tokens));
     }
 
     /// Marks the call failed. `error_type` is a short low-cardinality class (`timeout`,
@@ -198,10 +201,11 @@ pub struct Evaluation<'a> {
     pub persona: &'a str,
 }
 
-/// Emits a `gen_ai.evaluation.result` event on the current span.
+/// Emits a `gen_ai.evaluation.result` event on the current span (a debug event on stderr;
+/// always exported when OTLP export is on).
 pub fn record_evaluation(ev: &Evaluation<'_>) {
     let explanation = truncate(&redact(ev.explanation));
-    tracing::info!(
+    tracing::debug!(
         "gen_ai.evaluation.name" = %ev.name,
         "gen_ai.evaluation.score.value" = ev.score,
         "gen_ai.evaluation.explanation" = %explanation,
@@ -267,6 +271,10 @@ pub fn server_of(base_url: Option<&str>) -> (String, u16) {
         ),
         None => ("api.openai.com".to_string(), 443),
     }
+}
+
+fn saturating_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 fn truncate(text: &str) -> String {

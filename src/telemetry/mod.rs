@@ -177,6 +177,10 @@ pub enum TelemetryError {
     },
     #[error("could not set up the OTLP exporter: {0}")]
     Exporter(String),
+    #[error(
+        "the last spans could not be sent to {endpoint}: {problem} (is the collector running and reachable?)"
+    )]
+    Flush { endpoint: String, problem: String },
     #[error("logging was already initialised in this process")]
     AlreadyInitialised,
 }
@@ -451,6 +455,8 @@ pub fn content_capture_enabled() -> bool {
 #[must_use = "dropping the guard shuts the exporter down: keep it until the end of main"]
 pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
+    /// The traces endpoint, redacted, for error messages.
+    endpoint: String,
 }
 
 impl TelemetryGuard {
@@ -463,17 +469,20 @@ impl TelemetryGuard {
     pub fn shutdown(&mut self) -> Result<(), TelemetryError> {
         match self.provider.take() {
             None => Ok(()),
-            Some(p) => shutdown_provider(&p),
+            Some(p) => shutdown_provider(&p).map_err(|problem| TelemetryError::Flush {
+                endpoint: self.endpoint.clone(),
+                problem,
+            }),
         }
     }
 }
 
-fn shutdown_provider(p: &SdkTracerProvider) -> Result<(), TelemetryError> {
+fn shutdown_provider(p: &SdkTracerProvider) -> Result<(), String> {
     let flushed = p.force_flush();
     let shut = p.shutdown_with_timeout(SHUTDOWN_TIMEOUT);
     flushed
         .and(shut)
-        .map_err(|e| TelemetryError::Exporter(format!("the last spans could not be sent: {e}")))
+        .map_err(|e| redact(&e.to_string()).into_owned())
 }
 
 impl Drop for TelemetryGuard {
@@ -516,8 +525,10 @@ pub fn init(cfg: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
         let tracer = p.tracer("auditor");
         // The exported spans do not depend on the stderr level: everything the auditor
         // instruments at info and above.
-        let otel_filter =
-            tracing_subscriber::filter::Targets::new().with_target("auditor", tracing::Level::INFO);
+        let otel_filter = tracing_subscriber::filter::Targets::new()
+            .with_target("auditor", tracing::Level::INFO)
+            // Judge verdicts are debug events on stderr (verbose) but always exported.
+            .with_target("auditor::telemetry::genai", tracing::Level::DEBUG);
         layers.push(
             tracing_opentelemetry::layer()
                 .with_tracer(tracer)
@@ -544,7 +555,14 @@ pub fn init(cfg: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
     if let Some(p) = &provider {
         INTERRUPT_FLUSH.get_or_init(|| p.clone());
     }
-    Ok(TelemetryGuard { provider })
+    Ok(TelemetryGuard {
+        provider,
+        endpoint: cfg
+            .otlp
+            .as_ref()
+            .map(|o| redact_url(&o.traces_endpoint))
+            .unwrap_or_default(),
+    })
 }
 
 fn build_provider(otlp: &OtlpConfig) -> Result<SdkTracerProvider, TelemetryError> {
