@@ -478,10 +478,9 @@ impl TelemetryGuard {
 }
 
 fn shutdown_provider(p: &SdkTracerProvider) -> Result<(), String> {
-    let flushed = p.force_flush();
-    let shut = p.shutdown_with_timeout(SHUTDOWN_TIMEOUT);
-    flushed
-        .and(shut)
+    // Shutting the batch processor down exports what is still queued, bounded by the timeout
+    // (a collector that does not answer cannot hold the process for long).
+    p.shutdown_with_timeout(SHUTDOWN_TIMEOUT)
         .map_err(|e| redact(&e.to_string()).into_owned())
 }
 
@@ -640,7 +639,7 @@ pub fn install_interrupt_handler() -> Result<(), TelemetryError> {
                 let _ = tx.send(true);
                 signals.next().await;
                 if let Some(p) = INTERRUPT_FLUSH.get() {
-                    let _ = p.force_flush();
+                    let _ = p.shutdown_with_timeout(Duration::from_secs(2));
                 }
                 std::process::exit(EXIT_INTERRUPTED);
             })
