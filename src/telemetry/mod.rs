@@ -507,6 +507,7 @@ pub fn init(cfg: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let fmt_layer: Boxed = match cfg.format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
+            .fmt_fields(TextFields)
             .with_writer(std::io::stderr)
             .with_ansi(ansi)
             .with_filter(filter)
@@ -589,6 +590,56 @@ fn build_provider(otlp: &OtlpConfig) -> Result<SdkTracerProvider, TelemetryError
         .with_batch_exporter(exporter)
         .with_resource(resource)
         .build())
+}
+
+/// Human-readable fields: like tracing-subscriber's default, without the `otel.*` fields that
+/// only steer the exporter (span name, kind, status).
+struct TextFields;
+
+impl<'writer> tracing_subscriber::fmt::FormatFields<'writer> for TextFields {
+    fn format_fields<R: tracing_subscriber::field::RecordFields>(
+        &self,
+        mut writer: tracing_subscriber::fmt::format::Writer<'writer>,
+        fields: R,
+    ) -> fmt::Result {
+        let mut visitor = TextVisitor {
+            writer: &mut writer,
+            first: true,
+            result: Ok(()),
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct TextVisitor<'a, 'w> {
+    writer: &'a mut tracing_subscriber::fmt::format::Writer<'w>,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl tracing::field::Visit for TextVisitor<'_, '_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.record_debug(field, &format_args!("{value}"));
+        } else {
+            self.record_debug(field, &value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
+        let name = field.name();
+        if self.result.is_err() || name.starts_with("otel.") {
+            return;
+        }
+        let sep = if self.first { "" } else { " " };
+        self.first = false;
+        self.result = if name == "message" {
+            write!(self.writer, "{sep}{value:?}")
+        } else {
+            write!(self.writer, "{sep}{name}={value:?}")
+        };
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
