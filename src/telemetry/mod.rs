@@ -950,6 +950,49 @@ mod tests {
     }
 
     #[test]
+    fn text_logs_hide_exporter_only_fields() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buf(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0
+                    .lock()
+                    .map_err(|_| std::io::ErrorKind::Other)?
+                    .extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let writer = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .fmt_fields(TextFields)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!(
+                "barrier",
+                "otel.name" = "barrier detectives",
+                barrier = "detectives",
+                arrived = tracing::field::Empty
+            );
+            span.record("arrived", 3);
+            span.in_scope(|| tracing::info!(kind = "x", "released"));
+        });
+        let out = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            out.contains("barrier{barrier=\"detectives\" arrived=3}"),
+            "{out}"
+        );
+        assert!(out.contains("released kind=\"x\""), "{out}");
+        assert!(!out.contains("otel."), "{out}");
+    }
+
+    #[test]
     fn urls_lose_credentials() {
         let r = redact_url("https://user:pw@host:4318/v1/traces?key=abc");
         assert!(!r.contains("pw") && !r.contains("abc"), "{r}");
