@@ -85,6 +85,12 @@ async fn an_audit_exports_its_graph_as_one_trace() {
         .find(|s| s.name == "audit")
         .expect("audit span");
     assert_eq!(audit.str("submission"), Some("repo"));
+    assert_eq!(audit.str("judge_mode"), Some("Offline"));
+    assert!(
+        audit.int("criteria_flagged").is_some(),
+        "the audit span carries the outcome: {:?}",
+        audit.attrs
+    );
     for s in &spans {
         assert_eq!(
             s.trace_id, audit.trace_id,

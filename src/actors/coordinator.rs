@@ -310,15 +310,32 @@ impl Handler<JudgeCollected> for Coordinator {
 async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOutcome {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();
-    let span =
-        tracing::info_span!("audit", submission = %input.submission, repo = %input.repo.source);
-    async move {
+    let span = tracing::info_span!(
+        "audit",
+        submission = %input.submission,
+        repo = %input.repo.source,
+        judge_mode = ?service.mode(),
+        overall_score = tracing::field::Empty,
+        criteria_flagged = tracing::field::Empty,
+    );
+    let outcome = async move {
         let rubric: Arc<Rubric> = Arc::new(input.rubric.rubric.clone());
         let collected = collect_evidence(&input, &rubric).await;
         judge_and_rule(input, service, rubric, started, started_at, collected).await
     }
-    .instrument(span)
-    .await
+    .instrument(span.clone())
+    .await;
+    if let Some(score) = outcome.report.overall_score {
+        span.record("overall_score", score);
+    }
+    let flagged = outcome
+        .report
+        .criteria
+        .iter()
+        .filter(|c| !c.is_clean())
+        .count();
+    span.record("criteria_flagged", flagged as i64);
+    outcome
 }
 
 async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected {

@@ -183,6 +183,8 @@ pub enum TelemetryError {
     Flush { endpoint: String, problem: String },
     #[error("logging was already initialised in this process")]
     AlreadyInitialised,
+    #[error("cannot listen for Ctrl-C: {0}")]
+    Signals(String),
 }
 
 impl TelemetryConfig {
@@ -667,7 +669,7 @@ pub fn install_interrupt_handler() -> Result<(), TelemetryError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| TelemetryError::Exporter(format!("cannot listen for Ctrl-C: {e}")))?;
+        .map_err(|e| TelemetryError::Signals(e.to_string()))?;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
     std::thread::Builder::new()
         .name("auditor-signals".into())
@@ -695,15 +697,11 @@ pub fn install_interrupt_handler() -> Result<(), TelemetryError> {
                 std::process::exit(EXIT_INTERRUPTED);
             })
         })
-        .map_err(|e| TelemetryError::Exporter(format!("cannot listen for Ctrl-C: {e}")))?;
+        .map_err(|e| TelemetryError::Signals(e.to_string()))?;
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(TelemetryError::Exporter(format!(
-            "cannot listen for Ctrl-C: {e}"
-        ))),
-        Err(_) => Err(TelemetryError::Exporter(
-            "cannot listen for Ctrl-C: the signal thread stopped".into(),
-        )),
+        Ok(Err(e)) => Err(TelemetryError::Signals(e)),
+        Err(_) => Err(TelemetryError::Signals("the signal thread stopped".into())),
     }
 }
 
