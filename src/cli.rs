@@ -21,6 +21,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_INTERNAL: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
 pub const EXIT_INCOMPLETE: i32 = 3;
+/// Stopped by Ctrl-C (or SIGTERM); spans are flushed before exit.
+pub const EXIT_INTERRUPTED: i32 = crate::telemetry::EXIT_INTERRUPTED;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -70,11 +72,7 @@ pub enum JudgesArg {
     Offline,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
-}
+pub use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
 pub struct LogArgs {
@@ -154,55 +152,82 @@ pub fn main() -> i32 {
             };
         }
     };
-    init_logging(&cli.log);
+    let format = cli.log.log_format;
+    // The guard flushes and shuts the span exporter down when dropped. It lives in this
+    // function, so it is dropped on every path below (success, error, Ctrl-C, and unwinding
+    // from a panic) before `main.rs` calls `process::exit`, which runs no destructors.
+    let telemetry = match init_telemetry(&cli.log) {
+        Ok(guard) => guard,
+        Err(e) => {
+            print_error(format, "error", &e.to_string());
+            return EXIT_BAD_INPUT;
+        }
+    };
     let result = match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Evidence(args) => run_evidence(args),
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(Failure::BadInput(e)) => {
-            eprintln!("error: {e}");
+            print_error(format, "error", &e.to_string());
             EXIT_BAD_INPUT
         }
         Err(Failure::Internal(e)) => {
-            eprintln!("internal error: {e}");
+            print_error(format, "internal error", &e);
             EXIT_INTERNAL
         }
+        Err(Failure::Interrupted) => {
+            print_error(format, "interrupted", "no report was written");
+            EXIT_INTERRUPTED
+        }
+    };
+    drop(telemetry);
+    code
+}
+
+/// Logs on stderr, OTLP export when configured, and Ctrl-C handling.
+fn init_telemetry(log: &LogArgs) -> Result<crate::telemetry::TelemetryGuard, String> {
+    use crate::telemetry::{LogOptions, TelemetryConfig};
+    let cfg = TelemetryConfig::from_env(LogOptions {
+        verbose: log.verbose,
+        quiet: log.quiet,
+        format: log.log_format,
+    })
+    .map_err(|e| e.to_string())?;
+    let guard = crate::telemetry::init(&cfg).map_err(|e| e.to_string())?;
+    crate::telemetry::install_interrupt_handler().map_err(|e| e.to_string())?;
+    Ok(guard)
+}
+
+/// An error for the user on stderr: a plain line, or one JSON object with `--log-format json`
+/// (so that every stderr line parses as JSON).
+fn print_error(format: LogFormat, prefix: &str, message: &str) {
+    match format {
+        LogFormat::Text => eprintln!("{prefix}: {message}"),
+        LogFormat::Json => eprintln!(
+            "{}",
+            serde_json::json!({
+                "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                "level": "ERROR",
+                "fields": { "message": format!("{prefix}: {message}") },
+                "target": "auditor::cli",
+            })
+        ),
     }
 }
 
 enum Failure {
     BadInput(BadInput),
     Internal(String),
+    /// Ctrl-C: the graph was dropped (its spans ended) and nothing was written.
+    Interrupted,
 }
 
 impl From<BadInput> for Failure {
     fn from(e: BadInput) -> Self {
         Failure::BadInput(e)
     }
-}
-
-fn init_logging(args: &LogArgs) {
-    use tracing_subscriber::EnvFilter;
-    let default = if args.quiet {
-        "error"
-    } else {
-        match args.verbose {
-            0 => "warn",
-            1 => "info",
-            2 => "debug",
-            _ => "trace",
-        }
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match args.log_format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    };
 }
 
 /// Everything validated before the graph starts.
@@ -382,12 +407,16 @@ fn run_actor_graph(
     service: Rc<dyn JudgeService>,
 ) -> Result<AuditOutcome, Failure> {
     let system = actix::System::new();
-    system
-        .block_on(async move {
-            let coordinator = Coordinator::new(service).start();
-            coordinator.send(RunAudit(input)).await
-        })
-        .map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
+    system.block_on(async move {
+        let coordinator = Coordinator::new(service).start();
+        tokio::select! {
+            r = coordinator.send(RunAudit(input)) => {
+                r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
+            }
+            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
+        }
+    })
+    // `system` is dropped here: on Ctrl-C the graph's futures are dropped and their spans end.
 }
 
 /// The JSON sidecar: the report, all evidence and the detectives' facts.
@@ -452,14 +481,16 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
 fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
     let prepared = prepare(&args.source)?;
     let system = actix::System::new();
-    let collected = system
-        .block_on(async move {
-            let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
-            coordinator
-                .send(crate::actors::coordinator::CollectEvidence(prepared.input))
-                .await
-        })
-        .map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))?;
+    let collected = system.block_on(async move {
+        let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
+        tokio::select! {
+            r = coordinator.send(crate::actors::coordinator::CollectEvidence(prepared.input)) => {
+                r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
+            }
+            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
+        }
+    })?;
+    drop(system);
     if args.json {
         let mut repo = collected
             .repo_facts
@@ -501,7 +532,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
             }
         }
         for e in &collected.state.errors {
-            eprintln!("error in {:?}: {}", e.stage, e.message);
+            tracing::error!(stage = ?e.stage, "{}", e.message);
         }
     }
     let degraded = !collected.state.errors.is_empty()

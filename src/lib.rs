@@ -15,5 +15,6 @@ pub mod pdf;
 pub mod repo;
 pub mod report;
 pub mod rubric;
+pub mod telemetry;
 pub mod testkit;
 pub mod vision;

@@ -31,22 +31,37 @@ pub struct Deliberate {
     pub opinions: Vec<JudicialOpinion>,
     pub failures: Vec<JudgeFailure>,
     pub upstream_flags: Vec<CriterionFlag>,
+    /// The coordinator's span (actix messages carry no span context).
+    pub parent: tracing::Span,
 }
 
 impl Handler<Deliberate> for ChiefJustice {
     type Result = MessageResult<Deliberate>;
 
     fn handle(&mut self, msg: Deliberate, _ctx: &mut Self::Context) -> Self::Result {
-        let _span = tracing::info_span!("chief_justice.deliberate", criterion = %msg.dimension.id)
-            .entered();
-        MessageResult(justice::deliberate(
+        let span = tracing::info_span!(
+            parent: &msg.parent,
+            "chief_justice.deliberate",
+            criterion = %msg.dimension.id,
+            opinions = msg.opinions.len() as i64,
+            failures = msg.failures.len() as i64,
+            final_score = tracing::field::Empty,
+            rules_applied = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        let result = justice::deliberate(
             &msg.dimension,
             &msg.synthesis_rules,
             &msg.evidence,
             &msg.opinions,
             &msg.failures,
             msg.upstream_flags,
-        ))
+        );
+        if let Some(score) = result.final_score {
+            span.record("final_score", i64::from(score.get()));
+        }
+        span.record("rules_applied", result.rules_applied.len() as i64);
+        MessageResult(result)
     }
 }
 
@@ -61,13 +76,20 @@ pub struct Compose {
     pub metadata: RunMetadata,
     pub errors: Vec<AuditError>,
     pub evidence: BTreeMap<String, Vec<Evidence>>,
+    /// The coordinator's span (actix messages carry no span context).
+    pub parent: tracing::Span,
 }
 
 impl Handler<Compose> for ChiefJustice {
     type Result = MessageResult<Compose>;
 
     fn handle(&mut self, msg: Compose, _ctx: &mut Self::Context) -> Self::Result {
-        let _span = tracing::info_span!("chief_justice.compose").entered();
+        let _span = tracing::info_span!(
+            parent: &msg.parent,
+            "chief_justice.compose",
+            criteria = msg.results.len() as i64
+        )
+        .entered();
         MessageResult(justice::compose(
             &msg.repo_url,
             msg.commit,

@@ -148,22 +148,94 @@ enum Branch<T> {
     Failed(String),
 }
 
-async fn ask<M, A, T>(addr: &Addr<A>, msg: M, timeout: Duration, who: &str) -> Branch<T>
+async fn ask<M, A, T>(
+    addr: &Addr<A>,
+    msg: M,
+    timeout: Duration,
+    who: &str,
+    timeouts: &Cell<usize>,
+) -> Branch<T>
 where
     A: Actor<Context = Context<A>> + Handler<M>,
     M: Message<Result = Result<T, DetectiveError>> + Send + 'static,
     T: Send + 'static,
 {
-    match addr.send(msg).timeout(timeout).await {
-        Ok(Ok(v)) => Branch::Done(v),
-        Ok(Err(DetectiveError::Unreadable(e))) => Branch::Missing(e),
-        Ok(Err(DetectiveError::Crashed(e))) => Branch::Failed(e),
-        Err(MailboxError::Timeout) => Branch::Failed(format!(
-            "{who} did not answer within {}s (detective barrier timeout)",
-            timeout.as_secs()
-        )),
-        Err(MailboxError::Closed) => Branch::Failed(format!("{who} stopped unexpectedly")),
+    let (branch, outcome) = match addr.send(msg).timeout(timeout).await {
+        Ok(Ok(v)) => (Branch::Done(v), "done"),
+        Ok(Err(DetectiveError::Unreadable(e))) => (Branch::Missing(e), "evidence_missing"),
+        Ok(Err(DetectiveError::Crashed(e))) => (Branch::Failed(e), "node_failure"),
+        Err(MailboxError::Timeout) => (
+            {
+                timeouts.set(timeouts.get() + 1);
+                Branch::Failed(format!(
+                    "{who} did not answer within {}s (detective barrier timeout)",
+                    timeout.as_secs()
+                ))
+            },
+            "timed_out",
+        ),
+        Err(MailboxError::Closed) => (
+            Branch::Failed(format!("{who} stopped unexpectedly")),
+            "node_failure",
+        ),
+    };
+    // Recorded on the `detective` span this future is instrumented with.
+    let span = tracing::Span::current();
+    span.record("outcome", outcome);
+    match &branch {
+        Branch::Done(_) => {}
+        Branch::Missing(e) | Branch::Failed(e) => {
+            span.record("error.type", outcome);
+            span.record("otel.status_code", "ERROR");
+            span.record(
+                "otel.status_description",
+                crate::telemetry::redact(e).as_ref(),
+            );
+        }
     }
+    branch
+}
+
+/// The span of one detective's handling of its message (a child of the detective barrier).
+fn detective_span(barrier: &tracing::Span, who: Detective, submission: &str) -> tracing::Span {
+    tracing::info_span!(
+        parent: barrier,
+        "detective",
+        "otel.name" = %format!("detective {who}"),
+        detective = %who,
+        submission = %submission,
+        outcome = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+        "otel.status_code" = tracing::field::Empty,
+        "otel.status_description" = tracing::field::Empty,
+    )
+}
+
+/// The span of a fan-in point, open from the fan-out to the release.
+fn barrier_span(
+    name: &str,
+    criterion: Option<&str>,
+    expected: usize,
+    submission: &str,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        "barrier",
+        "otel.name" = %match criterion {
+            Some(c) => format!("barrier {name} {c}"),
+            None => format!("barrier {name}"),
+        },
+        barrier = %name,
+        criterion = tracing::field::Empty,
+        submission = %submission,
+        expected = expected as i64,
+        arrived = tracing::field::Empty,
+        failed = tracing::field::Empty,
+        timed_out = tracing::field::Empty,
+    );
+    if let Some(c) = criterion {
+        span.record("criterion", c);
+    }
+    span
 }
 
 /// What the detectives and the aggregation step produced: everything the judges will see.
@@ -188,7 +260,12 @@ impl Handler<CollectEvidence> for Coordinator {
     fn handle(&mut self, msg: CollectEvidence, _ctx: &mut Self::Context) -> Self::Result {
         Box::pin(async move {
             let rubric: Arc<Rubric> = Arc::new(msg.0.rubric.rubric.clone());
-            collect_evidence(&msg.0, &rubric).await
+            let span = tracing::info_span!(
+                "collect_evidence",
+                submission = %msg.0.submission,
+                repo = %msg.0.repo.source
+            );
+            collect_evidence(&msg.0, &rubric).instrument(span).await
         })
     }
 }
@@ -211,6 +288,12 @@ impl Handler<JudgeCollected> for Coordinator {
             let rubric: Arc<Rubric> = Arc::new(msg.input.rubric.rubric.clone());
             let started = Instant::now();
             let started_at = chrono::Utc::now().to_rfc3339();
+            let span = tracing::info_span!(
+                "audit",
+                submission = %msg.input.submission,
+                repo = %msg.input.repo.source,
+                resumed = true
+            );
             judge_and_rule(
                 msg.input,
                 service,
@@ -219,6 +302,7 @@ impl Handler<JudgeCollected> for Coordinator {
                 started_at,
                 msg.collected,
             )
+            .instrument(span)
             .await
         })
     }
@@ -227,15 +311,32 @@ impl Handler<JudgeCollected> for Coordinator {
 async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOutcome {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();
-    let span =
-        tracing::info_span!("audit", submission = %input.submission, repo = %input.repo.source);
-    async move {
+    let span = tracing::info_span!(
+        "audit",
+        submission = %input.submission,
+        repo = %input.repo.source,
+        judge_mode = ?service.mode(),
+        overall_score = tracing::field::Empty,
+        criteria_flagged = tracing::field::Empty,
+    );
+    let outcome = async move {
         let rubric: Arc<Rubric> = Arc::new(input.rubric.rubric.clone());
         let collected = collect_evidence(&input, &rubric).await;
         judge_and_rule(input, service, rubric, started, started_at, collected).await
     }
-    .instrument(span)
-    .await
+    .instrument(span.clone())
+    .await;
+    if let Some(score) = outcome.report.overall_score {
+        span.record("overall_score", score);
+    }
+    let flagged = outcome
+        .report
+        .criteria
+        .iter()
+        .filter(|c| !c.is_clean())
+        .count();
+    span.record("criteria_flagged", flagged as i64);
+    outcome
 }
 
 async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected {
@@ -254,6 +355,12 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         Detective::DocAnalyst,
         Detective::VisionInspector,
     ]);
+    let submission = input.submission.as_str();
+    let barrier_span = barrier_span("detectives", None, barrier.expected_len(), submission);
+    let repo_span = detective_span(&barrier_span, Detective::RepoInvestigator, submission);
+    let doc_span = detective_span(&barrier_span, Detective::DocAnalyst, submission);
+    let vision_span = detective_span(&barrier_span, Detective::VisionInspector, submission);
+    let timeouts = Cell::new(0usize);
 
     let mut repo_request = input.repo.clone();
     if let PdfSource::InRepo(path) = &input.pdf {
@@ -262,12 +369,14 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     let repo_msg = InvestigateRepo {
         request: repo_request,
         dimensions: repo_dims.clone(),
+        parent: repo_span.clone(),
     };
 
     let (repo_branch, pdf_bytes): (Branch<RepoOutput>, Result<(Arc<Vec<u8>>, String), String>) =
         match &input.pdf {
             PdfSource::File(path) => {
-                let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator");
+                let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
+                    .instrument(repo_span.clone());
                 let read = tokio::fs::read(path.clone());
                 let (repo_branch, bytes) = futures::join!(repo_fut, read);
                 let name = path.display().to_string();
@@ -278,7 +387,9 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             }
             PdfSource::InRepo(_) => {
                 // The report lives in the repository: the paperwork detectives wait for it.
-                let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator").await;
+                let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
+                    .instrument(repo_span.clone())
+                    .await;
                 let bytes = match &repo_branch {
                     Branch::Done(out) => match &out.facts.report_pdf {
                         Some(f) => Ok((Arc::new(f.bytes.clone()), format!("repo:{}", f.path))),
@@ -304,10 +415,13 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
                     pdf: bytes.clone(),
                     source: name.clone(),
                     dimensions: doc_dims.clone(),
+                    parent: doc_span.clone(),
                 },
                 t,
                 "DocAnalyst",
-            );
+                &timeouts,
+            )
+            .instrument(doc_span.clone());
             let vision = ask(
                 &vision_addr,
                 InspectDiagrams {
@@ -315,17 +429,36 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
                     source: name.clone(),
                     dimensions: vision_dims.clone(),
                     vision: input.vision.clone(),
+                    parent: vision_span.clone(),
                 },
                 t,
                 "VisionInspector",
-            );
+                &timeouts,
+            )
+            .instrument(vision_span.clone());
             futures::join!(doc, vision)
         }
-        Err(reason) => (
-            Branch::Missing(reason.clone()),
-            Branch::Missing(reason.clone()),
-        ),
+        Err(reason) => {
+            for span in [&doc_span, &vision_span] {
+                span.record("outcome", "evidence_missing");
+                span.record("error.type", "evidence_missing");
+            }
+            (
+                Branch::Missing(reason.clone()),
+                Branch::Missing(reason.clone()),
+            )
+        }
     };
+    drop((repo_span, doc_span, vision_span));
+    let timed_out = timeouts.get();
+    let failed = [
+        !matches!(&repo_branch, Branch::Done(_)),
+        !matches!(&doc_branch, Branch::Done(_)),
+        !matches!(&vision_branch, Branch::Done(_)),
+    ]
+    .iter()
+    .filter(|t| **t)
+    .count();
 
     // ---- detective barrier ---------------------------------------------------------------------
     let mut repo_facts = None;
@@ -391,11 +524,19 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     }
     let _ = barrier.arrive(Detective::VisionInspector, ());
     debug_assert!(barrier.is_complete());
-    tracing::info!(
-        expected = barrier.expected_len(),
-        arrived = barrier.arrived_len(),
-        "detective barrier released"
-    );
+    barrier_span.record("arrived", barrier.arrived_len() as i64);
+    barrier_span.record("failed", failed as i64);
+    barrier_span.record("timed_out", timed_out as i64);
+    barrier_span.in_scope(|| {
+        tracing::info!(
+            expected = barrier.expected_len() as i64,
+            arrived = barrier.arrived_len() as i64,
+            failed = failed as i64,
+            timed_out = timed_out as i64,
+            "detective barrier released"
+        )
+    });
+    drop(barrier_span);
 
     // ---- EvidenceAggregator --------------------------------------------------------------------
     if let (Some(pdf), Some(repo)) = (pdf_facts.as_mut(), repo_facts.as_ref()) {
@@ -479,6 +620,23 @@ async fn judge_and_rule(
         .iter()
         .map(|d| (d.id.clone(), Barrier::new(Judge::ALL)))
         .collect();
+    let audit_span = tracing::Span::current();
+    let submission = input.submission.clone();
+    // One span per criterion barrier, open from the fan-out to the release; the three judge
+    // requests of the criterion are its children.
+    let mut barrier_spans: BTreeMap<String, (tracing::Span, usize)> = rubric
+        .dimensions
+        .iter()
+        .map(|d| {
+            (
+                d.id.clone(),
+                (
+                    barrier_span("criterion", Some(&d.id), Judge::ALL.len(), &submission),
+                    0,
+                ),
+            )
+        })
+        .collect();
     let mut in_flight = FuturesUnordered::new();
     for d in &rubric.dimensions {
         for persona in Judge::ALL {
@@ -492,9 +650,23 @@ async fn judge_and_rule(
             let budgets = budgets.clone();
             let counters = counters.clone();
             let timeout = input.timeouts.judge_request;
+            let span = tracing::info_span!(
+                parent: &barrier_spans[&d.id].0,
+                "judge",
+                "otel.name" = %format!("judge {persona} {}", d.id),
+                %persona,
+                criterion = %d.id,
+                submission = %submission,
+                score = tracing::field::Empty,
+                timeouts = tracing::field::Empty,
+                "error.type" = tracing::field::Empty,
+                "otel.status_code" = tracing::field::Empty,
+                "otel.status_description" = tracing::field::Empty,
+            );
             in_flight.push(async move {
-                let result = supervised_request(addr, req, budgets, counters, timeout).await;
-                (d.id.clone(), persona, result)
+                let (result, timed_out) =
+                    supervised_request(addr, req, budgets, counters, timeout, span).await;
+                (d.id.clone(), persona, result, timed_out)
             });
         }
     }
@@ -503,7 +675,12 @@ async fn judge_and_rule(
     let mut deliberations = FuturesUnordered::new();
     let mut tokens = TokenUsage::default();
     let mut tokens_by_persona: BTreeMap<String, TokenUsage> = BTreeMap::new();
-    while let Some((criterion, persona, result)) = in_flight.next().await {
+    while let Some((criterion, persona, result, timed_out)) = in_flight.next().await {
+        if timed_out {
+            if let Some((_, n)) = barrier_spans.get_mut(&criterion) {
+                *n += 1;
+            }
+        }
         if let Ok(answer) = &result {
             tokens.add(answer.usage);
             tokens_by_persona
@@ -520,8 +697,24 @@ async fn judge_and_rule(
         }
         if b.is_complete() {
             let b = barriers.remove(&criterion).expect("barrier present");
-            tracing::info!(%criterion, "criterion barrier released");
+            let (span, timed_out) = barrier_spans
+                .remove(&criterion)
+                .unwrap_or_else(|| (tracing::Span::none(), 0));
             let (arrived, _missing) = b.release();
+            let failed = arrived.values().filter(|r| r.is_err()).count();
+            span.record("arrived", arrived.len() as i64);
+            span.record("failed", failed as i64);
+            span.record("timed_out", timed_out as i64);
+            span.in_scope(|| {
+                tracing::info!(
+                    %criterion,
+                    arrived = arrived.len() as i64,
+                    failed = failed as i64,
+                    timed_out = timed_out as i64,
+                    "criterion barrier released"
+                )
+            });
+            drop(span);
             let mut update = StateUpdate::default();
             for (judge, r) in arrived {
                 match r {
@@ -550,6 +743,7 @@ async fn judge_and_rule(
                     .cloned()
                     .collect(),
                 upstream_flags: routes::upstream_flags(&state.errors, &criterion),
+                parent: audit_span.clone(),
             };
             let chief = chief.clone();
             deliberations.push(async move { chief.send(msg).await });
@@ -616,6 +810,7 @@ async fn judge_and_rule(
             metadata: metadata.clone(),
             errors: state.errors.clone(),
             evidence: state.evidences.clone(),
+            parent: audit_span.clone(),
         })
         .await
     {
@@ -663,63 +858,106 @@ struct Counters {
 }
 
 /// Sends one request to a supervised judge: restarts it on crash or timeout and re-sends,
-/// within the persona's restart intensity. `Err` carries the reason the opinion failed.
+/// within the persona's restart intensity. `Err` carries the reason the opinion failed; the
+/// flag says whether the request timed out at least once. Runs in `span` (the `judge` span),
+/// which the judge actor also runs the service in.
 async fn supervised_request(
     addr: Addr<JudgeActor>,
     req: JudgeRequest,
     budgets: Rc<RefCell<BTreeMap<Judge, RestartIntensity>>>,
     counters: Rc<Counters>,
     timeout: Duration,
-) -> Result<JudgeAnswer, String> {
+    span: tracing::Span,
+) -> (Result<JudgeAnswer, String>, bool) {
     let persona = req.persona;
     let criterion = req.criterion_id.clone();
-    let span = tracing::info_span!("judge", %persona, %criterion);
-    async move {
-    let mut closed = 0u32;
-    loop {
-        let fault = match addr.send(Adjudicate(req.clone())).timeout(timeout).await {
-            Ok(Ok(answer)) => return Ok(answer),
-            Ok(Err(JudgeFault::Invalid(reason))) => {
-                tracing::warn!(%reason, "judge gave no valid opinion");
-                return Err(reason);
-            }
-            Ok(Err(JudgeFault::Crashed(reason))) => reason,
-            Ok(Err(JudgeFault::Panicked(reason))) => {
-                counters.restarts.set(counters.restarts.get() + 1);
-                reason
-            }
-            Err(MailboxError::Timeout) => {
-                addr.do_send(Restart);
-                counters.restarts.set(counters.restarts.get() + 1);
-                format!("{persona} did not answer within {}s", timeout.as_secs())
-            }
-            Err(MailboxError::Closed) => {
-                // The actor was restarted while this request was in flight: re-send.
-                closed += 1;
-                counters.resends.set(counters.resends.get() + 1);
-                if closed > 16 {
-                    return Err(format!(
-                        "{persona} kept stopping while working on {criterion}: unresolved, needs human review"
-                    ));
+    let judge_span = span.clone();
+    let mut timeouts = 0u32;
+    let result = async {
+        let mut closed = 0u32;
+        loop {
+            let (fault, restart) = match addr
+                .send(Adjudicate(req.clone(), judge_span.clone()))
+                .timeout(timeout)
+                .await
+            {
+                Ok(Ok(answer)) => return Ok(answer),
+                Ok(Err(JudgeFault::Invalid(reason))) => {
+                    tracing::warn!(%reason, "judge gave no valid opinion");
+                    return Err(reason);
                 }
-                continue;
+                Ok(Err(JudgeFault::Crashed(reason))) => (reason, false),
+                Ok(Err(JudgeFault::Panicked(reason))) => {
+                    counters.restarts.set(counters.restarts.get() + 1);
+                    (reason, true)
+                }
+                Err(MailboxError::Timeout) => {
+                    addr.do_send(Restart);
+                    timeouts += 1;
+                    counters.restarts.set(counters.restarts.get() + 1);
+                    (
+                        format!("{persona} did not answer within {}s", timeout.as_secs()),
+                        true,
+                    )
+                }
+                Err(MailboxError::Closed) => {
+                    // The actor was restarted while this request was in flight: re-send.
+                    closed += 1;
+                    counters.resends.set(counters.resends.get() + 1);
+                    tracing::info!(resends = closed, "judge stopped with the request in flight; re-sending");
+                    if closed > 16 {
+                        return Err(format!(
+                            "{persona} kept stopping while working on {criterion}: unresolved, needs human review"
+                        ));
+                    }
+                    continue;
+                }
+            };
+            let allowed = budgets
+                .borrow_mut()
+                .get_mut(&persona)
+                .map(|b| b.allow(Instant::now()))
+                .unwrap_or(false);
+            if restart {
+                // A zero-length marker span per restart, so trace viewers show each one.
+                let _restart = tracing::info_span!(
+                    "judge.restart",
+                    %persona,
+                    criterion = %criterion,
+                    fault = %crate::telemetry::redact(&fault),
+                    within_intensity = allowed,
+                    restarts_total = i64::from(counters.restarts.get()),
+                )
+                .entered();
             }
-        };
-        let allowed = budgets
-            .borrow_mut()
-            .get_mut(&persona)
-            .map(|b| b.allow(Instant::now()))
-            .unwrap_or(false);
-        if !allowed {
-            tracing::error!(%fault, "restart intensity exceeded");
-            return Err(format!(
-                "{fault}; restart intensity exceeded: unresolved, needs human review"
-            ));
+            if !allowed {
+                tracing::error!(%fault, "restart intensity exceeded");
+                return Err(format!(
+                    "{fault}; restart intensity exceeded: unresolved, needs human review"
+                ));
+            }
+            tracing::warn!(%fault, "judge failed; re-sending the request");
+            counters.resends.set(counters.resends.get() + 1);
         }
-        tracing::warn!(%fault, "judge failed; re-sending the request");
-        counters.resends.set(counters.resends.get() + 1);
     }
-}
-    .instrument(span)
-    .await
+    .instrument(span.clone())
+    .await;
+    span.in_scope(|| match &result {
+        Ok(answer) => {
+            span.record("score", i64::from(answer.opinion.score.get()));
+            crate::telemetry::genai::record_opinion(&answer.opinion);
+        }
+        Err(reason) => {
+            span.record("error.type", "no_opinion");
+            span.record("otel.status_code", "ERROR");
+            span.record(
+                "otel.status_description",
+                crate::telemetry::redact(reason).as_ref(),
+            );
+        }
+    });
+    if timeouts > 0 {
+        span.record("timeouts", i64::from(timeouts));
+    }
+    (result, timeouts > 0)
 }

@@ -70,6 +70,8 @@ impl Actor for RepoInvestigator {
 pub struct InvestigateRepo {
     pub request: RepoRequest,
     pub dimensions: Vec<Dimension>,
+    /// The coordinator's span for this handling (actix messages carry no span context).
+    pub parent: tracing::Span,
 }
 
 #[derive(Debug, Clone)]
@@ -84,7 +86,8 @@ impl Handler<InvestigateRepo> for RepoInvestigator {
     fn handle(&mut self, msg: InvestigateRepo, _ctx: &mut Self::Context) -> Self::Result {
         Box::pin(off_thread("RepoInvestigator", move || {
             let _span =
-                tracing::info_span!("repo_investigator", source = %msg.request.source).entered();
+                tracing::info_span!(parent: &msg.parent, "repo_investigator", source = %msg.request.source)
+                    .entered();
             let facts = repo::investigate(&msg.request).map_err(|e| e.to_string())?;
             let evidence = repo::evidence(&facts, &msg.dimensions);
             Ok(RepoOutput { facts, evidence })
@@ -110,6 +113,8 @@ pub struct AnalyseReport {
     pub pdf: Arc<Vec<u8>>,
     pub source: String,
     pub dimensions: Vec<Dimension>,
+    /// The coordinator's span for this handling (actix messages carry no span context).
+    pub parent: tracing::Span,
 }
 
 #[derive(Debug, Clone)]
@@ -123,7 +128,9 @@ impl Handler<AnalyseReport> for DocAnalyst {
 
     fn handle(&mut self, msg: AnalyseReport, _ctx: &mut Self::Context) -> Self::Result {
         Box::pin(off_thread("DocAnalyst", move || {
-            let _span = tracing::info_span!("doc_analyst", source = %msg.source).entered();
+            let _span =
+                tracing::info_span!(parent: &msg.parent, "doc_analyst", source = %msg.source)
+                    .entered();
             let facts = pdf::analyse_bytes(&msg.pdf, &msg.source).map_err(|e| e.to_string())?;
             let evidence = pdf::evidence(&facts, &msg.dimensions);
             Ok(DocOutput { facts, evidence })
@@ -150,6 +157,8 @@ pub struct InspectDiagrams {
     pub source: String,
     pub dimensions: Vec<Dimension>,
     pub vision: Option<crate::judges::llm::LlmJudges>,
+    /// The coordinator's span for this handling (actix messages carry no span context).
+    pub parent: tracing::Span,
 }
 
 #[derive(Debug, Clone)]
@@ -165,7 +174,11 @@ impl Handler<InspectDiagrams> for VisionInspector {
         Box::pin(async move {
             let pdf = msg.pdf.clone();
             let source = msg.source.clone();
+            let parent = msg.parent.clone();
             let images = off_thread("VisionInspector", move || {
+                let _span =
+                    tracing::info_span!(parent: &parent, "vision_inspector", source = %source)
+                        .entered();
                 pdf::analyse_bytes(&pdf, &source)
                     .map(|f| f.images)
                     .map_err(|e| e.to_string())

@@ -11,6 +11,7 @@ use actix::prelude::*;
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
+use tracing::Instrument;
 
 pub struct JudgeActor {
     persona: Judge,
@@ -46,10 +47,12 @@ impl Supervised for JudgeActor {
     }
 }
 
-/// Rule on one criterion.
+/// Rule on one criterion. The span is the coordinator's `judge` span: the service runs inside
+/// it, so its own spans (e.g. LLM `chat` spans) are children of it (actix messages carry no
+/// span context).
 #[derive(Message)]
 #[rtype(result = "Result<JudgeAnswer, JudgeFault>")]
-pub struct Adjudicate(pub JudgeRequest);
+pub struct Adjudicate(pub JudgeRequest, pub tracing::Span);
 
 /// Ask the judge to stop so its supervisor restarts it (used after a timeout: the request in
 /// flight is abandoned and will be re-sent).
@@ -72,7 +75,10 @@ impl Handler<Adjudicate> for JudgeActor {
         }
         // Build the future inside catch_unwind too: a service may panic before returning one.
         let service = self.service.clone();
-        let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| service.judge(msg.0))) {
+        let span = msg.1;
+        let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            span.in_scope(|| service.judge(msg.0))
+        })) {
             Ok(fut) => fut,
             Err(payload) => {
                 let fault = JudgeFault::Panicked(format!(
@@ -89,18 +95,21 @@ impl Handler<Adjudicate> for JudgeActor {
                 ));
             }
         };
-        Box::pin(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
-            move |outcome, _act, ctx| match outcome {
-                Ok(answer) => answer,
-                Err(payload) => {
-                    ctx.stop();
-                    Err(JudgeFault::Panicked(format!(
-                        "{persona} panicked on {criterion}: {}",
-                        describe_panic(&payload)
-                    )))
-                }
-            },
-        ))
+        Box::pin(
+            AssertUnwindSafe(fut.instrument(span))
+                .catch_unwind()
+                .into_actor(self)
+                .map(move |outcome, _act, ctx| match outcome {
+                    Ok(answer) => answer,
+                    Err(payload) => {
+                        ctx.stop();
+                        Err(JudgeFault::Panicked(format!(
+                            "{persona} panicked on {criterion}: {}",
+                            describe_panic(&payload)
+                        )))
+                    }
+                }),
+        )
     }
 }
 
