@@ -134,11 +134,18 @@ fn strip_userinfo(s: &str) -> String {
 }
 
 /// Clones `source` (full history, bare) into a new temporary directory.
-pub fn clone(source: &Source, limits: &RepoLimits) -> Result<(tempfile::TempDir, Repository), RepoError> {
+pub fn clone(
+    source: &Source,
+    limits: &RepoLimits,
+    tmp_parent: Option<&Path>,
+) -> Result<(tempfile::TempDir, Repository), RepoError> {
     set_network_timeouts(limits);
-    let dir = tempfile::Builder::new()
-        .prefix("auditor-repo-")
-        .tempdir()
+    let mut b = tempfile::Builder::new();
+    b.prefix("auditor-repo-");
+    let dir = match tmp_parent {
+        Some(p) => b.tempdir_in(p),
+        None => b.tempdir(),
+    }
         .map_err(|e| RepoError::Clone(format!("cannot create a temporary directory: {e}")))?;
     let target = dir.path().join("repo.git");
     let started = Instant::now();
@@ -337,7 +344,7 @@ pub fn list_files(
     let odb = repo
         .odb()
         .map_err(|e| RepoError::Analysis(format!("cannot open the object database: {e}")))?;
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+    let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         let name = String::from_utf8_lossy(entry.name_bytes()).into_owned();
         let path = format!("{dir}{name}");
         match entry.kind() {
@@ -362,13 +369,14 @@ pub fn list_files(
         }
         git2::TreeWalkResult::Ok
     })
-    .map_err(|e| RepoError::Analysis(format!("cannot read the commit's tree: {e}")))?;
+    ;
     if too_many {
         return Err(RepoError::Limit(format!(
             "the audited commit has more than {} files (file-count limit); audit a smaller repository or raise the limit",
             limits.max_files
         )));
     }
+    walked.map_err(|e| RepoError::Analysis(format!("cannot read the commit's tree: {e}")))?;
     for f in files.iter().filter(|f| f.symlink) {
         let target = repo
             .find_blob(f.oid)

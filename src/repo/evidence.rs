@@ -616,7 +616,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
     v.push(fact(
         "repo.security.no_raw_shell",
         goal,
-        shell.is_empty(),
+        shell.is_empty() && f.python.files_parsed > 0,
         shell
             .first()
             .map(|x| format!("{}:{}", x.path, x.line))

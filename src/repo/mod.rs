@@ -110,9 +110,18 @@ pub fn validate_source(source: &str) -> Result<(), RepoError> {
 /// Clones into a temporary directory (removed on every path), reads the history and analyses
 /// the code. Blocking.
 pub fn investigate(req: &RepoRequest) -> Result<RepoFacts, RepoError> {
+    investigate_in(req, None)
+}
+
+/// [`investigate`] with the temporary clone directory created under `tmp_parent` (default:
+/// the system temp dir). Used by tests to check the directory is always removed.
+pub fn investigate_in(
+    req: &RepoRequest,
+    tmp_parent: Option<&std::path::Path>,
+) -> Result<RepoFacts, RepoError> {
     let source = clone::parse_source(&req.source)?;
     let shown = source.display();
-    let (_dir, repo) = clone::clone(&source, &req.limits)?;
+    let (_dir, repo) = clone::clone(&source, &req.limits, tmp_parent)?;
     let mut facts = RepoFacts {
         url: shown.clone(),
         git_ref: req.git_ref.clone(),
