@@ -29,7 +29,14 @@ fn graph(src: &str) -> GraphFacts {
 fn edges(g: &GraphFacts) -> Vec<String> {
     g.edges
         .iter()
-        .map(|e| format!("{}{}{}", e.from, if e.conditional { "~>" } else { "->" }, e.to))
+        .map(|e| {
+            format!(
+                "{}{}{}",
+                e.from,
+                if e.conditional { "~>" } else { "->" },
+                e.to
+            )
+        })
         .collect()
 }
 
@@ -97,7 +104,10 @@ fn add_sequence_with_functions_and_named_tuples() {
     let g = graph(
         "from langgraph.graph import StateGraph, START\ndef step_one(s):\n    pass\ndef step_two(s):\n    pass\nb = StateGraph(S)\nb.add_sequence([step_one, ('named', step_two), step_two])\nb.add_edge(START, 'step_one')\n",
     );
-    assert_eq!(edges(&g), vec!["step_one->named", "named->step_two", "START->step_one"]);
+    assert_eq!(
+        edges(&g),
+        vec!["step_one->named", "named->step_two", "START->step_one"]
+    );
     assert!(g.linear);
 }
 
@@ -107,7 +117,10 @@ fn conditional_edges_with_path_map_dict_and_list() {
         "from langgraph.graph import StateGraph, END\ndef route(s):\n    return 'ok' if s['fine'] else 'bad'\nb = StateGraph(S)\nfor n in ['a', 'b', 'err']:\n    b.add_node(n, f)\nb.add_conditional_edges('a', route, {'ok': 'b', 'bad': 'err'})\nb.add_conditional_edges('b', route, ['err', END])\n",
     );
     assert_eq!(edges(&g), vec!["a~>b", "a~>err", "b~>err", "b~>END"]);
-    assert!(g.fan_out.is_empty(), "a router picking one branch is not a fan-out");
+    assert!(
+        g.fan_out.is_empty(),
+        "a router picking one branch is not a fan-out"
+    );
     assert!(!g.linear, "conditional branching is not purely linear");
     assert_eq!(g.routers[0].router, "route");
 }
@@ -193,7 +206,12 @@ fn purely_linear_graph() {
     let ev = graph_evidence(&f);
     let not_linear = ev.iter().find(|e| e.id == "repo.graph.not_linear").unwrap();
     assert!(!not_linear.found);
-    assert!(!ev.iter().find(|e| e.id == "repo.graph.detectives_fan_out").unwrap().found);
+    assert!(
+        !ev.iter()
+            .find(|e| e.id == "repo.graph.detectives_fan_out")
+            .unwrap()
+            .found
+    );
 }
 
 #[test]
@@ -207,7 +225,10 @@ fn broken_graph_with_edges_to_undefined_nodes() {
     assert_eq!(g.undefined_nodes[0].name, "ghost");
     assert_eq!(g.undefined_nodes[0].line, 5);
     let ev = graph_evidence(&f);
-    let wf = ev.iter().find(|e| e.id == "repo.graph.well_formed").unwrap();
+    let wf = ev
+        .iter()
+        .find(|e| e.id == "repo.graph.well_formed")
+        .unwrap();
     assert!(!wf.found && wf.location == "src/graph.py:5", "{wf:?}");
 }
 
@@ -227,7 +248,9 @@ fn graph_evidence(f: &RepoFacts) -> Vec<auditor::model::Evidence> {
     let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
     let r = auditor::rubric::Rubric::parse(&text, "v3").unwrap();
     let d = r.dimension("graph_orchestration").unwrap().clone();
-    repo::evidence(f, &[d]).remove("graph_orchestration").unwrap()
+    repo::evidence(f, &[d])
+        .remove("graph_orchestration")
+        .unwrap()
 }
 
 #[test]
@@ -290,7 +313,9 @@ fn security_positives_for_each_kind_with_exact_lines() {
     let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
     let r = auditor::rubric::Rubric::parse(&text, "v3").unwrap();
     let d = r.dimension("safe_tool_engineering").unwrap().clone();
-    let ev = repo::evidence(&f, &[d]).remove("safe_tool_engineering").unwrap();
+    let ev = repo::evidence(&f, &[d])
+        .remove("safe_tool_engineering")
+        .unwrap();
     let findings = ev
         .iter()
         .filter(|e| e.kind == auditor::model::EvidenceKind::SecurityFinding && e.found)
@@ -302,9 +327,16 @@ fn security_positives_for_each_kind_with_exact_lines() {
 #[test]
 fn security_negatives_produce_no_findings() {
     let f = investigate(&[("src/tools/good.py", NEGATIVES)]);
-    assert!(f.python.security.findings.is_empty(), "{:?}", f.python.security.findings);
+    assert!(
+        f.python.security.findings.is_empty(),
+        "{:?}",
+        f.python.security.findings
+    );
     assert_eq!(f.python.security.clone_calls.len(), 1);
-    assert!(!f.python.security.sandboxed_clone, "clone outside a temp dir");
+    assert!(
+        !f.python.security.sandboxed_clone,
+        "clone outside a temp dir"
+    );
 }
 
 #[test]
@@ -323,7 +355,11 @@ fn structured_output_and_retry_idioms() {
     assert_eq!(
         calls,
         vec![
-            ("with_structured_output".into(), "JudicialOpinion".into(), true),
+            (
+                "with_structured_output".into(),
+                "JudicialOpinion".into(),
+                true
+            ),
             ("bind_tools".into(), "JudicialOpinion".into(), true)
         ]
     );
@@ -331,17 +367,37 @@ fn structured_output_and_retry_idioms() {
 
 #[test]
 fn persona_prompts_in_prompt_files() {
-    let long = |who: &str, body: &str| format!("You are the {who}. {body} {}", "Cite evidence ids for every claim you make. ".repeat(2));
-    let p = long("Prosecutor", "Hunt for security flaws, gaps and lazy shortcuts; be adversarial.");
-    let d = long("Defense", "Reward effort and intent; value creative workarounds generously.");
-    let t = long("Tech Lead", "Weigh maintainability, architecture and practical viability.");
+    let long = |who: &str, body: &str| {
+        format!(
+            "You are the {who}. {body} {}",
+            "Cite evidence ids for every claim you make. ".repeat(2)
+        )
+    };
+    let p = long(
+        "Prosecutor",
+        "Hunt for security flaws, gaps and lazy shortcuts; be adversarial.",
+    );
+    let d = long(
+        "Defense",
+        "Reward effort and intent; value creative workarounds generously.",
+    );
+    let t = long(
+        "Tech Lead",
+        "Weigh maintainability, architecture and practical viability.",
+    );
     let f = investigate(&[
         ("prompts/prosecutor.txt", &p),
         ("prompts/defense.md", &d),
         ("prompts/tech_lead.txt", &t),
         ("src/nodes/judges.py", "import pathlib\n"),
     ]);
-    let personas: Vec<&str> = f.python.personas.prompts.iter().map(|x| x.persona.as_str()).collect();
+    let personas: Vec<&str> = f
+        .python
+        .personas
+        .prompts
+        .iter()
+        .map(|x| x.persona.as_str())
+        .collect();
     assert_eq!(personas, vec!["Prosecutor", "Defense", "TechLead"]);
     assert!(f.python.personas.similarity.iter().all(|s| s.share < 0.9));
 }

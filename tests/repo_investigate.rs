@@ -34,7 +34,10 @@ fn sample_project_history() {
     assert!(f.history.progression);
     assert!(!f.history.clustered);
     assert_eq!(f.history.commits[0].timestamp, SAMPLE_START);
-    assert_eq!(f.history.commits[0].message, "Set up project: pyproject, env example, README");
+    assert_eq!(
+        f.history.commits[0].message,
+        "Set up project: pyproject, env example, README"
+    );
     assert_eq!(f.commit.len(), 40);
     assert!(f.files.contains(&"src/nodes/judges.py".to_string()));
     assert!(f.files.windows(2).all(|w| w[0] < w[1]), "files sorted");
@@ -55,8 +58,14 @@ fn sample_project_graph() {
     assert_eq!(
         fo,
         vec![
-            ("START", vec!["repo_investigator", "doc_analyst", "vision_inspector"]),
-            ("evidence_aggregator", vec!["defense", "prosecutor", "tech_lead"]),
+            (
+                "START",
+                vec!["repo_investigator", "doc_analyst", "vision_inspector"]
+            ),
+            (
+                "evidence_aggregator",
+                vec!["defense", "prosecutor", "tech_lead"]
+            ),
         ]
     );
     let fi: Vec<&str> = g.fan_in.iter().map(|x| x.to.as_str()).collect();
@@ -78,9 +87,18 @@ fn sample_project_state_security_structured_personas_justice() {
         .collect();
     assert_eq!(
         reducers,
-        vec![("evidences", "operator.ior"), ("opinions", "operator.add"), ("errors", "operator.add")]
+        vec![
+            ("evidences", "operator.ior"),
+            ("opinions", "operator.add"),
+            ("errors", "operator.add")
+        ]
     );
-    let models: Vec<&str> = p.state.pydantic_models.iter().map(|c| c.name.as_str()).collect();
+    let models: Vec<&str> = p
+        .state
+        .pydantic_models
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
     assert_eq!(models, vec!["Evidence", "JudicialOpinion"]);
     assert!(p.security.findings.is_empty(), "{:?}", p.security.findings);
     assert!(p.security.sandboxed_clone);
@@ -89,7 +107,11 @@ fn sample_project_state_security_structured_personas_justice() {
     assert!(p.structured_output.calls[0].retry);
     assert_eq!(p.personas.prompts.len(), 3);
     assert!(!p.personas.collusion, "{:?}", p.personas.similarity);
-    assert!(p.justice.rules.iter().all(|r| r.found), "{:?}", p.justice.rules);
+    assert!(
+        p.justice.rules.iter().all(|r| r.found),
+        "{:?}",
+        p.justice.rules
+    );
     assert!(!p.justice.calls_llm);
     assert!(p.justice.writes_markdown.is_some());
 }
@@ -105,7 +127,11 @@ fn every_official_dimension_gets_evidence_and_the_sample_meets_them() {
         for d in &dims {
             let list = &ev[&d.id];
             assert!(!list.is_empty(), "{file}: {} has no evidence", d.id);
-            let missing: Vec<&str> = list.iter().filter(|e| !e.found).map(|e| e.id.as_str()).collect();
+            let missing: Vec<&str> = list
+                .iter()
+                .filter(|e| !e.found)
+                .map(|e| e.id.as_str())
+                .collect();
             assert!(missing.is_empty(), "{file}: {}: unmet {missing:?}", d.id);
             for e in list {
                 assert!(!e.location.is_empty() && !e.rationale.is_empty(), "{e:?}");
@@ -124,7 +150,11 @@ fn unknown_dimensions_are_routed_by_words_or_get_an_explicit_fact() {
       "synthesis_rules":{"security_override":"cap"}}"#;
     let r = Rubric::parse(text, "custom.json").unwrap();
     let ev = repo::evidence(&f, &r.dimensions);
-    assert!(ev["x_hist"].iter().any(|e| e.id == "repo.history.commit_count"));
+    assert!(
+        ev["x_hist"]
+            .iter()
+            .any(|e| e.id == "repo.history.commit_count")
+    );
     assert_eq!(ev["x_none"].len(), 1);
     assert!(!ev["x_none"][0].found);
 }
@@ -164,9 +194,15 @@ fn facts_json_has_the_documented_layout() {
     ] {
         assert!(j.pointer(ptr).is_some(), "missing {ptr} in {j:#}");
     }
-    assert_eq!(j.pointer("/history/commit_count"), Some(&serde_json::json!(8)));
+    assert_eq!(
+        j.pointer("/history/commit_count"),
+        Some(&serde_json::json!(8))
+    );
     let text = repo::summary_text(&f);
-    assert!(text.contains("fan-out: START -> [repo_investigator, doc_analyst, vision_inspector]"), "{text}");
+    assert!(
+        text.contains("fan-out: START -> [repo_investigator, doc_analyst, vision_inspector]"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -174,7 +210,13 @@ fn refs_branches_tags_and_commits_are_honoured() {
     let dir = tempfile::tempdir().unwrap();
     let head = build_repo(dir.path(), &sample_langgraph_project()).unwrap();
     let r = git2::Repository::open(dir.path()).unwrap();
-    let first = r.find_commit(head).unwrap().parent(0).unwrap().parent(0).unwrap();
+    let first = r
+        .find_commit(head)
+        .unwrap()
+        .parent(0)
+        .unwrap()
+        .parent(0)
+        .unwrap();
     r.branch("older", &first, false).unwrap();
     r.tag_lightweight("v0", first.as_object(), false).unwrap();
     for git_ref in ["older", "v0", &first.id().to_string()[..10]] {
@@ -214,13 +256,24 @@ fn empty_repository_gives_empty_facts_with_a_note() {
     assert_eq!(f.history.commit_count, 0);
     assert_eq!(f.history.pattern, "empty");
     assert!(f.files.is_empty());
-    assert!(f.notes.iter().any(|n| n.contains("no commits")), "{:?}", f.notes);
+    assert!(
+        f.notes.iter().any(|n| n.contains("no commits")),
+        "{:?}",
+        f.notes
+    );
     let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
     let r = Rubric::parse(&text, "v3").unwrap();
-    let ev = repo::evidence(&f, &r.dimensions_for(auditor::rubric::TargetArtifact::GithubRepo));
+    let ev = repo::evidence(
+        &f,
+        &r.dimensions_for(auditor::rubric::TargetArtifact::GithubRepo),
+    );
     for (d, l) in &ev {
         assert!(!l.is_empty(), "{d}");
-        let met: Vec<&str> = l.iter().filter(|e| e.found).map(|e| e.id.as_str()).collect();
+        let met: Vec<&str> = l
+            .iter()
+            .filter(|e| e.found)
+            .map(|e| e.id.as_str())
+            .collect();
         assert!(met.is_empty(), "{d}: {met:?}");
     }
 }
@@ -228,7 +281,11 @@ fn empty_repository_gives_empty_facts_with_a_note() {
 #[test]
 fn missing_head_is_a_clear_error_naming_the_branches() {
     let dir = tempfile::tempdir().unwrap();
-    build_repo(dir.path(), &[FixtureCommit::new("init", 1_000).file("a.py", "x = 1\n")]).unwrap();
+    build_repo(
+        dir.path(),
+        &[FixtureCommit::new("init", 1_000).file("a.py", "x = 1\n")],
+    )
+    .unwrap();
     std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/gone\n").unwrap();
     match run(dir.path()) {
         Err(e) => {
@@ -247,11 +304,11 @@ fn odd_files_are_noted_not_fatal() {
     build_repo(
         dir.path(),
         &[FixtureCommit::new("add odd files", 1_000)
-            .file("src/latin1.py", b"# caf\xe9\nimport os\nos.system('ls')\n".to_vec())
-            .file("src/blob.py", b"\x00\x01\x02binary".to_vec())
+            .file("src/latin1.py", b"# caf\xe9\nimport os\nos.system('ls')\n")
+            .file("src/blob.py", b"\x00\x01\x02binary")
             .file("src/huge.py", huge)
-            .file("src/empty.py", b"".to_vec())
-            .file("img.png", b"\x89PNG\r\n\x1a\n\x00\x00".to_vec())
+            .file("src/empty.py", b"")
+            .file("img.png", b"\x89PNG\r\n\x1a\n\x00\x00")
             .symlink("escape", "../../../etc/passwd")
             .symlink("inside", "src/empty.py")],
     )
@@ -262,12 +319,24 @@ fn odd_files_are_noted_not_fatal() {
     let notes = f.notes.join("\n");
     assert!(notes.contains("src/latin1.py: not valid UTF-8"), "{notes}");
     assert!(notes.contains("src/blob.py: binary"), "{notes}");
-    assert!(notes.contains("src/huge.py") && notes.contains("single-file limit"), "{notes}");
-    assert!(notes.contains("escape: symlink pointing outside"), "{notes}");
+    assert!(
+        notes.contains("src/huge.py") && notes.contains("single-file limit"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("escape: symlink pointing outside"),
+        "{notes}"
+    );
     assert!(!notes.contains("inside"), "{notes}");
     assert_eq!(f.files.len(), 7);
     // the non-UTF-8 file is still analysed; the huge one is not
-    let paths: Vec<&str> = f.python.security.findings.iter().map(|x| x.path.as_str()).collect();
+    let paths: Vec<&str> = f
+        .python
+        .security
+        .findings
+        .iter()
+        .map(|x| x.path.as_str())
+        .collect();
     assert_eq!(paths, vec!["src/latin1.py"]);
     assert_eq!(f.python.security.findings[0].line, 3);
 }
@@ -280,7 +349,10 @@ fn limits_are_clear_errors_and_the_temp_dir_is_always_removed() {
     let mut req = request(dir.path().to_str().unwrap());
     req.limits.max_files = 3;
     let e = repo::investigate_in(&req, Some(parent.path())).unwrap_err();
-    assert!(matches!(e, RepoError::Limit(_)) && e.to_string().contains("more than 3 files"), "{e}");
+    assert!(
+        matches!(e, RepoError::Limit(_)) && e.to_string().contains("more than 3 files"),
+        "{e}"
+    );
     assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
     let mut req = request(dir.path().to_str().unwrap());
     req.limits.max_repo_bytes = 1_000;
@@ -293,7 +365,12 @@ fn limits_are_clear_errors_and_the_temp_dir_is_always_removed() {
 
 #[test]
 fn bad_sources_are_refused_before_anything_runs() {
-    for bad in ["", "http://github.com/a/b", "git@github.com:a/b.git", "/no/such/dir/anywhere"] {
+    for bad in [
+        "",
+        "http://github.com/a/b",
+        "git@github.com:a/b.git",
+        "/no/such/dir/anywhere",
+    ] {
         let e = repo::validate_source(bad).unwrap_err();
         assert!(matches!(e, RepoError::InvalidSource(_)), "{bad}: {e}");
     }
@@ -308,9 +385,9 @@ fn report_pdf_is_extracted_by_path_or_found() {
     build_repo(
         dir.path(),
         &[FixtureCommit::new("docs", 1_000)
-            .file("docs/interim.pdf", b"%PDF-1.4 interim".to_vec())
-            .file("reports/final_report.pdf", b"%PDF-1.4 final".to_vec())
-            .file("reports/notes.pdf", b"%PDF-1.4 notes".to_vec())],
+            .file("docs/interim.pdf", b"%PDF-1.4 interim")
+            .file("reports/final_report.pdf", b"%PDF-1.4 final")
+            .file("reports/notes.pdf", b"%PDF-1.4 notes")],
     )
     .unwrap();
     let mut req = request(dir.path().to_str().unwrap());
@@ -320,7 +397,10 @@ fn report_pdf_is_extracted_by_path_or_found() {
     assert_eq!(pdf.path, "reports/final_report.pdf");
     assert_eq!(pdf.bytes, b"%PDF-1.4 final");
     req.extract_pdf = Some("docs/interim.pdf".into());
-    assert_eq!(repo::investigate(&req).unwrap().report_pdf.unwrap().bytes, b"%PDF-1.4 interim");
+    assert_eq!(
+        repo::investigate(&req).unwrap().report_pdf.unwrap().bytes,
+        b"%PDF-1.4 interim"
+    );
     req.extract_pdf = Some("nope.pdf".into());
     let f = repo::investigate(&req).unwrap();
     assert!(f.report_pdf.is_none());

@@ -89,7 +89,9 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
         let hint = if scheme.eq_ignore_ascii_case("http") {
             "use https:// instead (plain http is refused)".to_string()
         } else {
-            format!("scheme {scheme:?} is not supported; use an https URL, a local path or a file:// URL")
+            format!(
+                "scheme {scheme:?} is not supported; use an https URL, a local path or a file:// URL"
+            )
         };
         return Err(RepoError::InvalidSource(format!(
             "--repo {}: {hint}",
@@ -146,7 +148,7 @@ pub fn clone(
         Some(p) => b.tempdir_in(p),
         None => b.tempdir(),
     }
-        .map_err(|e| RepoError::Clone(format!("cannot create a temporary directory: {e}")))?;
+    .map_err(|e| RepoError::Clone(format!("cannot create a temporary directory: {e}")))?;
     let target = dir.path().join("repo.git");
     let started = Instant::now();
     let timed_out = Cell::new(false);
@@ -247,7 +249,9 @@ fn dir_size(p: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![p.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             match e.file_type() {
                 Ok(t) if t.is_dir() => stack.push(e.path()),
@@ -353,7 +357,10 @@ pub fn list_files(
                     too_many = true;
                     return git2::TreeWalkResult::Abort;
                 }
-                let size = odb.read_header(entry.id()).map(|(s, _)| s as u64).unwrap_or(0);
+                let size = odb
+                    .read_header(entry.id())
+                    .map(|(s, _)| s as u64)
+                    .unwrap_or(0);
                 let symlink = entry.filemode() == 0o120000;
                 files.push(TreeFile {
                     path,
@@ -368,8 +375,7 @@ pub fn list_files(
             _ => {}
         }
         git2::TreeWalkResult::Ok
-    })
-    ;
+    });
     if too_many {
         return Err(RepoError::Limit(format!(
             "the audited commit has more than {} files (file-count limit); audit a smaller repository or raise the limit",
@@ -445,7 +451,15 @@ mod tests {
             parse_source("https://github.com/o/r").unwrap(),
             Source::Https(_)
         ));
-        for bad in ["", "   ", "http://github.com/o/r", "ssh://git@github.com/o/r", "git@github.com:o/r.git", "/definitely/not/here", "https://"] {
+        for bad in [
+            "",
+            "   ",
+            "http://github.com/o/r",
+            "ssh://git@github.com/o/r",
+            "git@github.com:o/r.git",
+            "/definitely/not/here",
+            "https://",
+        ] {
             let e = parse_source(bad).unwrap_err().to_string();
             assert!(!e.is_empty(), "{bad}");
         }
@@ -453,10 +467,15 @@ mod tests {
         if let Ok(shown) = e {
             assert!(!shown.contains("s3cret"));
         }
-        let e = parse_source("ftp://user:s3cret@host/x").unwrap_err().to_string();
+        let e = parse_source("ftp://user:s3cret@host/x")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("s3cret"), "{e}");
         let d = tempfile::tempdir().unwrap();
-        assert!(matches!(parse_source(d.path().to_str().unwrap()), Ok(Source::Local(_))));
+        assert!(matches!(
+            parse_source(d.path().to_str().unwrap()),
+            Ok(Source::Local(_))
+        ));
         let url = url::Url::from_file_path(d.path()).unwrap();
         assert!(matches!(parse_source(url.as_str()), Ok(Source::Local(_))));
     }

@@ -28,22 +28,49 @@ const TRIGGERS: [(Topic, &[&str]); 7] = [
     (Topic::History, &["git log", "commit", "history"]),
     (
         Topic::Graph,
-        &["stategraph", "fan-out", "fan-in", "fan out", "parallel", "add_edge", "conditional edge", "orchestration"],
+        &[
+            "stategraph",
+            "fan-out",
+            "fan-in",
+            "fan out",
+            "parallel",
+            "add_edge",
+            "conditional edge",
+            "orchestration",
+        ],
     ),
     (
         Topic::State,
-        &["pydantic", "typeddict", "reducer", "basemodel", "agentstate", "state model", "state.py"],
+        &[
+            "pydantic",
+            "typeddict",
+            "reducer",
+            "basemodel",
+            "agentstate",
+            "state model",
+            "state.py",
+        ],
     ),
     (
         Topic::Safety,
-        &["os.system", "sandbox", "clone", "subprocess", "security", "tempfile"],
+        &[
+            "os.system",
+            "sandbox",
+            "clone",
+            "subprocess",
+            "security",
+            "tempfile",
+        ],
     ),
     (
         Topic::Structured,
         &["structured", "bind_tools", "json output"],
     ),
     (Topic::Nuance, &["persona", "prompt", "prosecutor"]),
-    (Topic::Justice, &["chief justice", "chiefjustice", "synthesis", "justice.py"]),
+    (
+        Topic::Justice,
+        &["chief justice", "chiefjustice", "synthesis", "justice.py"],
+    ),
 ];
 
 /// The topics a dimension is served by.
@@ -73,8 +100,23 @@ fn conf(x: f64) -> Confidence {
     Confidence::new(x).unwrap_or(Confidence::CERTAIN)
 }
 
-fn fact(id: &str, goal: &str, found: bool, location: impl Into<String>, rationale: impl Into<String>, c: f64) -> Evidence {
-    Evidence::fact(id, Detective::RepoInvestigator, goal, found, location, rationale, conf(c))
+fn fact(
+    id: &str,
+    goal: &str,
+    found: bool,
+    location: impl Into<String>,
+    rationale: impl Into<String>,
+    c: f64,
+) -> Evidence {
+    Evidence::fact(
+        id,
+        Detective::RepoInvestigator,
+        goal,
+        found,
+        location,
+        rationale,
+        conf(c),
+    )
 }
 
 /// Turns facts into evidence for the given `github_repo` dimensions, keyed by dimension id.
@@ -221,8 +263,17 @@ fn meaningful_message(m: &str) -> bool {
     let t = m.trim().to_lowercase();
     t.len() >= 10
         && ![
-            "update", "updates", "wip", "fix", "fixes", "init", "initial commit", "first commit",
-            "commit", "changes", "add files via upload",
+            "update",
+            "updates",
+            "wip",
+            "fix",
+            "fixes",
+            "init",
+            "initial commit",
+            "first commit",
+            "commit",
+            "changes",
+            "add files via upload",
         ]
         .contains(&t.as_str())
 }
@@ -319,8 +370,14 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ),
     };
-    v.push(pat("repo.graph.detectives_fan_out", det, "detectives fan-out"));
-    let join = |id: &str, b: Option<&Branching>, what: &str| match b.and_then(|b| b.join.as_ref().map(|j| (b, j))) {
+    v.push(pat(
+        "repo.graph.detectives_fan_out",
+        det,
+        "detectives fan-out",
+    ));
+    let join = |id: &str, b: Option<&Branching>, what: &str| match b
+        .and_then(|b| b.join.as_ref().map(|j| (b, j)))
+    {
         Some((b, j)) => {
             let at = g
                 .fan_in
@@ -328,7 +385,14 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
                 .find(|x| &x.to == j)
                 .map(|x| x.location.clone())
                 .unwrap_or_else(|| b.location.clone());
-            fact(id, goal, true, at, format!("{what}: the branches from `{}` join at `{j}`", b.from), 0.9)
+            fact(
+                id,
+                goal,
+                true,
+                at,
+                format!("{what}: the branches from `{}` join at `{j}`", b.from),
+                0.9,
+            )
         }
         None => fact(
             id,
@@ -339,16 +403,33 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ),
     };
-    v.push(join("repo.graph.evidence_fan_in", det, "aggregation fan-in"));
+    v.push(join(
+        "repo.graph.evidence_fan_in",
+        det,
+        "aggregation fan-in",
+    ));
     v.push(pat("repo.graph.judges_fan_out", jud, "judges fan-out"));
-    v.push(join("repo.graph.judges_fan_in", jud, "judges fan-in before the Chief Justice"));
-    let errorish = Regex::new(r"(?i)error|fail|missing|retry|fallback|abort|skip|invalid")
-        .expect("valid");
+    v.push(join(
+        "repo.graph.judges_fan_in",
+        jud,
+        "judges fan-in before the Chief Justice",
+    ));
+    let errorish =
+        Regex::new(r"(?i)error|fail|missing|retry|fallback|abort|skip|invalid").expect("valid");
     let conditional: Vec<&super::python::graph::Router> = g.routers.iter().collect();
     let error_routes: Vec<String> = conditional
         .iter()
         .filter(|r| errorish.is_match(&r.router) || r.targets.iter().any(|t| errorish.is_match(t)))
-        .map(|r| format!("{} → {} via {} ({}:{})", r.source, r.targets.join("|"), r.router, r.path, r.line))
+        .map(|r| {
+            format!(
+                "{} → {} via {} ({}:{})",
+                r.source,
+                r.targets.join("|"),
+                r.router,
+                r.path,
+                r.line
+            )
+        })
         .collect();
     v.push(if !error_routes.is_empty() {
         fact(
@@ -457,7 +538,11 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
                     "state class {} ({}) with fields {}",
                     c.name,
                     c.kind,
-                    c.fields.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                    c.fields
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 1.0,
             )
@@ -480,23 +565,46 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             .pydantic_models
             .iter()
             .find(|c| c.name.to_lowercase() == needle || c.name == what)
-            .or_else(|| s.pydantic_models.iter().find(|c| c.name.to_lowercase().contains(needle)));
+            .or_else(|| {
+                s.pydantic_models
+                    .iter()
+                    .find(|c| c.name.to_lowercase().contains(needle))
+            });
         v.push(match m {
             Some(c) => fact(
                 id,
                 goal,
                 true,
                 c.location(),
-                format!("{} is a pydantic BaseModel with {} typed fields", c.name, c.fields.len()),
+                format!(
+                    "{} is a pydantic BaseModel with {} typed fields",
+                    c.name,
+                    c.fields.len()
+                ),
                 1.0,
             )
             .with_content(c.snippet.clone()),
-            None => fact(id, goal, false, f.url.clone(), format!("no pydantic model for {what}"), 1.0),
+            None => fact(
+                id,
+                goal,
+                false,
+                f.url.clone(),
+                format!("no pydantic model for {what}"),
+                1.0,
+            ),
         });
     }
     for (id, needle, what) in [
-        ("repo.state.holds_evidence", "evidence", "a collection of Evidence"),
-        ("repo.state.holds_opinions", "opinion", "a list of JudicialOpinion"),
+        (
+            "repo.state.holds_evidence",
+            "evidence",
+            "a collection of Evidence",
+        ),
+        (
+            "repo.state.holds_opinions",
+            "opinion",
+            "a list of JudicialOpinion",
+        ),
     ] {
         let field = core.and_then(|c| {
             c.fields
@@ -523,7 +631,10 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             ),
         });
     }
-    for (id, name) in [("repo.state.reducer_add", "operator.add"), ("repo.state.reducer_ior", "operator.ior")] {
+    for (id, name) in [
+        ("repo.state.reducer_add", "operator.add"),
+        ("repo.state.reducer_ior", "operator.ior"),
+    ] {
         let r = s.reducers.iter().find(|r| r.reducer == name);
         v.push(match r {
             Some(r) => fact(
@@ -531,7 +642,10 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
                 goal,
                 true,
                 format!("{}:{}", r.path, r.line),
-                format!("{}.{} is Annotated with reducer {}", r.class, r.field, r.reducer),
+                format!(
+                    "{}.{} is Annotated with reducer {}",
+                    r.class, r.field, r.reducer
+                ),
                 1.0,
             ),
             None => fact(
@@ -546,7 +660,11 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
                     } else {
                         format!(
                             " (reducers present: {})",
-                            s.reducers.iter().map(|r| format!("{}.{}={}", r.class, r.field, r.reducer)).collect::<Vec<_>>().join(", ")
+                            s.reducers
+                                .iter()
+                                .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )
                     }
                 ),
@@ -746,9 +864,12 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
         "repo.structured_output.retry",
         goal,
         retried.is_some(),
-        retried.map(|c| format!("{}:{}", c.path, c.line)).unwrap_or(at),
+        retried
+            .map(|c| format!("{}:{}", c.path, c.line))
+            .unwrap_or(at),
         if retried.is_some() {
-            "the structured call sits in a retry loop / try, a @retry decorator or .with_retry()".to_string()
+            "the structured call sits in a retry loop / try, a @retry decorator or .with_retry()"
+                .to_string()
         } else {
             "no retry or error handling around the structured LLM calls".to_string()
         },
@@ -764,7 +885,12 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     let found: Vec<String> = p
         .prompts
         .iter()
-        .map(|x| format!("{} at {}:{} ({}, {} chars)", x.persona, x.path, x.line, x.label, x.chars))
+        .map(|x| {
+            format!(
+                "{} at {}:{} ({}, {} chars)",
+                x.persona, x.path, x.line, x.label, x.chars
+            )
+        })
         .collect();
     let missing: Vec<&str> = PERSONAS
         .iter()
@@ -833,11 +959,27 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
                 goal,
                 !l.matched.is_empty(),
                 format!("{}:{}", pr.path, pr.line),
-                format!("{} prompt, {} language: {}", persona, l.expected, if l.matched.is_empty() { "none".to_string() } else { l.matched.join(", ") }),
+                format!(
+                    "{} prompt, {} language: {}",
+                    persona,
+                    l.expected,
+                    if l.matched.is_empty() {
+                        "none".to_string()
+                    } else {
+                        l.matched.join(", ")
+                    }
+                ),
                 0.75,
             )
             .with_content(super::python::syntax::truncate(&pr.text, 600)),
-            _ => fact(id, goal, false, f.url.clone(), format!("no {persona} prompt found"), 0.85),
+            _ => fact(
+                id,
+                goal,
+                false,
+                f.url.clone(),
+                format!("no {persona} prompt found"),
+                0.85,
+            ),
         });
     }
     // judges in parallel
@@ -857,14 +999,23 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             goal,
             true,
             fo.location.clone(),
-            format!("`{}` fans out to the judges {} ({})", fo.from, fo.to.join(", "), fo.via),
+            format!(
+                "`{}` fans out to the judges {} ({})",
+                fo.from,
+                fo.to.join(", "),
+                fo.via
+            ),
             0.9,
         ),
         None => fact(
             "repo.personas.parallel_judges",
             goal,
             false,
-            f.python.graphs.first().map(|g| g.location()).unwrap_or_else(|| f.url.clone()),
+            f.python
+                .graphs
+                .first()
+                .map(|g| g.location())
+                .unwrap_or_else(|| f.url.clone()),
             "no fan-out to two or more judge nodes in the graph",
             0.85,
         ),
@@ -911,7 +1062,11 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ),
     }];
-    let rules_found = j.rules.iter().filter(|r| r.found && r.rule != "dissent_requirement").count();
+    let rules_found = j
+        .rules
+        .iter()
+        .filter(|r| r.found && r.rule != "dissent_requirement")
+        .count();
     v.push(fact(
         "repo.justice.deterministic",
         goal,
@@ -954,18 +1109,24 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         },
         0.8,
     ));
-    let have: Vec<&str> = j.sections.iter().filter(|(_, l)| l.is_some()).map(|(s, _)| s.as_str()).collect();
+    let have: Vec<&str> = j
+        .sections
+        .iter()
+        .filter(|(_, l)| l.is_some())
+        .map(|(s, _)| s.as_str())
+        .collect();
     v.push(fact(
         "repo.justice.report_sections",
         goal,
         have.len() == j.sections.len() && !have.is_empty(),
-        j.sections
-            .iter()
-            .find_map(|(_, l)| l.clone())
-            .unwrap_or(at),
+        j.sections.iter().find_map(|(_, l)| l.clone()).unwrap_or(at),
         format!(
             "report sections present: {}; missing: {}",
-            if have.is_empty() { "none".to_string() } else { have.join(", ") },
+            if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            },
             j.sections
                 .iter()
                 .filter(|(_, l)| l.is_none())

@@ -78,13 +78,43 @@ pub fn summary_text(f: &RepoFacts) -> String {
     let mut s = String::new();
     let h = &f.history;
     let p = &f.python;
-    let _ = writeln!(s, "Repository {} at {}", f.url, if f.commit.is_empty() { "(no commit)" } else { &f.commit });
-    let _ = writeln!(s, "  {} files, {} Python files analysed", f.files.len(), p.files_parsed);
-    let _ = writeln!(s, "\nHistory: {} commits ({} merges), pattern {}, progression setup→tools→graph: {}{}",
-        h.commit_count, h.merge_count, h.pattern, yes(h.progression),
-        if h.clustered { ", clustered within 30 minutes" } else { "" });
+    let _ = writeln!(
+        s,
+        "Repository {} at {}",
+        f.url,
+        if f.commit.is_empty() {
+            "(no commit)"
+        } else {
+            &f.commit
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  {} files, {} Python files analysed",
+        f.files.len(),
+        p.files_parsed
+    );
+    let _ = writeln!(
+        s,
+        "\nHistory: {} commits ({} merges), pattern {}, progression setup→tools→graph: {}{}",
+        h.commit_count,
+        h.merge_count,
+        h.pattern,
+        yes(h.progression),
+        if h.clustered {
+            ", clustered within 30 minutes"
+        } else {
+            ""
+        }
+    );
     for c in h.commits.iter().take(50) {
-        let _ = writeln!(s, "  {} {} {}", c.hash.get(..7).unwrap_or(&c.hash), c.date, c.message);
+        let _ = writeln!(
+            s,
+            "  {} {} {}",
+            c.hash.get(..7).unwrap_or(&c.hash),
+            c.date,
+            c.message
+        );
     }
     if h.commits.len() > 50 {
         let _ = writeln!(s, "  ... {} more", h.commits.len() - 50);
@@ -94,15 +124,41 @@ pub fn summary_text(f: &RepoFacts) -> String {
             let _ = writeln!(s, "\nGraph: none found");
         }
         Some(g) => {
-            let _ = writeln!(s, "\nGraph at {} (state {}): {} nodes, {} edges{}", g.location(),
-                g.state_type.as_deref().unwrap_or("?"), g.nodes.len(), g.edges.len(),
-                if g.linear { ", purely linear" } else { "" });
-            let _ = writeln!(s, "  nodes: {}", g.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(
+                s,
+                "\nGraph at {} (state {}): {} nodes, {} edges{}",
+                g.location(),
+                g.state_type.as_deref().unwrap_or("?"),
+                g.nodes.len(),
+                g.edges.len(),
+                if g.linear { ", purely linear" } else { "" }
+            );
+            let _ = writeln!(
+                s,
+                "  nodes: {}",
+                g.nodes
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             for e in &g.edges {
-                let _ = writeln!(s, "  {} -> {}{}", e.from, e.to, if e.conditional { " (conditional)" } else { "" });
+                let _ = writeln!(
+                    s,
+                    "  {} -> {}{}",
+                    e.from,
+                    e.to,
+                    if e.conditional { " (conditional)" } else { "" }
+                );
             }
             for x in &g.fan_out {
-                let _ = writeln!(s, "  fan-out: {} -> [{}] via {}", x.from, x.to.join(", "), x.via);
+                let _ = writeln!(
+                    s,
+                    "  fan-out: {} -> [{}] via {}",
+                    x.from,
+                    x.to.join(", "),
+                    x.via
+                );
             }
             for x in &g.fan_in {
                 let _ = writeln!(s, "  fan-in: [{}] -> {}", x.from.join(", "), x.to);
@@ -117,9 +173,17 @@ pub fn summary_text(f: &RepoFacts) -> String {
         let _ = writeln!(s, "  {} {} ({})", c.kind, c.name, c.location());
     }
     for r in &p.state.reducers {
-        let _ = writeln!(s, "  reducer {}.{} = {} ({}:{})", r.class, r.field, r.reducer, r.path, r.line);
+        let _ = writeln!(
+            s,
+            "  reducer {}.{} = {} ({}:{})",
+            r.class, r.field, r.reducer, r.path, r.line
+        );
     }
-    let _ = writeln!(s, "\nSecurity: sandboxed clone: {}", yes(p.security.sandboxed_clone));
+    let _ = writeln!(
+        s,
+        "\nSecurity: sandboxed clone: {}",
+        yes(p.security.sandboxed_clone)
+    );
     for x in &p.security.findings {
         let _ = writeln!(s, "  {} at {}:{}: {}", x.kind, x.path, x.line, x.snippet);
     }
@@ -128,18 +192,44 @@ pub fn summary_text(f: &RepoFacts) -> String {
     }
     let _ = writeln!(s, "\nStructured output: {}", yes(p.structured_output.used));
     for c in &p.structured_output.calls {
-        let _ = writeln!(s, "  {}({}) at {}:{}{}", c.method, c.schema, c.path, c.line, if c.retry { ", with retry" } else { "" });
+        let _ = writeln!(
+            s,
+            "  {}({}) at {}:{}{}",
+            c.method,
+            c.schema,
+            c.path,
+            c.line,
+            if c.retry { ", with retry" } else { "" }
+        );
     }
     let _ = writeln!(s, "\nJudge personas:");
     for x in &p.personas.prompts {
-        let _ = writeln!(s, "  {} at {}:{} ({} chars)", x.persona, x.path, x.line, x.chars);
+        let _ = writeln!(
+            s,
+            "  {} at {}:{} ({} chars)",
+            x.persona, x.path, x.line, x.chars
+        );
     }
     for x in &p.personas.similarity {
         let _ = writeln!(s, "  {}/{} share {:.0}%", x.a, x.b, x.share * 100.0);
     }
-    let _ = writeln!(s, "\nChief Justice: {}", p.justice.location.as_deref().unwrap_or("not found"));
+    let _ = writeln!(
+        s,
+        "\nChief Justice: {}",
+        p.justice.location.as_deref().unwrap_or("not found")
+    );
     for r in &p.justice.rules {
-        let _ = writeln!(s, "  {}: {}{}", r.rule, yes(r.found), if r.found { format!(" ({})", r.location) } else { String::new() });
+        let _ = writeln!(
+            s,
+            "  {}: {}{}",
+            r.rule,
+            yes(r.found),
+            if r.found {
+                format!(" ({})", r.location)
+            } else {
+                String::new()
+            }
+        );
     }
     if !f.notes.is_empty() {
         let _ = writeln!(s, "\nNotes:");

@@ -67,8 +67,21 @@ pub fn is_code(path: &str) -> bool {
     let ext = path.rsplit('.').next().unwrap_or("");
     matches!(
         ext,
-        "py" | "pyi" | "rs" | "js" | "ts" | "tsx" | "jsx" | "go" | "java" | "sh" | "toml" | "cfg"
-            | "ini" | "yaml" | "yml" | "sql"
+        "py" | "pyi"
+            | "rs"
+            | "js"
+            | "ts"
+            | "tsx"
+            | "jsx"
+            | "go"
+            | "java"
+            | "sh"
+            | "toml"
+            | "cfg"
+            | "ini"
+            | "yaml"
+            | "yml"
+            | "sql"
     ) && !path.ends_with(".lock")
 }
 
@@ -99,7 +112,12 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
         for i in 0..diff.deltas().len() {
             let path = diff
                 .get_delta(i)
-                .and_then(|d| d.new_file().path().or(d.old_file().path()).map(|p| p.to_string_lossy().into_owned()))
+                .and_then(|d| {
+                    d.new_file()
+                        .path()
+                        .or(d.old_file().path())
+                        .map(|p| p.to_string_lossy().into_owned())
+                })
                 .unwrap_or_default();
             if let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i)
                 && let Ok((_, add, del)) = patch.line_stats()
@@ -144,13 +162,32 @@ fn phases(paths: &[String], message: &str) -> Vec<String> {
         let file = p.rsplit('/').next().unwrap_or(p).to_lowercase();
         matches!(
             file.as_str(),
-            "pyproject.toml" | "requirements.txt" | "setup.py" | "setup.cfg" | ".env.example"
-                | "uv.lock" | "poetry.lock" | ".gitignore" | "readme.md" | ".python-version"
+            "pyproject.toml"
+                | "requirements.txt"
+                | "setup.py"
+                | "setup.cfg"
+                | ".env.example"
+                | "uv.lock"
+                | "poetry.lock"
+                | ".gitignore"
+                | "readme.md"
+                | ".python-version"
         )
-    }) || ["init", "setup", "set up", "scaffold", "environment", "bootstrap", "project structure"]
+    }) || [
+        "init",
+        "setup",
+        "set up",
+        "scaffold",
+        "environment",
+        "bootstrap",
+        "project structure",
+    ]
+    .iter()
+    .any(|w| msg.contains(w));
+    let tools = paths
         .iter()
-        .any(|w| msg.contains(w));
-    let tools = paths.iter().any(|p| p.contains("tools/") || p.contains("_tools")) || msg.contains("tool");
+        .any(|p| p.contains("tools/") || p.contains("_tools"))
+        || msg.contains("tool");
     let graph = paths
         .iter()
         .any(|p| p.ends_with("graph.py") || p.contains("nodes/"))
@@ -238,11 +275,22 @@ mod tests {
     fn patterns_follow_the_documented_rule() {
         assert_eq!(summarise(vec![c(0, 100, &[])]).pattern, "single_init_dump");
         assert_eq!(
-            summarise(vec![c(0, 950, &[]), c(99_999, 20, &[]), c(199_999, 30, &[]), c(299_999, 1, &[])]).pattern,
+            summarise(vec![
+                c(0, 950, &[]),
+                c(99_999, 20, &[]),
+                c(199_999, 30, &[]),
+                c(299_999, 1, &[])
+            ])
+            .pattern,
             "single_init_dump"
         );
-        assert_eq!(summarise(vec![c(0, 10, &[]), c(9_000, 10, &[])]).pattern, "few_large");
-        let many: Vec<CommitFact> = (0..12).map(|i| c(i * 7_200, 10 + i as usize, &[])).collect();
+        assert_eq!(
+            summarise(vec![c(0, 10, &[]), c(9_000, 10, &[])]).pattern,
+            "few_large"
+        );
+        let many: Vec<CommitFact> = (0..12)
+            .map(|i| c(i * 7_200, 10 + i as usize, &[]))
+            .collect();
         let h = summarise(many);
         assert_eq!(h.pattern, "iterative");
         assert!(!h.clustered);
@@ -251,10 +299,18 @@ mod tests {
 
     #[test]
     fn clustering_and_progression() {
-        let h = summarise(vec![c(0, 1, &["setup"]), c(60, 1, &["tools"]), c(120, 1, &["graph"])]);
+        let h = summarise(vec![
+            c(0, 1, &["setup"]),
+            c(60, 1, &["tools"]),
+            c(120, 1, &["graph"]),
+        ]);
         assert!(h.clustered);
         assert!(h.progression);
-        let h = summarise(vec![c(0, 1, &["graph"]), c(4_000, 1, &["tools"]), c(8_000, 1, &["setup"])]);
+        let h = summarise(vec![
+            c(0, 1, &["graph"]),
+            c(4_000, 1, &["tools"]),
+            c(8_000, 1, &["setup"]),
+        ]);
         assert!(!h.clustered);
         assert!(!h.progression);
     }

@@ -133,14 +133,16 @@ pub fn investigate_in(
             .push(format!("{shown} has no commits: nothing to audit"));
         facts.history = history::summarise(Vec::new());
         if req.extract_pdf.is_some() {
-            facts.notes.push("no report PDF: the repository is empty".into());
+            facts
+                .notes
+                .push("no report PDF: the repository is empty".into());
         }
         return Ok(facts);
     };
     facts.commit = commit.id().to_string();
-    let tree = commit
-        .tree()
-        .map_err(|e| RepoError::Analysis(format!("cannot read the tree of {}: {e}", commit.id())))?;
+    let tree = commit.tree().map_err(|e| {
+        RepoError::Analysis(format!("cannot read the tree of {}: {e}", commit.id()))
+    })?;
     let files = clone::list_files(&repo, &tree, &req.limits, &mut facts.notes)?;
     facts.files = files.iter().map(|f| f.path.clone()).collect();
     facts.history = history::analyse(&repo, commit.id())?;
@@ -201,7 +203,10 @@ pub fn investigate_in(
 fn is_prompt_or_template(path: &str) -> bool {
     let lower = path.to_lowercase();
     let ext = lower.rsplit('.').next().unwrap_or("");
-    let textual = matches!(ext, "txt" | "md" | "j2" | "jinja" | "jinja2" | "prompt" | "yaml" | "yml" | "tmpl" | "hbs");
+    let textual = matches!(
+        ext,
+        "txt" | "md" | "j2" | "jinja" | "jinja2" | "prompt" | "yaml" | "yml" | "tmpl" | "hbs"
+    );
     textual
         && (lower.contains("prompt")
             || lower.contains("template")

@@ -86,7 +86,10 @@ pub fn build_repo(dir: &Path, commits: &[FixtureCommit]) -> Result<Oid, git2::Er
     Ok(parent.unwrap_or(Oid::ZERO_SHA1))
 }
 
-fn write_tree(repo: &Repository, entries: &BTreeMap<String, (Vec<u8>, i32)>) -> Result<Oid, git2::Error> {
+fn write_tree(
+    repo: &Repository,
+    entries: &BTreeMap<String, (Vec<u8>, i32)>,
+) -> Result<Oid, git2::Error> {
     let mut tb = repo.treebuilder(None)?;
     let mut dirs: BTreeMap<&str, BTreeMap<String, (Vec<u8>, i32)>> = BTreeMap::new();
     for (path, (content, mode)) in entries {
@@ -120,29 +123,56 @@ const HOUR: i64 = 3600;
 /// structured judge output with retry, distinct persona prompts and deterministic rules.
 pub fn sample_langgraph_project() -> Vec<FixtureCommit> {
     vec![
-        FixtureCommit::new("Set up project: pyproject, env example, README", SAMPLE_START)
-            .file("pyproject.toml", SAMPLE_PYPROJECT)
-            .file(".env.example", "OPENAI_API_KEY=\nLANGCHAIN_API_KEY=\nLANGCHAIN_TRACING_V2=true\n")
-            .file(".gitignore", ".env\n__pycache__/\n.venv/\naudit/\n")
-            .file("README.md", SAMPLE_README)
-            .file("src/__init__.py", ""),
-        FixtureCommit::new("Add typed state: Evidence, JudicialOpinion and AgentState reducers", SAMPLE_START + 3 * HOUR)
-            .file("src/state.py", SAMPLE_STATE),
-        FixtureCommit::new("Add sandboxed repo tools: clone in a temp dir, git log extraction", SAMPLE_START + 26 * HOUR)
-            .file("src/tools/__init__.py", "")
-            .file("src/tools/repo_tools.py", SAMPLE_REPO_TOOLS),
-        FixtureCommit::new("Add PDF doc tools with chunked querying", SAMPLE_START + 30 * HOUR)
-            .file("src/tools/doc_tools.py", SAMPLE_DOC_TOOLS),
-        FixtureCommit::new("Add detective nodes producing Evidence objects", SAMPLE_START + 50 * HOUR)
-            .file("src/nodes/__init__.py", "")
-            .file("src/nodes/detectives.py", SAMPLE_DETECTIVES),
-        FixtureCommit::new("Wire the graph: detectives fan-out and evidence aggregator fan-in", SAMPLE_START + 54 * HOUR)
-            .file("src/graph.py", SAMPLE_GRAPH_V1),
-        FixtureCommit::new("Add judges with distinct personas and structured output", SAMPLE_START + 74 * HOUR)
-            .file("src/nodes/judges.py", SAMPLE_JUDGES),
-        FixtureCommit::new("Add Chief Justice rules, judge fan-out and error edges in the graph", SAMPLE_START + 78 * HOUR)
-            .file("src/nodes/justice.py", SAMPLE_JUSTICE)
-            .file("src/graph.py", SAMPLE_GRAPH),
+        FixtureCommit::new(
+            "Set up project: pyproject, env example, README",
+            SAMPLE_START,
+        )
+        .file("pyproject.toml", SAMPLE_PYPROJECT)
+        .file(
+            ".env.example",
+            "OPENAI_API_KEY=\nLANGCHAIN_API_KEY=\nLANGCHAIN_TRACING_V2=true\n",
+        )
+        .file(".gitignore", ".env\n__pycache__/\n.venv/\naudit/\n")
+        .file("README.md", SAMPLE_README)
+        .file("src/__init__.py", ""),
+        FixtureCommit::new(
+            "Add typed state: Evidence, JudicialOpinion and AgentState reducers",
+            SAMPLE_START + 3 * HOUR,
+        )
+        .file("src/state.py", SAMPLE_STATE),
+        FixtureCommit::new(
+            "Add sandboxed repo tools: clone in a temp dir, git log extraction",
+            SAMPLE_START + 26 * HOUR,
+        )
+        .file("src/tools/__init__.py", "")
+        .file("src/tools/repo_tools.py", SAMPLE_REPO_TOOLS),
+        FixtureCommit::new(
+            "Add PDF doc tools with chunked querying",
+            SAMPLE_START + 30 * HOUR,
+        )
+        .file("src/tools/doc_tools.py", SAMPLE_DOC_TOOLS),
+        FixtureCommit::new(
+            "Add detective nodes producing Evidence objects",
+            SAMPLE_START + 50 * HOUR,
+        )
+        .file("src/nodes/__init__.py", "")
+        .file("src/nodes/detectives.py", SAMPLE_DETECTIVES),
+        FixtureCommit::new(
+            "Wire the graph: detectives fan-out and evidence aggregator fan-in",
+            SAMPLE_START + 54 * HOUR,
+        )
+        .file("src/graph.py", SAMPLE_GRAPH_V1),
+        FixtureCommit::new(
+            "Add judges with distinct personas and structured output",
+            SAMPLE_START + 74 * HOUR,
+        )
+        .file("src/nodes/judges.py", SAMPLE_JUDGES),
+        FixtureCommit::new(
+            "Add Chief Justice rules, judge fan-out and error edges in the graph",
+            SAMPLE_START + 78 * HOUR,
+        )
+        .file("src/nodes/justice.py", SAMPLE_JUSTICE)
+        .file("src/graph.py", SAMPLE_GRAPH),
     ]
 }
 
@@ -504,8 +534,12 @@ mod tests {
         let head = build_repo(
             dir.path(),
             &[
-                FixtureCommit::new("one", 1_000).file("a/b.txt", "x").file("c", ""),
-                FixtureCommit::new("two", 2_000).delete("c").symlink("l", "../../etc"),
+                FixtureCommit::new("one", 1_000)
+                    .file("a/b.txt", "x")
+                    .file("c", ""),
+                FixtureCommit::new("two", 2_000)
+                    .delete("c")
+                    .symlink("l", "../../etc"),
             ],
         )
         .unwrap();
@@ -531,6 +565,10 @@ mod tests {
     fn sample_project_has_eight_dated_commits() {
         let commits = sample_langgraph_project();
         assert_eq!(commits.len(), 8);
-        assert!(commits.windows(2).all(|w| w[0].author_time < w[1].author_time));
+        assert!(
+            commits
+                .windows(2)
+                .all(|w| w[0].author_time < w[1].author_time)
+        );
     }
 }

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
     /// A string literal (concatenations joined). `fstring` when it has interpolations.
-    Str { value: String, fstring: bool },
+    Str {
+        value: String,
+        fstring: bool,
+    },
     Num(String),
     Bool(bool),
     None,
@@ -93,7 +96,12 @@ impl Expr {
                 format!("{{{}}}", a.join(", "))
             }
             Expr::Comp { elt, vars, iter } => {
-                format!("[{} for {} in {}]", elt.render(), vars.join(", "), iter.render())
+                format!(
+                    "[{} for {} in {}]",
+                    elt.render(),
+                    vars.join(", "),
+                    iter.render()
+                )
             }
             Expr::Alt(alts) => {
                 let a: Vec<String> = alts.iter().map(Expr::render).collect();

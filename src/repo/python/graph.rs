@@ -142,18 +142,20 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                     .or_else(|| kwarg(c, "state_schema"))
                     .map(Expr::render);
                 constructions.push((m, recv.clone()));
-                builders.entry((m, recv.clone())).or_insert_with(|| Builder {
-                    graph: GraphFacts {
-                        path: module.path.clone(),
-                        line: c.line,
-                        builder: recv,
-                        state_type: state,
-                        ..GraphFacts::default()
-                    },
-                    first_line: c.line,
-                    last_line: c.line,
-                    ..Builder::default()
-                });
+                builders
+                    .entry((m, recv.clone()))
+                    .or_insert_with(|| Builder {
+                        graph: GraphFacts {
+                            path: module.path.clone(),
+                            line: c.line,
+                            builder: recv,
+                            state_type: state,
+                            ..GraphFacts::default()
+                        },
+                        first_line: c.line,
+                        last_line: c.line,
+                        ..Builder::default()
+                    });
             }
         }
     }
@@ -171,7 +173,8 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             })
             .filter_map(|c| c.assigned_to.as_deref())
             .collect();
-        let local: Vec<&(usize, String)> = constructions.iter().filter(|(cm, _)| *cm == m).collect();
+        let local: Vec<&(usize, String)> =
+            constructions.iter().filter(|(cm, _)| *cm == m).collect();
         for c in &module.calls {
             if !GRAPH_METHODS.contains(&c.method.as_str()) {
                 continue;
@@ -288,7 +291,9 @@ impl Builder {
         let ev = |e: &Expr| repo.eval(m, e, env, func, 0);
         match c.method.as_str() {
             "add_node" => {
-                let Some(first) = arg(c, 0, "node") else { return };
+                let Some(first) = arg(c, 0, "node") else {
+                    return;
+                };
                 let v = ev(first);
                 let v = match v {
                     // add_node(runnable) where the runnable is a compiled subgraph or object
@@ -356,7 +361,7 @@ impl Builder {
                         arg(c, 1, "path_map"),
                     )
                 } else {
-                    let s = arg(c, 0, "source").map(|a| ev(a));
+                    let s = arg(c, 0, "source").map(&ev);
                     let s = match s {
                         Some(v) => self.names(repo, m, c, &v),
                         None => Vec::new(),
@@ -374,7 +379,7 @@ impl Builder {
                     }
                     None => ("?".to_string(), Vec::new()),
                 };
-                let map = map_arg.map(|a| ev(a));
+                let map = map_arg.map(&ev);
                 let mut parallel_keys: Vec<Val> = Vec::new();
                 for r in &returns {
                     collect_parallel(r, &mut parallel_keys);
@@ -640,7 +645,10 @@ fn branchings(g: &GraphFacts) -> Vec<Branching> {
                 let hits: Vec<usize> = reach.iter().filter_map(|r| r.get(c).copied()).collect();
                 if hits.len() >= 2 {
                     let cost: usize = hits.iter().sum();
-                    if best.as_ref().is_none_or(|(b, n)| cost < *b || (cost == *b && c < n)) {
+                    if best
+                        .as_ref()
+                        .is_none_or(|(b, n)| cost < *b || (cost == *b && c < n))
+                    {
                         best = Some((cost, c.clone()));
                     }
                 }
@@ -672,7 +680,8 @@ mod tests {
         analyse(&repo).into_iter().next().expect("a graph")
     }
 
-    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n";
+    const HEADER: &str =
+        "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n";
 
     #[test]
     fn fan_out_and_fan_in_through_plain_edges_and_list_form() {
@@ -699,6 +708,10 @@ mod tests {
         assert_eq!(fo.from, "agg");
         assert_eq!(fo.via, "send");
         assert_eq!(fo.to, vec!["defense", "prosecutor", "tech_lead"]);
-        assert!(g.edges.iter().any(|e| e.to == "error_handler" && e.conditional));
+        assert!(
+            g.edges
+                .iter()
+                .any(|e| e.to == "error_handler" && e.conditional)
+        );
     }
 }

@@ -59,7 +59,11 @@ pub const RULES: [(&str, &str); 5] = [
     ("dissent_requirement", r"(?is)dissent"),
 ];
 
-pub const SECTIONS: [&str; 3] = ["Executive Summary", "Criterion Breakdown", "Remediation Plan"];
+pub const SECTIONS: [&str; 3] = [
+    "Executive Summary",
+    "Criterion Breakdown",
+    "Remediation Plan",
+];
 
 fn rule_res() -> &'static Vec<Regex> {
     static R: OnceLock<Vec<Regex>> = OnceLock::new();
@@ -76,8 +80,12 @@ fn is_justice_module(m: &ModuleInfo) -> bool {
     let name = R.get_or_init(|| Regex::new(r"(?i)chief.?justice|justice|synthes").expect("valid"));
     let file = m.path.rsplit('/').next().unwrap_or(&m.path);
     name.is_match(file)
-        || m.functions.iter().any(|f| name.is_match(&f.name) && f.name.to_lowercase().contains("chief"))
-        || m.classes.iter().any(|c| c.name.to_lowercase().contains("chiefjustice"))
+        || m.functions
+            .iter()
+            .any(|f| name.is_match(&f.name) && f.name.to_lowercase().contains("chief"))
+        || m.classes
+            .iter()
+            .any(|c| c.name.to_lowercase().contains("chiefjustice"))
 }
 
 pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
@@ -88,7 +96,9 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
         let (line, end) = m
             .functions
             .iter()
-            .find(|f| f.name.to_lowercase().contains("chief") || f.name.to_lowercase().contains("justice"))
+            .find(|f| {
+                f.name.to_lowercase().contains("chief") || f.name.to_lowercase().contains("justice")
+            })
             .map(|f| (f.line, f.end_line))
             .or_else(|| {
                 m.classes
@@ -103,10 +113,12 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
     let res = rule_res();
     for (i, (rule, _)) in RULES.iter().enumerate() {
         let hit = justice.iter().find_map(|m| {
-            m.ifs
-                .iter()
-                .find(|f| res[i].is_match(&f.text))
-                .map(|f| (format!("{}:{}", m.path, f.line), m.line_text(f.line).to_string()))
+            m.ifs.iter().find(|f| res[i].is_match(&f.text)).map(|f| {
+                (
+                    format!("{}:{}", m.path, f.line),
+                    m.line_text(f.line).to_string(),
+                )
+            })
         });
         // The dissent requirement is satisfied by code that writes a dissent summary too.
         let hit = hit.or_else(|| {
@@ -125,7 +137,11 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             rule: rule.to_string(),
             found: hit.is_some(),
             location: hit.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| {
-                facts.modules.first().cloned().unwrap_or_else(|| "(no justice code)".into())
+                facts
+                    .modules
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "(no justice code)".into())
             }),
             snippet: hit.map(|h| h.1).unwrap_or_default(),
         });
@@ -215,7 +231,10 @@ def chief_justice(state):
             ]
         );
         assert!(!f.calls_llm);
-        assert_eq!(f.writes_markdown.as_deref(), Some("src/nodes/justice.py:14"));
+        assert_eq!(
+            f.writes_markdown.as_deref(),
+            Some("src/nodes/justice.py:14")
+        );
         assert!(f.sections[0].1.is_some() && f.sections[1].1.is_none());
     }
 

@@ -54,7 +54,11 @@ pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> Py
     analyse_modules(&modules, texts, notes)
 }
 
-fn analyse_modules(modules: &[ModuleInfo], texts: &[(String, String)], mut notes: Vec<String>) -> PythonFacts {
+fn analyse_modules(
+    modules: &[ModuleInfo],
+    texts: &[(String, String)],
+    mut notes: Vec<String>,
+) -> PythonFacts {
     for m in modules {
         if m.truncated {
             notes.push(format!(

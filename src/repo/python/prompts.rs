@@ -85,15 +85,35 @@ const WORDS: [(&str, &[&str]); 3] = [
     (
         "forgiving",
         &[
-            "reward", "effort", "intent", "creativ", "workaround", "generous", "forgiv",
-            "charitab", "spirit", "strength", "benefit of the doubt", "lenien", "struggle",
+            "reward",
+            "effort",
+            "intent",
+            "creativ",
+            "workaround",
+            "generous",
+            "forgiv",
+            "charitab",
+            "spirit",
+            "strength",
+            "benefit of the doubt",
+            "lenien",
+            "struggle",
         ],
     ),
     (
         "pragmatic",
         &[
-            "architect", "maintainab", "practical", "pragmatic", "viab", "sound", "modular",
-            "clean", "works", "technical debt", "realistic",
+            "architect",
+            "maintainab",
+            "practical",
+            "pragmatic",
+            "viab",
+            "sound",
+            "modular",
+            "clean",
+            "works",
+            "technical debt",
+            "realistic",
         ],
     ),
 ];
@@ -164,10 +184,11 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
     }
     let mut facts = PersonaFacts::default();
     for p in 0..3 {
-        let best = cands
-            .iter()
-            .filter(|c| c.persona == p)
-            .max_by(|a, b| a.score.cmp(&b.score).then(a.prompt.chars.cmp(&b.prompt.chars)));
+        let best = cands.iter().filter(|c| c.persona == p).max_by(|a, b| {
+            a.score
+                .cmp(&b.score)
+                .then(a.prompt.chars.cmp(&b.prompt.chars))
+        });
         if let Some(c) = best {
             facts.prompts.push(c.prompt.clone());
         }
@@ -261,7 +282,11 @@ RUBRIC = "The Prosecutor, the Defense and the TechLead each score every criterio
         let names: Vec<&str> = f.prompts.iter().map(|p| p.persona.as_str()).collect();
         assert_eq!(names, vec!["Prosecutor", "Defense", "TechLead"]);
         assert!(!f.collusion, "{:?}", f.similarity);
-        assert!(f.language.iter().all(|l| !l.matched.is_empty()), "{:?}", f.language);
+        assert!(
+            f.language.iter().all(|l| !l.matched.is_empty()),
+            "{:?}",
+            f.language
+        );
     }
 
     #[test]

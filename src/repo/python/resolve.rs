@@ -82,7 +82,10 @@ impl<'a> Repo<'a> {
         for (i, m) in modules.iter().enumerate() {
             by_module.insert(m.module.as_str(), i);
             for (j, f) in m.functions.iter().enumerate() {
-                funcs_by_name.entry(f.name.as_str()).or_default().push((i, j));
+                funcs_by_name
+                    .entry(f.name.as_str())
+                    .or_default()
+                    .push((i, j));
             }
         }
         Repo {
@@ -126,15 +129,14 @@ impl<'a> Repo<'a> {
             };
             let top = t_pkg.split('.').next().unwrap_or(t_pkg);
             match q.rsplit_once('.') {
-                Some((q_pkg, q_name)) => {
-                    q_name == t_name && q_pkg.split('.').next() == Some(top)
-                }
+                Some((q_pkg, q_name)) => q_name == t_name && q_pkg.split('.').next() == Some(top),
                 None => {
                     q == t_name
                         && !self.defines(m, &q)
-                        && self.modules[m].imports.iter().any(|(k, v)| {
-                            k.starts_with('*') && v.split('.').next() == Some(top)
-                        })
+                        && self.modules[m]
+                            .imports
+                            .iter()
+                            .any(|(k, v)| k.starts_with('*') && v.split('.').next() == Some(top))
                 }
             }
         })
@@ -193,7 +195,9 @@ impl<'a> Repo<'a> {
             let class_q = self.qualify(m, parts[0]);
             if let Some((modpath, class)) = class_q.rsplit_once('.')
                 && let Some(i) = self.find_module(modpath)
-                && let Some(e) = self.modules[i].constants.get(&format!("{class}.{}", parts[1]))
+                && let Some(e) = self.modules[i]
+                    .constants
+                    .get(&format!("{class}.{}", parts[1]))
             {
                 return Some((i, e));
             }
@@ -231,7 +235,14 @@ impl<'a> Repo<'a> {
 
     /// Evaluates an expression in module `m` with loop bindings `env`, inside function `func`
     /// (for its locals), to a static value.
-    pub fn eval(&self, m: usize, e: &Expr, env: &Env, func: Option<&FuncInfo>, depth: usize) -> Val {
+    pub fn eval(
+        &self,
+        m: usize,
+        e: &Expr,
+        env: &Env,
+        func: Option<&FuncInfo>,
+        depth: usize,
+    ) -> Val {
         if depth > MAX_EVAL_DEPTH {
             return Val::Unknown(e.render());
         }
@@ -257,10 +268,13 @@ impl<'a> Repo<'a> {
                     && let Some(vals) = f.locals.get(n)
                 {
                     let appended = f.appends.get(n);
-                    let mut alts: Vec<Val> = vals.iter().map(|v| self.eval(m, v, env, None, d)).collect();
+                    let mut alts: Vec<Val> =
+                        vals.iter().map(|v| self.eval(m, v, env, None, d)).collect();
                     if let Some(extra) = appended {
-                        let extra: Vec<Val> =
-                            extra.iter().map(|v| self.eval(m, v, env, Some(f), d)).collect();
+                        let extra: Vec<Val> = extra
+                            .iter()
+                            .map(|v| self.eval(m, v, env, Some(f), d))
+                            .collect();
                         let mut items = Vec::new();
                         for a in &alts {
                             if let Val::List(l) = a {
@@ -303,11 +317,9 @@ impl<'a> Repo<'a> {
                     .map(|(k, v)| (self.eval(m, k, env, func, d), self.eval(m, v, env, func, d)))
                     .collect(),
             ),
-            Expr::Alt(alts) => Val::Alt(
-                alts.iter()
-                    .map(|a| self.eval(m, a, env, func, d))
-                    .collect(),
-            ),
+            Expr::Alt(alts) => {
+                Val::Alt(alts.iter().map(|a| self.eval(m, a, env, func, d)).collect())
+            }
             Expr::BinOp { op, left, right } if op == "+" => {
                 match (
                     self.eval(m, left, env, func, d),
@@ -346,7 +358,11 @@ impl<'a> Repo<'a> {
             }
             Expr::Call { func: f, args, .. } => {
                 let callee = f.dotted().unwrap_or_default();
-                if self.is(m, &callee, &["langgraph.types.Send", "langgraph.constants.Send"]) {
+                if self.is(
+                    m,
+                    &callee,
+                    &["langgraph.types.Send", "langgraph.constants.Send"],
+                ) {
                     let target = args
                         .first()
                         .map(|a| self.eval(m, a, env, func, d))
@@ -425,7 +441,11 @@ impl<'a> Repo<'a> {
         ) {
             return Val::Start;
         }
-        if self.is(m, dotted, &["langgraph.graph.END", "langgraph.constants.END"]) {
+        if self.is(
+            m,
+            dotted,
+            &["langgraph.graph.END", "langgraph.constants.END"],
+        ) {
             return Val::End;
         }
         if let Some((i, e)) = self.constant(m, dotted) {
@@ -458,7 +478,10 @@ impl<'a> Repo<'a> {
                     _ => {
                         let mut e2 = env.clone();
                         for v in &l.vars {
-                            e2.push((v.clone(), Val::Unknown(format!("{v} (loop over {})", l.iter.render()))));
+                            e2.push((
+                                v.clone(),
+                                Val::Unknown(format!("{v} (loop over {})", l.iter.render())),
+                            ));
                         }
                         next.push(e2);
                     }
@@ -516,19 +539,28 @@ mod tests {
     #[test]
     fn constants_resolve_across_modules_and_classes() {
         let ms = modules(&[
-            ("src/names.py", "REPO = 'repo_investigator'\nclass N:\n    DOC = 'doc_analyst'\nALL = [REPO, N.DOC]\n"),
+            (
+                "src/names.py",
+                "REPO = 'repo_investigator'\nclass N:\n    DOC = 'doc_analyst'\nALL = [REPO, N.DOC]\n",
+            ),
             ("src/graph.py", "from src.names import ALL, REPO as R, N\n"),
         ]);
         let repo = Repo::new(&ms);
         let v = repo.eval(1, &Expr::Name("ALL".into()), &Vec::new(), None, 0);
         assert_eq!(
             v,
-            Val::List(vec![Val::Str("repo_investigator".into()), Val::Str("doc_analyst".into())])
+            Val::List(vec![
+                Val::Str("repo_investigator".into()),
+                Val::Str("doc_analyst".into())
+            ])
         );
         let v = repo.eval(1, &Expr::Name("R".into()), &Vec::new(), None, 0);
         assert_eq!(v, Val::Str("repo_investigator".into()));
         let n = Expr::Attr(Box::new(Expr::Name("N".into())), "DOC".into());
-        assert_eq!(repo.eval(1, &n, &Vec::new(), None, 0), Val::Str("doc_analyst".into()));
+        assert_eq!(
+            repo.eval(1, &n, &Vec::new(), None, 0),
+            Val::Str("doc_analyst".into())
+        );
     }
 
     #[test]

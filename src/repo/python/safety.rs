@@ -88,7 +88,11 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                     detail,
                 });
             };
-            let command = c.args.first().or_else(|| kw(c, "args")).or_else(|| kw(c, "cmd"));
+            let command = c
+                .args
+                .first()
+                .or_else(|| kw(c, "args"))
+                .or_else(|| kw(c, "cmd"));
             let built = command.is_some_and(Expr::is_built_string);
             let mut shell = false;
             if repo.is(m, callee, &["os.system"]) {
@@ -98,7 +102,10 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                 );
                 shell = true;
             } else if repo.is(m, callee, &["os.popen"]) {
-                push("os_popen", "os.popen runs its argument through the shell".into());
+                push(
+                    "os_popen",
+                    "os.popen runs its argument through the shell".into(),
+                );
                 shell = true;
             } else if repo.is(m, callee, SUBPROCESS) {
                 facts.subprocess_calls += 1;
@@ -153,9 +160,9 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                 || func.is_some_and(|f| f.has_try);
             let lower = body.to_lowercase();
             let auth_handled = func.is_some_and(|f| {
-                f.excepts.iter().any(|e| {
-                    e.contains("GitCommandError") || e.contains("CalledProcessError")
-                })
+                f.excepts
+                    .iter()
+                    .any(|e| e.contains("GitCommandError") || e.contains("CalledProcessError"))
             }) && (lower.contains("auth")
                 || lower.contains("permission")
                 || lower.contains("credential")
@@ -189,13 +196,21 @@ fn is_clone(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
         || repo.is(
             m,
             callee,
-            &["pygit2.clone_repository", "dulwich.porcelain.clone", "git.Repo.clone_from"],
+            &[
+                "pygit2.clone_repository",
+                "dulwich.porcelain.clone",
+                "git.Repo.clone_from",
+            ],
         )
     {
         return true;
     }
     let shellish = repo.is(m, callee, SUBPROCESS)
-        || repo.is(m, callee, &["os.system", "os.popen", "subprocess.getoutput"]);
+        || repo.is(
+            m,
+            callee,
+            &["os.system", "os.popen", "subprocess.getoutput"],
+        );
     if !shellish {
         return false;
     }
@@ -233,7 +248,10 @@ mod tests {
             kinds("import os\nos.system(f'git clone {url}')\n"),
             vec!["os_system", "string_built_shell_command"]
         );
-        assert_eq!(kinds("from os import popen\npopen('ls')\n"), vec!["os_popen"]);
+        assert_eq!(
+            kinds("from os import popen\npopen('ls')\n"),
+            vec!["os_popen"]
+        );
         assert_eq!(
             kinds("import subprocess as sp\nsp.run('git clone ' + url, shell=True)\n"),
             vec!["subprocess_shell", "string_built_shell_command"]
@@ -244,7 +262,10 @@ mod tests {
 
     #[test]
     fn negatives() {
-        assert!(kinds("import subprocess\nsubprocess.run(['git', 'clone', url, d], check=True)\n").is_empty());
+        assert!(
+            kinds("import subprocess\nsubprocess.run(['git', 'clone', url, d], check=True)\n")
+                .is_empty()
+        );
         assert!(kinds("import subprocess\nsubprocess.run(cmd, shell=False)\n").is_empty());
         assert!(kinds("import ast\nast.literal_eval(s)\nmodel.eval()\n").is_empty());
         assert!(kinds("# os.system('rm -rf /')\ns = \"eval(x) and os.system\"\n").is_empty());

@@ -103,7 +103,9 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
     let mut facts = StateFacts::default();
     for (m, module) in repo.modules.iter().enumerate() {
         for c in &module.classes {
-            let Some(kind) = kinds.get(&c.name) else { continue };
+            let Some(kind) = kinds.get(&c.name) else {
+                continue;
+            };
             let mut fields = Vec::new();
             for f in &c.fields {
                 let reducer = reducer_of(repo, m, &f.annotation);
@@ -147,7 +149,11 @@ fn reducer_of(repo: &Repo<'_>, m: usize, ann: &Expr) -> Option<String> {
         return None;
     };
     let head = head.dotted()?;
-    if !repo.is(m, &head, &["typing.Annotated", "typing_extensions.Annotated"]) && head != "Annotated"
+    if !repo.is(
+        m,
+        &head,
+        &["typing.Annotated", "typing_extensions.Annotated"],
+    ) && head != "Annotated"
     {
         // Optional[Annotated[...]] and similar wrappers
         return items.iter().find_map(|i| reducer_of(repo, m, i));

@@ -47,10 +47,12 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             if c.receiver.is_none() {
                 continue;
             }
-            let schema_expr = c
-                .args
-                .first()
-                .or_else(|| c.kwargs.iter().find(|(k, _)| k == "schema" || k == "tools").map(|(_, v)| v));
+            let schema_expr = c.args.first().or_else(|| {
+                c.kwargs
+                    .iter()
+                    .find(|(k, _)| k == "schema" || k == "tools")
+                    .map(|(_, v)| v)
+            });
             let schema = match schema_expr {
                 Some(super::expr::Expr::List(items)) => items
                     .iter()
@@ -107,7 +109,9 @@ mod tests {
 
     #[test]
     fn bind_tools_without_retry() {
-        let f = facts("def judge(llm, p):\n    return llm.bind_tools([JudicialOpinion, Other]).invoke(p)\n");
+        let f = facts(
+            "def judge(llm, p):\n    return llm.bind_tools([JudicialOpinion, Other]).invoke(p)\n",
+        );
         assert_eq!(f.calls[0].method, "bind_tools");
         assert_eq!(f.calls[0].schema, "JudicialOpinion, Other");
         assert!(!f.calls[0].retry);

@@ -479,9 +479,10 @@ impl<'s> Walker<'s> {
                     self.info.imports.insert(first.clone(), first);
                 }
                 "aliased_import" => {
-                    if let (Some(n), Some(a)) =
-                        (k.child_by_field_name("name"), k.child_by_field_name("alias"))
-                    {
+                    if let (Some(n), Some(a)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("alias"),
+                    ) {
                         self.info
                             .imports
                             .insert(self.text(a).to_string(), self.text(n).to_string());
@@ -522,7 +523,10 @@ impl<'s> Walker<'s> {
                 format!("{base}.{name}")
             }
         };
-        if named_kids(node).iter().any(|k| k.kind() == "wildcard_import") {
+        if named_kids(node)
+            .iter()
+            .any(|k| k.kind() == "wildcard_import")
+        {
             self.info.imports.insert(format!("*{base}"), base.clone());
         }
         let mut c = node.walk();
@@ -533,9 +537,10 @@ impl<'s> Walker<'s> {
                     self.info.imports.insert(n.clone(), qualify(&n));
                 }
                 "aliased_import" => {
-                    if let (Some(n), Some(a)) =
-                        (k.child_by_field_name("name"), k.child_by_field_name("alias"))
-                    {
+                    if let (Some(n), Some(a)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("alias"),
+                    ) {
                         let q = qualify(self.text(n));
                         self.info.imports.insert(self.text(a).to_string(), q);
                     }
@@ -754,9 +759,10 @@ impl<'s> Walker<'s> {
                 for k in named_kids(a) {
                     match k.kind() {
                         "keyword_argument" => {
-                            if let (Some(n), Some(v)) =
-                                (k.child_by_field_name("name"), k.child_by_field_name("value"))
-                            {
+                            if let (Some(n), Some(v)) = (
+                                k.child_by_field_name("name"),
+                                k.child_by_field_name("value"),
+                            ) {
                                 kwargs.push((self.text(n).to_string(), self.expr(v, 0)));
                             }
                         }
@@ -796,7 +802,10 @@ impl<'s> Walker<'s> {
             args,
             kwargs,
             line: line_of(node),
-            snippet: truncate(self.src.lines().nth(line_of(node) - 1).unwrap_or("").trim(), 200),
+            snippet: truncate(
+                self.src.lines().nth(line_of(node) - 1).unwrap_or("").trim(),
+                200,
+            ),
             func: scope.func,
             loops: scope.loops.clone(),
             in_try: scope.in_try,
@@ -1095,7 +1104,10 @@ mod tests {
         assert_eq!(c.withs, vec!["tempfile.TemporaryDirectory"]);
         assert_eq!(c.loops[0].vars, vec!["n"]);
         assert_eq!(c.kwargs[0].0, "check");
-        assert_eq!(m.functions[0].excepts, vec!["subprocess.CalledProcessError"]);
+        assert_eq!(
+            m.functions[0].excepts,
+            vec!["subprocess.CalledProcessError"]
+        );
     }
 
     #[test]
