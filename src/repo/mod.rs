@@ -2,13 +2,21 @@
 //! of the Python (LangGraph) code. Plain blocking functions; the actor shell runs them off the
 //! actor thread.
 //!
-//! STUB: the interface below is the contract with the actor shell; the implementation is being
-//! built (issue 3).
+//! Codemap: [`clone`] (source validation, sandboxed bare clone, reading the audited tree),
+//! [`history`] (git forensics), [`python`] (tree-sitter analysis: graph, state, safety,
+//! structured output, judge personas, Chief Justice rules), [`evidence`] (facts → `Evidence`
+//! per rubric dimension), [`facts`] (`auditor evidence` JSON and text).
 
-use crate::model::Evidence;
-use crate::rubric::Dimension;
+pub mod clone;
+pub mod evidence;
+pub mod facts;
+pub mod history;
+pub mod python;
+
+pub use evidence::evidence;
+pub use facts::{facts_json, summary_text};
+
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Limits applied to a clone; each exceeded limit is a clear error or a note.
@@ -18,6 +26,13 @@ pub struct RepoLimits {
     pub max_repo_bytes: u64,
     pub max_files: usize,
     pub max_file_bytes: u64,
+    /// Largest report PDF extracted from the repository.
+    #[serde(default = "default_max_pdf_bytes")]
+    pub max_pdf_bytes: u64,
+}
+
+fn default_max_pdf_bytes() -> u64 {
+    64 << 20
 }
 
 impl Default for RepoLimits {
@@ -27,6 +42,7 @@ impl Default for RepoLimits {
             max_repo_bytes: 1 << 30,
             max_files: 50_000,
             max_file_bytes: 2 << 20,
+            max_pdf_bytes: default_max_pdf_bytes(),
         }
     }
 }
@@ -59,8 +75,16 @@ pub struct RepoFacts {
     pub commit: String,
     /// Every file of the audited commit, repo-relative with `/` separators, sorted.
     pub files: Vec<String>,
+    /// The `--ref` asked for, if any.
+    #[serde(default)]
+    pub git_ref: Option<String>,
     /// Notes about skipped files or limits hit.
     pub notes: Vec<String>,
+    #[serde(default)]
+    pub history: history::HistoryFacts,
+    /// Graphs, state, security, structured output, personas, Chief Justice.
+    #[serde(default)]
+    pub python: python::PythonFacts,
     #[serde(skip)]
     pub report_pdf: Option<RepoFile>,
 }
@@ -77,41 +101,180 @@ pub enum RepoError {
     Analysis(String),
 }
 
-/// Cheap pre-flight check run before the graph starts (exit 2 on error): a malformed URL or a
-/// local path that does not exist.
+/// Cheap pre-flight check run before the graph starts (exit 2 on error): empty source,
+/// malformed URL, unsupported scheme (http, ssh, ...), or a local path that does not exist.
 pub fn validate_source(source: &str) -> Result<(), RepoError> {
-    if source.trim().is_empty() {
-        return Err(RepoError::InvalidSource(
-            "--repo is empty: give an https URL, a local path or a file:// URL".into(),
-        ));
-    }
-    Ok(())
+    clone::parse_source(source).map(|_| ())
 }
 
 /// Clones into a temporary directory (removed on every path), reads the history and analyses
 /// the code. Blocking.
 pub fn investigate(req: &RepoRequest) -> Result<RepoFacts, RepoError> {
-    Err(RepoError::Analysis(format!(
-        "RepoInvestigator is not implemented yet (source {})",
-        req.source
-    )))
+    investigate_in(req, None)
 }
 
-/// Turns facts into evidence for the given `github_repo` dimensions, keyed by dimension id.
-pub fn evidence(facts: &RepoFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
-    let _ = facts;
-    dimensions
-        .iter()
-        .map(|d| (d.id.clone(), Vec::new()))
-        .collect()
+/// [`investigate`] with the temporary clone directory created under `tmp_parent` (default:
+/// the system temp dir). Used by tests to check the directory is always removed.
+pub fn investigate_in(
+    req: &RepoRequest,
+    tmp_parent: Option<&std::path::Path>,
+) -> Result<RepoFacts, RepoError> {
+    let source = clone::parse_source(&req.source)?;
+    let shown = source.display();
+    let (_dir, repo) = clone::clone(&source, &req.limits, tmp_parent)?;
+    let mut facts = RepoFacts {
+        url: shown.clone(),
+        git_ref: req.git_ref.clone(),
+        ..RepoFacts::default()
+    };
+    let Some(commit) = clone::resolve_commit(&repo, req.git_ref.as_deref(), &shown)? else {
+        facts
+            .notes
+            .push(format!("{shown} has no commits: nothing to audit"));
+        facts.history = history::summarise(Vec::new());
+        if req.extract_pdf.is_some() {
+            facts
+                .notes
+                .push("no report PDF: the repository is empty".into());
+        }
+        return Ok(facts);
+    };
+    facts.commit = commit.id().to_string();
+    let tree = commit.tree().map_err(|e| {
+        RepoError::Analysis(format!("cannot read the tree of {}: {e}", commit.id()))
+    })?;
+    let files = clone::list_files(&repo, &tree, &req.limits, &mut facts.notes)?;
+    facts.files = files.iter().map(|f| f.path.clone()).collect();
+    facts.history = history::analyse(&repo, commit.id())?;
+
+    let mut sources = Vec::new();
+    let mut texts = Vec::new();
+    for f in &files {
+        let py = f.path.ends_with(".py");
+        let text_like = is_prompt_or_template(&f.path);
+        if !py && !text_like {
+            continue;
+        }
+        let bytes = match clone::read_blob(&repo, f, req.limits.max_file_bytes) {
+            Ok(b) => b,
+            Err(note) => {
+                if !f.symlink {
+                    facts.notes.push(note);
+                }
+                continue;
+            }
+        };
+        if clone::is_binary(&bytes) {
+            facts
+                .notes
+                .push(format!("{}: binary content, not analysed", f.path));
+            continue;
+        }
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                facts.notes.push(format!(
+                    "{}: not valid UTF-8; analysed with replacement characters",
+                    f.path
+                ));
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
+            }
+        };
+        if py {
+            sources.push((f.path.clone(), text));
+        } else {
+            texts.push((f.path.clone(), text));
+        }
+    }
+    facts.python = python::analyse(sources, &texts);
+    facts.notes.extend(facts.python.notes.iter().cloned());
+    for p in &facts.python.files_with_syntax_errors {
+        facts.notes.push(format!(
+            "{p}: Python syntax errors (parsed with error recovery; facts may be partial)"
+        ));
+    }
+    if let Some(wanted) = &req.extract_pdf {
+        facts.report_pdf = extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes);
+    }
+    Ok(facts)
 }
 
-/// The JSON for `auditor evidence --json` under the key `repo`.
-pub fn facts_json(facts: &RepoFacts) -> serde_json::Value {
-    serde_json::to_value(facts).unwrap_or_default()
+/// Non-Python text files that can hold judge prompts or report templates.
+fn is_prompt_or_template(path: &str) -> bool {
+    let lower = path.to_lowercase();
+    let ext = lower.rsplit('.').next().unwrap_or("");
+    let textual = matches!(
+        ext,
+        "txt" | "md" | "j2" | "jinja" | "jinja2" | "prompt" | "yaml" | "yml" | "tmpl" | "hbs"
+    );
+    textual
+        && (lower.contains("prompt")
+            || lower.contains("template")
+            || lower.contains("persona")
+            || lower.contains("prosecut")
+            || lower.contains("defen")
+            || lower.contains("tech"))
 }
 
-/// Human-readable listing of the facts, for `auditor evidence` without `--json`.
-pub fn summary_text(facts: &RepoFacts) -> String {
-    format!("Repository {} at {}", facts.url, facts.commit)
+/// `wanted`: a repo-relative path, or `""` for the most likely report PDF.
+fn extract_pdf(
+    repo: &git2::Repository,
+    files: &[clone::TreeFile],
+    wanted: &str,
+    limits: &RepoLimits,
+    notes: &mut Vec<String>,
+) -> Option<RepoFile> {
+    let chosen = if wanted.is_empty() {
+        let mut pdfs: Vec<&clone::TreeFile> = files
+            .iter()
+            .filter(|f| !f.symlink && f.path.to_lowercase().ends_with(".pdf"))
+            .collect();
+        pdfs.sort_by_key(|f| std::cmp::Reverse(pdf_rank(&f.path)));
+        match pdfs.first() {
+            Some(f) => *f,
+            None => {
+                notes.push("no PDF file in the repository: no report to analyse".into());
+                return None;
+            }
+        }
+    } else {
+        let w = wanted.trim_start_matches("./");
+        match files.iter().find(|f| f.path == w) {
+            Some(f) => f,
+            None => {
+                notes.push(format!(
+                    "report PDF {wanted:?} is not in the audited commit"
+                ));
+                return None;
+            }
+        }
+    };
+    match clone::read_blob(repo, chosen, limits.max_pdf_bytes) {
+        Ok(bytes) => Some(RepoFile {
+            path: chosen.path.clone(),
+            bytes,
+        }),
+        Err(note) => {
+            notes.push(note);
+            None
+        }
+    }
+}
+
+/// Higher is more likely the final report.
+fn pdf_rank(path: &str) -> (u8, u8, u8) {
+    let lower = path.to_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    let exact = u8::from(lower == "reports/final_report.pdf");
+    let in_reports = u8::from(lower.starts_with("reports/") || lower.starts_with("report/"));
+    let name = if file.contains("final") {
+        3
+    } else if file.contains("report") {
+        2
+    } else if file.contains("interim") {
+        1
+    } else {
+        0
+    };
+    (exact, name, in_reports)
 }

@@ -1,0 +1,496 @@
+//! Sandboxed clone and reading of the audited commit.
+//!
+//! - The source is validated first ([`parse_source`]): `https://` URLs, `file://` URLs and
+//!   local paths (working trees or bare repositories). Other schemes are refused.
+//! - The clone is a *bare*, full-history clone into a fresh [`tempfile::TempDir`]: no working
+//!   tree is ever checked out, so nothing from the target lands on disk as files, no hooks
+//!   exist or run (libgit2 runs none), submodules are never fetched, and the directory is
+//!   removed when the `TempDir` drops (every return path, and unwinding panics).
+//! - Files are read straight from the object database of the audited commit's tree. Symlinks
+//!   are never followed; huge, binary and non-UTF-8 files are skipped or decoded with a note.
+
+use super::{RepoError, RepoLimits};
+use git2::{FetchOptions, ObjectType, RemoteCallbacks, Repository, build::RepoBuilder};
+use std::cell::Cell;
+use std::path::{Component, Path, PathBuf};
+use std::time::Instant;
+
+/// A validated source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Https(url::Url),
+    Local(PathBuf),
+}
+
+impl Source {
+    /// What to hand to libgit2.
+    fn clone_url(&self) -> String {
+        match self {
+            Source::Https(u) => u.to_string(),
+            Source::Local(p) => p.display().to_string(),
+        }
+    }
+
+    /// For messages and facts: credentials removed.
+    pub fn display(&self) -> String {
+        match self {
+            Source::Https(u) => redact(u),
+            Source::Local(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// A URL without user name, password, query or fragment (tokens live there).
+pub fn redact(u: &url::Url) -> String {
+    let mut u = u.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    u.set_fragment(None);
+    u.to_string()
+}
+
+/// Checks the source without touching the network.
+pub fn parse_source(source: &str) -> Result<Source, RepoError> {
+    let s = source.trim();
+    if s.is_empty() {
+        return Err(RepoError::InvalidSource(
+            "--repo is empty: give an https URL, a local path or a file:// URL".into(),
+        ));
+    }
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("https://") {
+        let u = url::Url::parse(s).map_err(|e| {
+            RepoError::InvalidSource(format!(
+                "--repo {:?} is not a valid URL ({e}); expected e.g. https://github.com/owner/repo",
+                strip_userinfo(s)
+            ))
+        })?;
+        if u.host_str().is_none_or(str::is_empty) {
+            return Err(RepoError::InvalidSource(format!(
+                "--repo {} has no host; expected e.g. https://github.com/owner/repo",
+                redact(&u)
+            )));
+        }
+        return Ok(Source::Https(u));
+    }
+    if lower.starts_with("file://") {
+        let u = url::Url::parse(s).map_err(|e| {
+            RepoError::InvalidSource(format!("--repo {s:?} is not a valid file:// URL ({e})"))
+        })?;
+        let p = u.to_file_path().map_err(|_| {
+            RepoError::InvalidSource(format!(
+                "--repo {s:?}: a file:// URL must name an absolute local path (file:///path/to/repo)"
+            ))
+        })?;
+        return local(p, s);
+    }
+    if let Some((scheme, _)) = s.split_once("://") {
+        let hint = if scheme.eq_ignore_ascii_case("http") {
+            "use https:// instead (plain http is refused)".to_string()
+        } else {
+            format!(
+                "scheme {scheme:?} is not supported; use an https URL, a local path or a file:// URL"
+            )
+        };
+        return Err(RepoError::InvalidSource(format!(
+            "--repo {}: {hint}",
+            strip_userinfo(s)
+        )));
+    }
+    if is_scp_like(s) {
+        return Err(RepoError::InvalidSource(format!(
+            "--repo {s:?} looks like an SSH address; SSH is not supported: use the https URL of the repository"
+        )));
+    }
+    local(PathBuf::from(s), s)
+}
+
+fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
+    match std::fs::metadata(&p) {
+        Ok(m) if m.is_dir() => Ok(Source::Local(std::fs::canonicalize(&p).unwrap_or(p))),
+        Ok(_) => Err(RepoError::InvalidSource(format!(
+            "--repo {given:?} is a file, not a repository directory"
+        ))),
+        Err(e) => Err(RepoError::InvalidSource(format!(
+            "--repo {given:?}: local path cannot be read ({e}); check the path, or give an https URL"
+        ))),
+    }
+}
+
+/// `git@github.com:owner/repo.git`
+fn is_scp_like(s: &str) -> bool {
+    match s.split_once(':') {
+        Some((host, rest)) => {
+            host.contains('@') && !host.contains('/') && !rest.starts_with('\\') && host.len() > 1
+        }
+        None => false,
+    }
+}
+
+fn strip_userinfo(s: &str) -> String {
+    match (s.find("://"), s.find('@')) {
+        (Some(i), Some(j)) if j > i => format!("{}{}", &s[..i + 3], &s[j + 1..]),
+        _ => s.to_string(),
+    }
+}
+
+/// Clones `source` (full history, bare) into a new temporary directory.
+pub fn clone(
+    source: &Source,
+    limits: &RepoLimits,
+    tmp_parent: Option<&Path>,
+) -> Result<(tempfile::TempDir, Repository), RepoError> {
+    set_network_timeouts(limits);
+    let mut b = tempfile::Builder::new();
+    b.prefix("auditor-repo-");
+    let dir = match tmp_parent {
+        Some(p) => b.tempdir_in(p),
+        None => b.tempdir(),
+    }
+    .map_err(|e| RepoError::Clone(format!("cannot create a temporary directory: {e}")))?;
+    let target = dir.path().join("repo.git");
+    let started = Instant::now();
+    let timed_out = Cell::new(false);
+    let too_big = Cell::new(false);
+    let mut callbacks = RemoteCallbacks::new();
+    callbacks.transfer_progress(|p| {
+        if started.elapsed() > limits.clone_timeout {
+            timed_out.set(true);
+            return false;
+        }
+        if p.received_bytes() as u64 > limits.max_repo_bytes {
+            too_big.set(true);
+            return false;
+        }
+        true
+    });
+    let mut fetch = FetchOptions::new();
+    fetch.remote_callbacks(callbacks);
+    fetch.download_tags(git2::AutotagOption::All);
+    let result = RepoBuilder::new()
+        .bare(true)
+        .fetch_options(fetch)
+        .clone(&source.clone_url(), &target);
+    let shown = source.display();
+    let repo = match result {
+        Ok(r) => r,
+        Err(_) if timed_out.get() => {
+            return Err(RepoError::Limit(format!(
+                "cloning {shown} took longer than the clone timeout ({} s); raise the timeout or check the network",
+                limits.clone_timeout.as_secs()
+            )));
+        }
+        Err(_) if too_big.get() => {
+            return Err(RepoError::Limit(format!(
+                "{shown} is larger than the repository size limit ({} bytes)",
+                limits.max_repo_bytes
+            )));
+        }
+        Err(e) => return Err(clone_error(&shown, &e)),
+    };
+    if started.elapsed() > limits.clone_timeout {
+        return Err(RepoError::Limit(format!(
+            "cloning {shown} took longer than the clone timeout ({} s)",
+            limits.clone_timeout.as_secs()
+        )));
+    }
+    let size = dir_size(dir.path());
+    if size > limits.max_repo_bytes {
+        return Err(RepoError::Limit(format!(
+            "{shown} is {size} bytes once cloned, over the repository size limit ({} bytes)",
+            limits.max_repo_bytes
+        )));
+    }
+    Ok((dir, repo))
+}
+
+fn clone_error(shown: &str, e: &git2::Error) -> RepoError {
+    use git2::{ErrorClass, ErrorCode};
+    let msg = e.message();
+    let auth = e.code() == ErrorCode::Auth
+        || msg.contains("401")
+        || msg.contains("403")
+        || msg.to_lowercase().contains("authentication");
+    if auth {
+        return RepoError::Clone(format!(
+            "authentication failed for {shown}: the repository is private or does not exist. \
+             Check the URL; only public repositories can be audited over https"
+        ));
+    }
+    match e.class() {
+        ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os
+            if shown.starts_with("https://") =>
+        {
+            RepoError::Clone(format!(
+                "network error while cloning {shown}: {msg}. Check the URL and the connection"
+            ))
+        }
+        _ => RepoError::Clone(format!(
+            "cannot clone {shown}: {msg}. Is it a git repository (a working tree or a bare repository)?"
+        )),
+    }
+}
+
+fn set_network_timeouts(limits: &RepoLimits) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let ms = limits.clone_timeout.as_millis().min(i32::MAX as u128) as i32;
+    ONCE.call_once(|| {
+        // SAFETY: global libgit2 options, written once before any clone of this process
+        // uses them; they only bound how long a stalled connection may block.
+        unsafe {
+            let _ = git2::opts::set_server_connect_timeout_in_milliseconds(ms.min(60_000));
+            let _ = git2::opts::set_server_timeout_in_milliseconds(ms);
+        }
+    });
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![p.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => total += e.metadata().map(|m| m.len()).unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+/// The commit to audit: `git_ref` (branch, tag or commit) or HEAD. `Ok(None)` for a
+/// repository without any commit.
+pub fn resolve_commit<'r>(
+    repo: &'r Repository,
+    git_ref: Option<&str>,
+    shown: &str,
+) -> Result<Option<git2::Commit<'r>>, RepoError> {
+    let branches = || -> String {
+        let mut names: Vec<String> = repo
+            .references()
+            .map(|refs| {
+                refs.flatten()
+                    .filter_map(|r| r.shorthand().ok().map(str::to_string))
+                    .filter(|n| !n.ends_with("/HEAD"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names.dedup();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    };
+    match git_ref {
+        Some(r) => {
+            let candidates = [
+                format!("refs/remotes/origin/{r}"),
+                format!("refs/tags/{r}"),
+                format!("refs/heads/{r}"),
+                r.to_string(),
+            ];
+            for c in &candidates {
+                if let Ok(obj) = repo.revparse_single(c)
+                    && let Ok(commit) = obj.peel_to_commit()
+                {
+                    return Ok(Some(commit));
+                }
+            }
+            Err(RepoError::InvalidSource(format!(
+                "--ref {r:?} is not a branch, tag or commit of {shown} (refs: {})",
+                branches()
+            )))
+        }
+        None => {
+            let has_refs = repo
+                .references()
+                .map(|mut refs| refs.any(|r| r.is_ok()))
+                .unwrap_or(false);
+            match repo.head() {
+                Ok(h) => h.peel_to_commit().map(Some).map_err(|e| {
+                    RepoError::Clone(format!("HEAD of {shown} is not a commit: {}", e.message()))
+                }),
+                Err(_) if !has_refs => Ok(None),
+                Err(_) => Err(RepoError::InvalidSource(format!(
+                    "HEAD of {shown} does not point to a commit (refs: {}); choose one with --ref",
+                    branches()
+                ))),
+            }
+        }
+    }
+}
+
+/// One entry of the audited tree.
+#[derive(Debug, Clone)]
+pub struct TreeFile {
+    pub path: String,
+    pub oid: git2::Oid,
+    pub size: u64,
+    pub symlink: bool,
+}
+
+/// Lists the commit's tree (files and symlinks), noting submodules and outward symlinks.
+pub fn list_files(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    limits: &RepoLimits,
+    notes: &mut Vec<String>,
+) -> Result<Vec<TreeFile>, RepoError> {
+    let mut files = Vec::new();
+    let mut too_many = false;
+    let odb = repo
+        .odb()
+        .map_err(|e| RepoError::Analysis(format!("cannot open the object database: {e}")))?;
+    let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let name = String::from_utf8_lossy(entry.name_bytes()).into_owned();
+        let path = format!("{dir}{name}");
+        match entry.kind() {
+            Some(ObjectType::Blob) => {
+                if files.len() >= limits.max_files {
+                    too_many = true;
+                    return git2::TreeWalkResult::Abort;
+                }
+                let size = odb
+                    .read_header(entry.id())
+                    .map(|(s, _)| s as u64)
+                    .unwrap_or(0);
+                let symlink = entry.filemode() == 0o120000;
+                files.push(TreeFile {
+                    path,
+                    oid: entry.id(),
+                    size,
+                    symlink,
+                });
+            }
+            Some(ObjectType::Commit) => notes.push(format!(
+                "{path}: git submodule, not fetched (submodules are never recursed)"
+            )),
+            _ => {}
+        }
+        git2::TreeWalkResult::Ok
+    });
+    if too_many {
+        return Err(RepoError::Limit(format!(
+            "the audited commit has more than {} files (file-count limit); audit a smaller repository or raise the limit",
+            limits.max_files
+        )));
+    }
+    walked.map_err(|e| RepoError::Analysis(format!("cannot read the commit's tree: {e}")))?;
+    for f in files.iter().filter(|f| f.symlink) {
+        let target = repo
+            .find_blob(f.oid)
+            .map(|b| String::from_utf8_lossy(b.content()).into_owned())
+            .unwrap_or_default();
+        if escapes(&f.path, &target) {
+            notes.push(format!(
+                "{}: symlink pointing outside the repository ({target}); never followed",
+                f.path
+            ));
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Does a symlink at `path` with `target` resolve outside the repository root?
+pub fn escapes(path: &str, target: &str) -> bool {
+    let t = Path::new(target);
+    if t.is_absolute() || target.starts_with('~') {
+        return true;
+    }
+    let mut depth: i64 = path.matches('/').count() as i64;
+    for c in t.components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return true,
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// The bytes of a blob when it is a regular file within the size limit.
+pub fn read_blob(repo: &Repository, f: &TreeFile, max: u64) -> Result<Vec<u8>, String> {
+    if f.symlink {
+        return Err(format!("{}: symlink, not followed", f.path));
+    }
+    if f.size > max {
+        return Err(format!(
+            "{}: {} bytes, over the single-file limit ({max} bytes); not analysed",
+            f.path, f.size
+        ));
+    }
+    repo.find_blob(f.oid)
+        .map(|b| b.content().to_vec())
+        .map_err(|e| format!("{}: cannot read blob: {e}", f.path))
+}
+
+/// Binary content: a NUL byte in the first 8 KiB (git's own heuristic).
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8000).any(|b| *b == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_validated_without_network() {
+        assert!(matches!(
+            parse_source("https://github.com/o/r").unwrap(),
+            Source::Https(_)
+        ));
+        for bad in [
+            "",
+            "   ",
+            "http://github.com/o/r",
+            "ssh://git@github.com/o/r",
+            "git@github.com:o/r.git",
+            "/definitely/not/here",
+            "https://",
+        ] {
+            let e = parse_source(bad).unwrap_err().to_string();
+            assert!(!e.is_empty(), "{bad}");
+        }
+        let e = parse_source("https://user:s3cret@github.com/o r%").map(|s| s.display());
+        if let Ok(shown) = e {
+            assert!(!shown.contains("s3cret"));
+        }
+        let e = parse_source("ftp://user:s3cret@host/x")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            parse_source(d.path().to_str().unwrap()),
+            Ok(Source::Local(_))
+        ));
+        let url = url::Url::from_file_path(d.path()).unwrap();
+        assert!(matches!(parse_source(url.as_str()), Ok(Source::Local(_))));
+    }
+
+    #[test]
+    fn credentials_are_redacted() {
+        let u = url::Url::parse("https://user:tok@github.com/o/r?token=x").unwrap();
+        assert_eq!(redact(&u), "https://github.com/o/r");
+    }
+
+    #[test]
+    fn symlink_escape_is_detected() {
+        assert!(escapes("link", "/etc/passwd"));
+        assert!(escapes("a/link", "../../x"));
+        assert!(!escapes("a/link", "../b/x"));
+        assert!(!escapes("a/link", "b"));
+    }
+}

@@ -1,0 +1,1140 @@
+//! Facts → `Evidence`, one per requirement of each dimension's success pattern.
+//!
+//! Routing: the seven official v3 `github_repo` ids map to one topic each. Any other id (v2
+//! rubrics, custom rubrics) is routed by words in its name and forensic instruction, possibly
+//! to several topics; a dimension no topic matches gets one explicit `found = false` fact.
+
+use super::RepoFacts;
+use super::python::graph::{Branching, GraphFacts};
+use super::python::prompts::PERSONAS;
+use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
+use crate::rubric::Dimension;
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    History,
+    Graph,
+    State,
+    Safety,
+    Structured,
+    Nuance,
+    Justice,
+}
+
+const TRIGGERS: [(Topic, &[&str]); 7] = [
+    (Topic::History, &["git log", "commit", "history"]),
+    (
+        Topic::Graph,
+        &[
+            "stategraph",
+            "fan-out",
+            "fan-in",
+            "fan out",
+            "parallel",
+            "add_edge",
+            "conditional edge",
+            "orchestration",
+        ],
+    ),
+    (
+        Topic::State,
+        &[
+            "pydantic",
+            "typeddict",
+            "reducer",
+            "basemodel",
+            "agentstate",
+            "state model",
+            "state.py",
+        ],
+    ),
+    (
+        Topic::Safety,
+        &[
+            "os.system",
+            "sandbox",
+            "clone",
+            "subprocess",
+            "security",
+            "tempfile",
+        ],
+    ),
+    (
+        Topic::Structured,
+        &["structured", "bind_tools", "json output"],
+    ),
+    (Topic::Nuance, &["persona", "prompt", "prosecutor"]),
+    (
+        Topic::Justice,
+        &["chief justice", "chiefjustice", "synthesis", "justice.py"],
+    ),
+];
+
+/// The topics a dimension is served by.
+pub fn topics(d: &Dimension) -> Vec<Topic> {
+    let fixed = match d.id.as_str() {
+        "git_forensic_analysis" => Some(Topic::History),
+        "state_management_rigor" => Some(Topic::State),
+        "graph_orchestration" => Some(Topic::Graph),
+        "safe_tool_engineering" => Some(Topic::Safety),
+        "structured_output_enforcement" => Some(Topic::Structured),
+        "judicial_nuance" => Some(Topic::Nuance),
+        "chief_justice_synthesis" => Some(Topic::Justice),
+        _ => None,
+    };
+    if let Some(t) = fixed {
+        return vec![t];
+    }
+    let text = format!("{} {}", d.name, d.forensic_instruction).to_lowercase();
+    TRIGGERS
+        .iter()
+        .filter(|(_, words)| words.iter().any(|w| text.contains(w)))
+        .map(|(t, _)| *t)
+        .collect()
+}
+
+fn conf(x: f64) -> Confidence {
+    Confidence::new(x).unwrap_or(Confidence::CERTAIN)
+}
+
+fn fact(
+    id: &str,
+    goal: &str,
+    found: bool,
+    location: impl Into<String>,
+    rationale: impl Into<String>,
+    c: f64,
+) -> Evidence {
+    Evidence::fact(
+        id,
+        Detective::RepoInvestigator,
+        goal,
+        found,
+        location,
+        rationale,
+        conf(c),
+    )
+}
+
+/// Turns facts into evidence for the given `github_repo` dimensions, keyed by dimension id.
+pub fn evidence(facts: &RepoFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
+    let mut out = BTreeMap::new();
+    for d in dimensions {
+        let mut list = Vec::new();
+        let ts = topics(d);
+        for t in &ts {
+            list.extend(match t {
+                Topic::History => history(facts),
+                Topic::Graph => graph(facts),
+                Topic::State => state(facts),
+                Topic::Safety => safety(facts),
+                Topic::Structured => structured(facts),
+                Topic::Nuance => nuance(facts),
+                Topic::Justice => justice(facts),
+            });
+        }
+        if ts.is_empty() {
+            list.push(fact(
+                "repo.unrouted",
+                &d.name,
+                false,
+                facts.url.clone(),
+                format!(
+                    "the RepoInvestigator has no fact family for dimension {:?}: its name and forensic instruction mention none of git history, graph wiring, state, safety, structured output, judge personas or Chief Justice rules",
+                    d.id
+                ),
+                1.0,
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        list.retain(|e: &Evidence| seen.insert(e.id.clone()));
+        out.insert(d.id.clone(), list);
+    }
+    out
+}
+
+fn short(h: &str) -> &str {
+    h.get(..7).unwrap_or(h)
+}
+
+fn history(f: &RepoFacts) -> Vec<Evidence> {
+    let h = &f.history;
+    let loc = if f.commit.is_empty() {
+        f.url.clone()
+    } else {
+        f.commit.clone()
+    };
+    let goal = "Git history shows iterative progression";
+    let listing: Vec<String> = h
+        .commits
+        .iter()
+        .take(80)
+        .map(|c| format!("{} {} {}", short(&c.hash), c.date, c.message))
+        .collect();
+    let mut v = vec![
+        fact(
+            "repo.history.commit_count",
+            goal,
+            h.commit_count > 3,
+            loc.clone(),
+            format!(
+                "{} commits ({} merges) reachable from the audited commit (full history, not shallow); more than 3 are expected",
+                h.commit_count, h.merge_count
+            ),
+            1.0,
+        )
+        .with_content(listing.join("\n")),
+        fact(
+            "repo.history.pattern",
+            goal,
+            h.pattern == "iterative",
+            loc.clone(),
+            format!(
+                "pattern {}: the largest commit adds {:.0}% of code lines, the three largest {:.0}% (single_init_dump: one commit or ≥90%; few_large: ≤3 commits or top three ≥80% with <10 commits)",
+                h.pattern,
+                h.largest_commit_share * 100.0,
+                h.top3_share * 100.0
+            ),
+            0.9,
+        ),
+    ];
+    let phase = |i: Option<usize>| {
+        i.and_then(|i| h.commits.get(i))
+            .map(|c| format!("{} {:?}", short(&c.hash), c.message))
+            .unwrap_or_else(|| "none".into())
+    };
+    v.push(fact(
+        "repo.history.progression",
+        goal,
+        h.progression,
+        loc.clone(),
+        format!(
+            "first setup commit: {}; first tools commit: {}; first graph commit: {} (from touched paths and messages)",
+            phase(h.first_setup),
+            phase(h.first_tools),
+            phase(h.first_graph)
+        ),
+        0.8,
+    ));
+    v.push(fact(
+        "repo.history.timing",
+        goal,
+        h.commit_count >= 2 && !h.clustered,
+        loc.clone(),
+        format!(
+            "first to last commit: {} minutes{}",
+            h.span_seconds / 60,
+            if h.clustered {
+                " — clustered within 30 minutes (bulk upload)"
+            } else {
+                ""
+            }
+        ),
+        1.0,
+    ));
+    let meaningful = h
+        .commits
+        .iter()
+        .filter(|c| meaningful_message(&c.message))
+        .count();
+    let share = if h.commit_count == 0 {
+        0.0
+    } else {
+        meaningful as f64 / h.commit_count as f64
+    };
+    v.push(fact(
+        "repo.history.messages",
+        goal,
+        h.commit_count > 0 && share >= 0.7,
+        loc,
+        format!(
+            "{meaningful} of {} commit messages are descriptive (≥ 10 characters and not just 'update', 'wip', 'fix', 'init')",
+            h.commit_count
+        ),
+        0.8,
+    ));
+    v
+}
+
+fn meaningful_message(m: &str) -> bool {
+    let t = m.trim().to_lowercase();
+    t.len() >= 10
+        && ![
+            "update",
+            "updates",
+            "wip",
+            "fix",
+            "fixes",
+            "init",
+            "initial commit",
+            "first commit",
+            "commit",
+            "changes",
+            "add files via upload",
+        ]
+        .contains(&t.as_str())
+}
+
+fn judge_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"(?i)prosecut|defen[cs]e|tech.?lead|judge").expect("valid"))
+}
+
+fn detective_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(?i)detective|investigat|repo|doc|vision|analyst|inspector|forensic")
+            .expect("valid")
+    })
+}
+
+fn count(b: &Branching, re: &Regex) -> usize {
+    b.branches.iter().filter(|n| re.is_match(n)).count()
+}
+
+/// (detectives branching, judges branching) of a graph.
+fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
+    let is_judges = |b: &&Branching| count(b, judge_re()) >= 2;
+    let det = g
+        .branchings
+        .iter()
+        .find(|b| !is_judges(b) && count(b, detective_re()) >= 2)
+        .or_else(|| g.branchings.iter().find(|b| !is_judges(b)));
+    let jud = g.branchings.iter().find(is_judges).or_else(|| {
+        g.branchings
+            .iter()
+            .find(|b| Some(*b) != det && det.is_some_and(|d| d.join.is_some()))
+    });
+    (det, jud)
+}
+
+fn graph(f: &RepoFacts) -> Vec<Evidence> {
+    let goal = "StateGraph wired for parallel fan-out/fan-in with error edges";
+    let Some(g) = f.python.graphs.first() else {
+        return vec![fact(
+            "repo.graph.definition",
+            goal,
+            false,
+            f.url.clone(),
+            format!(
+                "no StateGraph construction and no add_node/add_edge calls in the {} Python files",
+                f.python.files_parsed
+            ),
+            1.0,
+        )];
+    };
+    let loc = g.location();
+    let names = |v: &[String]| v.join(", ");
+    let mut v = vec![
+        fact(
+            "repo.graph.definition",
+            goal,
+            true,
+            loc.clone(),
+            format!(
+                "StateGraph({}) bound to `{}`: {} nodes, {} edges ({} conditional){}",
+                g.state_type.as_deref().unwrap_or("?"),
+                g.builder,
+                g.nodes.len(),
+                g.edges.len(),
+                g.edges.iter().filter(|e| e.conditional).count(),
+                if f.python.graphs.len() > 1 {
+                    format!("; {} graphs in total", f.python.graphs.len())
+                } else {
+                    String::new()
+                }
+            ),
+            1.0,
+        )
+        .with_content(g.snippet.clone()),
+    ];
+    let (det, jud) = patterns(g);
+    let pat = |id: &str, b: Option<&Branching>, what: &str| match b {
+        Some(b) => fact(
+            id,
+            goal,
+            true,
+            b.location.clone(),
+            format!("{what}: `{}` fans out to {}", b.from, names(&b.branches)),
+            0.9,
+        ),
+        None => fact(
+            id,
+            goal,
+            false,
+            loc.clone(),
+            format!("{what}: no node leads to two or more nodes at once"),
+            0.9,
+        ),
+    };
+    v.push(pat(
+        "repo.graph.detectives_fan_out",
+        det,
+        "detectives fan-out",
+    ));
+    let join = |id: &str, b: Option<&Branching>, what: &str| match b
+        .and_then(|b| b.join.as_ref().map(|j| (b, j)))
+    {
+        Some((b, j)) => {
+            let at = g
+                .fan_in
+                .iter()
+                .find(|x| &x.to == j)
+                .map(|x| x.location.clone())
+                .unwrap_or_else(|| b.location.clone());
+            fact(
+                id,
+                goal,
+                true,
+                at,
+                format!("{what}: the branches from `{}` join at `{j}`", b.from),
+                0.9,
+            )
+        }
+        None => fact(
+            id,
+            goal,
+            false,
+            loc.clone(),
+            format!("{what}: no node joins the parallel branches (no fan-in after the fan-out)"),
+            0.9,
+        ),
+    };
+    v.push(join(
+        "repo.graph.evidence_fan_in",
+        det,
+        "aggregation fan-in",
+    ));
+    v.push(pat("repo.graph.judges_fan_out", jud, "judges fan-out"));
+    v.push(join(
+        "repo.graph.judges_fan_in",
+        jud,
+        "judges fan-in before the Chief Justice",
+    ));
+    let errorish =
+        Regex::new(r"(?i)error|fail|missing|retry|fallback|abort|skip|invalid").expect("valid");
+    let conditional: Vec<&super::python::graph::Router> = g.routers.iter().collect();
+    let error_routes: Vec<String> = conditional
+        .iter()
+        .filter(|r| errorish.is_match(&r.router) || r.targets.iter().any(|t| errorish.is_match(t)))
+        .map(|r| {
+            format!(
+                "{} → {} via {} ({}:{})",
+                r.source,
+                r.targets.join("|"),
+                r.router,
+                r.path,
+                r.line
+            )
+        })
+        .collect();
+    v.push(if !error_routes.is_empty() {
+        fact(
+            "repo.graph.error_edges",
+            goal,
+            true,
+            loc.clone(),
+            format!("conditional edges route failures: {}", error_routes.join("; ")),
+            0.85,
+        )
+    } else if !conditional.is_empty() {
+        fact(
+            "repo.graph.error_edges",
+            goal,
+            false,
+            format!("{}:{}", conditional[0].path, conditional[0].line),
+            format!(
+                "{} conditional edge(s), but none routes to an error / missing-evidence path by name",
+                conditional.len()
+            ),
+            0.6,
+        )
+    } else {
+        fact("repo.graph.error_edges", goal, false, loc.clone(), "no add_conditional_edges call", 1.0)
+    });
+    v.push(fact(
+        "repo.graph.not_linear",
+        goal,
+        !g.fan_out.is_empty(),
+        loc.clone(),
+        if g.fan_out.is_empty() {
+            "no fan-out: the graph runs its nodes one after another".to_string()
+        } else {
+            format!(
+                "fan-out points: {}; fan-in points: {}",
+                g.fan_out
+                    .iter()
+                    .map(|x| format!("{} → [{}]", x.from, names(&x.to)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                g.fan_in
+                    .iter()
+                    .map(|x| format!("[{}] → {}", names(&x.from), x.to))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        },
+        1.0,
+    ));
+    v.push(match g.undefined_nodes.first() {
+        None => fact(
+            "repo.graph.well_formed",
+            goal,
+            true,
+            loc,
+            "every edge endpoint is a node added to the graph (or START/END)",
+            0.9,
+        ),
+        Some(u) => fact(
+            "repo.graph.well_formed",
+            goal,
+            false,
+            format!("{}:{}", u.path, u.line),
+            format!(
+                "edges reference nodes never added: {}",
+                g.undefined_nodes
+                    .iter()
+                    .map(|u| format!("{} ({}:{})", u.name, u.path, u.line))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            0.9,
+        ),
+    });
+    v
+}
+
+fn state(f: &RepoFacts) -> Vec<Evidence> {
+    let s = &f.python.state;
+    let goal = "Typed state with Pydantic models and reducers";
+    let graph_state = f
+        .python
+        .graphs
+        .iter()
+        .find_map(|g| g.state_type.as_deref())
+        .map(|t| t.rsplit('.').next().unwrap_or(t).to_string());
+    let core = graph_state
+        .as_deref()
+        .and_then(|n| s.class(n))
+        .or_else(|| s.class("AgentState"))
+        .or_else(|| {
+            s.typed_dicts
+                .iter()
+                .find(|c| c.fields.iter().any(|x| x.reducer.is_some()))
+        })
+        .or_else(|| s.typed_dicts.first());
+    let mut v = Vec::new();
+    match core {
+        Some(c) => v.push(
+            fact(
+                "repo.state.definition",
+                goal,
+                true,
+                c.location(),
+                format!(
+                    "state class {} ({}) with fields {}",
+                    c.name,
+                    c.kind,
+                    c.fields
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                1.0,
+            )
+            .with_content(c.snippet.clone()),
+        ),
+        None => v.push(fact(
+            "repo.state.definition",
+            goal,
+            false,
+            f.url.clone(),
+            "no TypedDict or pydantic BaseModel class in the repository",
+            1.0,
+        )),
+    }
+    for (id, needle, what) in [
+        ("repo.state.evidence_model", "evidence", "Evidence"),
+        ("repo.state.opinion_model", "opinion", "JudicialOpinion"),
+    ] {
+        let m = s
+            .pydantic_models
+            .iter()
+            .find(|c| c.name.to_lowercase() == needle || c.name == what)
+            .or_else(|| {
+                s.pydantic_models
+                    .iter()
+                    .find(|c| c.name.to_lowercase().contains(needle))
+            });
+        v.push(match m {
+            Some(c) => fact(
+                id,
+                goal,
+                true,
+                c.location(),
+                format!(
+                    "{} is a pydantic BaseModel with {} typed fields",
+                    c.name,
+                    c.fields.len()
+                ),
+                1.0,
+            )
+            .with_content(c.snippet.clone()),
+            None => fact(
+                id,
+                goal,
+                false,
+                f.url.clone(),
+                format!("no pydantic model for {what}"),
+                1.0,
+            ),
+        });
+    }
+    for (id, needle, what) in [
+        (
+            "repo.state.holds_evidence",
+            "evidence",
+            "a collection of Evidence",
+        ),
+        (
+            "repo.state.holds_opinions",
+            "opinion",
+            "a list of JudicialOpinion",
+        ),
+    ] {
+        let field = core.and_then(|c| {
+            c.fields
+                .iter()
+                .find(|x| x.annotation.to_lowercase().contains(needle))
+                .map(|x| (c, x))
+        });
+        v.push(match field {
+            Some((c, x)) => fact(
+                id,
+                goal,
+                true,
+                format!("{}:{}", c.path, x.line),
+                format!("{}.{}: {} holds {what}", c.name, x.name, x.annotation),
+                0.9,
+            ),
+            None => fact(
+                id,
+                goal,
+                false,
+                core.map(|c| c.location()).unwrap_or_else(|| f.url.clone()),
+                format!("the state has no field typed with {what}"),
+                0.9,
+            ),
+        });
+    }
+    for (id, name) in [
+        ("repo.state.reducer_add", "operator.add"),
+        ("repo.state.reducer_ior", "operator.ior"),
+    ] {
+        let r = s.reducers.iter().find(|r| r.reducer == name);
+        v.push(match r {
+            Some(r) => fact(
+                id,
+                goal,
+                true,
+                format!("{}:{}", r.path, r.line),
+                format!(
+                    "{}.{} is Annotated with reducer {}",
+                    r.class, r.field, r.reducer
+                ),
+                1.0,
+            ),
+            None => fact(
+                id,
+                goal,
+                false,
+                core.map(|c| c.location()).unwrap_or_else(|| f.url.clone()),
+                format!(
+                    "no Annotated field uses {name}{}",
+                    if s.reducers.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (reducers present: {})",
+                            s.reducers
+                                .iter()
+                                .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                ),
+                1.0,
+            ),
+        });
+    }
+    v
+}
+
+fn safety(f: &RepoFacts) -> Vec<Evidence> {
+    let s = &f.python.security;
+    let goal = "Sandboxed git operations without raw shell calls";
+    let mut v = Vec::new();
+    let first = s.clone_calls.first();
+    let at = first
+        .map(|c| format!("{}:{}", c.path, c.line))
+        .unwrap_or_else(|| f.url.clone());
+    v.push(match first {
+        Some(c) => fact(
+            "repo.security.sandboxed_clone",
+            goal,
+            s.sandboxed_clone,
+            at.clone(),
+            format!(
+                "{} clone call(s); {} inside tempfile.TemporaryDirectory/mkdtemp",
+                s.clone_calls.len(),
+                s.clone_calls.iter().filter(|c| c.sandboxed).count()
+            ),
+            0.9,
+        )
+        .with_content(c.function_snippet.clone()),
+        None => fact(
+            "repo.security.sandboxed_clone",
+            goal,
+            false,
+            at.clone(),
+            "no git clone call found (git.Repo.clone_from, subprocess with git clone, ...)",
+            0.9,
+        ),
+    });
+    v.push(fact(
+        "repo.security.error_handling",
+        goal,
+        first.is_some() && s.clone_calls.iter().all(|c| c.error_handled),
+        at.clone(),
+        format!(
+            "{} of {} clone call(s) inside try, with check=True or a returncode check",
+            s.clone_calls.iter().filter(|c| c.error_handled).count(),
+            s.clone_calls.len()
+        ),
+        0.8,
+    ));
+    v.push(fact(
+        "repo.security.auth_errors",
+        goal,
+        s.clone_calls.iter().any(|c| c.auth_handled),
+        at,
+        "clone failure (CalledProcessError/GitCommandError) caught and reported with its auth/stderr detail",
+        0.7,
+    ));
+    let shell: Vec<&super::python::safety::Finding> = s
+        .findings
+        .iter()
+        .filter(|x| x.kind != "eval" && x.kind != "exec")
+        .collect();
+    v.push(fact(
+        "repo.security.no_raw_shell",
+        goal,
+        shell.is_empty() && f.python.files_parsed > 0,
+        shell
+            .first()
+            .map(|x| format!("{}:{}", x.path, x.line))
+            .unwrap_or_else(|| f.url.clone()),
+        if shell.is_empty() {
+            format!(
+                "no os.system, os.popen or shell=True in {} Python files ({} subprocess call(s) without a shell)",
+                f.python.files_parsed, s.subprocess_calls
+            )
+        } else {
+            format!("{} raw shell call(s)", shell.len())
+        },
+        1.0,
+    ));
+    for (i, x) in s.findings.iter().enumerate() {
+        v.push(
+            fact(
+                &format!("repo.security.finding.{i}"),
+                goal,
+                true,
+                format!("{}:{}", x.path, x.line),
+                format!("{}: {}", x.kind, x.detail),
+                1.0,
+            )
+            .with_kind(EvidenceKind::SecurityFinding)
+            .with_content(x.snippet.clone()),
+        );
+    }
+    v
+}
+
+fn structured(f: &RepoFacts) -> Vec<Evidence> {
+    let s = &f.python.structured_output;
+    let goal = "Judge LLM output bound to the JudicialOpinion schema, with retry";
+    let judge_call = s
+        .calls
+        .iter()
+        .find(|c| c.path.to_lowercase().contains("judge"))
+        .or_else(|| s.calls.first());
+    let at = judge_call
+        .map(|c| format!("{}:{}", c.path, c.line))
+        .unwrap_or_else(|| f.url.clone());
+    let mut v = vec![match judge_call {
+        Some(c) => fact(
+            "repo.structured_output.used",
+            goal,
+            true,
+            at.clone(),
+            format!(
+                "{} call(s) to with_structured_output/bind_tools: {}",
+                s.calls.len(),
+                s.calls
+                    .iter()
+                    .map(|c| format!("{}({}) at {}:{}", c.method, c.schema, c.path, c.line))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            1.0,
+        )
+        .with_content(c.function_snippet.clone()),
+        None => fact(
+            "repo.structured_output.used",
+            goal,
+            false,
+            at.clone(),
+            "no .with_structured_output() or .bind_tools() call: LLM output is free text",
+            1.0,
+        ),
+    }];
+    let schema = s.calls.iter().find(|c| c.schema.contains("Opinion"));
+    v.push(fact(
+        "repo.structured_output.opinion_schema",
+        goal,
+        schema.is_some(),
+        schema
+            .map(|c| format!("{}:{}", c.path, c.line))
+            .unwrap_or_else(|| at.clone()),
+        match schema {
+            Some(c) => format!("bound schema {}", c.schema),
+            None => "no call binds a JudicialOpinion-like schema".into(),
+        },
+        0.9,
+    ));
+    let model = schema
+        .and_then(|c| {
+            let name = c.schema.split(',').next().unwrap_or("").trim();
+            let name = name.rsplit('.').next().unwrap_or(name);
+            f.python.state.class(name)
+        })
+        .or_else(|| f.python.state.class("JudicialOpinion"));
+    let need = ["score", "argument", "cited_evidence"];
+    v.push(match model {
+        Some(m) => {
+            let have: Vec<&str> = need
+                .iter()
+                .copied()
+                .filter(|n| m.fields.iter().any(|x| x.name == *n))
+                .collect();
+            fact(
+                "repo.structured_output.schema_fields",
+                goal,
+                have.len() == need.len(),
+                m.location(),
+                format!(
+                    "{} fields: {}",
+                    m.name,
+                    m.fields
+                        .iter()
+                        .map(|x| format!("{}: {}", x.name, x.annotation))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                0.9,
+            )
+        }
+        None => fact(
+            "repo.structured_output.schema_fields",
+            goal,
+            false,
+            at.clone(),
+            "no JudicialOpinion model with score, argument and cited_evidence",
+            0.9,
+        ),
+    });
+    let retried = s.calls.iter().find(|c| c.retry);
+    v.push(fact(
+        "repo.structured_output.retry",
+        goal,
+        retried.is_some(),
+        retried
+            .map(|c| format!("{}:{}", c.path, c.line))
+            .unwrap_or(at),
+        if retried.is_some() {
+            "the structured call sits in a retry loop / try, a @retry decorator or .with_retry()"
+                .to_string()
+        } else {
+            "no retry or error handling around the structured LLM calls".to_string()
+        },
+        0.75,
+    ));
+    v
+}
+
+fn nuance(f: &RepoFacts) -> Vec<Evidence> {
+    let p = &f.python.personas;
+    let goal = "Distinct, conflicting judge personas running in parallel";
+    let mut v = Vec::new();
+    let found: Vec<String> = p
+        .prompts
+        .iter()
+        .map(|x| {
+            format!(
+                "{} at {}:{} ({}, {} chars)",
+                x.persona, x.path, x.line, x.label, x.chars
+            )
+        })
+        .collect();
+    let missing: Vec<&str> = PERSONAS
+        .iter()
+        .copied()
+        .filter(|n| !p.prompts.iter().any(|x| x.persona == *n))
+        .collect();
+    let first_loc = p
+        .prompts
+        .first()
+        .map(|x| format!("{}:{}", x.path, x.line))
+        .unwrap_or_else(|| f.url.clone());
+    v.push(fact(
+        "repo.personas.prompts",
+        goal,
+        missing.is_empty(),
+        first_loc.clone(),
+        if missing.is_empty() {
+            format!("persona prompts: {}", found.join("; "))
+        } else {
+            format!(
+                "no prompt found for {}{}",
+                missing.join(", "),
+                if found.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (found: {})", found.join("; "))
+                }
+            )
+        },
+        0.85,
+    ));
+    v.push(fact(
+        "repo.personas.distinct",
+        goal,
+        p.prompts.len() == 3 && !p.collusion,
+        first_loc.clone(),
+        if p.similarity.is_empty() {
+            "fewer than two persona prompts to compare".to_string()
+        } else {
+            format!(
+                "shared text: {}{}",
+                p.similarity
+                    .iter()
+                    .map(|s| format!("{}/{} {:.0}%", s.a, s.b, s.share * 100.0))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if p.collusion {
+                    " — over 50%: Persona Collusion"
+                } else {
+                    ""
+                }
+            )
+        },
+        0.85,
+    ));
+    for (persona, id) in [
+        ("Prosecutor", "repo.personas.prosecutor_language"),
+        ("Defense", "repo.personas.defense_language"),
+        ("TechLead", "repo.personas.tech_lead_language"),
+    ] {
+        let prompt = p.prompts.iter().find(|x| x.persona == persona);
+        let lang = p.language.iter().find(|x| x.persona == persona);
+        v.push(match (prompt, lang) {
+            (Some(pr), Some(l)) => fact(
+                id,
+                goal,
+                !l.matched.is_empty(),
+                format!("{}:{}", pr.path, pr.line),
+                format!(
+                    "{} prompt, {} language: {}",
+                    persona,
+                    l.expected,
+                    if l.matched.is_empty() {
+                        "none".to_string()
+                    } else {
+                        l.matched.join(", ")
+                    }
+                ),
+                0.75,
+            )
+            .with_content(super::python::syntax::truncate(&pr.text, 600)),
+            _ => fact(
+                id,
+                goal,
+                false,
+                f.url.clone(),
+                format!("no {persona} prompt found"),
+                0.85,
+            ),
+        });
+    }
+    // judges in parallel
+    let mut par = None;
+    for g in &f.python.graphs {
+        if let Some(fo) = g.fan_out.iter().find(|x| {
+            x.to.iter().filter(|n| judge_re().is_match(n)).count() >= 2
+                || (x.via.contains("send") && x.to.iter().any(|n| judge_re().is_match(n)))
+        }) {
+            par = Some(fo.clone());
+            break;
+        }
+    }
+    v.push(match par {
+        Some(fo) => fact(
+            "repo.personas.parallel_judges",
+            goal,
+            true,
+            fo.location.clone(),
+            format!(
+                "`{}` fans out to the judges {} ({})",
+                fo.from,
+                fo.to.join(", "),
+                fo.via
+            ),
+            0.9,
+        ),
+        None => fact(
+            "repo.personas.parallel_judges",
+            goal,
+            false,
+            f.python
+                .graphs
+                .first()
+                .map(|g| g.location())
+                .unwrap_or_else(|| f.url.clone()),
+            "no fan-out to two or more judge nodes in the graph",
+            0.85,
+        ),
+    });
+    let s = &f.python.structured_output;
+    v.push(fact(
+        "repo.personas.structured_output",
+        goal,
+        s.used,
+        s.calls
+            .first()
+            .map(|c| format!("{}:{}", c.path, c.line))
+            .unwrap_or_else(|| f.url.clone()),
+        if s.used {
+            "judge output is bound to a schema (with_structured_output/bind_tools)"
+        } else {
+            "judge output is free text (no structured output call)"
+        },
+        0.9,
+    ));
+    v
+}
+
+fn justice(f: &RepoFacts) -> Vec<Evidence> {
+    let j = &f.python.justice;
+    let goal = "Deterministic Chief Justice rules and a Markdown report";
+    let at = j.location.clone().unwrap_or_else(|| f.url.clone());
+    let mut v = vec![match &j.location {
+        Some(l) => fact(
+            "repo.justice.code",
+            goal,
+            true,
+            l.clone(),
+            format!("Chief Justice code in {}", j.modules.join(", ")),
+            0.9,
+        )
+        .with_content(j.snippet.clone()),
+        None => fact(
+            "repo.justice.code",
+            goal,
+            false,
+            at.clone(),
+            "no justice/chief_justice module, function or class",
+            0.9,
+        ),
+    }];
+    let rules_found = j
+        .rules
+        .iter()
+        .filter(|r| r.found && r.rule != "dissent_requirement")
+        .count();
+    v.push(fact(
+        "repo.justice.deterministic",
+        goal,
+        rules_found > 0,
+        at.clone(),
+        format!(
+            "{} if/elif branches, {rules_found} named rules implemented in code{}",
+            j.branches,
+            if j.calls_llm {
+                "; the justice code also calls an LLM"
+            } else {
+                "; no LLM call in the justice code"
+            }
+        ),
+        0.85,
+    ));
+    for r in &j.rules {
+        v.push(fact(
+            &format!("repo.justice.rule.{}", r.rule),
+            goal,
+            r.found,
+            r.location.clone(),
+            if r.found {
+                format!("{} implemented as a branch: {}", r.rule, r.snippet)
+            } else {
+                format!("no if/elif branch implementing {}", r.rule)
+            },
+            0.8,
+        ));
+    }
+    v.push(fact(
+        "repo.justice.markdown_file",
+        goal,
+        j.writes_markdown.is_some(),
+        j.writes_markdown.clone().unwrap_or_else(|| at.clone()),
+        if j.writes_markdown.is_some() {
+            "the report is written to a .md file"
+        } else {
+            "no code writes a .md file (console output only?)"
+        },
+        0.8,
+    ));
+    let have: Vec<&str> = j
+        .sections
+        .iter()
+        .filter(|(_, l)| l.is_some())
+        .map(|(s, _)| s.as_str())
+        .collect();
+    v.push(fact(
+        "repo.justice.report_sections",
+        goal,
+        have.len() == j.sections.len() && !have.is_empty(),
+        j.sections.iter().find_map(|(_, l)| l.clone()).unwrap_or(at),
+        format!(
+            "report sections present: {}; missing: {}",
+            if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            },
+            j.sections
+                .iter()
+                .filter(|(_, l)| l.is_none())
+                .map(|(s, _)| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        0.8,
+    ));
+    v
+}

@@ -1,0 +1,245 @@
+//! `auditor evidence` output: the JSON object that goes under `"repo"` (key layout of issue
+//! 3) and a human-readable listing.
+
+use super::RepoFacts;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+/// The JSON for `auditor evidence --json` under the key `repo`.
+pub fn facts_json(f: &RepoFacts) -> Value {
+    let h = &f.history;
+    let p = &f.python;
+    let main = p.graphs.first();
+    let graph = json!({
+        "nodes": main.map(|g| g.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>()).unwrap_or_default(),
+        "edges": main.map(|g| g.edges.iter().map(|e| json!({"from": e.from, "to": e.to, "conditional": e.conditional, "line": e.line})).collect::<Vec<_>>()).unwrap_or_default(),
+        "fan_out": main.map(|g| g.fan_out.iter().map(|x| json!({"from": x.from, "to": x.to, "via": x.via, "location": x.location})).collect::<Vec<_>>()).unwrap_or_default(),
+        "fan_in": main.map(|g| g.fan_in.iter().map(|x| json!({"to": x.to, "from": x.from, "synchronized": x.synchronized, "location": x.location})).collect::<Vec<_>>()).unwrap_or_default(),
+        "linear": main.map(|g| g.linear),
+        "path": main.map(|g| g.path.clone()),
+        "line": main.map(|g| g.line),
+        "state_type": main.and_then(|g| g.state_type.clone()),
+        "undefined_nodes": main.map(|g| serde_json::to_value(&g.undefined_nodes).unwrap_or(Value::Null)),
+        "unresolved": main.map(|g| g.unresolved.clone()).unwrap_or_default(),
+        "graph_count": p.graphs.len(),
+        "graphs": serde_json::to_value(&p.graphs).unwrap_or(Value::Null),
+    });
+    json!({
+        "url": f.url,
+        "commit": f.commit,
+        "ref": f.git_ref,
+        "file_count": f.files.len(),
+        "notes": f.notes,
+        "history": {
+            "commit_count": h.commit_count,
+            "merge_count": h.merge_count,
+            "pattern": h.pattern,
+            "largest_commit_share": h.largest_commit_share,
+            "top3_share": h.top3_share,
+            "clustered": h.clustered,
+            "span_seconds": h.span_seconds,
+            "progression": h.progression,
+            "commits": h.commits.iter().map(|c| json!({
+                "hash": c.hash,
+                "timestamp": c.timestamp,
+                "date": c.date,
+                "message": c.message,
+                "files_changed": c.files_changed,
+                "insertions": c.insertions,
+                "deletions": c.deletions,
+                "merge": c.merge,
+                "phases": c.phases,
+            })).collect::<Vec<_>>(),
+        },
+        "graph": graph,
+        "state": {
+            "typed_dicts": p.state.typed_dicts,
+            "pydantic_models": p.state.pydantic_models,
+            "reducers": p.state.reducers,
+        },
+        "security": {
+            "findings": p.security.findings,
+            "sandboxed_clone": p.security.sandboxed_clone,
+            "clone_calls": p.security.clone_calls,
+        },
+        "structured_output": {
+            "calls": p.structured_output.calls,
+            "used": p.structured_output.used,
+        },
+        "personas": p.personas,
+        "justice": p.justice,
+        "python_files": p.files_parsed,
+        "files_with_syntax_errors": p.files_with_syntax_errors,
+    })
+}
+
+/// Human-readable listing for `auditor evidence` without `--json`.
+pub fn summary_text(f: &RepoFacts) -> String {
+    let mut s = String::new();
+    let h = &f.history;
+    let p = &f.python;
+    let _ = writeln!(
+        s,
+        "Repository {} at {}",
+        f.url,
+        if f.commit.is_empty() {
+            "(no commit)"
+        } else {
+            &f.commit
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  {} files, {} Python files analysed",
+        f.files.len(),
+        p.files_parsed
+    );
+    let _ = writeln!(
+        s,
+        "\nHistory: {} commits ({} merges), pattern {}, progression setup→tools→graph: {}{}",
+        h.commit_count,
+        h.merge_count,
+        h.pattern,
+        yes(h.progression),
+        if h.clustered {
+            ", clustered within 30 minutes"
+        } else {
+            ""
+        }
+    );
+    for c in h.commits.iter().take(50) {
+        let _ = writeln!(
+            s,
+            "  {} {} {}",
+            c.hash.get(..7).unwrap_or(&c.hash),
+            c.date,
+            c.message
+        );
+    }
+    if h.commits.len() > 50 {
+        let _ = writeln!(s, "  ... {} more", h.commits.len() - 50);
+    }
+    match p.graphs.first() {
+        None => {
+            let _ = writeln!(s, "\nGraph: none found");
+        }
+        Some(g) => {
+            let _ = writeln!(
+                s,
+                "\nGraph at {} (state {}): {} nodes, {} edges{}",
+                g.location(),
+                g.state_type.as_deref().unwrap_or("?"),
+                g.nodes.len(),
+                g.edges.len(),
+                if g.linear { ", purely linear" } else { "" }
+            );
+            let _ = writeln!(
+                s,
+                "  nodes: {}",
+                g.nodes
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for e in &g.edges {
+                let _ = writeln!(
+                    s,
+                    "  {} -> {}{}",
+                    e.from,
+                    e.to,
+                    if e.conditional { " (conditional)" } else { "" }
+                );
+            }
+            for x in &g.fan_out {
+                let _ = writeln!(
+                    s,
+                    "  fan-out: {} -> [{}] via {}",
+                    x.from,
+                    x.to.join(", "),
+                    x.via
+                );
+            }
+            for x in &g.fan_in {
+                let _ = writeln!(s, "  fan-in: [{}] -> {}", x.from.join(", "), x.to);
+            }
+            for u in &g.undefined_nodes {
+                let _ = writeln!(s, "  undefined node {} ({}:{})", u.name, u.path, u.line);
+            }
+        }
+    }
+    let _ = writeln!(s, "\nState:");
+    for c in p.state.typed_dicts.iter().chain(&p.state.pydantic_models) {
+        let _ = writeln!(s, "  {} {} ({})", c.kind, c.name, c.location());
+    }
+    for r in &p.state.reducers {
+        let _ = writeln!(
+            s,
+            "  reducer {}.{} = {} ({}:{})",
+            r.class, r.field, r.reducer, r.path, r.line
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nSecurity: sandboxed clone: {}",
+        yes(p.security.sandboxed_clone)
+    );
+    for x in &p.security.findings {
+        let _ = writeln!(s, "  {} at {}:{}: {}", x.kind, x.path, x.line, x.snippet);
+    }
+    if p.security.findings.is_empty() {
+        let _ = writeln!(s, "  no findings");
+    }
+    let _ = writeln!(s, "\nStructured output: {}", yes(p.structured_output.used));
+    for c in &p.structured_output.calls {
+        let _ = writeln!(
+            s,
+            "  {}({}) at {}:{}{}",
+            c.method,
+            c.schema,
+            c.path,
+            c.line,
+            if c.retry { ", with retry" } else { "" }
+        );
+    }
+    let _ = writeln!(s, "\nJudge personas:");
+    for x in &p.personas.prompts {
+        let _ = writeln!(
+            s,
+            "  {} at {}:{} ({} chars)",
+            x.persona, x.path, x.line, x.chars
+        );
+    }
+    for x in &p.personas.similarity {
+        let _ = writeln!(s, "  {}/{} share {:.0}%", x.a, x.b, x.share * 100.0);
+    }
+    let _ = writeln!(
+        s,
+        "\nChief Justice: {}",
+        p.justice.location.as_deref().unwrap_or("not found")
+    );
+    for r in &p.justice.rules {
+        let _ = writeln!(
+            s,
+            "  {}: {}{}",
+            r.rule,
+            yes(r.found),
+            if r.found {
+                format!(" ({})", r.location)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !f.notes.is_empty() {
+        let _ = writeln!(s, "\nNotes:");
+        for n in &f.notes {
+            let _ = writeln!(s, "  {n}");
+        }
+    }
+    s
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}

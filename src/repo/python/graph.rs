@@ -1,0 +1,717 @@
+//! LangGraph wiring: `StateGraph(...)` constructions and every call that builds them
+//! (`add_node`, `add_edge` incl. the list form, `add_conditional_edges` with path maps, lists
+//! or routers, `set_entry_point`, `set_finish_point`, `set_conditional_entry_point`,
+//! `add_sequence`, `Send`, loops over literal lists or constants), resolved into a graph with
+//! fan-out and fan-in points.
+//!
+//! Definitions (documented in the JSON too):
+//! - **fan-out**: a node (or `START`) that leads to two or more nodes *at once*: two or more
+//!   plain edges, or a conditional edge whose router returns a list of nodes or `Send`s;
+//! - **fan-in**: a node with two or more distinct predecessors (`START` excluded);
+//! - **branching pattern**: a fan-out whose branches meet again at a fan-in node (the join);
+//! - **linear**: no fan-out and no node with more than one successor.
+
+use super::expr::Expr;
+use super::resolve::{Repo, Val};
+use super::syntax::CallInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+const GRAPH_CLASSES: &[&str] = &["langgraph.graph.StateGraph", "langgraph.graph.MessageGraph"];
+const GRAPH_METHODS: &[&str] = &[
+    "add_node",
+    "add_edge",
+    "add_conditional_edges",
+    "set_entry_point",
+    "set_finish_point",
+    "set_conditional_entry_point",
+    "add_sequence",
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphNode {
+    pub name: String,
+    pub path: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphEdge {
+    pub from: String,
+    pub to: String,
+    pub conditional: bool,
+    pub path: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FanOut {
+    pub from: String,
+    pub to: Vec<String>,
+    /// `edges`, `router_list` or `send` (joined with `+` when mixed).
+    pub via: String,
+    pub location: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FanIn {
+    pub to: String,
+    pub from: Vec<String>,
+    /// Every predecessor is joined by a plain (unconditional) edge: a real barrier.
+    pub synchronized: bool,
+    pub location: String,
+}
+
+/// A fan-out whose branches meet again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Branching {
+    pub from: String,
+    pub branches: Vec<String>,
+    pub join: Option<String>,
+    pub location: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Router {
+    pub source: String,
+    pub router: String,
+    pub targets: Vec<String>,
+    /// The router can return several nodes at once (a list or `Send`s).
+    pub parallel: bool,
+    pub path: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Undefined {
+    pub name: String,
+    pub path: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GraphFacts {
+    pub path: String,
+    pub line: usize,
+    /// The variable the builder is bound to (`builder`, `self.graph`).
+    pub builder: String,
+    pub state_type: Option<String>,
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    pub fan_out: Vec<FanOut>,
+    pub fan_in: Vec<FanIn>,
+    pub branchings: Vec<Branching>,
+    pub routers: Vec<Router>,
+    pub linear: bool,
+    /// Edge endpoints that were never added as nodes.
+    pub undefined_nodes: Vec<Undefined>,
+    /// Arguments that could not be resolved statically (`path:line: text`).
+    pub unresolved: Vec<String>,
+    /// The source block that builds the graph.
+    pub snippet: String,
+    pub end_line: usize,
+}
+
+impl GraphFacts {
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.path, self.line)
+    }
+
+    pub fn has_node(&self, n: &str) -> bool {
+        self.nodes.iter().any(|x| x.name == n)
+    }
+
+    fn size(&self) -> usize {
+        self.nodes.len() + self.edges.len()
+    }
+}
+
+/// All graphs in the repository, the largest first.
+pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
+    // (module, receiver) → builder under construction
+    let mut builders: BTreeMap<(usize, String), Builder> = BTreeMap::new();
+    let mut constructions: Vec<(usize, String)> = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.calls {
+            let Some(callee) = &c.callee else { continue };
+            if repo.is(m, callee, GRAPH_CLASSES) {
+                let recv = c.assigned_to.clone().unwrap_or_else(|| "<unbound>".into());
+                let state = c
+                    .args
+                    .first()
+                    .or_else(|| kwarg(c, "state_schema"))
+                    .map(Expr::render);
+                constructions.push((m, recv.clone()));
+                builders
+                    .entry((m, recv.clone()))
+                    .or_insert_with(|| Builder {
+                        graph: GraphFacts {
+                            path: module.path.clone(),
+                            line: c.line,
+                            builder: recv,
+                            state_type: state,
+                            ..GraphFacts::default()
+                        },
+                        first_line: c.line,
+                        last_line: c.line,
+                        ..Builder::default()
+                    });
+            }
+        }
+    }
+    for (m, module) in repo.modules.iter().enumerate() {
+        let uses_langgraph = module.imports.values().any(|v| v.starts_with("langgraph"));
+        // receivers assigned from some other constructor (e.g. networkx graphs) are not ours
+        let foreign: BTreeSet<&str> = module
+            .calls
+            .iter()
+            .filter(|c| {
+                c.callee
+                    .as_deref()
+                    .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
+                    && c.method != "compile"
+            })
+            .filter_map(|c| c.assigned_to.as_deref())
+            .collect();
+        let local: Vec<&(usize, String)> =
+            constructions.iter().filter(|(cm, _)| *cm == m).collect();
+        for c in &module.calls {
+            if !GRAPH_METHODS.contains(&c.method.as_str()) {
+                continue;
+            }
+            let Some(recv) = &c.receiver else { continue };
+            let key = if builders.contains_key(&(m, recv.clone())) {
+                (m, recv.clone())
+            } else if foreign.contains(recv.as_str()) {
+                continue;
+            } else if local.len() == 1 {
+                local[0].clone()
+            } else if constructions.len() == 1 && uses_langgraph {
+                constructions[0].clone()
+            } else if uses_langgraph {
+                (m, recv.clone())
+            } else {
+                continue;
+            };
+            let b = builders.entry(key).or_insert_with(|| Builder {
+                graph: GraphFacts {
+                    path: module.path.clone(),
+                    line: c.line,
+                    builder: recv.clone(),
+                    ..GraphFacts::default()
+                },
+                first_line: c.line,
+                last_line: c.line,
+                ..Builder::default()
+            });
+            if b.graph.path == module.path {
+                b.first_line = b.first_line.min(c.line);
+                b.last_line = b.last_line.max(c.line);
+            }
+            for env in repo.loop_envs(m, &c.loops) {
+                b.apply(repo, m, c, &env);
+            }
+        }
+    }
+    let mut graphs: Vec<GraphFacts> = builders
+        .into_values()
+        .map(|b| {
+            let first = b.first_line;
+            let last = b.last_line;
+            let mut g = b.finish();
+            if let Some(module) = repo.modules.iter().find(|mm| mm.path == g.path) {
+                g.snippet = module.snippet(first, last, 80);
+            }
+            g.end_line = last;
+            g
+        })
+        .filter(|g| g.size() > 0 || g.state_type.is_some())
+        .collect();
+    graphs.sort_by(|a, b| b.size().cmp(&a.size()).then(a.path.cmp(&b.path)));
+    graphs
+}
+
+fn kwarg<'c>(c: &'c CallInfo, name: &str) -> Option<&'c Expr> {
+    c.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// The i-th positional argument or the keyword argument `name`.
+fn arg<'c>(c: &'c CallInfo, i: usize, name: &str) -> Option<&'c Expr> {
+    c.args.get(i).or_else(|| kwarg(c, name))
+}
+
+#[derive(Default)]
+struct Builder {
+    graph: GraphFacts,
+    first_line: usize,
+    last_line: usize,
+    /// (from, to) → (conditional, line)
+    edges: Vec<(String, String, bool, usize)>,
+    /// Parallel targets by source from routers that return lists or `Send`s.
+    parallel: HashMap<String, (BTreeSet<String>, String, usize)>,
+}
+
+impl Builder {
+    fn names(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, v: &Val) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut unknown = Vec::new();
+        v.node_names(&mut out, &mut unknown);
+        for u in unknown {
+            self.graph.unresolved.push(format!(
+                "{}:{}: `{}` is not statically known",
+                repo.modules[m].path, c.line, u
+            ));
+        }
+        out
+    }
+
+    fn edge(&mut self, from: String, to: String, conditional: bool, line: usize) {
+        if !self
+            .edges
+            .iter()
+            .any(|(f, t, cond, _)| *f == from && *t == to && *cond == conditional)
+        {
+            self.edges.push((from, to, conditional, line));
+        }
+    }
+
+    fn node(&mut self, name: String, path: &str, line: usize) {
+        if !self.graph.has_node(&name) {
+            self.graph.nodes.push(GraphNode {
+                name,
+                path: path.to_string(),
+                line,
+            });
+        }
+    }
+
+    fn apply(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, env: &Vec<(String, Val)>) {
+        let path = repo.modules[m].path.clone();
+        let func = c.func.map(|f| &repo.modules[m].functions[f]);
+        let ev = |e: &Expr| repo.eval(m, e, env, func, 0);
+        match c.method.as_str() {
+            "add_node" => {
+                let Some(first) = arg(c, 0, "node") else {
+                    return;
+                };
+                let v = ev(first);
+                let v = match v {
+                    // add_node(runnable) where the runnable is a compiled subgraph or object
+                    Val::Unknown(t) if c.args.len() == 1 => Val::Unknown(t),
+                    other => other,
+                };
+                for n in self.names(repo, m, c, &v) {
+                    self.node(n, &path, c.line);
+                }
+            }
+            "add_edge" => {
+                let (Some(a), Some(b)) = (arg(c, 0, "start_key"), arg(c, 1, "end_key")) else {
+                    return;
+                };
+                let froms = self.names(repo, m, c, &ev(a));
+                let tos = self.names(repo, m, c, &ev(b));
+                for f in &froms {
+                    for t in &tos {
+                        self.edge(f.clone(), t.clone(), false, c.line);
+                    }
+                }
+            }
+            "set_entry_point" => {
+                if let Some(a) = arg(c, 0, "key") {
+                    for t in self.names(repo, m, c, &ev(a)) {
+                        self.edge("START".into(), t, false, c.line);
+                    }
+                }
+            }
+            "set_finish_point" => {
+                if let Some(a) = arg(c, 0, "key") {
+                    for f in self.names(repo, m, c, &ev(a)) {
+                        self.edge(f, "END".into(), false, c.line);
+                    }
+                }
+            }
+            "add_sequence" => {
+                let Some(a) = arg(c, 0, "nodes") else { return };
+                let items = match ev(a) {
+                    Val::List(items) => items,
+                    other => vec![other],
+                };
+                let mut prev: Option<String> = None;
+                for item in items {
+                    let name = match &item {
+                        Val::List(pair) if !pair.is_empty() => pair[0].clone(),
+                        other => other.clone(),
+                    };
+                    let names = self.names(repo, m, c, &name);
+                    if let Some(n) = names.into_iter().next() {
+                        self.node(n.clone(), &path, c.line);
+                        if let Some(p) = prev.take() {
+                            self.edge(p, n.clone(), false, c.line);
+                        }
+                        prev = Some(n);
+                    }
+                }
+            }
+            "add_conditional_edges" | "set_conditional_entry_point" => {
+                let entry = c.method == "set_conditional_entry_point";
+                let (sources, path_arg, map_arg) = if entry {
+                    (
+                        vec!["START".to_string()],
+                        arg(c, 0, "path"),
+                        arg(c, 1, "path_map"),
+                    )
+                } else {
+                    let s = arg(c, 0, "source").map(&ev);
+                    let s = match s {
+                        Some(v) => self.names(repo, m, c, &v),
+                        None => Vec::new(),
+                    };
+                    (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
+                };
+                let (router_name, returns) = match path_arg {
+                    Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)]),
+                    Some(p) => {
+                        let name = p.dotted().unwrap_or_else(|| p.render());
+                        match repo.router_returns(m, &name) {
+                            Some((_, f, vals)) => (f.name.clone(), vals),
+                            None => (name, Vec::new()),
+                        }
+                    }
+                    None => ("?".to_string(), Vec::new()),
+                };
+                let map = map_arg.map(&ev);
+                let mut parallel_keys: Vec<Val> = Vec::new();
+                for r in &returns {
+                    collect_parallel(r, &mut parallel_keys);
+                }
+                let lookup = |key: &Val| -> Val {
+                    if let Some(Val::Dict(pairs)) = &map
+                        && let Some((_, v)) = pairs.iter().find(|(k, _)| k == key)
+                    {
+                        return v.clone();
+                    }
+                    key.clone()
+                };
+                let targets: Vec<String> = match &map {
+                    Some(Val::Dict(pairs)) => {
+                        let vals: Vec<Val> = pairs.iter().map(|(_, v)| v.clone()).collect();
+                        self.names(repo, m, c, &Val::List(vals))
+                    }
+                    Some(v @ Val::List(_)) => self.names(repo, m, c, v),
+                    Some(other) => self.names(repo, m, c, other),
+                    None if returns.is_empty() => {
+                        self.graph.unresolved.push(format!(
+                            "{path}:{}: router `{router_name}` has no path map and its returns could not be read",
+                            c.line
+                        ));
+                        Vec::new()
+                    }
+                    None => self.names(repo, m, c, &Val::Alt(returns.clone())),
+                };
+                let parallel_targets: Vec<String> = {
+                    let mapped: Vec<Val> = parallel_keys.iter().map(lookup).collect();
+                    let mut out = Vec::new();
+                    let mut unk = Vec::new();
+                    Val::List(mapped).node_names(&mut out, &mut unk);
+                    out
+                };
+                let parallel = !parallel_targets.is_empty();
+                for s in &sources {
+                    for t in &targets {
+                        self.edge(s.clone(), t.clone(), true, c.line);
+                    }
+                    if parallel {
+                        let via = if returns.iter().any(has_send) {
+                            "send"
+                        } else {
+                            "router_list"
+                        };
+                        let entry = self
+                            .parallel
+                            .entry(s.clone())
+                            .or_insert_with(|| (BTreeSet::new(), via.to_string(), c.line));
+                        entry.0.extend(parallel_targets.iter().cloned());
+                    }
+                    self.graph.routers.push(Router {
+                        source: s.clone(),
+                        router: router_name.clone(),
+                        targets: targets.clone(),
+                        parallel,
+                        path: path.clone(),
+                        line: c.line,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> GraphFacts {
+        let path = self.graph.path.clone();
+        let mut g = self.graph;
+        g.edges = self
+            .edges
+            .iter()
+            .map(|(f, t, cond, line)| GraphEdge {
+                from: f.clone(),
+                to: t.clone(),
+                conditional: *cond,
+                path: path.clone(),
+                line: *line,
+            })
+            .collect();
+        // undefined endpoints
+        for e in &g.edges {
+            for n in [&e.from, &e.to] {
+                if n != "START"
+                    && n != "END"
+                    && !g.has_node(n)
+                    && !g.undefined_nodes.iter().any(|u| &u.name == n)
+                {
+                    g.undefined_nodes.push(Undefined {
+                        name: n.clone(),
+                        path: e.path.clone(),
+                        line: e.line,
+                    });
+                }
+            }
+        }
+        // fan-out
+        let mut sources: Vec<String> = Vec::new();
+        for e in &g.edges {
+            if !sources.contains(&e.from) {
+                sources.push(e.from.clone());
+            }
+        }
+        for s in &sources {
+            let mut to: Vec<String> = Vec::new();
+            let mut line = usize::MAX;
+            for e in g.edges.iter().filter(|e| &e.from == s && !e.conditional) {
+                if e.to != "END" && !to.contains(&e.to) {
+                    to.push(e.to.clone());
+                    line = line.min(e.line);
+                }
+            }
+            let plain = to.len();
+            let mut via = Vec::new();
+            if plain >= 2 {
+                via.push("edges".to_string());
+            }
+            if let Some((targets, how, l)) = self.parallel.remove(s) {
+                for t in targets {
+                    if t != "END" && !to.contains(&t) {
+                        to.push(t);
+                    }
+                }
+                via.push(how);
+                line = line.min(l);
+            }
+            if to.len() >= 2 && !via.is_empty() {
+                g.fan_out.push(FanOut {
+                    from: s.clone(),
+                    to,
+                    via: via.join("+"),
+                    location: format!("{path}:{line}"),
+                });
+            }
+        }
+        // fan-in
+        let mut targets: Vec<String> = Vec::new();
+        for e in &g.edges {
+            if !targets.contains(&e.to) {
+                targets.push(e.to.clone());
+            }
+        }
+        for t in &targets {
+            if t == "END" || t == "START" {
+                continue;
+            }
+            let preds: Vec<&GraphEdge> = g
+                .edges
+                .iter()
+                .filter(|e| &e.to == t && e.from != "START")
+                .collect();
+            let mut from: Vec<String> = Vec::new();
+            for e in &preds {
+                if !from.contains(&e.from) {
+                    from.push(e.from.clone());
+                }
+            }
+            if from.len() >= 2 {
+                let plain: BTreeSet<&str> = preds
+                    .iter()
+                    .filter(|e| !e.conditional)
+                    .map(|e| e.from.as_str())
+                    .collect();
+                let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
+                g.fan_in.push(FanIn {
+                    to: t.clone(),
+                    synchronized: plain.len() >= 2,
+                    from,
+                    location: format!("{path}:{line}"),
+                });
+            }
+        }
+        // linear
+        let branching = sources.iter().any(|s| {
+            let succ: BTreeSet<&str> = g
+                .edges
+                .iter()
+                .filter(|e| &e.from == s)
+                .map(|e| e.to.as_str())
+                .collect();
+            succ.len() > 1
+        });
+        g.linear = g.fan_out.is_empty() && !branching;
+        g.branchings = branchings(&g);
+        g
+    }
+}
+
+fn collect_parallel(v: &Val, out: &mut Vec<Val>) {
+    match v {
+        Val::List(items) if items.len() >= 2 || items.iter().any(|i| matches!(i, Val::Send(_))) => {
+            for i in items {
+                match i {
+                    Val::Send(t) => out.push((**t).clone()),
+                    other => out.push(other.clone()),
+                }
+            }
+        }
+        Val::Send(t) => out.push((**t).clone()),
+        Val::Alt(alts) => {
+            for a in alts {
+                collect_parallel(a, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn has_send(v: &Val) -> bool {
+    match v {
+        Val::Send(_) => true,
+        Val::List(items) | Val::Alt(items) => items.iter().any(has_send),
+        _ => false,
+    }
+}
+
+fn successors<'g>(g: &'g GraphFacts, n: &str) -> impl Iterator<Item = &'g str> + 'g {
+    let n = n.to_string();
+    g.edges
+        .iter()
+        .filter(move |e| e.from == n)
+        .map(|e| e.to.as_str())
+}
+
+/// Shortest distance from `start` to every reachable node.
+fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
+    let mut d = HashMap::new();
+    let mut q = VecDeque::new();
+    d.insert(start.to_string(), 0);
+    q.push_back(start.to_string());
+    while let Some(n) = q.pop_front() {
+        let dn = d[&n];
+        for s in successors(g, &n) {
+            if !d.contains_key(s) {
+                d.insert(s.to_string(), dn + 1);
+                q.push_back(s.to_string());
+            }
+        }
+    }
+    d
+}
+
+/// For each fan-out, the nearest fan-in node reached from two or more of its branches,
+/// ordered by distance from `START`.
+fn branchings(g: &GraphFacts) -> Vec<Branching> {
+    let from_start = distances(g, "START");
+    let fan_in: BTreeSet<&str> = g.fan_in.iter().map(|f| f.to.as_str()).collect();
+    let mut out: Vec<(usize, Branching)> = g
+        .fan_out
+        .iter()
+        .map(|fo| {
+            let reach: Vec<HashMap<String, usize>> =
+                fo.to.iter().map(|t| distances(g, t)).collect();
+            let mut best: Option<(usize, String)> = None;
+            let mut candidates: BTreeSet<&String> = BTreeSet::new();
+            for r in &reach {
+                candidates.extend(r.keys());
+            }
+            for c in candidates {
+                if c == "END" || fo.to.contains(c) || !fan_in.contains(c.as_str()) {
+                    continue;
+                }
+                let hits: Vec<usize> = reach.iter().filter_map(|r| r.get(c).copied()).collect();
+                if hits.len() >= 2 {
+                    let cost: usize = hits.iter().sum();
+                    if best
+                        .as_ref()
+                        .is_none_or(|(b, n)| cost < *b || (cost == *b && c < n))
+                    {
+                        best = Some((cost, c.clone()));
+                    }
+                }
+            }
+            let depth = from_start.get(&fo.from).copied().unwrap_or(usize::MAX);
+            (
+                depth,
+                Branching {
+                    from: fo.from.clone(),
+                    branches: fo.to.clone(),
+                    join: best.map(|(_, n)| n),
+                    location: fo.location.clone(),
+                },
+            )
+        })
+        .collect();
+    out.sort_by_key(|(d, _)| *d);
+    out.into_iter().map(|(_, b)| b).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo::python::syntax::parse_module;
+
+    fn graph(src: &str) -> GraphFacts {
+        let ms = vec![parse_module("src/graph.py", src.to_string()).unwrap()];
+        let repo = Repo::new(&ms);
+        analyse(&repo).into_iter().next().expect("a graph")
+    }
+
+    const HEADER: &str =
+        "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n";
+
+    #[test]
+    fn fan_out_and_fan_in_through_plain_edges_and_list_form() {
+        let g = graph(&format!(
+            "{HEADER}b = StateGraph(AgentState)\nfor n in ['repo', 'doc']:\n    b.add_node(n, lambda s: s)\nb.add_node('agg', f)\nb.add_edge(START, 'repo')\nb.add_edge('__start__', 'doc')\nb.add_edge(['repo', 'doc'], 'agg')\nb.add_edge('agg', END)\n"
+        ));
+        assert_eq!(g.state_type.as_deref(), Some("AgentState"));
+        assert_eq!(g.fan_out.len(), 1);
+        assert_eq!(g.fan_out[0].from, "START");
+        assert_eq!(g.fan_out[0].to, vec!["repo", "doc"]);
+        assert_eq!(g.fan_in[0].to, "agg");
+        assert!(g.fan_in[0].synchronized);
+        assert_eq!(g.branchings[0].join.as_deref(), Some("agg"));
+        assert!(!g.linear);
+        assert!(g.undefined_nodes.is_empty(), "{:?}", g.undefined_nodes);
+    }
+
+    #[test]
+    fn router_returning_sends_is_a_fan_out() {
+        let g = graph(&format!(
+            "{HEADER}from langgraph.types import Send\nJUDGES = ['prosecutor', 'defense', 'tech_lead']\ndef route(state):\n    if state.get('errors'):\n        return 'error_handler'\n    return [Send(j, state) for j in JUDGES]\nb = StateGraph(AgentState)\nb.add_node('agg', f)\nb.add_conditional_edges('agg', route)\n"
+        ));
+        let fo = &g.fan_out[0];
+        assert_eq!(fo.from, "agg");
+        assert_eq!(fo.via, "send");
+        assert_eq!(fo.to, vec!["defense", "prosecutor", "tech_lead"]);
+        assert!(
+            g.edges
+                .iter()
+                .any(|e| e.to == "error_handler" && e.conditional)
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! Python analysis with tree-sitter over the whole repository.
+//!
+//! Pipeline: every `.py` file is parsed in parallel (rayon) into a plain [`ModuleInfo`]
+//! ([`syntax`]); the modules are then indexed for cross-module name resolution ([`resolve`])
+//! and each fact family is computed from them: [`graph`], [`state`], [`safety`],
+//! [`structured`], [`prompts`] (judge personas) and [`justice`] (Chief Justice rules).
+
+pub mod expr;
+pub mod graph;
+pub mod justice;
+pub mod prompts;
+pub mod resolve;
+pub mod safety;
+pub mod state;
+pub mod structured;
+pub mod syntax;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use syntax::ModuleInfo;
+
+/// Every fact the Python analysis produces.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PythonFacts {
+    pub files_parsed: usize,
+    /// Files tree-sitter parsed with recovered syntax errors (facts from them may be partial).
+    pub files_with_syntax_errors: Vec<String>,
+    pub graphs: Vec<graph::GraphFacts>,
+    pub state: state::StateFacts,
+    pub security: safety::SecurityFacts,
+    pub structured_output: structured::StructuredFacts,
+    pub personas: prompts::PersonaFacts,
+    pub justice: justice::JusticeFacts,
+    /// Things the analysis could not do (parser failures, walk limits).
+    pub notes: Vec<String>,
+}
+
+/// Analyses Python sources (`(repo-relative path, text)`) plus non-Python text files that may
+/// hold prompts or report templates.
+pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> PythonFacts {
+    let results: Vec<Result<ModuleInfo, String>> = sources
+        .into_par_iter()
+        .map(|(path, text)| syntax::parse_module(&path, text))
+        .collect();
+    let mut modules = Vec::with_capacity(results.len());
+    let mut notes = Vec::new();
+    for r in results {
+        match r {
+            Ok(m) => modules.push(m),
+            Err(e) => notes.push(e),
+        }
+    }
+    analyse_modules(&modules, texts, notes)
+}
+
+fn analyse_modules(
+    modules: &[ModuleInfo],
+    texts: &[(String, String)],
+    mut notes: Vec<String>,
+) -> PythonFacts {
+    for m in modules {
+        if m.truncated {
+            notes.push(format!(
+                "{}: nesting deeper than the analysis walks; some facts in this file may be missing",
+                m.path
+            ));
+        }
+    }
+    let repo = resolve::Repo::new(modules);
+    let ((graphs, state), (security, structured_output)) = rayon::join(
+        || (graph::analyse(&repo), state::analyse(&repo)),
+        || (safety::analyse(&repo), structured::analyse(&repo)),
+    );
+    PythonFacts {
+        files_parsed: modules.len(),
+        files_with_syntax_errors: modules
+            .iter()
+            .filter(|m| m.syntax_errors)
+            .map(|m| m.path.clone())
+            .collect(),
+        graphs,
+        state,
+        security,
+        structured_output,
+        personas: prompts::analyse(modules, texts),
+        justice: justice::analyse(modules, texts),
+        notes,
+    }
+}

@@ -1,0 +1,303 @@
+//! Judge personas: finds the Prosecutor, Defense and Tech Lead prompt texts (string constants
+//! in Python, dict entries keyed by persona, or prompt files named after the persona), compares
+//! them pairwise and checks each for the language its role calls for.
+//!
+//! Similarity is the share of common text: `2 * LCS(words a, words b) / (|a| + |b|)` over
+//! lower-cased words (the measure of Python's `difflib` ratio, on words). Above 0.5 is
+//! persona collusion.
+
+use super::syntax::ModuleInfo;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// Shortest text considered a prompt.
+const MIN_PROMPT: usize = 60;
+/// Words compared per prompt (longer prompts are compared on their first words).
+const MAX_WORDS: usize = 3000;
+pub const COLLUSION_THRESHOLD: f64 = 0.5;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonaPrompt {
+    pub persona: String,
+    pub path: String,
+    pub line: usize,
+    /// What names it (variable, dict key, file name).
+    pub label: String,
+    pub chars: usize,
+    #[serde(skip)]
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Similarity {
+    pub a: String,
+    pub b: String,
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Language {
+    pub persona: String,
+    /// What the role calls for: adversarial, forgiving or pragmatic.
+    pub expected: String,
+    pub matched: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PersonaFacts {
+    pub prompts: Vec<PersonaPrompt>,
+    pub similarity: Vec<Similarity>,
+    pub collusion: bool,
+    pub language: Vec<Language>,
+}
+
+pub const PERSONAS: [&str; 3] = ["Prosecutor", "Defense", "TechLead"];
+
+fn persona_res() -> &'static [Regex; 3] {
+    static R: OnceLock<[Regex; 3]> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            Regex::new(r"(?i)prosecut").expect("valid regex"),
+            Regex::new(r"(?i)defen[cs]e|defender").expect("valid regex"),
+            Regex::new(r"(?i)tech[\s_\-]?lead").expect("valid regex"),
+        ]
+    })
+}
+
+fn mentions(text: &str) -> Vec<usize> {
+    persona_res()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_match(text))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+const WORDS: [(&str, &[&str]); 3] = [
+    (
+        "adversarial",
+        &[
+            "adversar", "critic", "gap", "flaw", "secur", "lazy", "lazi", "skeptic", "scepti",
+            "harsh", "strict", "trust no", "vulnerab", "scrutin", "prosecut", "penal", "charge",
+        ],
+    ),
+    (
+        "forgiving",
+        &[
+            "reward",
+            "effort",
+            "intent",
+            "creativ",
+            "workaround",
+            "generous",
+            "forgiv",
+            "charitab",
+            "spirit",
+            "strength",
+            "benefit of the doubt",
+            "lenien",
+            "struggle",
+        ],
+    ),
+    (
+        "pragmatic",
+        &[
+            "architect",
+            "maintainab",
+            "practical",
+            "pragmatic",
+            "viab",
+            "sound",
+            "modular",
+            "clean",
+            "works",
+            "technical debt",
+            "realistic",
+        ],
+    ),
+];
+
+struct Candidate {
+    persona: usize,
+    score: u8,
+    prompt: PersonaPrompt,
+}
+
+/// `texts`: non-Python text files that may hold prompts (path, content).
+pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFacts {
+    let mut cands: Vec<Candidate> = Vec::new();
+    for m in modules {
+        for s in &m.strings {
+            if s.docstring || s.text.len() < MIN_PROMPT {
+                continue;
+            }
+            let label_hits = mentions(&s.label);
+            let scope_hits = mentions(&s.scope);
+            let head: String = s.text.chars().take(300).collect();
+            let head_hits = mentions(&head);
+            let all_hits = mentions(&s.text);
+            let (persona, score) = if label_hits.len() == 1 {
+                (label_hits[0], 3)
+            } else if scope_hits.len() == 1 && all_hits.len() <= 1 {
+                (scope_hits[0], 2)
+            } else if head_hits.len() == 1 && all_hits.len() == 1 {
+                (head_hits[0], 1)
+            } else {
+                continue;
+            };
+            cands.push(Candidate {
+                persona,
+                score,
+                prompt: PersonaPrompt {
+                    persona: PERSONAS[persona].to_string(),
+                    path: m.path.clone(),
+                    line: s.line,
+                    label: if s.label.is_empty() {
+                        s.scope.trim().to_string()
+                    } else {
+                        s.label.clone()
+                    },
+                    chars: s.text.chars().count(),
+                    text: s.text.clone(),
+                },
+            });
+        }
+    }
+    for (path, text) in texts {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        let hits = mentions(file);
+        if hits.len() == 1 && text.len() >= MIN_PROMPT {
+            cands.push(Candidate {
+                persona: hits[0],
+                score: 3,
+                prompt: PersonaPrompt {
+                    persona: PERSONAS[hits[0]].to_string(),
+                    path: path.clone(),
+                    line: 1,
+                    label: file.to_string(),
+                    chars: text.chars().count(),
+                    text: text.clone(),
+                },
+            });
+        }
+    }
+    let mut facts = PersonaFacts::default();
+    for p in 0..3 {
+        let best = cands.iter().filter(|c| c.persona == p).max_by(|a, b| {
+            a.score
+                .cmp(&b.score)
+                .then(a.prompt.chars.cmp(&b.prompt.chars))
+        });
+        if let Some(c) = best {
+            facts.prompts.push(c.prompt.clone());
+        }
+    }
+    for i in 0..facts.prompts.len() {
+        for j in i + 1..facts.prompts.len() {
+            let share = similarity(&facts.prompts[i].text, &facts.prompts[j].text);
+            facts.similarity.push(Similarity {
+                a: facts.prompts[i].persona.clone(),
+                b: facts.prompts[j].persona.clone(),
+                share,
+            });
+        }
+    }
+    facts.collusion = facts
+        .similarity
+        .iter()
+        .any(|s| s.share > COLLUSION_THRESHOLD);
+    for p in &facts.prompts {
+        let idx = PERSONAS.iter().position(|x| *x == p.persona).unwrap_or(0);
+        let (expected, words) = WORDS[idx];
+        let lower = p.text.to_lowercase();
+        facts.language.push(Language {
+            persona: p.persona.clone(),
+            expected: expected.to_string(),
+            matched: words
+                .iter()
+                .filter(|w| lower.contains(**w))
+                .map(|w| w.to_string())
+                .collect(),
+        });
+    }
+    facts
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(MAX_WORDS)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Share of common text between two prompts, in `0..=1`.
+pub fn similarity(a: &str, b: &str) -> f64 {
+    let a = words(a);
+    let b = words(b);
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let mut prev = vec![0usize; b.len() + 1];
+    let mut cur = vec![0usize; b.len() + 1];
+    for x in &a {
+        for (j, y) in b.iter().enumerate() {
+            cur[j + 1] = if x == y {
+                prev[j] + 1
+            } else {
+                cur[j].max(prev[j + 1])
+            };
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let lcs = prev[b.len()];
+    (2 * lcs) as f64 / (a.len() + b.len()) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo::python::syntax::parse_module;
+
+    #[test]
+    fn similarity_is_share_of_common_words() {
+        assert!((similarity("a b c d", "a b c d") - 1.0).abs() < 1e-9);
+        assert!((similarity("a b c d", "a b x y") - 0.5).abs() < 1e-9);
+        assert_eq!(similarity("a b", "c d"), 0.0);
+    }
+
+    #[test]
+    fn prompts_found_by_variable_and_dict_key_and_compared() {
+        let src = r#"
+PROSECUTOR_PROMPT = """You are the Prosecutor. Trust no one. Look for gaps, security flaws and laziness in the evidence."""
+PERSONAS = {
+    "Defense": "You are the Defense attorney. Reward effort and intent, and creative workarounds.",
+    "TechLead": "You are the Tech Lead. Judge architectural soundness, maintainability and practical viability.",
+}
+RUBRIC = "The Prosecutor, the Defense and the TechLead each score every criterion independently of each other."
+"#;
+        let ms = vec![parse_module("src/nodes/judges.py", src.into()).unwrap()];
+        let f = analyse(&ms, &[]);
+        let names: Vec<&str> = f.prompts.iter().map(|p| p.persona.as_str()).collect();
+        assert_eq!(names, vec!["Prosecutor", "Defense", "TechLead"]);
+        assert!(!f.collusion, "{:?}", f.similarity);
+        assert!(
+            f.language.iter().all(|l| !l.matched.is_empty()),
+            "{:?}",
+            f.language
+        );
+    }
+
+    #[test]
+    fn near_identical_prompts_are_collusion() {
+        let base = "Evaluate the evidence for the criterion and give a score from 1 to 5 with an argument citing evidence ids carefully.";
+        let src = format!(
+            "PROSECUTOR = 'You are the prosecutor. {base}'\nDEFENSE = 'You are the defense. {base}'\nTECH_LEAD = 'You are the tech lead. {base}'\n"
+        );
+        let ms = vec![parse_module("src/nodes/judges.py", src).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.prompts.len(), 3);
+        assert!(f.collusion);
+    }
+}

@@ -1,0 +1,287 @@
+//! Security facts: calls that run a shell or evaluate code, and how repositories are cloned.
+//!
+//! A finding is reported only for a *call* whose callee resolves to the dangerous function:
+//! `os.system`, `os.popen`, `subprocess.*` with a literal `shell=True` (and
+//! `subprocess.getoutput`/`getstatusoutput`, which always use a shell),
+//! `asyncio.create_subprocess_shell`, the builtins `eval`/`exec` (not shadowed by a local
+//! definition or import; `ast.literal_eval` and `model.eval()` are not), plus
+//! `string_built_shell_command` when such a shell call's command is built at run time (f-string,
+//! `+`, `%`, `.format`). Strings and comments never produce findings (they are not calls).
+//! `subprocess.run([...])` without `shell=True` is not a finding.
+
+use super::expr::Expr;
+use super::resolve::Repo;
+use super::syntax::CallInfo;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub kind: String,
+    pub path: String,
+    pub line: usize,
+    pub snippet: String,
+    /// Why this is a problem, in one sentence.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloneCall {
+    pub path: String,
+    pub line: usize,
+    pub snippet: String,
+    /// Inside `with tempfile.TemporaryDirectory()` or a function that makes a temp dir.
+    pub sandboxed: bool,
+    /// Inside `try`, with `check=True`, or the function checks `returncode`.
+    pub error_handled: bool,
+    /// The enclosing function catches or mentions authentication failures.
+    pub auth_handled: bool,
+    pub function: Option<String>,
+    #[serde(skip)]
+    pub function_snippet: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SecurityFacts {
+    pub findings: Vec<Finding>,
+    /// At least one clone call and every clone call sandboxed.
+    pub sandboxed_clone: bool,
+    pub clone_calls: Vec<CloneCall>,
+    /// `subprocess` calls without a shell (the safe form), for the record.
+    pub subprocess_calls: usize,
+}
+
+const SUBPROCESS: &[&str] = &[
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+];
+const TEMP: &[&str] = &[
+    "tempfile.TemporaryDirectory",
+    "tempfile.mkdtemp",
+    "tempfile.TemporaryFile",
+];
+
+fn kw<'c>(c: &'c CallInfo, name: &str) -> Option<&'c Expr> {
+    c.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
+    let mut facts = SecurityFacts::default();
+    for (m, module) in repo.modules.iter().enumerate() {
+        let builtin = |name: &str| {
+            !module.imports.contains_key(name)
+                && !module.functions.iter().any(|f| f.name == name)
+                && !module.constants.contains_key(name)
+        };
+        for c in &module.calls {
+            let Some(callee) = c.callee.as_deref() else {
+                continue;
+            };
+            let mut push = |kind: &str, detail: String| {
+                facts.findings.push(Finding {
+                    kind: kind.to_string(),
+                    path: module.path.clone(),
+                    line: c.line,
+                    snippet: c.snippet.clone(),
+                    detail,
+                });
+            };
+            let command = c
+                .args
+                .first()
+                .or_else(|| kw(c, "args"))
+                .or_else(|| kw(c, "cmd"));
+            let built = command.is_some_and(Expr::is_built_string);
+            let mut shell = false;
+            if repo.is(m, callee, &["os.system"]) {
+                push(
+                    "os_system",
+                    "os.system runs its argument through the shell with no error handling".into(),
+                );
+                shell = true;
+            } else if repo.is(m, callee, &["os.popen"]) {
+                push(
+                    "os_popen",
+                    "os.popen runs its argument through the shell".into(),
+                );
+                shell = true;
+            } else if repo.is(m, callee, SUBPROCESS) {
+                facts.subprocess_calls += 1;
+                if matches!(kw(c, "shell"), Some(Expr::Bool(true))) {
+                    push(
+                        "subprocess_shell",
+                        "subprocess with shell=True runs the command through the shell".into(),
+                    );
+                    shell = true;
+                }
+            } else if repo.is(
+                m,
+                callee,
+                &["subprocess.getoutput", "subprocess.getstatusoutput"],
+            ) || repo.is(m, callee, &["asyncio.create_subprocess_shell"])
+            {
+                push(
+                    "subprocess_shell",
+                    format!("{callee} always runs the command through the shell"),
+                );
+                shell = true;
+            } else if callee == "eval" && builtin("eval") {
+                push("eval", "eval executes a string as Python code".into());
+            } else if callee == "exec" && builtin("exec") {
+                push("exec", "exec executes a string as Python code".into());
+            }
+            if shell && built {
+                push(
+                    "string_built_shell_command",
+                    "the shell command is built from strings at run time (injection risk)".into(),
+                );
+            }
+        }
+        // clone calls
+        for c in &module.calls {
+            if !is_clone(repo, m, c) {
+                continue;
+            }
+            let func = c.func.map(|f| &module.functions[f]);
+            let in_with = c.withs.iter().any(|w| repo.is(m, w, TEMP));
+            let func_makes_temp = c.func.is_some_and(|fi| {
+                module.calls.iter().any(|o| {
+                    o.func == Some(fi) && o.callee.as_deref().is_some_and(|cl| repo.is(m, cl, TEMP))
+                })
+            });
+            let body = func
+                .map(|f| module.snippet(f.line, f.end_line, 200))
+                .unwrap_or_default();
+            let error_handled = c.in_try
+                || matches!(kw(c, "check"), Some(Expr::Bool(true)))
+                || body.contains("returncode")
+                || func.is_some_and(|f| f.has_try);
+            let lower = body.to_lowercase();
+            let auth_handled = func.is_some_and(|f| {
+                f.excepts
+                    .iter()
+                    .any(|e| e.contains("GitCommandError") || e.contains("CalledProcessError"))
+            }) && (lower.contains("auth")
+                || lower.contains("permission")
+                || lower.contains("credential")
+                || lower.contains("stderr"));
+            facts.clone_calls.push(CloneCall {
+                path: module.path.clone(),
+                line: c.line,
+                snippet: c.snippet.clone(),
+                sandboxed: in_with || func_makes_temp,
+                error_handled,
+                auth_handled,
+                function: func.map(|f| f.qualname.clone()),
+                function_snippet: func
+                    .map(|f| module.snippet(f.line, f.end_line, 40))
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    facts.sandboxed_clone =
+        !facts.clone_calls.is_empty() && facts.clone_calls.iter().all(|c| c.sandboxed);
+    facts
+}
+
+/// A call that clones a git repository: `git.Repo.clone_from`, `pygit2.clone_repository`,
+/// `dulwich.porcelain.clone`, or a subprocess/os call whose command contains `git clone`.
+fn is_clone(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
+    let Some(callee) = c.callee.as_deref() else {
+        return false;
+    };
+    if c.method == "clone_from"
+        || repo.is(
+            m,
+            callee,
+            &[
+                "pygit2.clone_repository",
+                "dulwich.porcelain.clone",
+                "git.Repo.clone_from",
+            ],
+        )
+    {
+        return true;
+    }
+    let shellish = repo.is(m, callee, SUBPROCESS)
+        || repo.is(
+            m,
+            callee,
+            &["os.system", "os.popen", "subprocess.getoutput"],
+        );
+    if !shellish {
+        return false;
+    }
+    let Some(cmd) = c.args.first().or_else(|| c.kwargs.first().map(|(_, v)| v)) else {
+        return false;
+    };
+    match cmd {
+        Expr::List(items) => {
+            let words: Vec<&str> = items.iter().filter_map(Expr::as_str).collect();
+            words.windows(2).any(|w| w[0] == "git" && w[1] == "clone")
+                || words.first().is_some_and(|w| w.ends_with("git")) && words.contains(&"clone")
+        }
+        other => other.render().contains("git clone"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo::python::syntax::parse_module;
+
+    fn facts(src: &str) -> SecurityFacts {
+        let ms = vec![parse_module("src/tools/repo_tools.py", src.into()).unwrap()];
+        analyse(&Repo::new(&ms))
+    }
+
+    fn kinds(src: &str) -> Vec<String> {
+        facts(src).findings.into_iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn positives() {
+        assert_eq!(kinds("import os\nos.system('ls')\n"), vec!["os_system"]);
+        assert_eq!(
+            kinds("import os\nos.system(f'git clone {url}')\n"),
+            vec!["os_system", "string_built_shell_command"]
+        );
+        assert_eq!(
+            kinds("from os import popen\npopen('ls')\n"),
+            vec!["os_popen"]
+        );
+        assert_eq!(
+            kinds("import subprocess as sp\nsp.run('git clone ' + url, shell=True)\n"),
+            vec!["subprocess_shell", "string_built_shell_command"]
+        );
+        assert_eq!(kinds("x = eval(s)\n"), vec!["eval"]);
+        assert_eq!(kinds("exec(code)\n"), vec!["exec"]);
+    }
+
+    #[test]
+    fn negatives() {
+        assert!(
+            kinds("import subprocess\nsubprocess.run(['git', 'clone', url, d], check=True)\n")
+                .is_empty()
+        );
+        assert!(kinds("import subprocess\nsubprocess.run(cmd, shell=False)\n").is_empty());
+        assert!(kinds("import ast\nast.literal_eval(s)\nmodel.eval()\n").is_empty());
+        assert!(kinds("# os.system('rm -rf /')\ns = \"eval(x) and os.system\"\n").is_empty());
+        assert!(kinds("def eval(x):\n    return x\neval(1)\n").is_empty());
+        assert!(kinds("import mylib\nmylib.system('x')\n").is_empty());
+    }
+
+    #[test]
+    fn clone_in_temporary_directory_is_sandboxed() {
+        let f = facts(
+            "import subprocess, tempfile\ndef clone(url):\n    with tempfile.TemporaryDirectory() as d:\n        try:\n            subprocess.run(['git', 'clone', url, d], check=True, capture_output=True)\n        except subprocess.CalledProcessError as e:\n            raise RuntimeError(f'auth failed: {e.stderr}')\n",
+        );
+        assert!(f.sandboxed_clone);
+        assert!(f.clone_calls[0].error_handled && f.clone_calls[0].auth_handled);
+        let f = facts("import os\ndef clone(url):\n    os.system('git clone ' + url)\n");
+        assert!(!f.sandboxed_clone);
+        assert_eq!(f.clone_calls.len(), 1);
+    }
+}

@@ -1,0 +1,216 @@
+//! State definitions: `TypedDict` and pydantic `BaseModel` classes (directly or through
+//! other classes of the repository), their fields, and `Annotated[..., reducer]` fields with
+//! the reducer resolved (`operator.add`, `operator.ior`, `add_messages`, a named function).
+
+use super::expr::Expr;
+use super::resolve::Repo;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub annotation: String,
+    pub line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reducer: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateClass {
+    pub name: String,
+    /// `typed_dict` or `pydantic`.
+    pub kind: String,
+    pub path: String,
+    pub line: usize,
+    pub fields: Vec<Field>,
+    #[serde(skip)]
+    pub snippet: String,
+}
+
+impl StateClass {
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.path, self.line)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reducer {
+    pub class: String,
+    pub field: String,
+    /// `operator.add`, `operator.ior`, `add_messages`, or the function's name.
+    pub reducer: String,
+    pub path: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StateFacts {
+    pub typed_dicts: Vec<StateClass>,
+    pub pydantic_models: Vec<StateClass>,
+    pub reducers: Vec<Reducer>,
+}
+
+impl StateFacts {
+    pub fn class(&self, name: &str) -> Option<&StateClass> {
+        self.typed_dicts
+            .iter()
+            .chain(&self.pydantic_models)
+            .find(|c| c.name == name)
+    }
+}
+
+const TYPED_DICT: &[&str] = &[
+    "typing.TypedDict",
+    "typing_extensions.TypedDict",
+    "langgraph.graph.MessagesState",
+];
+const BASE_MODEL: &[&str] = &["pydantic.BaseModel", "pydantic.v1.BaseModel"];
+
+pub fn analyse(repo: &Repo<'_>) -> StateFacts {
+    // Classify every class by its bases, following repository classes transitively.
+    let mut kinds: HashMap<String, &'static str> = HashMap::new();
+    for _round in 0..6 {
+        let mut changed = false;
+        for (m, module) in repo.modules.iter().enumerate() {
+            for c in &module.classes {
+                if kinds.contains_key(&c.name) {
+                    continue;
+                }
+                let kind = c.bases.iter().find_map(|b| {
+                    if repo.is(m, b, TYPED_DICT) {
+                        Some("typed_dict")
+                    } else if repo.is(m, b, BASE_MODEL)
+                        || repo.qualify(m, b).ends_with(".BaseModel")
+                    {
+                        Some("pydantic")
+                    } else {
+                        let simple = b.rsplit('.').next().unwrap_or(b);
+                        kinds.get(simple).copied()
+                    }
+                });
+                if let Some(k) = kind {
+                    kinds.insert(c.name.clone(), k);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut facts = StateFacts::default();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.classes {
+            let Some(kind) = kinds.get(&c.name) else {
+                continue;
+            };
+            let mut fields = Vec::new();
+            for f in &c.fields {
+                let reducer = reducer_of(repo, m, &f.annotation);
+                if let Some(r) = &reducer {
+                    facts.reducers.push(Reducer {
+                        class: c.name.clone(),
+                        field: f.name.clone(),
+                        reducer: r.clone(),
+                        path: module.path.clone(),
+                        line: f.line,
+                    });
+                }
+                fields.push(Field {
+                    name: f.name.clone(),
+                    annotation: f.annotation_text.clone(),
+                    line: f.line,
+                    reducer,
+                });
+            }
+            let sc = StateClass {
+                name: c.name.clone(),
+                kind: kind.to_string(),
+                path: module.path.clone(),
+                line: c.line,
+                fields,
+                snippet: module.snippet(c.line, c.end_line, 40),
+            };
+            if *kind == "typed_dict" {
+                facts.typed_dicts.push(sc);
+            } else {
+                facts.pydantic_models.push(sc);
+            }
+        }
+    }
+    facts
+}
+
+/// The reducer of an `Annotated[T, reducer]` annotation, resolved to a readable name.
+fn reducer_of(repo: &Repo<'_>, m: usize, ann: &Expr) -> Option<String> {
+    let Expr::Subscript(head, items) = ann else {
+        return None;
+    };
+    let head = head.dotted()?;
+    if !repo.is(
+        m,
+        &head,
+        &["typing.Annotated", "typing_extensions.Annotated"],
+    ) && head != "Annotated"
+    {
+        // Optional[Annotated[...]] and similar wrappers
+        return items.iter().find_map(|i| reducer_of(repo, m, i));
+    }
+    let meta = items.get(1..)?.last()?;
+    Some(match meta {
+        Expr::Lambda(_) => "lambda".to_string(),
+        other => match other.dotted() {
+            Some(d) => {
+                let q = repo.qualify(m, &d);
+                if q.starts_with("operator.") {
+                    q
+                } else if q.ends_with("add_messages") {
+                    "add_messages".to_string()
+                } else {
+                    q.rsplit('.').next().unwrap_or(&q).to_string()
+                }
+            }
+            None => other.render(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo::python::syntax::parse_module;
+
+    #[test]
+    fn reducers_resolve_through_aliases() {
+        let src = "import operator as op\nfrom operator import ior\nfrom typing import Annotated, TypedDict\nfrom pydantic import BaseModel\nfrom langgraph.graph.message import add_messages\nclass Base(BaseModel):\n    x: int\nclass Evidence(Base):\n    found: bool\nclass S(TypedDict):\n    a: Annotated[list, op.add]\n    b: Annotated[dict, ior]\n    c: Annotated[list, add_messages]\n    d: Annotated[list, merge]\n    e: list\n";
+        let ms = vec![parse_module("src/state.py", src.into()).unwrap()];
+        let f = analyse(&Repo::new(&ms));
+        let names: Vec<&str> = f.pydantic_models.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, vec!["Base", "Evidence"]);
+        let r: Vec<(&str, &str)> = f
+            .reducers
+            .iter()
+            .map(|r| (r.field.as_str(), r.reducer.as_str()))
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                ("a", "operator.add"),
+                ("b", "operator.ior"),
+                ("c", "add_messages"),
+                ("d", "merge")
+            ]
+        );
+    }
+
+    #[test]
+    fn annotated_without_reducer_metadata_is_not_a_reducer() {
+        let src = "from typing import Annotated, TypedDict\nclass S(TypedDict):\n    a: Annotated[list]\n    b: List[int]\n";
+        let ms = vec![parse_module("s.py", src.into()).unwrap()];
+        let f = analyse(&Repo::new(&ms));
+        assert!(f.reducers.is_empty(), "{:?}", f.reducers);
+        assert_eq!(f.typed_dicts.len(), 1);
+    }
+}

@@ -1,0 +1,1136 @@
+//! One pass over a Python file's tree-sitter CST, producing a plain [`ModuleInfo`]: imports
+//! (with aliases), module and class constants, functions (returns, locals, appends), classes
+//! (bases, annotated fields), every call with its syntactic context (enclosing function,
+//! loops, `try`, `with`), string literals with a label, and `if` statements.
+//!
+//! Nothing here resolves names across files; [`super::resolve`] does that.
+
+use super::expr::Expr;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use tree_sitter::{Node, Parser};
+
+/// Deepest CST nesting we walk; deeper subtrees are skipped with a note (no stack overflow).
+const MAX_DEPTH: usize = 150;
+/// Deepest expression nesting converted to [`Expr`].
+const MAX_EXPR_DEPTH: usize = 24;
+/// Longest string literal kept (longer ones are truncated).
+const MAX_STRING: usize = 20_000;
+/// Shortest string literal kept.
+const MIN_STRING: usize = 6;
+
+/// An enclosing `for` loop: its target names and iterable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopCtx {
+    pub vars: Vec<String>,
+    pub iter: Expr,
+}
+
+/// One call expression and where it sits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallInfo {
+    /// The callee as written (`os.system`, `builder.add_edge`), when it is a dotted name.
+    pub callee: Option<String>,
+    /// The attribute name for method calls (`add_edge`), or the bare function name.
+    pub method: String,
+    /// Source text of the receiver for method calls (`builder`, `self.graph`).
+    pub receiver: Option<String>,
+    pub args: Vec<Expr>,
+    pub kwargs: Vec<(String, Expr)>,
+    /// 1-based line of the call.
+    pub line: usize,
+    pub snippet: String,
+    /// Index into [`ModuleInfo::functions`] of the innermost enclosing function.
+    pub func: Option<usize>,
+    pub loops: Vec<LoopCtx>,
+    pub in_try: bool,
+    pub in_loop: bool,
+    /// Callees of the `with` items enclosing this call (`tempfile.TemporaryDirectory`).
+    pub withs: Vec<String>,
+    /// When the call's result is immediately used as the receiver of another method
+    /// (`llm.with_structured_output(X).with_retry()`), that method's name.
+    pub chained: Option<String>,
+    /// Target of the assignment this call is the right-hand side of.
+    pub assigned_to: Option<String>,
+}
+
+/// A function or method definition.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FuncInfo {
+    pub name: String,
+    /// `Class.method` for methods, else the name.
+    pub qualname: String,
+    pub line: usize,
+    pub end_line: usize,
+    pub decorators: Vec<String>,
+    pub returns: Vec<Expr>,
+    /// Local `name = expr` assignments (every assigned value).
+    pub locals: BTreeMap<String, Vec<Expr>>,
+    /// Values appended to local lists (`x.append(e)`, `x.extend([...])`, `x += [...]`).
+    pub appends: BTreeMap<String, Vec<Expr>>,
+    pub has_try: bool,
+    pub has_loop: bool,
+    /// Source text of the `except` clause types.
+    pub excepts: Vec<String>,
+}
+
+/// An annotated field in a class body (`name: Annotated[list, operator.add] = ...`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldInfo {
+    pub name: String,
+    pub line: usize,
+    pub annotation_text: String,
+    pub annotation: Expr,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassInfo {
+    pub name: String,
+    pub line: usize,
+    pub end_line: usize,
+    /// Base classes as written (`BaseModel`, `pydantic.BaseModel`, `TypedDict`).
+    pub bases: Vec<String>,
+    pub fields: Vec<FieldInfo>,
+}
+
+/// A string literal with the context that names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StringLit {
+    pub text: String,
+    pub line: usize,
+    /// Assignment target, dict key or keyword name the string is bound to, if any.
+    pub label: String,
+    /// Enclosing function and class names.
+    pub scope: String,
+    pub fstring: bool,
+    pub docstring: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IfInfo {
+    pub line: usize,
+    pub func: Option<usize>,
+    pub condition: String,
+    /// The whole `if` statement's text, truncated.
+    pub text: String,
+}
+
+/// Everything extracted from one Python file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModuleInfo {
+    /// Repo-relative path.
+    pub path: String,
+    /// Dotted module name derived from the path (`src.nodes.judges`).
+    pub module: String,
+    pub source: String,
+    /// Local name → qualified name (`SG` → `langgraph.graph.StateGraph`).
+    pub imports: BTreeMap<String, String>,
+    /// Module-level `NAME = expr` and class-level `Class.NAME = expr`.
+    pub constants: BTreeMap<String, Expr>,
+    pub functions: Vec<FuncInfo>,
+    pub classes: Vec<ClassInfo>,
+    pub calls: Vec<CallInfo>,
+    pub strings: Vec<StringLit>,
+    pub ifs: Vec<IfInfo>,
+    /// The parser recovered from syntax errors.
+    pub syntax_errors: bool,
+    /// Walk limits hit.
+    pub truncated: bool,
+}
+
+impl ModuleInfo {
+    /// The trimmed text of a 1-based line.
+    pub fn line_text(&self, line: usize) -> &str {
+        self.source
+            .lines()
+            .nth(line.saturating_sub(1))
+            .map(str::trim)
+            .unwrap_or("")
+    }
+
+    /// Lines `from..=to` (1-based), capped at `max` lines.
+    pub fn snippet(&self, from: usize, to: usize, max: usize) -> String {
+        let to = to.min(from + max.saturating_sub(1));
+        self.source
+            .lines()
+            .skip(from.saturating_sub(1))
+            .take(to + 1 - from.min(to))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn function(&self, name: &str) -> Option<&FuncInfo> {
+        self.functions
+            .iter()
+            .rev()
+            .find(|f| f.name == name || f.qualname == name)
+    }
+}
+
+/// `src/nodes/judges.py` → `src.nodes.judges`; `pkg/__init__.py` → `pkg`.
+pub fn module_name(path: &str) -> String {
+    let stem = path.strip_suffix(".py").unwrap_or(path);
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    stem.replace('/', ".")
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses one file and extracts its [`ModuleInfo`]. Returns an error message only when
+/// tree-sitter itself cannot run.
+pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = Parser::new();
+            p.set_language(&tree_sitter_python::LANGUAGE.into())
+                .map_err(|e| format!("cannot load the Python grammar: {e}"))?;
+            *slot = Some(p);
+        }
+        match slot.as_mut() {
+            Some(p) => p
+                .parse(source.as_bytes(), None)
+                .ok_or_else(|| format!("tree-sitter gave up on {path}")),
+            None => Err("parser unavailable".to_string()),
+        }
+    })?;
+    let mut w = Walker {
+        src: &source,
+        info: ModuleInfo {
+            path: path.to_string(),
+            module: module_name(path),
+            ..ModuleInfo::default()
+        },
+    };
+    let root = tree.root_node();
+    w.info.syntax_errors = root.has_error();
+    let mut scope = Scope::default();
+    w.walk(root, &mut scope, 0);
+    let mut info = w.info;
+    info.source = source;
+    Ok(info)
+}
+
+#[derive(Default, Clone)]
+struct Scope {
+    func: Option<usize>,
+    class: Option<String>,
+    loops: Vec<LoopCtx>,
+    in_try: bool,
+    in_loop: bool,
+    withs: Vec<String>,
+    label: String,
+    assigned_to: Option<String>,
+}
+
+impl Scope {
+    fn at_module_level(&self) -> bool {
+        self.func.is_none() && self.class.is_none()
+    }
+}
+
+struct Walker<'s> {
+    src: &'s str,
+    info: ModuleInfo,
+}
+
+fn named_kids(n: Node<'_>) -> Vec<Node<'_>> {
+    let mut c = n.walk();
+    n.named_children(&mut c).collect()
+}
+
+fn line_of(n: Node<'_>) -> usize {
+    n.start_position().row + 1
+}
+
+impl<'s> Walker<'s> {
+    fn text(&self, n: Node<'_>) -> &'s str {
+        self.src.get(n.byte_range()).unwrap_or("")
+    }
+
+    fn short(&self, n: Node<'_>, max: usize) -> String {
+        let t = self.text(n);
+        truncate(t, max)
+    }
+
+    fn walk(&mut self, node: Node<'_>, scope: &mut Scope, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.info.truncated = true;
+            return;
+        }
+        match node.kind() {
+            "comment" => {}
+            "import_statement" => self.import(node),
+            "import_from_statement" => self.import_from(node),
+            "future_import_statement" => {}
+            "decorated_definition" => {
+                let decorators: Vec<String> = named_kids(node)
+                    .into_iter()
+                    .filter(|k| k.kind() == "decorator")
+                    .map(|k| self.short(k, 200))
+                    .collect();
+                if let Some(def) = node.child_by_field_name("definition") {
+                    match def.kind() {
+                        "function_definition" => self.function(def, scope, depth, decorators),
+                        "class_definition" => self.class(def, scope, depth),
+                        _ => self.walk_children(def, scope, depth),
+                    }
+                }
+            }
+            "function_definition" => self.function(node, scope, depth, Vec::new()),
+            "class_definition" => self.class(node, scope, depth),
+            "for_statement" => {
+                let vars = node
+                    .child_by_field_name("left")
+                    .map(|l| self.target_names(l))
+                    .unwrap_or_default();
+                let iter = node
+                    .child_by_field_name("right")
+                    .map(|r| self.expr(r, 0))
+                    .unwrap_or(Expr::None);
+                if let Some(r) = node.child_by_field_name("right") {
+                    self.walk(r, scope, depth + 1);
+                }
+                if let Some(f) = scope.func {
+                    self.info.functions[f].has_loop = true;
+                }
+                let mut inner = scope.clone();
+                inner.loops.push(LoopCtx { vars, iter });
+                inner.in_loop = true;
+                if let Some(b) = node.child_by_field_name("body") {
+                    self.walk(b, &mut inner, depth + 1);
+                }
+                if let Some(a) = node.child_by_field_name("alternative") {
+                    self.walk(a, scope, depth + 1);
+                }
+            }
+            "while_statement" => {
+                if let Some(f) = scope.func {
+                    self.info.functions[f].has_loop = true;
+                }
+                let mut inner = scope.clone();
+                inner.in_loop = true;
+                self.walk_children(node, &mut inner, depth);
+            }
+            "try_statement" => {
+                if let Some(f) = scope.func {
+                    self.info.functions[f].has_try = true;
+                }
+                for k in named_kids(node) {
+                    if k.kind() == "block" {
+                        let mut inner = scope.clone();
+                        inner.in_try = true;
+                        self.walk(k, &mut inner, depth + 1);
+                    } else {
+                        if k.kind() == "except_clause" {
+                            if let (Some(f), Some(v)) = (scope.func, k.child_by_field_name("value"))
+                            {
+                                let t = self.short(v, 200);
+                                self.info.functions[f].excepts.push(t);
+                            } else if let Some(f) = scope.func {
+                                let first = named_kids(k)
+                                    .into_iter()
+                                    .find(|c| c.kind() != "block" && c.kind() != "comment");
+                                let t = first.map(|c| self.short(c, 200)).unwrap_or_default();
+                                self.info.functions[f].excepts.push(t);
+                            }
+                        }
+                        self.walk(k, scope, depth + 1);
+                    }
+                }
+            }
+            "with_statement" => {
+                let mut inner = scope.clone();
+                for k in named_kids(node) {
+                    if k.kind() == "with_clause" {
+                        for item in named_kids(k) {
+                            if let Some(v) = item.child_by_field_name("value") {
+                                let call = if v.kind() == "as_pattern" {
+                                    named_kids(v).into_iter().next()
+                                } else {
+                                    Some(v)
+                                };
+                                if let Some(c) = call.filter(|c| c.kind() == "call")
+                                    && let Some(f) = c.child_by_field_name("function")
+                                {
+                                    inner.withs.push(self.short(f, 120));
+                                }
+                            }
+                            self.walk(item, scope, depth + 1);
+                        }
+                    }
+                }
+                for k in named_kids(node) {
+                    if k.kind() == "block" {
+                        self.walk(k, &mut inner, depth + 1);
+                    }
+                }
+            }
+            "if_statement" => {
+                let condition = node
+                    .child_by_field_name("condition")
+                    .map(|c| self.short(c, 300))
+                    .unwrap_or_default();
+                self.info.ifs.push(IfInfo {
+                    line: line_of(node),
+                    func: scope.func,
+                    condition,
+                    text: self.short(node, 600),
+                });
+                self.walk_children(node, scope, depth);
+            }
+            "elif_clause" => {
+                let condition = node
+                    .child_by_field_name("condition")
+                    .map(|c| self.short(c, 300))
+                    .unwrap_or_default();
+                self.info.ifs.push(IfInfo {
+                    line: line_of(node),
+                    func: scope.func,
+                    condition,
+                    text: self.short(node, 600),
+                });
+                self.walk_children(node, scope, depth);
+            }
+            "return_statement" => {
+                if let Some(f) = scope.func {
+                    let value = named_kids(node).into_iter().next();
+                    let e = value.map(|v| self.expr(v, 0)).unwrap_or(Expr::None);
+                    self.info.functions[f].returns.push(e);
+                }
+                self.walk_children(node, scope, depth);
+            }
+            "expression_statement" => {
+                let kids = named_kids(node);
+                if kids.len() == 1 && matches!(kids[0].kind(), "string" | "concatenated_string") {
+                    self.string(kids[0], scope, true);
+                } else {
+                    self.walk_children(node, scope, depth);
+                }
+            }
+            "assignment" => self.assignment(node, scope, depth),
+            "augmented_assignment" => {
+                if let (Some(f), Some(l), Some(r)) = (
+                    scope.func,
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) && l.kind() == "identifier"
+                    && self.text(node).contains("+=")
+                {
+                    let name = self.text(l).to_string();
+                    let added = match self.expr(r, 0) {
+                        Expr::List(items) => items,
+                        other => vec![other],
+                    };
+                    self.info.functions[f]
+                        .appends
+                        .entry(name)
+                        .or_default()
+                        .extend(added);
+                }
+                self.walk_children(node, scope, depth);
+            }
+            "pair" => {
+                let mut inner = scope.clone();
+                if let Some(k) = node.child_by_field_name("key") {
+                    inner.label = self.expr(k, 0).as_str().unwrap_or("").to_string();
+                    if inner.label.is_empty() {
+                        inner.label = self.short(k, 80);
+                    }
+                }
+                if let Some(v) = node.child_by_field_name("value") {
+                    self.walk(v, &mut inner, depth + 1);
+                }
+            }
+            "keyword_argument" => {
+                let mut inner = scope.clone();
+                if let Some(n) = node.child_by_field_name("name") {
+                    inner.label = self.text(n).to_string();
+                }
+                if let Some(v) = node.child_by_field_name("value") {
+                    self.walk(v, &mut inner, depth + 1);
+                }
+            }
+            "string" | "concatenated_string" => self.string(node, scope, false),
+            "call" => {
+                self.call(node, scope);
+                let mut inner = scope.clone();
+                inner.assigned_to = None;
+                self.walk_children(node, &mut inner, depth);
+            }
+            _ => self.walk_children(node, scope, depth),
+        }
+    }
+
+    fn walk_children(&mut self, node: Node<'_>, scope: &mut Scope, depth: usize) {
+        for k in named_kids(node) {
+            self.walk(k, scope, depth + 1);
+        }
+    }
+
+    fn import(&mut self, node: Node<'_>) {
+        for k in named_kids(node) {
+            match k.kind() {
+                "dotted_name" => {
+                    let full = self.text(k).to_string();
+                    let first = full.split('.').next().unwrap_or("").to_string();
+                    self.info.imports.insert(first.clone(), first);
+                }
+                "aliased_import" => {
+                    if let (Some(n), Some(a)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("alias"),
+                    ) {
+                        self.info
+                            .imports
+                            .insert(self.text(a).to_string(), self.text(n).to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn import_from(&mut self, node: Node<'_>) {
+        let Some(m) = node.child_by_field_name("module_name") else {
+            return;
+        };
+        let base = if m.kind() == "relative_import" {
+            let raw = self.text(m);
+            let dots = raw.chars().take_while(|c| *c == '.').count();
+            let rest = raw[dots..].trim();
+            let mut pkg: Vec<&str> = self.info.module.split('.').collect();
+            if !self.info.path.ends_with("__init__.py") {
+                pkg.pop();
+            }
+            for _ in 1..dots {
+                pkg.pop();
+            }
+            let mut parts: Vec<String> = pkg.iter().map(|s| s.to_string()).collect();
+            if !rest.is_empty() {
+                parts.push(rest.to_string());
+            }
+            parts.join(".")
+        } else {
+            self.text(m).to_string()
+        };
+        let qualify = |name: &str| {
+            if base.is_empty() {
+                name.to_string()
+            } else {
+                format!("{base}.{name}")
+            }
+        };
+        if named_kids(node)
+            .iter()
+            .any(|k| k.kind() == "wildcard_import")
+        {
+            self.info.imports.insert(format!("*{base}"), base.clone());
+        }
+        let mut c = node.walk();
+        for k in node.children_by_field_name("name", &mut c) {
+            match k.kind() {
+                "dotted_name" => {
+                    let n = self.text(k).to_string();
+                    self.info.imports.insert(n.clone(), qualify(&n));
+                }
+                "aliased_import" => {
+                    if let (Some(n), Some(a)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("alias"),
+                    ) {
+                        let q = qualify(self.text(n));
+                        self.info.imports.insert(self.text(a).to_string(), q);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn function(&mut self, node: Node<'_>, scope: &Scope, depth: usize, decorators: Vec<String>) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| self.text(n).to_string())
+            .unwrap_or_default();
+        let qualname = match &scope.class {
+            Some(c) if scope.func.is_none() => format!("{c}.{name}"),
+            _ => name.clone(),
+        };
+        let idx = self.info.functions.len();
+        self.info.functions.push(FuncInfo {
+            name,
+            qualname,
+            line: line_of(node),
+            end_line: node.end_position().row + 1,
+            decorators,
+            ..FuncInfo::default()
+        });
+        let mut inner = Scope {
+            func: Some(idx),
+            class: scope.class.clone(),
+            ..Scope::default()
+        };
+        // Default values and decorators may hold calls too, but the body is what matters.
+        if let Some(b) = node.child_by_field_name("body") {
+            self.walk(b, &mut inner, depth + 1);
+        }
+    }
+
+    fn class(&mut self, node: Node<'_>, scope: &Scope, depth: usize) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| self.text(n).to_string())
+            .unwrap_or_default();
+        let bases = node
+            .child_by_field_name("superclasses")
+            .map(|s| {
+                named_kids(s)
+                    .into_iter()
+                    .filter(|k| k.kind() != "keyword_argument")
+                    .map(|k| match k.kind() {
+                        // `Generic[T]`-style bases: keep the subscripted name.
+                        "subscript" => k
+                            .child_by_field_name("value")
+                            .map(|v| self.text(v).to_string())
+                            .unwrap_or_default(),
+                        _ => self.text(k).to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut fields = Vec::new();
+        if let Some(body) = node.child_by_field_name("body") {
+            for stmt in named_kids(body) {
+                if stmt.kind() != "expression_statement" {
+                    continue;
+                }
+                for a in named_kids(stmt) {
+                    if a.kind() != "assignment" {
+                        continue;
+                    }
+                    let Some(left) = a.child_by_field_name("left") else {
+                        continue;
+                    };
+                    if left.kind() != "identifier" {
+                        continue;
+                    }
+                    let fname = self.text(left).to_string();
+                    if let Some(t) = a.child_by_field_name("type") {
+                        fields.push(FieldInfo {
+                            name: fname.clone(),
+                            line: line_of(a),
+                            annotation_text: self.short(t, 300),
+                            annotation: self.type_expr(t, 0),
+                        });
+                    }
+                    if let Some(r) = a.child_by_field_name("right") {
+                        let e = self.expr(r, 0);
+                        self.info.constants.insert(format!("{name}.{fname}"), e);
+                    }
+                }
+            }
+        }
+        self.info.classes.push(ClassInfo {
+            name: name.clone(),
+            line: line_of(node),
+            end_line: node.end_position().row + 1,
+            bases,
+            fields,
+        });
+        let mut inner = Scope {
+            func: scope.func,
+            class: Some(name),
+            ..Scope::default()
+        };
+        if let Some(b) = node.child_by_field_name("body") {
+            self.walk(b, &mut inner, depth + 1);
+        }
+    }
+
+    fn assignment(&mut self, node: Node<'_>, scope: &mut Scope, depth: usize) {
+        let left = node.child_by_field_name("left");
+        let right = node.child_by_field_name("right");
+        let target = left.map(|l| self.short(l, 120)).unwrap_or_default();
+        if let (Some(l), Some(r)) = (left, right)
+            && l.kind() == "identifier"
+        {
+            let e = self.expr(r, 0);
+            if scope.at_module_level() {
+                self.info.constants.insert(target.clone(), e);
+            } else if let Some(f) = scope.func {
+                self.info.functions[f]
+                    .locals
+                    .entry(target.clone())
+                    .or_default()
+                    .push(e);
+            }
+        }
+        if let Some(r) = right {
+            let mut inner = scope.clone();
+            inner.label = target.clone();
+            inner.assigned_to = Some(target);
+            self.walk(r, &mut inner, depth + 1);
+        }
+    }
+
+    fn string(&mut self, node: Node<'_>, scope: &Scope, docstring: bool) {
+        let (text, fstring) = self.string_value(node);
+        if text.chars().count() < MIN_STRING {
+            return;
+        }
+        let mut sc = String::new();
+        if let Some(f) = scope.func {
+            sc.push_str(&self.info.functions[f].qualname);
+        }
+        if let Some(c) = &scope.class {
+            sc.push(' ');
+            sc.push_str(c);
+        }
+        self.info.strings.push(StringLit {
+            text: truncate(&text, MAX_STRING),
+            line: line_of(node),
+            label: scope.label.clone(),
+            scope: sc,
+            fstring,
+            docstring,
+        });
+    }
+
+    /// The content of a string or concatenated string, without quotes and prefixes.
+    fn string_value(&self, node: Node<'_>) -> (String, bool) {
+        if node.kind() == "concatenated_string" {
+            let mut out = String::new();
+            let mut f = false;
+            for k in named_kids(node) {
+                let (t, kf) = self.string_value(k);
+                out.push_str(&t);
+                f |= kf;
+            }
+            return (out, f);
+        }
+        let mut out = String::new();
+        let mut f = false;
+        for k in named_kids(node) {
+            match k.kind() {
+                "string_content" | "escape_sequence" => out.push_str(self.text(k)),
+                "interpolation" => {
+                    f = true;
+                    out.push_str(self.text(k));
+                }
+                "string_start" => {
+                    let p = self.text(k).to_ascii_lowercase();
+                    if p.contains('f') || p.contains('t') {
+                        f = f || node_has_interpolation(node);
+                    }
+                }
+                _ => {}
+            }
+        }
+        (out, f)
+    }
+
+    fn call(&mut self, node: Node<'_>, scope: &Scope) {
+        let Some(func) = node.child_by_field_name("function") else {
+            return;
+        };
+        let (callee, method, receiver) = match func.kind() {
+            "identifier" => {
+                let t = self.text(func).to_string();
+                (Some(t.clone()), t, None)
+            }
+            "attribute" => {
+                let attr = func
+                    .child_by_field_name("attribute")
+                    .map(|a| self.text(a).to_string())
+                    .unwrap_or_default();
+                let obj = func.child_by_field_name("object");
+                let callee = self.expr(func, 0).dotted();
+                (callee, attr, obj.map(|o| self.short(o, 120)))
+            }
+            _ => (None, String::new(), None),
+        };
+        let mut args = Vec::new();
+        let mut kwargs = Vec::new();
+        if let Some(a) = node.child_by_field_name("arguments") {
+            if a.kind() == "argument_list" {
+                for k in named_kids(a) {
+                    match k.kind() {
+                        "keyword_argument" => {
+                            if let (Some(n), Some(v)) = (
+                                k.child_by_field_name("name"),
+                                k.child_by_field_name("value"),
+                            ) {
+                                kwargs.push((self.text(n).to_string(), self.expr(v, 0)));
+                            }
+                        }
+                        "comment" => {}
+                        _ => args.push(self.expr(k, 0)),
+                    }
+                }
+            } else {
+                args.push(self.expr(a, 0));
+            }
+        }
+        let chained = node
+            .parent()
+            .filter(|p| p.kind() == "attribute")
+            .and_then(|p| p.child_by_field_name("attribute"))
+            .map(|a| self.text(a).to_string());
+        if let Some(f) = scope.func
+            && let Some(recv) = &receiver
+            && (method == "append" || method == "extend")
+            && !recv.contains('.')
+            && let Some(first) = args.first()
+        {
+            let added = match (method.as_str(), first.clone()) {
+                ("extend", Expr::List(items)) => items,
+                (_, other) => vec![other],
+            };
+            self.info.functions[f]
+                .appends
+                .entry(recv.clone())
+                .or_default()
+                .extend(added);
+        }
+        self.info.calls.push(CallInfo {
+            callee,
+            method,
+            receiver,
+            args,
+            kwargs,
+            line: line_of(node),
+            snippet: truncate(
+                self.src.lines().nth(line_of(node) - 1).unwrap_or("").trim(),
+                200,
+            ),
+            func: scope.func,
+            loops: scope.loops.clone(),
+            in_try: scope.in_try,
+            in_loop: scope.in_loop,
+            withs: scope.withs.clone(),
+            chained,
+            assigned_to: scope.assigned_to.clone(),
+        });
+    }
+
+    fn target_names(&self, n: Node<'_>) -> Vec<String> {
+        match n.kind() {
+            "identifier" => vec![self.text(n).to_string()],
+            "pattern_list" | "tuple_pattern" | "list_pattern" => named_kids(n)
+                .into_iter()
+                .flat_map(|k| self.target_names(k))
+                .collect(),
+            _ => vec![self.short(n, 60)],
+        }
+    }
+
+    /// A type annotation (`type` node) as an expression; `generic_type` becomes a subscript.
+    fn type_expr(&self, n: Node<'_>, depth: usize) -> Expr {
+        if depth > MAX_EXPR_DEPTH {
+            return Expr::Other(self.short(n, 80));
+        }
+        match n.kind() {
+            "type" => match named_kids(n).into_iter().next() {
+                Some(k) => self.type_expr(k, depth + 1),
+                None => Expr::Other(self.short(n, 80)),
+            },
+            "generic_type" => {
+                let kids = named_kids(n);
+                let head = kids
+                    .first()
+                    .map(|k| self.type_expr(k.to_owned(), depth + 1))
+                    .unwrap_or(Expr::None);
+                let mut params = Vec::new();
+                for k in kids.iter().skip(1) {
+                    if k.kind() == "type_parameter" {
+                        for t in named_kids(*k) {
+                            params.push(self.type_expr(t, depth + 1));
+                        }
+                    }
+                }
+                Expr::Subscript(Box::new(head), params)
+            }
+            _ => self.expr(n, depth + 1),
+        }
+    }
+
+    fn expr(&self, n: Node<'_>, depth: usize) -> Expr {
+        if depth > MAX_EXPR_DEPTH {
+            return Expr::Other(self.short(n, 80));
+        }
+        let d = depth + 1;
+        match n.kind() {
+            "string" | "concatenated_string" => {
+                let (value, fstring) = self.string_value(n);
+                Expr::Str { value, fstring }
+            }
+            "integer" | "float" => Expr::Num(self.text(n).to_string()),
+            "true" => Expr::Bool(true),
+            "false" => Expr::Bool(false),
+            "none" => Expr::None,
+            "identifier" => Expr::Name(self.text(n).to_string()),
+            "attribute" => {
+                let obj = n
+                    .child_by_field_name("object")
+                    .map(|o| self.expr(o, d))
+                    .unwrap_or(Expr::None);
+                let attr = n
+                    .child_by_field_name("attribute")
+                    .map(|a| self.text(a).to_string())
+                    .unwrap_or_default();
+                Expr::Attr(Box::new(obj), attr)
+            }
+            "call" => {
+                let func = n
+                    .child_by_field_name("function")
+                    .map(|f| self.expr(f, d))
+                    .unwrap_or(Expr::None);
+                let mut args = Vec::new();
+                let mut kwargs = Vec::new();
+                if let Some(a) = n.child_by_field_name("arguments") {
+                    if a.kind() == "argument_list" {
+                        for k in named_kids(a) {
+                            match k.kind() {
+                                "keyword_argument" => {
+                                    if let (Some(kn), Some(v)) = (
+                                        k.child_by_field_name("name"),
+                                        k.child_by_field_name("value"),
+                                    ) {
+                                        kwargs.push((self.text(kn).to_string(), self.expr(v, d)));
+                                    }
+                                }
+                                "comment" => {}
+                                _ => args.push(self.expr(k, d)),
+                            }
+                        }
+                    } else {
+                        args.push(self.expr(a, d));
+                    }
+                }
+                Expr::Call {
+                    func: Box::new(func),
+                    args,
+                    kwargs,
+                }
+            }
+            "list" | "tuple" | "set" | "expression_list" | "pattern_list" => Expr::List(
+                named_kids(n)
+                    .into_iter()
+                    .filter(|k| k.kind() != "comment")
+                    .map(|k| self.expr(k, d))
+                    .collect(),
+            ),
+            "dictionary" => Expr::Dict(
+                named_kids(n)
+                    .into_iter()
+                    .filter(|k| k.kind() == "pair")
+                    .map(|p| {
+                        let k = p
+                            .child_by_field_name("key")
+                            .map(|k| self.expr(k, d))
+                            .unwrap_or(Expr::None);
+                        let v = p
+                            .child_by_field_name("value")
+                            .map(|v| self.expr(v, d))
+                            .unwrap_or(Expr::None);
+                        (k, v)
+                    })
+                    .collect(),
+            ),
+            "list_comprehension" | "set_comprehension" | "generator_expression" => {
+                let body = n
+                    .child_by_field_name("body")
+                    .map(|b| self.expr(b, d))
+                    .unwrap_or(Expr::None);
+                let clause = named_kids(n)
+                    .into_iter()
+                    .find(|k| k.kind() == "for_in_clause");
+                match clause {
+                    Some(c) => {
+                        let vars = c
+                            .child_by_field_name("left")
+                            .map(|l| self.target_names(l))
+                            .unwrap_or_default();
+                        let iter = c
+                            .child_by_field_name("right")
+                            .map(|r| self.expr(r, d))
+                            .unwrap_or(Expr::None);
+                        Expr::Comp {
+                            elt: Box::new(body),
+                            vars,
+                            iter: Box::new(iter),
+                        }
+                    }
+                    None => Expr::Other(self.short(n, 80)),
+                }
+            }
+            "conditional_expression" => {
+                let kids = named_kids(n);
+                // `a if cond else b`: children are a, cond, b.
+                let mut alts = Vec::new();
+                if let Some(a) = kids.first() {
+                    alts.push(self.expr(*a, d));
+                }
+                if let Some(b) = kids.get(2) {
+                    alts.push(self.expr(*b, d));
+                }
+                Expr::Alt(alts)
+            }
+            "parenthesized_expression" => match named_kids(n).into_iter().next() {
+                Some(k) => self.expr(k, d),
+                None => Expr::None,
+            },
+            "binary_operator" => {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o).to_string())
+                    .unwrap_or_default();
+                let left = n
+                    .child_by_field_name("left")
+                    .map(|x| self.expr(x, d))
+                    .unwrap_or(Expr::None);
+                let right = n
+                    .child_by_field_name("right")
+                    .map(|x| self.expr(x, d))
+                    .unwrap_or(Expr::None);
+                Expr::BinOp {
+                    op,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                }
+            }
+            "subscript" => {
+                let v = n
+                    .child_by_field_name("value")
+                    .map(|x| self.expr(x, d))
+                    .unwrap_or(Expr::None);
+                let mut c = n.walk();
+                let items: Vec<Expr> = n
+                    .children_by_field_name("subscript", &mut c)
+                    .map(|x| self.expr(x, d))
+                    .collect();
+                Expr::Subscript(Box::new(v), items)
+            }
+            "lambda" => {
+                let body = n
+                    .child_by_field_name("body")
+                    .map(|b| self.expr(b, d))
+                    .unwrap_or(Expr::None);
+                Expr::Lambda(Box::new(body))
+            }
+            "type" | "generic_type" => self.type_expr(n, d),
+            "as_pattern" => match named_kids(n).into_iter().next() {
+                Some(k) => self.expr(k, d),
+                None => Expr::None,
+            },
+            _ => Expr::Other(self.short(n, 120)),
+        }
+    }
+}
+
+fn node_has_interpolation(n: Node<'_>) -> bool {
+    named_kids(n).iter().any(|k| k.kind() == "interpolation")
+}
+
+/// Truncates at a char boundary, marking the cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> ModuleInfo {
+        parse_module("src/graph.py", src.to_string()).unwrap()
+    }
+
+    #[test]
+    fn imports_with_aliases_and_relative_modules() {
+        let m = parse_module(
+            "src/nodes/judges.py",
+            "import operator\nimport os.path\nimport langgraph.graph as lg\nfrom langgraph.graph import StateGraph as SG, START\nfrom ..state import AgentState\nfrom . import tools\n".into(),
+        )
+        .unwrap();
+        assert_eq!(m.imports["operator"], "operator");
+        assert_eq!(m.imports["os"], "os");
+        assert_eq!(m.imports["lg"], "langgraph.graph");
+        assert_eq!(m.imports["SG"], "langgraph.graph.StateGraph");
+        assert_eq!(m.imports["START"], "langgraph.graph.START");
+        assert_eq!(m.imports["AgentState"], "src.state.AgentState");
+        assert_eq!(m.imports["tools"], "src.nodes.tools");
+    }
+
+    #[test]
+    fn annotated_fields_become_subscripts() {
+        let m = parse(
+            "class S(TypedDict):\n    evidences: Annotated[Dict[str, List[Evidence]], operator.ior]\n    x: int\n",
+        );
+        let c = &m.classes[0];
+        assert_eq!(c.bases, vec!["TypedDict"]);
+        assert_eq!(c.fields.len(), 2);
+        match &c.fields[0].annotation {
+            Expr::Subscript(head, items) => {
+                assert_eq!(head.dotted().as_deref(), Some("Annotated"));
+                assert_eq!(items.len(), 2, "{items:?}");
+                assert_eq!(items[1].dotted().as_deref(), Some("operator.ior"));
+            }
+            other => panic!("not a subscript: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn calls_carry_loops_try_and_with_context() {
+        let m = parse(
+            "def f(url):\n    with tempfile.TemporaryDirectory() as d:\n        for n in NODES:\n            try:\n                subprocess.run(['git', 'clone', url, d], check=True)\n            except subprocess.CalledProcessError:\n                pass\n",
+        );
+        let c = m
+            .calls
+            .iter()
+            .find(|c| c.callee.as_deref() == Some("subprocess.run"))
+            .unwrap();
+        assert_eq!(c.line, 5);
+        assert!(c.in_try && c.in_loop);
+        assert_eq!(c.withs, vec!["tempfile.TemporaryDirectory"]);
+        assert_eq!(c.loops[0].vars, vec!["n"]);
+        assert_eq!(c.kwargs[0].0, "check");
+        assert_eq!(
+            m.functions[0].excepts,
+            vec!["subprocess.CalledProcessError"]
+        );
+    }
+
+    #[test]
+    fn router_returns_and_appends_are_recorded() {
+        let m = parse(
+            "def route(state):\n    out = []\n    if state['x']:\n        out.append('a')\n    out += ['b']\n    return out if out else END\n",
+        );
+        let f = &m.functions[0];
+        assert_eq!(f.appends["out"].len(), 2);
+        assert!(matches!(f.returns[0], Expr::Alt(_)));
+    }
+
+    #[test]
+    fn strings_in_comments_are_not_calls() {
+        let m = parse("# eval(x)\ns = 'eval(x) here'\nast.literal_eval(s)\n");
+        let names: Vec<_> = m.calls.iter().filter_map(|c| c.callee.clone()).collect();
+        assert_eq!(names, vec!["ast.literal_eval"]);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let src = format!("x = {}1{}\n", "(".repeat(3000), ")".repeat(3000));
+        let m = parse(&src);
+        assert!(m.truncated || m.syntax_errors || !m.constants.is_empty());
+    }
+}

@@ -1,0 +1,403 @@
+//! One fixture repository per LangGraph / Python idiom the RepoInvestigator must read right,
+//! plus security positives and negatives for each kind.
+
+use auditor::repo::python::graph::GraphFacts;
+use auditor::repo::{self, RepoFacts, RepoLimits, RepoRequest};
+use auditor::testkit::git::{FixtureCommit, build_repo};
+
+fn investigate(files: &[(&str, &str)]) -> RepoFacts {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = FixtureCommit::new("add code", 1_700_000_000);
+    for (p, s) in files {
+        c = c.file(*p, *s);
+    }
+    build_repo(dir.path(), &[c]).unwrap();
+    repo::investigate(&RepoRequest {
+        source: dir.path().to_str().unwrap().to_string(),
+        git_ref: None,
+        limits: RepoLimits::default(),
+        extract_pdf: None,
+    })
+    .unwrap()
+}
+
+fn graph(src: &str) -> GraphFacts {
+    let f = investigate(&[("src/graph.py", src)]);
+    f.python.graphs.into_iter().next().expect("a graph")
+}
+
+fn edges(g: &GraphFacts) -> Vec<String> {
+    g.edges
+        .iter()
+        .map(|e| {
+            format!(
+                "{}{}{}",
+                e.from,
+                if e.conditional { "~>" } else { "->" },
+                e.to
+            )
+        })
+        .collect()
+}
+
+fn fan_out(g: &GraphFacts) -> Vec<String> {
+    g.fan_out
+        .iter()
+        .map(|x| format!("{}->[{}]", x.from, x.to.join(",")))
+        .collect()
+}
+
+fn fan_in(g: &GraphFacts) -> Vec<String> {
+    g.fan_in
+        .iter()
+        .map(|x| format!("[{}]->{}", x.from.join(","), x.to))
+        .collect()
+}
+
+#[test]
+fn aliased_imports_and_start_end_spellings() {
+    let g = graph(
+        "from langgraph.graph import StateGraph as SG, START as BEGIN\nimport langgraph.graph as lg\ng = SG(State)\ng.add_node('a', fa)\ng.add_node('b', fb)\ng.add_edge(BEGIN, 'a')\ng.add_edge('__start__', 'b')\ng.add_edge('a', lg.END)\ng.add_edge('b', '__end__')\n",
+    );
+    assert_eq!(edges(&g), vec!["START->a", "START->b", "a->END", "b->END"]);
+    assert_eq!(fan_out(&g), vec!["START->[a,b]"]);
+    assert!(fan_in(&g).is_empty(), "no fan-in: END is not a join");
+    assert_eq!(g.branchings[0].join, None);
+}
+
+#[test]
+fn module_alias_construction() {
+    let g = graph(
+        "import langgraph.graph as lg\nw = lg.StateGraph(AgentState)\nw.add_node('x', f)\nw.add_edge(lg.START, 'x')\n",
+    );
+    assert_eq!(g.builder, "w");
+    assert_eq!(edges(&g), vec!["START->x"]);
+}
+
+#[test]
+fn function_references_as_nodes() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, START\ndef repo_investigator(s):\n    return {}\ndef doc_analyst(s):\n    return {}\nb = StateGraph(S)\nb.add_node(repo_investigator)\nb.add_node(doc_analyst)\nb.add_edge(START, 'repo_investigator')\nb.add_edge('repo_investigator', 'doc_analyst')\n",
+    );
+    let nodes: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(nodes, vec!["repo_investigator", "doc_analyst"]);
+    assert!(g.linear);
+    assert!(g.undefined_nodes.is_empty());
+}
+
+#[test]
+fn list_form_join_entry_and_finish_points() {
+    let g = graph(
+        "from langgraph.graph import StateGraph\nb = StateGraph(S)\nfor n in ['a', 'b', 'j']:\n    b.add_node(n, f)\nb.set_entry_point('a')\nb.add_edge('a', 'b')\nb.add_edge('a', 'x')\nb.add_node('x', f)\nb.add_edge(['b', 'x'], 'j')\nb.set_finish_point('j')\n",
+    );
+    assert_eq!(
+        edges(&g),
+        vec!["START->a", "a->b", "a->x", "b->j", "x->j", "j->END"]
+    );
+    assert_eq!(fan_out(&g), vec!["a->[b,x]"]);
+    assert_eq!(fan_in(&g), vec!["[b,x]->j"]);
+    assert_eq!(g.branchings[0].join.as_deref(), Some("j"));
+}
+
+#[test]
+fn add_sequence_with_functions_and_named_tuples() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, START\ndef step_one(s):\n    pass\ndef step_two(s):\n    pass\nb = StateGraph(S)\nb.add_sequence([step_one, ('named', step_two), step_two])\nb.add_edge(START, 'step_one')\n",
+    );
+    assert_eq!(
+        edges(&g),
+        vec!["step_one->named", "named->step_two", "START->step_one"]
+    );
+    assert!(g.linear);
+}
+
+#[test]
+fn conditional_edges_with_path_map_dict_and_list() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, END\ndef route(s):\n    return 'ok' if s['fine'] else 'bad'\nb = StateGraph(S)\nfor n in ['a', 'b', 'err']:\n    b.add_node(n, f)\nb.add_conditional_edges('a', route, {'ok': 'b', 'bad': 'err'})\nb.add_conditional_edges('b', route, ['err', END])\n",
+    );
+    assert_eq!(edges(&g), vec!["a~>b", "a~>err", "b~>err", "b~>END"]);
+    assert!(
+        g.fan_out.is_empty(),
+        "a router picking one branch is not a fan-out"
+    );
+    assert!(!g.linear, "conditional branching is not purely linear");
+    assert_eq!(g.routers[0].router, "route");
+}
+
+#[test]
+fn router_returning_a_list_fans_out() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, START\ndef dispatch(s):\n    if s.get('errors'):\n        return 'fail'\n    return ['repo', 'doc']\nb = StateGraph(S)\nfor n in ['start', 'repo', 'doc', 'fail']:\n    b.add_node(n, f)\nb.add_edge(START, 'start')\nb.add_conditional_edges('start', dispatch)\n",
+    );
+    assert_eq!(fan_out(&g), vec!["start->[doc,repo]"]);
+    assert_eq!(g.fan_out[0].via, "router_list");
+    assert!(edges(&g).contains(&"start~>fail".to_string()));
+}
+
+#[test]
+fn router_building_its_list_with_appends() {
+    let g = graph(
+        "from langgraph.graph import StateGraph\ndef pick(s):\n    targets = []\n    if s['pdf']:\n        targets.append('doc')\n    targets.append('repo')\n    return targets\nb = StateGraph(S)\nb.add_node('s', f)\nb.add_conditional_edges('s', pick, ['doc', 'repo'])\n",
+    );
+    assert_eq!(fan_out(&g), vec!["s->[doc,repo]"]);
+}
+
+#[test]
+fn send_api_over_a_constant() {
+    let g = graph(
+        "from langgraph.graph import StateGraph\nfrom langgraph.types import Send\nJUDGES = ('prosecutor', 'defense', 'tech_lead')\ndef fan(s):\n    return [Send(j, {'evidence': s['e']}) for j in JUDGES]\nb = StateGraph(S)\nb.add_node('agg', f)\nb.add_conditional_edges('agg', fan, list(JUDGES))\n",
+    );
+    assert_eq!(fan_out(&g), vec!["agg->[defense,prosecutor,tech_lead]"]);
+    assert_eq!(g.fan_out[0].via, "send");
+}
+
+#[test]
+fn loops_over_constants_imported_from_another_module_and_dict_items() {
+    let f = investigate(&[
+        ("src/names.py", "DETECTIVES = ['repo', 'doc', 'vision']\n"),
+        (
+            "src/graph.py",
+            "from langgraph.graph import StateGraph, START\nfrom src.names import DETECTIVES as D\nNODES = {'agg': aggregate, 'repo': r, 'doc': d, 'vision': v}\nb = StateGraph(S)\nfor name, fn in NODES.items():\n    b.add_node(name, fn)\nfor d in D:\n    b.add_edge(START, d)\n    b.add_edge(d, 'agg')\n",
+        ),
+    ]);
+    let g = &f.python.graphs[0];
+    assert_eq!(g.nodes.len(), 4);
+    assert_eq!(fan_out(g), vec!["START->[repo,doc,vision]"]);
+    assert_eq!(fan_in(g), vec!["[repo,doc,vision]->agg"]);
+    assert!(g.unresolved.is_empty(), "{:?}", g.unresolved);
+}
+
+#[test]
+fn enum_members_as_node_names() {
+    let g = graph(
+        "from enum import Enum\nfrom langgraph.graph import StateGraph, START\nclass N(str, Enum):\n    REPO = 'repo'\n    DOC = 'doc'\nb = StateGraph(S)\nb.add_node(N.REPO, f)\nb.add_node(N.DOC.value, f)\nb.add_edge(START, N.REPO)\nb.add_edge(N.REPO.value, N.DOC)\n",
+    );
+    assert_eq!(edges(&g), vec!["START->repo", "repo->doc"]);
+    assert!(g.undefined_nodes.is_empty());
+}
+
+#[test]
+fn lambda_router_and_conditional_entry_point() {
+    let g = graph(
+        "from langgraph.graph import StateGraph\nb = StateGraph(S)\nfor n in ['a', 'b', 'c']:\n    b.add_node(n, f)\nb.set_conditional_entry_point(lambda s: 'a' if s['x'] else 'b')\nb.add_conditional_edges('a', lambda s: 'c' if s['y'] else 'b')\n",
+    );
+    assert_eq!(edges(&g), vec!["START~>a", "START~>b", "a~>c", "a~>b"]);
+}
+
+#[test]
+fn builder_passed_to_helper_functions_and_bound_to_self() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, START, END\ndef add_judges(builder):\n    for j in ['p', 'd']:\n        builder.add_node(j, f)\n        builder.add_edge('agg', j)\n        builder.add_edge(j, 'cj')\nclass Auditor:\n    def __init__(self):\n        self.graph = StateGraph(S)\n        self.graph.add_node('agg', f)\n        self.graph.add_node('cj', f)\n        self.graph.add_edge(START, 'agg')\n        add_judges(self.graph)\n        self.graph.add_edge('cj', END)\n",
+    );
+    assert_eq!(g.builder, "self.graph");
+    assert_eq!(fan_out(&g), vec!["agg->[p,d]"]);
+    assert_eq!(fan_in(&g), vec!["[p,d]->cj"]);
+}
+
+#[test]
+fn purely_linear_graph() {
+    let f = investigate(&[(
+        "src/graph.py",
+        "from langgraph.graph import StateGraph, START, END\nb = StateGraph(S)\nfor n in ['repo', 'doc', 'judge']:\n    b.add_node(n, f)\nb.add_edge(START, 'repo')\nb.add_edge('repo', 'doc')\nb.add_edge('doc', 'judge')\nb.add_edge('judge', END)\n",
+    )]);
+    let g = &f.python.graphs[0];
+    assert!(g.linear && g.fan_out.is_empty() && g.fan_in.is_empty());
+    let ev = graph_evidence(&f);
+    let not_linear = ev.iter().find(|e| e.id == "repo.graph.not_linear").unwrap();
+    assert!(!not_linear.found);
+    assert!(
+        !ev.iter()
+            .find(|e| e.id == "repo.graph.detectives_fan_out")
+            .unwrap()
+            .found
+    );
+}
+
+#[test]
+fn broken_graph_with_edges_to_undefined_nodes() {
+    let f = investigate(&[(
+        "src/graph.py",
+        "from langgraph.graph import StateGraph, START\nb = StateGraph(S)\nb.add_node('a', f)\nb.add_edge(START, 'a')\nb.add_edge('a', 'ghost')\n",
+    )]);
+    let g = &f.python.graphs[0];
+    assert_eq!(g.undefined_nodes.len(), 1);
+    assert_eq!(g.undefined_nodes[0].name, "ghost");
+    assert_eq!(g.undefined_nodes[0].line, 5);
+    let ev = graph_evidence(&f);
+    let wf = ev
+        .iter()
+        .find(|e| e.id == "repo.graph.well_formed")
+        .unwrap();
+    assert!(!wf.found && wf.location == "src/graph.py:5", "{wf:?}");
+}
+
+#[test]
+fn no_graph_at_all_and_other_graph_libraries_ignored() {
+    let f = investigate(&[(
+        "src/viz.py",
+        "import networkx as nx\nG = nx.DiGraph()\nG.add_node('a')\nG.add_edge('a', 'b')\n",
+    )]);
+    assert!(f.python.graphs.is_empty(), "{:?}", f.python.graphs);
+    let ev = graph_evidence(&f);
+    assert_eq!(ev.len(), 1);
+    assert!(!ev[0].found);
+}
+
+fn graph_evidence(f: &RepoFacts) -> Vec<auditor::model::Evidence> {
+    let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
+    let r = auditor::rubric::Rubric::parse(&text, "v3").unwrap();
+    let d = r.dimension("graph_orchestration").unwrap().clone();
+    repo::evidence(f, &[d])
+        .remove("graph_orchestration")
+        .unwrap()
+}
+
+#[test]
+fn state_reducers_named_functions_and_inherited_models() {
+    let f = investigate(&[(
+        "src/state.py",
+        "import pydantic\nimport operator\nfrom typing import Annotated\nfrom typing_extensions import TypedDict\nfrom langgraph.graph import MessagesState\nfrom langgraph.graph.message import add_messages\ndef merge_evidence(a, b):\n    return {**a, **b}\nclass Base(pydantic.BaseModel):\n    pass\nclass Evidence(Base):\n    found: bool\nclass Chat(MessagesState):\n    extra: Annotated[list, add_messages]\nclass AgentState(TypedDict, total=False):\n    evidences: Annotated[dict, merge_evidence]\n    opinions: Annotated[list, operator.add]\n    plain: list\n",
+    )]);
+    let s = &f.python.state;
+    let td: Vec<&str> = s.typed_dicts.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(td, vec!["Chat", "AgentState"]);
+    let pm: Vec<&str> = s.pydantic_models.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(pm, vec!["Base", "Evidence"]);
+    let r: Vec<String> = s
+        .reducers
+        .iter()
+        .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
+        .collect();
+    assert_eq!(
+        r,
+        vec![
+            "Chat.extra=add_messages",
+            "AgentState.evidences=merge_evidence",
+            "AgentState.opinions=operator.add"
+        ]
+    );
+}
+
+const POSITIVES: &str = "import os\nimport subprocess\nfrom subprocess import check_output\n\ndef run(url, code):\n    os.system('git clone ' + url)\n    os.popen(f'ls {url}')\n    subprocess.run(f'git clone {url}', shell=True)\n    check_output('ls', shell=True)\n    subprocess.getoutput('ls')\n    eval(code)\n    exec(code)\n";
+
+const NEGATIVES: &str = "import ast\nimport subprocess\n\n# os.system('git clone x') is forbidden here\nDOC = 'never call eval(x) or os.system(y) or exec(z)'\n\ndef run(url, model, df):\n    subprocess.run(['git', 'clone', url], check=True, capture_output=True)\n    subprocess.run('ls', shell=False)\n    ast.literal_eval('[1, 2]')\n    model.eval()\n    df.eval('a + b')\n    system = lambda x: x\n    system('ls')\n\ndef eval_score(x):\n    return x\n";
+
+#[test]
+fn security_positives_for_each_kind_with_exact_lines() {
+    let f = investigate(&[("src/tools/bad.py", POSITIVES)]);
+    let got: Vec<(String, usize)> = f
+        .python
+        .security
+        .findings
+        .iter()
+        .map(|x| (x.kind.clone(), x.line))
+        .collect();
+    let want: Vec<(String, usize)> = [
+        ("os_system", 6),
+        ("string_built_shell_command", 6),
+        ("os_popen", 7),
+        ("string_built_shell_command", 7),
+        ("subprocess_shell", 8),
+        ("string_built_shell_command", 8),
+        ("subprocess_shell", 9),
+        ("subprocess_shell", 10),
+        ("eval", 11),
+        ("exec", 12),
+    ]
+    .iter()
+    .map(|(k, l)| (k.to_string(), *l))
+    .collect();
+    assert_eq!(got, want);
+    assert!(!f.python.security.sandboxed_clone);
+    let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
+    let r = auditor::rubric::Rubric::parse(&text, "v3").unwrap();
+    let d = r.dimension("safe_tool_engineering").unwrap().clone();
+    let ev = repo::evidence(&f, &[d])
+        .remove("safe_tool_engineering")
+        .unwrap();
+    let findings = ev
+        .iter()
+        .filter(|e| e.kind == auditor::model::EvidenceKind::SecurityFinding && e.found)
+        .count();
+    assert_eq!(findings, 10);
+    assert!(ev.iter().any(|e| e.location == "src/tools/bad.py:6"));
+}
+
+#[test]
+fn security_negatives_produce_no_findings() {
+    let f = investigate(&[("src/tools/good.py", NEGATIVES)]);
+    assert!(
+        f.python.security.findings.is_empty(),
+        "{:?}",
+        f.python.security.findings
+    );
+    assert_eq!(f.python.security.clone_calls.len(), 1);
+    assert!(
+        !f.python.security.sandboxed_clone,
+        "clone outside a temp dir"
+    );
+}
+
+#[test]
+fn structured_output_and_retry_idioms() {
+    let f = investigate(&[(
+        "src/nodes/judges.py",
+        "from tenacity import retry, stop_after_attempt\n\n@retry(stop=stop_after_attempt(3))\ndef ask(llm, msgs):\n    return llm.with_structured_output(JudicialOpinion).invoke(msgs)\n\ndef ask_tools(llm, msgs):\n    return llm.bind_tools([JudicialOpinion]).with_retry(stop_after_attempt=2).invoke(msgs)\n",
+    )]);
+    let calls: Vec<(String, String, bool)> = f
+        .python
+        .structured_output
+        .calls
+        .iter()
+        .map(|c| (c.method.clone(), c.schema.clone(), c.retry))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (
+                "with_structured_output".into(),
+                "JudicialOpinion".into(),
+                true
+            ),
+            ("bind_tools".into(), "JudicialOpinion".into(), true)
+        ]
+    );
+}
+
+#[test]
+fn persona_prompts_in_prompt_files() {
+    let long = |who: &str, body: &str| {
+        format!(
+            "You are the {who}. {body} {}",
+            "Cite evidence ids for every claim you make. ".repeat(2)
+        )
+    };
+    let p = long(
+        "Prosecutor",
+        "Hunt for security flaws, gaps and lazy shortcuts; be adversarial.",
+    );
+    let d = long(
+        "Defense",
+        "Reward effort and intent; value creative workarounds generously.",
+    );
+    let t = long(
+        "Tech Lead",
+        "Weigh maintainability, architecture and practical viability.",
+    );
+    let f = investigate(&[
+        ("prompts/prosecutor.txt", &p),
+        ("prompts/defense.md", &d),
+        ("prompts/tech_lead.txt", &t),
+        ("src/nodes/judges.py", "import pathlib\n"),
+    ]);
+    let personas: Vec<&str> = f
+        .python
+        .personas
+        .prompts
+        .iter()
+        .map(|x| x.persona.as_str())
+        .collect();
+    assert_eq!(personas, vec!["Prosecutor", "Defense", "TechLead"]);
+    assert!(f.python.personas.similarity.iter().all(|s| s.share < 0.9));
+}
