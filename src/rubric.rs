@@ -201,7 +201,12 @@ fn required_str(
     field: &str,
 ) -> Result<String, RubricError> {
     match obj.get(field) {
-        None => Err(invalid(file, location, field, "is missing (it is required)")),
+        None => Err(invalid(
+            file,
+            location,
+            field,
+            "is missing (it is required)",
+        )),
         Some(serde_json::Value::String(s)) if s.trim().is_empty() => {
             Err(invalid(file, location, field, "is empty"))
         }
@@ -479,7 +484,8 @@ mod tests {
 
     #[test]
     fn duplicate_ids_are_rejected() {
-        let d = r#"{"id":"a","name":"A","target_artifact":"github_repo","forensic_instruction":"x"}"#;
+        let d =
+            r#"{"id":"a","name":"A","target_artifact":"github_repo","forensic_instruction":"x"}"#;
         let e = err(&with_dimension(&format!("{d},{d}")));
         assert!(e.contains("dimension 2") && e.contains("unique"), "{e}");
     }
@@ -495,11 +501,12 @@ mod tests {
 
     #[test]
     fn missing_synthesis_rules_are_rejected() {
-        let e = err(
-            r#"{"rubric_metadata":{"rubric_name":"r","version":"1"},
-                "dimensions":[{"id":"a","name":"A","target_artifact":"pdf_report","forensic_instruction":"x"}]}"#,
+        let e = err(r#"{"rubric_metadata":{"rubric_name":"r","version":"1"},
+                "dimensions":[{"id":"a","name":"A","target_artifact":"pdf_report","forensic_instruction":"x"}]}"#);
+        assert!(
+            e.contains("synthesis_rules") && e.contains("missing"),
+            "{e}"
         );
-        assert!(e.contains("synthesis_rules") && e.contains("missing"), "{e}");
     }
 
     #[test]

@@ -14,5 +14,8 @@ pub fn evidence_without_model(
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     let _ = images;
-    dimensions.iter().map(|d| (d.id.clone(), Vec::new())).collect()
+    dimensions
+        .iter()
+        .map(|d| (d.id.clone(), Vec::new()))
+        .collect()
 }

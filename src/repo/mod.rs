@@ -100,7 +100,10 @@ pub fn investigate(req: &RepoRequest) -> Result<RepoFacts, RepoError> {
 /// Turns facts into evidence for the given `github_repo` dimensions, keyed by dimension id.
 pub fn evidence(facts: &RepoFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
     let _ = facts;
-    dimensions.iter().map(|d| (d.id.clone(), Vec::new())).collect()
+    dimensions
+        .iter()
+        .map(|d| (d.id.clone(), Vec::new()))
+        .collect()
 }
 
 /// The JSON for `auditor evidence --json` under the key `repo`.
