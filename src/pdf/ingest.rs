@@ -218,10 +218,23 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
             let bullet = is_bullet_line(line);
             let words = line.split_whitespace().count();
             let next = lines.get(li + 1).map(|l| l.trim()).unwrap_or("");
+            let prev = if li > 0 { lines[li - 1].trim() } else { "" };
+            // A paragraph or list item ends where the previous line ended a sentence, or (for
+            // a list item) where the previous line was short, i.e. not wrapped.
+            let starts_lower = line.chars().next().is_some_and(char::is_lowercase);
+            if !cur.is_empty() && !bullet {
+                let ended = ends_sentence(prev) && !starts_lower;
+                let item_ended = cur_is_item && !starts_lower && prev.chars().count() < 60;
+                if ended || item_ended {
+                    blocks.push((std::mem::take(&mut cur), cur_is_item));
+                    cur_is_item = false;
+                }
+            }
             let heading = !bullet
                 && words <= 7
                 && !ends_sentence(line)
                 && !line.ends_with(',')
+                && !starts_lower
                 && (next.is_empty()
                     || next.chars().next().is_some_and(char::is_uppercase)
                     || is_bullet_line(next))

@@ -160,8 +160,9 @@ impl PdfError {
 pub const MAX_BYTES: usize = 200 * 1024 * 1024;
 /// Pages whose text is read; later pages are skipped with a note.
 pub const MAX_TEXT_PAGES: u32 = 1000;
-/// Fewer extractable characters than this in the whole document means "no text".
-const MIN_TEXT_CHARS: usize = 40;
+/// Fewer extractable letters than this per page on average means "no text" (a scan with page
+/// numbers only).
+const MIN_LETTERS_PER_PAGE: usize = 5;
 
 fn header_ok(head: &[u8]) -> bool {
     head.windows(5).any(|w| w == b"%PDF-")
@@ -362,9 +363,9 @@ pub fn analyse_bytes_with(
     })?;
     let text_chars: usize = raw_pages
         .iter()
-        .map(|p| p.chars().filter(|c| c.is_alphanumeric()).count())
+        .map(|p| p.chars().filter(|c| c.is_alphabetic()).count())
         .sum();
-    if text_chars < MIN_TEXT_CHARS {
+    if text_chars < MIN_LETTERS_PER_PAGE * raw_pages.len().max(1) {
         return Err(PdfError::NoText {
             message: format!(
                 "{source} has no extractable text ({} pages, {text_chars} letters): it is scanned or \

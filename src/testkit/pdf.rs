@@ -145,6 +145,8 @@ pub fn build_pdf(pages: &[PageSpec]) -> Result<Vec<u8>, PdfError> {
                 .pages_mut()
                 .create_page_at_end(PdfPagePaperSize::a4())
                 .map_err(fixture_err)?;
+            // Regenerate the content stream once per page, not after every object.
+            page.set_content_regeneration_strategy(PdfPageContentRegenerationStrategy::Manual);
             let has_figure = spec.raster_image.is_some() || spec.vector_diagram;
             let bottom = if has_figure { 390.0 } else { 40.0 };
             let mut y = TOP;
@@ -182,6 +184,7 @@ pub fn build_pdf(pages: &[PageSpec]) -> Result<Vec<u8>, PdfError> {
             if spec.vector_diagram {
                 draw_diagram(&mut page, font).map_err(fixture_err)?;
             }
+            page.regenerate_content().map_err(fixture_err)?;
         }
         doc.save_to_bytes().map_err(fixture_err)
     })
