@@ -198,20 +198,54 @@ fn cue_count(text: &str, cues: &[&str]) -> usize {
     cues.iter().filter(|c| t.contains(*c)).count()
 }
 
-/// Whether a sentence (with its continuation) explains the concept.
-fn explains(s: &Sentence, next: Option<&Sentence>) -> (bool, String) {
-    if s.list_or_title {
-        // A list item may still carry an explanation ("• Fan-out: the graph sends ... via Send").
-        let words = s.text.split_whitespace().count();
-        if words < 14 {
-            return (false, s.text.clone());
-        }
+/// Words of `text` within `radius` words of the first match of `pat` (the whole text when it
+/// is short). Long "sentences" are usually code blocks or tables run together.
+fn window(text: &str, pat: &Regex, radius: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() <= 2 * radius + 1 {
+        return words.join(" ");
     }
-    let words = s.text.split_whitespace().count();
-    let mut quote = s.text.clone();
-    let mut comp = cue_count(&s.text, COMPONENT_CUES);
-    let mut mech = cue_count(&s.text, MECHANISM_CUES);
-    if let Some(n) = next
+    let at = pat.find(text).map(|m| m.start()).unwrap_or(0);
+    let idx = text[..at].split_whitespace().count();
+    let from = idx.saturating_sub(radius);
+    let to = (idx + radius).min(words.len());
+    words[from..to].join(" ")
+}
+
+fn strong(text: &str) -> bool {
+    text.split_whitespace().count() >= 10
+        && cue_count(text, COMPONENT_CUES) >= 2
+        && cue_count(text, MECHANISM_CUES) >= 1
+}
+
+/// Whether a sentence (with its continuation) explains the concept; returns the quote.
+fn explains(sentences: &[Sentence], i: usize, pat: &Regex) -> (bool, String) {
+    let s = &sentences[i];
+    if s.heading {
+        // A heading followed by prose about it: the section explains the concept.
+        let body: Vec<&Sentence> = sentences[i + 1..]
+            .iter()
+            .take_while(|n| n.page == s.page && !n.heading)
+            .filter(|n| !n.list_or_title)
+            .take(3)
+            .collect();
+        let text = body
+            .iter()
+            .map(|n| n.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let quote = format!("{}: {}", s.text, text);
+        return (strong(&text), quote);
+    }
+    let own = window(&s.text, pat, 35);
+    if s.list_or_title && own.split_whitespace().count() < 14 {
+        // A list item may still carry an explanation ("• Fan-out: the graph sends ... via Send").
+        return (false, own);
+    }
+    if strong(&own) {
+        return (true, own);
+    }
+    if let Some(n) = sentences.get(i + 1)
         && n.page == s.page
         && !n.list_or_title
     {
@@ -225,12 +259,13 @@ fn explains(s: &Sentence, next: Option<&Sentence>) -> (bool, String) {
             first.as_str(),
             "it" | "this" | "these" | "they" | "here" | "each" | "the" | "our" | "we" | "in"
         ) {
-            comp += cue_count(&n.text, COMPONENT_CUES);
-            mech += cue_count(&n.text, MECHANISM_CUES);
-            quote = format!("{} {}", s.text, n.text);
+            let both = format!("{own} {}", n.text);
+            if strong(&both) {
+                return (true, both);
+            }
         }
     }
-    (words >= 10 && comp >= 2 && mech >= 1, quote)
+    (false, own)
 }
 
 fn trim_quote(q: &str) -> String {
@@ -272,11 +307,15 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 if !pages.contains(&s.page) {
                     pages.push(s.page);
                 }
+                let hit = pats
+                    .iter()
+                    .find(|p| p.is_match(&s.text))
+                    .unwrap_or(&pats[0]);
                 if first.is_none() {
-                    first = Some((s.page, s.text.clone()));
+                    first = Some((s.page, window(&s.text, hit, 35)));
                 }
                 if best.is_none() {
-                    let (ok, quote) = explains(s, sentences.get(i + 1));
+                    let (ok, quote) = explains(sentences, i, hit);
                     if ok {
                         best = Some((s.page, quote));
                     }
@@ -361,5 +400,40 @@ mod tests {
         );
         let c = classify(&["Reflexion".to_string()], &s);
         assert_eq!(c[0].classification, Classification::Absent);
+    }
+
+    #[test]
+    fn a_heading_followed_by_an_explanation_is_explained_and_long_blocks_are_windowed() {
+        let pages = vec![
+            "2.1 Metacognition
+The chief justice node evaluates the judges' own evaluation quality: when their scores differ by more than two it routes the criterion back for re-evaluation.
+2.2 State Synchronization
+2.3 Other".to_string(),
+            format!("{} Dialectical Synthesis {}", "filler ".repeat(200), "word ".repeat(200)),
+        ];
+        let s = sentences(&pages);
+        let c = classify(
+            &[
+                "Metacognition".to_string(),
+                "State Synchronization".to_string(),
+                "Dialectical Synthesis".to_string(),
+            ],
+            &s,
+        );
+        assert_eq!(c[0].classification, Classification::Explained);
+        assert!(
+            c[0].quote
+                .starts_with("2.1 Metacognition: The chief justice"),
+            "{}",
+            c[0].quote
+        );
+        assert_eq!(c[1].classification, Classification::Buzzword);
+        assert_eq!(c[2].classification, Classification::Buzzword);
+        assert!(
+            c[2].quote.split_whitespace().count() <= 70,
+            "{}",
+            c[2].quote
+        );
+        assert!(c[2].quote.contains("Dialectical Synthesis"));
     }
 }

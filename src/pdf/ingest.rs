@@ -38,6 +38,8 @@ pub struct Sentence {
     pub text: String,
     /// A bullet or numbered list item, a heading or a short fragment rather than running prose.
     pub list_or_title: bool,
+    /// A heading line (short, no terminal punctuation, followed by a new paragraph).
+    pub heading: bool,
 }
 
 fn map_char(c: char, out: &mut String) {
@@ -159,10 +161,7 @@ fn join_fragment(cur: &mut String, next: &str) {
         cur.push_str(next);
         return;
     }
-    if cur.ends_with('\u{00AD}') {
-        cur.pop();
-        cur.push_str(next);
-    } else if cur.ends_with('-') && continues(cur, next) {
+    if cur.ends_with('\u{00AD}') || (cur.ends_with('-') && continues(cur, next)) {
         cur.pop();
         cur.push_str(next);
     } else if (cur.ends_with('/') || cur.ends_with('\\') || cur.ends_with('_'))
@@ -202,7 +201,7 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
     for (i, page) in pages.iter().enumerate() {
         let page_no = i as u32 + 1;
         // Build blocks: a paragraph of prose, or one list item / heading.
-        let mut blocks: Vec<(String, bool)> = Vec::new();
+        let mut blocks: Vec<(String, bool, bool)> = Vec::new();
         let mut cur = String::new();
         let mut cur_is_item = false;
         let lines: Vec<&str> = page.lines().collect();
@@ -210,7 +209,7 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
             let line = line.trim();
             if line.is_empty() {
                 if !cur.is_empty() {
-                    blocks.push((std::mem::take(&mut cur), cur_is_item));
+                    blocks.push((std::mem::take(&mut cur), cur_is_item, false));
                 }
                 cur_is_item = false;
                 continue;
@@ -226,7 +225,7 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
                 let ended = ends_sentence(prev) && !starts_lower;
                 let item_ended = cur_is_item && !starts_lower && prev.chars().count() < 60;
                 if ended || item_ended {
-                    blocks.push((std::mem::take(&mut cur), cur_is_item));
+                    blocks.push((std::mem::take(&mut cur), cur_is_item, false));
                     cur_is_item = false;
                 }
             }
@@ -241,10 +240,10 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
                 && cur.is_empty();
             if bullet || heading {
                 if !cur.is_empty() {
-                    blocks.push((std::mem::take(&mut cur), cur_is_item));
+                    blocks.push((std::mem::take(&mut cur), cur_is_item, false));
                 }
                 if heading {
-                    blocks.push((line.to_string(), true));
+                    blocks.push((line.to_string(), true, true));
                     cur_is_item = false;
                     continue;
                 }
@@ -258,14 +257,15 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
             cur.push_str(line);
         }
         if !cur.is_empty() {
-            blocks.push((cur, cur_is_item));
+            blocks.push((cur, cur_is_item, false));
         }
-        for (block, item) in blocks {
+        for (block, item, heading) in blocks {
             for s in split_sentences(&block) {
                 let short = s.split_whitespace().count() < 6;
                 out.push(Sentence {
                     page: page_no,
                     list_or_title: (item && s.split_whitespace().count() <= 12) || short,
+                    heading,
                     text: s,
                 });
             }

@@ -166,6 +166,20 @@ fn token_around(text: &str, start: usize, end: usize) -> &str {
     &text[s..e]
 }
 
+/// `C:\Users\...\state.py`, `/home/me/x.py`, `~/x.py`: a path on someone's machine, not in the
+/// repository.
+fn is_absolute(token: &str) -> bool {
+    let t = token.trim_start_matches(['`', '"', '\'', '(', '[', '<']);
+    let b = t.as_bytes();
+    (b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/'))
+        || t.starts_with('~')
+        || t.starts_with("/home/")
+        || t.starts_with("/Users/")
+        || t.starts_with("/tmp/")
+        || t.contains("/.../")
+        || t.contains("\\...\\")
+}
+
 fn is_url(token: &str) -> bool {
     let t = token.to_ascii_lowercase();
     t.contains("://") || t.contains("www.") || t.contains("github.com") || t.contains('@')
@@ -223,7 +237,7 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
         for m in PATH_RE.captures_iter(text) {
             let Some(whole) = m.get(0) else { continue };
             let token = token_around(text, whole.start(), whole.end());
-            if is_url(token) {
+            if is_url(token) || is_absolute(token) {
                 continue;
             }
             let file = &text[whole.start()..whole.end()];
@@ -447,6 +461,8 @@ mod tests {
         assert!(paths("see https://github.com/x/y/blob/main/src/graph.py for it").is_empty());
         assert!(paths("built with Node.js and version 1.2 e.g. this").is_empty());
         assert!(paths("input/output and/or either/or").is_empty());
+        assert!(paths(r"it split C:\Users\...\state.py on the colon").is_empty());
+        assert!(paths("see /home/me/project/src/graph.py or ~/x/graph.py").is_empty());
     }
 
     #[test]
