@@ -3,7 +3,8 @@
 //! `../shared/corpus`) when present; for those it also prints what was extracted (pages,
 //! claimed paths, concepts, images) so a human can check it against the text.
 //!
-//! Run: `cargo bench --bench pdf_ingest`
+//! Run: `cargo bench --bench pdf_ingest` (`AUDITOR_DUMP_TEXT=1` also prints each page's
+//! normalised text).
 
 use auditor::pdf::{self, analyse_bytes};
 use auditor::testkit::pdf::{build_pdf, long_report};
@@ -75,6 +76,11 @@ fn bench(c: &mut Criterion) {
                         .collect::<Vec<_>>(),
                     f.notes
                 );
+                if std::env::var_os("AUDITOR_DUMP_TEXT").is_some() {
+                    for (i, t) in f.page_text.iter().enumerate() {
+                        eprintln!("--- {name} page {}\n{t}", i + 1);
+                    }
+                }
                 for p in &f.claimed_paths {
                     eprintln!("   path p.{:<3} {:<45} | {}", p.page, p.path, p.context);
                 }

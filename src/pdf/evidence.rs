@@ -272,6 +272,15 @@ pub fn path_evidence(
                     format!("'{}' does not exist, but the report presents it as future work, not as built", c.path),
                     conf(0.7),
                 ),
+                PathStatus::Disclaimed => Evidence::fact(
+                    id,
+                    Detective::EvidenceAggregator,
+                    format!("Path '{}' mentioned by the report is consistent with the repository", c.path),
+                    true,
+                    location,
+                    format!("'{}' does not exist, and the report itself says so (it discusses the missing or renamed file rather than claiming it)", c.path),
+                    conf(0.7),
+                ),
                 PathStatus::Unchecked => Evidence::missing(
                     id,
                     Detective::EvidenceAggregator,
@@ -299,6 +308,11 @@ pub fn path_evidence(
             .iter()
             .filter(|c| c.status == PathStatus::Suggested)
             .count();
+        let disclaimed = facts
+            .claimed_paths
+            .iter()
+            .filter(|c| c.status == PathStatus::Disclaimed)
+            .count();
         evs.push(
             Evidence::fact(
                 format!("pdf.{}.paths.summary", d.id),
@@ -310,7 +324,7 @@ pub fn path_evidence(
                     "the report mentions no repository path: nothing to verify".to_string()
                 } else {
                     format!(
-                        "{} verified, {} hallucinated, {suggested} suggested as future work, of {} claimed path(s)",
+                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned path(s)",
                         verified.len(),
                         halluc.len(),
                         facts.claimed_paths.len()

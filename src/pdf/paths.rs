@@ -27,6 +27,9 @@ pub enum PathStatus {
     Hallucinated,
     /// Absent, but the report presents it as future work.
     Suggested,
+    /// Absent, and the report itself says so (`the peer claimed src/x.py, no such file`,
+    /// `tools/git.py was renamed`): a mention, not a claim that it exists.
+    Disclaimed,
 }
 
 impl PathStatus {
@@ -36,6 +39,7 @@ impl PathStatus {
             PathStatus::Verified => "verified",
             PathStatus::Hallucinated => "hallucinated",
             PathStatus::Suggested => "suggested",
+            PathStatus::Disclaimed => "disclaimed",
         }
     }
 }
@@ -65,6 +69,9 @@ pub struct ClaimedPath {
     /// Whether every mention reads as future work (`we plan to add ...`).
     #[serde(default)]
     pub future_work: bool,
+    /// Whether every mention says the file does not exist (hallucinated, renamed, removed).
+    #[serde(default)]
+    pub disclaimed: bool,
 }
 
 /// File extensions of repository files a LangGraph project report talks about.
@@ -223,6 +230,28 @@ fn context_around(text: &str, start: usize, end: usize) -> String {
     }
 }
 
+/// Words saying a mentioned file does not exist.
+const NEGATION_CUES: &[&str] = &[
+    "hallucinat",
+    "does not exist",
+    "doesn't exist",
+    "did not exist",
+    "not exist",
+    "no such file",
+    "non-existent",
+    "nonexistent",
+    "renamed",
+    "was removed",
+    "were removed",
+    "deleted",
+    "found no",
+];
+
+fn is_disclaimer(context: &str) -> bool {
+    let c = context.to_lowercase();
+    NEGATION_CUES.iter().any(|cue| c.contains(cue))
+}
+
 fn is_future(context: &str) -> bool {
     let c = context.to_lowercase();
     FUTURE_CUES.iter().any(|cue| c.contains(cue))
@@ -306,11 +335,13 @@ fn add(
     directory: bool,
 ) {
     let future = is_future(&context);
+    let disclaimed = is_disclaimer(&context);
     if let Some(existing) = out.iter_mut().find(|c| c.path == path) {
         if !existing.pages.contains(&page) {
             existing.pages.push(page);
         }
         existing.future_work &= future;
+        existing.disclaimed &= disclaimed;
         if existing.line.is_none() {
             existing.line = line;
         }
@@ -326,6 +357,7 @@ fn add(
         matched: None,
         directory,
         future_work: future,
+        disclaimed,
     });
 }
 
@@ -411,6 +443,7 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
                 c.matched = m;
                 PathStatus::Verified
             }
+            None if c.disclaimed => PathStatus::Disclaimed,
             None if c.future_work => PathStatus::Suggested,
             None => PathStatus::Hallucinated,
         };
@@ -508,6 +541,22 @@ mod tests {
             vec![
                 ("ges.py".into(), PathStatus::Hallucinated),
                 ("judges.py".into(), PathStatus::Verified)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_the_report_says_does_not_exist_is_disclaimed_not_hallucinated() {
+        let r = checked(
+            "The peer's PDF claimed src/advanced_judges.py existed, but we found no such file. The PDF referenced tools/git.py but it was renamed to git_tools.py.",
+            &["src/tools/git_tools.py"],
+        );
+        assert_eq!(
+            r,
+            vec![
+                ("src/advanced_judges.py".into(), PathStatus::Disclaimed),
+                ("tools/git.py".into(), PathStatus::Disclaimed),
+                ("git_tools.py".into(), PathStatus::Verified),
             ]
         );
     }
