@@ -74,10 +74,11 @@ pub fn document_evidence(
     let sentences = ingest::sentences(&facts.page_text);
     let src = facts.display_name();
     for d in dimensions {
-        let r = route(d);
-        if d.target_artifact == TargetArtifact::PdfImages {
+        // Repository dimensions belong to the RepoInvestigator, image ones to the VisionInspector.
+        if d.target_artifact != TargetArtifact::PdfReport {
             continue;
         }
+        let r = route(d);
         let mut evs = Vec::new();
         if r.concepts {
             let mut wanted = concepts::concepts_from_instruction(&d.forensic_instruction);
@@ -222,7 +223,10 @@ pub fn path_evidence(
 ) -> BTreeMap<String, Vec<Evidence>> {
     let mut out = BTreeMap::new();
     let src = facts.display_name();
-    for d in dimensions.iter().filter(|d| route(d).paths) {
+    for d in dimensions
+        .iter()
+        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).paths)
+    {
         let mut evs = Vec::new();
         if no_repo_files {
             evs.push(Evidence::missing(
