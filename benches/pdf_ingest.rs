@@ -4,7 +4,7 @@
 //! claimed paths, concepts, images) so a human can check it against the text.
 //!
 //! Run: `cargo bench --bench pdf_ingest` (`AUDITOR_DUMP_TEXT=1` also prints each page's
-//! normalised text).
+//! normalised text, `AUDITOR_DUMP_IMAGES=DIR` writes the diagram PNGs there).
 
 use auditor::pdf::{self, analyse_bytes};
 use auditor::testkit::pdf::{build_pdf, long_report};
@@ -76,6 +76,13 @@ fn bench(c: &mut Criterion) {
                         .collect::<Vec<_>>(),
                     f.notes
                 );
+                if let Some(dir) = std::env::var_os("AUDITOR_DUMP_IMAGES") {
+                    for (k, img) in f.images.iter().enumerate() {
+                        let out = PathBuf::from(&dir)
+                            .join(format!("{name}.p{}.{k}.{}.png", img.page, img.kind));
+                        let _ = std::fs::write(out, &img.png);
+                    }
+                }
                 if std::env::var_os("AUDITOR_DUMP_TEXT").is_some() {
                     for (i, t) in f.page_text.iter().enumerate() {
                         eprintln!("--- {name} page {}\n{t}", i + 1);

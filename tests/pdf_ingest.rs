@@ -242,9 +242,13 @@ fn a_raster_diagram_is_extracted_as_png_and_icons_are_skipped() {
 }
 
 #[test]
-fn text_only_pages_yield_no_image() {
+fn text_only_pages_and_tables_yield_no_image() {
     let facts = analyse(&[PageSpec::text(&["Just prose about src/graph.py."])]);
     assert!(facts.images.is_empty());
+    let table = auditor::testkit::pdf::table_pdf(12).unwrap();
+    let facts = analyse_bytes(&table, "table.pdf").unwrap();
+    assert!(facts.page_text[0].contains("row 11 col 1"));
+    assert!(facts.images.is_empty(), "{:?}", facts.images);
 }
 
 #[test]

@@ -43,6 +43,38 @@ pub struct PageInventory {
     pub rasters: usize,
     /// Vector path objects (including inside form XObjects).
     pub paths: usize,
+    /// Path objects with a diagonal line or a curve: arrows, connectors, shapes. Tables, rules and
+    /// code-block backgrounds are axis-aligned only, so a page of them is not a drawing.
+    pub shaped_paths: usize,
+}
+
+impl PageInventory {
+    /// Whether the page holds a vector drawing worth rendering.
+    pub fn has_drawing(&self, caps: &ImageCaps) -> bool {
+        self.paths >= caps.min_paths && self.shaped_paths >= 2
+    }
+}
+
+fn is_shaped(path: &PdfPagePathObject) -> bool {
+    let segments = path.segments();
+    let mut prev: Option<(f32, f32)> = None;
+    for seg in segments.iter().take(500) {
+        let (x, y) = (seg.x().value, seg.y().value);
+        match seg.segment_type() {
+            PdfPathSegmentType::BezierTo => return true,
+            PdfPathSegmentType::LineTo => {
+                if let Some((px, py)) = prev
+                    && (x - px).abs() > 0.5
+                    && (y - py).abs() > 0.5
+                {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        prev = Some((x, y));
+    }
+    false
 }
 
 fn count_objects<'a>(
@@ -53,7 +85,12 @@ fn count_objects<'a>(
 ) {
     for obj in objects {
         match obj.object_type() {
-            PdfPageObjectType::Path => inv.paths += 1,
+            PdfPageObjectType::Path => {
+                inv.paths += 1;
+                if obj.as_path_object().is_some_and(is_shaped) {
+                    inv.shaped_paths += 1;
+                }
+            }
             PdfPageObjectType::Image => {
                 if let Some(img) = obj.as_image_object() {
                     let w = img.width().unwrap_or(0);

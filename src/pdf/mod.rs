@@ -333,7 +333,7 @@ pub fn analyse_bytes_with(
             let inv = images::inventory(&page, caps);
             if inv.rasters > 0 {
                 images::extract_rasters(&page, page_no, caps, &mut imgs, &mut notes);
-            } else if inv.paths >= caps.min_paths {
+            } else if inv.has_drawing(caps) {
                 if rendered >= caps.max_rendered_pages {
                     capped = true;
                     continue;

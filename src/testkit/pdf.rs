@@ -190,6 +190,62 @@ pub fn build_pdf(pages: &[PageSpec]) -> Result<Vec<u8>, PdfError> {
     })
 }
 
+/// A one-page PDF with a text table drawn as axis-aligned cell rectangles and a shaded code
+/// block: many vector paths, but no drawing (must not be rendered as a diagram).
+pub fn table_pdf(rows: usize) -> Result<Vec<u8>, PdfError> {
+    with_pdfium(|pdfium| {
+        let mut doc = pdfium.create_new_pdf().map_err(fixture_err)?;
+        let font = doc.fonts_mut().helvetica();
+        let mut page = doc
+            .pages_mut()
+            .create_page_at_end(PdfPagePaperSize::a4())
+            .map_err(fixture_err)?;
+        page.set_content_regeneration_strategy(PdfPageContentRegenerationStrategy::Manual);
+        let grey = PdfColor::new(120, 120, 120, 255);
+        let shade = PdfColor::new(240, 240, 240, 255);
+        let objs = page.objects_mut();
+        objs.create_text_object(
+            PdfPoints::new(LEFT),
+            PdfPoints::new(TOP),
+            "Table 1: metrics of the run.",
+            font,
+            PdfPoints::new(FONT_SIZE),
+        )
+        .map_err(fixture_err)?;
+        for r in 0..rows {
+            let y = TOP - 30.0 - 20.0 * r as f32;
+            for (c, x) in [LEFT, LEFT + 200.0].into_iter().enumerate() {
+                objs.create_path_object_rect(
+                    PdfRect::new_from_values(y - 6.0, x, y + 14.0, x + 200.0),
+                    Some(grey),
+                    Some(PdfPoints::new(0.5)),
+                    Some(shade),
+                )
+                .map_err(fixture_err)?;
+                objs.create_text_object(
+                    PdfPoints::new(x + 4.0),
+                    PdfPoints::new(y),
+                    format!("row {r} col {c}"),
+                    font,
+                    PdfPoints::new(FONT_SIZE),
+                )
+                .map_err(fixture_err)?;
+            }
+        }
+        objs.create_path_object_line(
+            PdfPoints::new(LEFT),
+            PdfPoints::new(100.0),
+            PdfPoints::new(545.0),
+            PdfPoints::new(100.0),
+            grey,
+            PdfPoints::new(1.0),
+        )
+        .map_err(fixture_err)?;
+        page.regenerate_content().map_err(fixture_err)?;
+        doc.save_to_bytes().map_err(fixture_err)
+    })
+}
+
 /// A PDF whose pages hold only a raster image each (a scan): no extractable text.
 pub fn image_only_pdf(pages: usize) -> Result<Vec<u8>, PdfError> {
     let specs: Vec<PageSpec> = (0..pages)
