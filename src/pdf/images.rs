@@ -55,6 +55,16 @@ impl PageInventory {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn box_drawing_art_is_a_diagram_and_prose_arrows_are_not() {
+        let art = "START\n│\n▼\nctx\n├──────┬──────┐\n▼ ▼ ▼\na b c\n└──────┴──────┘";
+        assert!(super::is_text_diagram(art));
+        assert!(!super::is_text_diagram("a → b → c, then d ← e"));
+    }
+}
+
 fn is_shaped(path: &PdfPagePathObject) -> bool {
     let segments = path.segments();
     let mut prev: Option<(f32, f32)> = None;
@@ -115,6 +125,17 @@ pub fn inventory(page: &PdfPage, caps: &ImageCaps) -> PageInventory {
     let mut inv = PageInventory::default();
     count_objects(page.objects().iter(), caps, &mut inv, 0);
     inv
+}
+
+/// Whether a page's text holds a diagram drawn with box-drawing characters and arrows
+/// (`│ ▼ ├──┐`), which reports paste from Markdown: rendered like a vector drawing.
+pub fn is_text_diagram(text: &str) -> bool {
+    text.chars()
+        .filter(|c| {
+            matches!(c, '\u{2500}'..='\u{259F}' | '\u{25B2}'..='\u{25C4}' | '\u{2190}'..='\u{21FF}')
+        })
+        .count()
+        >= 12
 }
 
 fn to_png(img: DynamicImage, max_side: u32) -> Result<(Vec<u8>, u32, u32), String> {

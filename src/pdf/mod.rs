@@ -331,9 +331,10 @@ pub fn analyse_bytes_with(
                 continue;
             }
             let inv = images::inventory(&page, caps);
+            let text_art = raw_pages.last().is_some_and(|t| images::is_text_diagram(t));
             if inv.rasters > 0 {
                 images::extract_rasters(&page, page_no, caps, &mut imgs, &mut notes);
-            } else if inv.has_drawing(caps) {
+            } else if inv.has_drawing(caps) || text_art {
                 if rendered >= caps.max_rendered_pages {
                     capped = true;
                     continue;
