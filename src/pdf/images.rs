@@ -55,16 +55,6 @@ impl PageInventory {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn box_drawing_art_is_a_diagram_and_prose_arrows_are_not() {
-        let art = "START\n│\n▼\nctx\n├──────┬──────┐\n▼ ▼ ▼\na b c\n└──────┴──────┘";
-        assert!(super::is_text_diagram(art));
-        assert!(!super::is_text_diagram("a → b → c, then d ← e"));
-    }
-}
-
 fn is_shaped(path: &PdfPagePathObject) -> bool {
     let segments = path.segments();
     let mut prev: Option<(f32, f32)> = None;
@@ -210,4 +200,14 @@ pub fn render_page(page: &PdfPage, page_no: u32, caps: &ImageCaps) -> Result<Dia
         kind: "rendered_page".into(),
         png,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn box_drawing_art_is_a_diagram_and_prose_arrows_are_not() {
+        let art = "START\n│\n▼\nctx\n├──────┬──────┐\n▼ ▼ ▼\na b c\n└──────┴──────┘";
+        assert!(super::is_text_diagram(art));
+        assert!(!super::is_text_diagram("a → b → c, then d ← e"));
+    }
 }
