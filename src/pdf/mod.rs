@@ -569,4 +569,26 @@ mod tests {
         assert_eq!(j["claimed_paths"][0]["status"], "unchecked");
         assert_eq!(j["pages"], 2);
     }
+
+    #[test]
+    fn arbitrary_text_never_panics_the_pure_pipeline() {
+        let alphabet: Vec<char> = "ab Z0./\\_-:`\"'\n\r\t\u{00A0}\u{1680}\u{3000}\u{00AD}\u{FB01}\u{2019}é漢•→│▼.py src/ C:\\ https:// 1."
+            .chars()
+            .collect();
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..300 {
+            let mut page = String::new();
+            for _ in 0..(seed % 400) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                page.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            let mut facts = PdfFacts::from_pages("x.pdf", &[page.clone(), page]);
+            let files = vec!["src/graph.py".to_string(), "a.py".to_string()];
+            paths::check(&mut facts.claimed_paths, &files);
+            let _ = excerpts(&facts, "src graph py", 100);
+            let _ = facts_json(&facts);
+        }
+    }
 }

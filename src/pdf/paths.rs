@@ -163,12 +163,15 @@ fn strip_glued_number(p: &str) -> Option<String> {
 /// The whitespace-delimited token around `start..end` of `text`.
 fn token_around(text: &str, start: usize, end: usize) -> &str {
     let s = text[..start]
-        .rfind(char::is_whitespace)
-        .map(|i| i + 1)
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, c)| i + c.len_utf8())
         .unwrap_or(0);
     let e = text[end..]
-        .find(char::is_whitespace)
-        .map(|i| end + i)
+        .char_indices()
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, _)| end + i)
         .unwrap_or(text.len());
     &text[s..e]
 }
@@ -496,6 +499,11 @@ mod tests {
         assert!(paths("input/output and/or either/or").is_empty());
         assert!(paths(r"it split C:\Users\...\state.py on the colon").is_empty());
         assert!(paths("see /home/me/project/src/graph.py or ~/x/graph.py").is_empty());
+        // multi-byte whitespace around a path
+        assert_eq!(
+            paths("a\u{1680}src/graph.py\u{1680}b"),
+            vec!["src/graph.py"]
+        );
     }
 
     #[test]
