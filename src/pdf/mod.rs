@@ -1,13 +1,37 @@
 //! DocAnalyst core: PDFium provisioning and ingestion, chunking, BM25 retrieval, concept
 //! classification, claimed-path extraction and cross-referencing, image extraction.
 //!
-//! STUB: the interface below is the contract with the actor shell; the implementation is being
-//! built (issue 4).
+//! Codemap (one role per module):
+//! - [`pdfium`]: find/fetch `libpdfium.so`, bind once, serialise all PDFium work;
+//! - [`ingest`]: text normalisation, sentences, chunking (pure);
+//! - [`retrieval`]: BM25 over chunks (pure);
+//! - [`concepts`]: rubric concepts explained vs. buzzwords (pure);
+//! - [`paths`]: claimed repository paths and their check against the repo's files (pure);
+//! - [`images`]: raster images and rendered vector-drawing pages (PDFium);
+//! - [`evidence`]: [`Evidence`] for the rubric's `pdf_report` dimensions (pure).
+//!
+//! Invariants: PDFium is touched only inside [`pdfium::with_pdfium`]; everything after
+//! [`analyse_bytes`] works on plain [`PdfFacts`]; a path present in the repository is never
+//! `hallucinated`; nothing here panics on input.
+
+pub mod concepts;
+pub mod evidence;
+pub mod images;
+pub mod ingest;
+pub mod paths;
+pub mod pdfium;
+pub mod retrieval;
+
+pub use concepts::{Classification, ConceptFinding};
+pub use ingest::{Chunk, ChunkBy};
+pub use paths::{ClaimedPath, PathStatus};
 
 use crate::model::Evidence;
 use crate::rubric::Dimension;
+use pdfium_render::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 /// A diagram candidate taken from the PDF: an embedded raster image, or a page rendered because
@@ -29,66 +53,549 @@ pub struct PdfFacts {
     /// Display name of the PDF (path given, or `repo:<path>`).
     pub source: String,
     pub pages: u32,
+    /// Normalised text of each page (index 0 = page 1).
+    #[serde(default)]
+    pub page_text: Vec<String>,
+    /// Retrieval chunks with their page numbers.
+    #[serde(default)]
+    pub chunks: Vec<Chunk>,
+    /// The default concepts, classified (dimension-specific concepts are classified in
+    /// [`evidence`]).
+    #[serde(default)]
+    pub concepts: Vec<ConceptFinding>,
+    /// Paths the report mentions; `unchecked` until [`cross_reference`].
+    #[serde(default)]
+    pub claimed_paths: Vec<ClaimedPath>,
     pub images: Vec<DiagramImage>,
+    /// What a reader should know about the extraction (caps hit, pages skipped, ...).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub index: retrieval::Bm25Index,
 }
 
+impl PdfFacts {
+    /// Re-cuts the chunks (`chunk_by`: characters with overlap, or one chunk per page) and
+    /// rebuilds the retrieval index.
+    pub fn rechunk(&mut self, chunk_by: ChunkBy) {
+        self.chunks = ingest::chunk(&self.page_text, chunk_by);
+        self.index = retrieval::Bm25Index::build(&self.chunks);
+    }
+
+    /// The name used in evidence locations: `reports/final_report.pdf p.3`.
+    pub fn display_name(&self) -> &str {
+        let s = self.source.strip_prefix("repo:").unwrap_or(&self.source);
+        if s.is_empty() { "report.pdf" } else { s }
+    }
+
+    /// Builds facts from page texts (already extracted): normalisation, chunks, index, concepts,
+    /// claimed paths. Pure; [`analyse_bytes`] calls it after PDFium extraction.
+    pub fn from_pages(source: &str, raw_pages: &[String]) -> PdfFacts {
+        let page_text: Vec<String> = raw_pages
+            .iter()
+            .map(|p| ingest::normalise_page(p))
+            .collect();
+        let chunks = ingest::chunk(&page_text, ChunkBy::default());
+        let index = retrieval::Bm25Index::build(&chunks);
+        let sentences = ingest::sentences(&page_text);
+        let defaults: Vec<String> = concepts::DEFAULT_CONCEPTS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let concepts = concepts::classify(&defaults, &sentences);
+        let claimed_paths = paths::extract(&page_text);
+        PdfFacts {
+            source: source.to_string(),
+            pages: raw_pages.len() as u32,
+            page_text,
+            chunks,
+            concepts,
+            claimed_paths,
+            images: Vec::new(),
+            notes: Vec::new(),
+            index,
+        }
+    }
+}
+
+/// Why a PDF could not be analysed. Messages say what, where and how to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum PdfError {
+    /// PDFium could not be found, fetched or loaded.
     #[error("{0}")]
     Unavailable(String),
+    /// The file is missing or cannot be read.
     #[error("{0}")]
     Unreadable(String),
+    #[error("{0}")]
+    Empty(String),
+    #[error("{0}")]
+    NotAPdf(String),
+    #[error("{0}")]
+    Encrypted(String),
+    #[error("{0}")]
+    Corrupt(String),
+    #[error("{0}")]
+    TooLarge(String),
+    /// No extractable text (scanned or image-only). The diagram images found are kept so the
+    /// VisionInspector can still look at them.
+    #[error("{message}")]
+    NoText {
+        message: String,
+        pages: u32,
+        images: Vec<DiagramImage>,
+    },
 }
 
-/// Cheap pre-flight check (exit 2 before anything runs): the file exists and is readable.
+impl PdfError {
+    /// A short machine-readable name (`not_a_pdf`, `encrypted`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PdfError::Unavailable(_) => "pdfium_unavailable",
+            PdfError::Unreadable(_) => "unreadable",
+            PdfError::Empty(_) => "empty",
+            PdfError::NotAPdf(_) => "not_a_pdf",
+            PdfError::Encrypted(_) => "encrypted",
+            PdfError::Corrupt(_) => "corrupt",
+            PdfError::TooLarge(_) => "too_large",
+            PdfError::NoText { .. } => "no_text",
+        }
+    }
+}
+
+/// Largest PDF accepted, in bytes.
+pub const MAX_BYTES: usize = 200 * 1024 * 1024;
+/// Pages whose text is read; later pages are skipped with a note.
+pub const MAX_TEXT_PAGES: u32 = 1000;
+/// Fewer extractable letters than this per page on average means "no text" (a scan with page
+/// numbers only).
+const MIN_LETTERS_PER_PAGE: usize = 5;
+
+fn header_ok(head: &[u8]) -> bool {
+    head.windows(5).any(|w| w == b"%PDF-")
+}
+
+fn describe_non_pdf(head: &[u8]) -> &'static str {
+    let lower: Vec<u8> = head.iter().take(64).map(u8::to_ascii_lowercase).collect();
+    if head.starts_with(b"PK\x03\x04") {
+        "it is a ZIP container (a .docx, .pptx or .zip?)"
+    } else if lower.windows(5).any(|w| w == b"<html") || lower.windows(9).any(|w| w == b"<!doctype")
+    {
+        "it is an HTML page (a download link saved instead of the file?)"
+    } else if head.starts_with(b"\x89PNG") || head.starts_with(b"\xff\xd8\xff") {
+        "it is an image, not a PDF"
+    } else if head.iter().take(256).all(|b| b.is_ascii()) {
+        "it looks like plain text"
+    } else {
+        "its first bytes are not the PDF signature %PDF-"
+    }
+}
+
+/// Cheap pre-flight check (exit 2 before anything runs): the file exists, is readable, is not
+/// empty and starts like a PDF.
 pub fn validate_path(path: &Path) -> Result<(), PdfError> {
+    let shown = path.display();
+    if !path.exists() {
+        return Err(PdfError::Unreadable(format!(
+            "PDF report {shown} does not exist: check the path given to --pdf"
+        )));
+    }
     if !path.is_file() {
         return Err(PdfError::Unreadable(format!(
-            "PDF report {} does not exist or is not a file: check the path given to --pdf",
-            path.display()
+            "PDF report {shown} is not a file (a directory?): give the path of the .pdf file to --pdf"
+        )));
+    }
+    let mut f = std::fs::File::open(path).map_err(|e| {
+        PdfError::Unreadable(format!(
+            "PDF report {shown} cannot be read: {e}. Check its permissions"
+        ))
+    })?;
+    let mut head = vec![0u8; 1024];
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) => {
+                return Err(PdfError::Unreadable(format!(
+                    "PDF report {shown} cannot be read: {e}"
+                )));
+            }
+        }
+    }
+    head.truncate(n);
+    if head.is_empty() {
+        return Err(PdfError::Empty(format!(
+            "PDF report {shown} is empty (0 bytes): the upload or export failed; export the report again"
+        )));
+    }
+    if !header_ok(&head) {
+        return Err(PdfError::NotAPdf(format!(
+            "{shown} is not a PDF: {}. Export the report as PDF and pass that file to --pdf",
+            describe_non_pdf(&head)
         )));
     }
     Ok(())
 }
 
+/// Validates, reads and analyses a PDF file. Blocking (PDFium).
+pub fn analyse_path(path: &Path) -> Result<PdfFacts, PdfError> {
+    validate_path(path)?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        PdfError::Unreadable(format!("PDF report {} cannot be read: {e}", path.display()))
+    })?;
+    analyse_bytes(&bytes, &path.display().to_string())
+}
+
+fn load_error(source: &str, e: PdfiumError) -> PdfError {
+    match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PasswordError) => {
+            PdfError::Encrypted(format!(
+                "{source} is encrypted (password-protected) and cannot be read. Export or save the \
+                 report without a password and run again"
+            ))
+        }
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::SecurityError) => {
+            PdfError::Encrypted(format!(
+                "{source} uses an unsupported security handler (encryption). Save it without \
+                 encryption and run again"
+            ))
+        }
+        other => PdfError::Corrupt(format!(
+            "{source} is damaged and PDFium cannot open it ({other:?}): the file is probably \
+             truncated or corrupt. Download or export the report again"
+        )),
+    }
+}
+
 /// Reads and analyses the PDF. Blocking (PDFium).
 pub fn analyse_bytes(bytes: &[u8], source: &str) -> Result<PdfFacts, PdfError> {
-    let _ = bytes;
-    Err(PdfError::Unavailable(format!(
-        "DocAnalyst is not implemented yet ({source})"
-    )))
+    analyse_bytes_with(bytes, source, &images::ImageCaps::default())
+}
+
+/// [`analyse_bytes`] with explicit image caps.
+pub fn analyse_bytes_with(
+    bytes: &[u8],
+    source: &str,
+    caps: &images::ImageCaps,
+) -> Result<PdfFacts, PdfError> {
+    if bytes.is_empty() {
+        return Err(PdfError::Empty(format!(
+            "PDF report {source} is empty (0 bytes): the upload or export failed; export the report again"
+        )));
+    }
+    if bytes.len() > MAX_BYTES {
+        return Err(PdfError::TooLarge(format!(
+            "PDF report {source} is {} MB, above the {} MB limit: compress its images or split it",
+            bytes.len() / (1024 * 1024),
+            MAX_BYTES / (1024 * 1024)
+        )));
+    }
+    let head = &bytes[..bytes.len().min(1024)];
+    if !header_ok(head) {
+        return Err(PdfError::NotAPdf(format!(
+            "{source} is not a PDF: {}. Export the report as PDF",
+            describe_non_pdf(head)
+        )));
+    }
+    let (raw_pages, imgs, mut notes) = pdfium::with_pdfium(|pdfium| {
+        let doc = pdfium
+            .load_pdf_from_byte_slice(bytes, None)
+            .map_err(|e| load_error(source, e))?;
+        let total = doc.pages().len() as u32;
+        if total == 0 {
+            return Err(PdfError::Corrupt(format!(
+                "{source} has no pages: the file is probably truncated or corrupt. Export the report again"
+            )));
+        }
+        let mut notes = Vec::new();
+        let read = total.min(MAX_TEXT_PAGES);
+        if read < total {
+            notes.push(format!(
+                "only the first {read} of {total} pages were read (limit {MAX_TEXT_PAGES})"
+            ));
+        }
+        let mut raw_pages = Vec::with_capacity(read as usize);
+        let mut imgs: Vec<DiagramImage> = Vec::new();
+        let mut rendered = 0usize;
+        let mut capped = false;
+        for (i, page) in doc.pages().iter().enumerate().take(read as usize) {
+            let page_no = i as u32 + 1;
+            match page.text() {
+                Ok(t) => raw_pages.push(t.all()),
+                Err(e) => {
+                    notes.push(format!(
+                        "page {page_no}: text could not be extracted ({e:?})"
+                    ));
+                    raw_pages.push(String::new());
+                }
+            }
+            if i >= caps.max_pages_scanned {
+                continue;
+            }
+            if imgs.len() >= caps.max_images {
+                capped = true;
+                continue;
+            }
+            let inv = images::inventory(&page, caps);
+            let text_art = raw_pages.last().is_some_and(|t| images::is_text_diagram(t));
+            if inv.rasters > 0 {
+                images::extract_rasters(&page, page_no, caps, &mut imgs, &mut notes);
+            } else if inv.has_drawing(caps) || text_art {
+                if rendered >= caps.max_rendered_pages {
+                    capped = true;
+                    continue;
+                }
+                match images::render_page(&page, page_no, caps) {
+                    Ok(img) => {
+                        imgs.push(img);
+                        rendered += 1;
+                    }
+                    Err(e) => notes.push(format!("page {page_no}: {e}")),
+                }
+            }
+        }
+        if capped {
+            notes.push(format!(
+                "diagram extraction stopped at its caps ({} images, {} rendered pages)",
+                caps.max_images, caps.max_rendered_pages
+            ));
+        }
+        if total as usize > caps.max_pages_scanned {
+            notes.push(format!(
+                "only the first {} pages were scanned for diagrams",
+                caps.max_pages_scanned
+            ));
+        }
+        Ok((raw_pages, imgs, notes))
+    })?;
+    let text_chars: usize = raw_pages
+        .iter()
+        .map(|p| p.chars().filter(|c| c.is_alphabetic()).count())
+        .sum();
+    if text_chars < MIN_LETTERS_PER_PAGE * raw_pages.len().max(1) {
+        return Err(PdfError::NoText {
+            message: format!(
+                "{source} has no extractable text ({} pages, {text_chars} letters): it is scanned or \
+                 image-only. Export the report from its source document (not a scan or a screenshot), \
+                 or run OCR on it first",
+                raw_pages.len()
+            ),
+            pages: raw_pages.len() as u32,
+            images: imgs,
+        });
+    }
+    let mut facts = PdfFacts::from_pages(source, &raw_pages);
+    facts.images = imgs;
+    facts.notes.append(&mut notes);
+    Ok(facts)
+}
+
+/// The report PDF to use among a repository's files when none was given: `reports/final_report.pdf`,
+/// else the most likely report (a `.pdf` whose name says report, final, architecture ..., under
+/// `reports/` or `docs/`, the shortest path on ties). `None` when the repository has no PDF.
+pub fn choose_report(repo_files: &[String]) -> Option<String> {
+    let pdfs: Vec<&String> = repo_files
+        .iter()
+        .filter(|f| f.to_ascii_lowercase().ends_with(".pdf"))
+        .collect();
+    if let Some(f) = pdfs
+        .iter()
+        .find(|f| f.as_str() == "reports/final_report.pdf")
+    {
+        return Some((*f).clone());
+    }
+    let score = |f: &str| {
+        let l = f.to_ascii_lowercase();
+        let name = l.rsplit('/').next().unwrap_or(&l).to_string();
+        let mut s = 0i32;
+        for (w, pts) in [
+            ("final", 4),
+            ("report", 4),
+            ("architecture", 2),
+            ("design", 1),
+            ("submission", 1),
+            ("interim", 1),
+        ] {
+            if name.contains(w) {
+                s += pts;
+            }
+        }
+        if l.starts_with("reports/") || l.starts_with("report/") {
+            s += 3;
+        } else if l.starts_with("docs/") {
+            s += 1;
+        }
+        if l.contains("test")
+            || l.contains("fixture")
+            || l.contains(".venv")
+            || l.contains("site-packages")
+        {
+            s -= 6;
+        }
+        s
+    };
+    pdfs.into_iter()
+        .max_by(|a, b| {
+            score(a)
+                .cmp(&score(b))
+                .then(b.len().cmp(&a.len()))
+                .then(b.cmp(a))
+        })
+        .cloned()
 }
 
 /// Evidence for the `pdf_report` dimensions that needs only the PDF.
 pub fn evidence(facts: &PdfFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
-    let _ = facts;
-    dimensions
-        .iter()
-        .map(|d| (d.id.clone(), Vec::new()))
-        .collect()
+    evidence::document_evidence(facts, dimensions)
 }
 
 /// Evidence computed at the aggregation barrier: the report's claimed paths checked against the
-/// files of the audited commit (needs both detectives' output).
+/// files of the audited commit (needs both detectives' output). Sets each claimed path's status.
 pub fn cross_reference(
     facts: &mut PdfFacts,
     repo_files: &[String],
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
-    let _ = (facts, repo_files);
-    dimensions
-        .iter()
-        .map(|d| (d.id.clone(), Vec::new()))
-        .collect()
+    paths::check(&mut facts.claimed_paths, repo_files);
+    evidence::path_evidence(facts, repo_files.is_empty(), dimensions)
 }
 
 /// Excerpts of the report relevant to a question, bounded in size, with page numbers.
 pub fn excerpts(facts: &PdfFacts, question: &str, max_chars: usize) -> Vec<(u32, String)> {
-    let _ = (facts, question, max_chars);
-    Vec::new()
+    if facts.index.len() == facts.chunks.len() {
+        retrieval::excerpts(&facts.index, &facts.chunks, question, max_chars)
+    } else {
+        // facts deserialised without their index: build it for this query
+        let index = retrieval::Bm25Index::build(&facts.chunks);
+        retrieval::excerpts(&index, &facts.chunks, question, max_chars)
+    }
 }
 
 /// The JSON for `auditor evidence --json` under the key `pdf`.
 pub fn facts_json(facts: &PdfFacts) -> serde_json::Value {
-    serde_json::to_value(facts).unwrap_or_default()
+    serde_json::json!({
+        "source": facts.source,
+        "pages": facts.pages,
+        "chunks": facts.chunks.len(),
+        "claimed_paths": facts.claimed_paths.iter().map(|c| {
+            let mut v = serde_json::json!({
+                "path": c.path,
+                "status": c.status.as_str(),
+                "page": c.page,
+                "context": c.context,
+            });
+            if let Some(l) = c.line { v["line"] = l.into(); }
+            if let Some(m) = &c.matched { v["matched"] = m.clone().into(); }
+            if c.directory { v["directory"] = true.into(); }
+            v
+        }).collect::<Vec<_>>(),
+        "concepts": facts.concepts.iter().map(|c| serde_json::json!({
+            "concept": c.concept,
+            "classification": c.classification.as_str(),
+            "page": c.page,
+            "quote": c.quote,
+            "mentions": c.mentions,
+        })).collect::<Vec<_>>(),
+        "images": facts.images.iter().map(|i| serde_json::json!({
+            "page": i.page,
+            "width": i.width,
+            "height": i.height,
+            "kind": i.kind,
+        })).collect::<Vec<_>>(),
+        "notes": facts.notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_path_rejects_missing_empty_and_non_pdf_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.pdf");
+        assert!(
+            matches!(validate_path(&missing), Err(PdfError::Unreadable(m)) if m.contains("does not exist"))
+        );
+        assert!(matches!(
+            validate_path(dir.path()),
+            Err(PdfError::Unreadable(_))
+        ));
+        let empty = dir.path().join("empty.pdf");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(validate_path(&empty), Err(PdfError::Empty(m)) if m.contains("0 bytes")));
+        let html = dir.path().join("report.pdf");
+        std::fs::write(&html, b"<!DOCTYPE html><html>").unwrap();
+        assert!(matches!(validate_path(&html), Err(PdfError::NotAPdf(m)) if m.contains("HTML")));
+        let ok = dir.path().join("ok.pdf");
+        std::fs::write(&ok, b"%PDF-1.7\n...").unwrap();
+        assert!(validate_path(&ok).is_ok());
+    }
+
+    #[test]
+    fn choose_report_prefers_the_conventional_path_then_the_likeliest() {
+        let f = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            choose_report(&f(&["docs/a.pdf", "reports/final_report.pdf"])).as_deref(),
+            Some("reports/final_report.pdf")
+        );
+        assert_eq!(
+            choose_report(&f(&[
+                "tests/fixtures/report.pdf",
+                "docs/paper.pdf",
+                "reports/Interim Report.pdf"
+            ]))
+            .as_deref(),
+            Some("reports/Interim Report.pdf")
+        );
+        assert_eq!(choose_report(&f(&["src/graph.py"])), None);
+    }
+
+    #[test]
+    fn from_pages_builds_every_fact_with_page_numbers() {
+        let facts = PdfFacts::from_pages(
+            "r.pdf",
+            &[
+                "Intro\nThe judges live in src/nodes/judges.py.".into(),
+                "Dialectical Synthesis is implemented by three judge nodes that run in parallel and the chief justice merges their opinions.".into(),
+            ],
+        );
+        assert_eq!(facts.pages, 2);
+        assert_eq!(facts.claimed_paths[0].path, "src/nodes/judges.py");
+        assert_eq!(facts.claimed_paths[0].page, 1);
+        let ds = facts
+            .concepts
+            .iter()
+            .find(|c| c.concept == "Dialectical Synthesis")
+            .unwrap();
+        assert_eq!((ds.classification, ds.page), (Classification::Explained, 2));
+        let ex = excerpts(&facts, "how is dialectical synthesis implemented", 500);
+        assert_eq!(ex[0].0, 2);
+        let j = facts_json(&facts);
+        assert_eq!(j["claimed_paths"][0]["status"], "unchecked");
+        assert_eq!(j["pages"], 2);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics_the_pure_pipeline() {
+        let alphabet: Vec<char> = "ab Z0./\\_-:`\"'\n\r\t\u{00A0}\u{1680}\u{3000}\u{00AD}\u{FB01}\u{2019}é漢•→│▼.py src/ C:\\ https:// 1."
+            .chars()
+            .collect();
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..300 {
+            let mut page = String::new();
+            for _ in 0..(seed % 400) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                page.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            let mut facts = PdfFacts::from_pages("x.pdf", &[page.clone(), page]);
+            let files = vec!["src/graph.py".to_string(), "a.py".to_string()];
+            paths::check(&mut facts.claimed_paths, &files);
+            let _ = excerpts(&facts, "src graph py", 100);
+            let _ = facts_json(&facts);
+        }
+    }
 }

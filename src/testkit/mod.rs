@@ -2,3 +2,4 @@
 //! shared by unit tests, integration tests, benchmarks and `auditor sample`.
 
 pub mod git;
+pub mod pdf;

@@ -1,0 +1,452 @@
+//! Evidence for the rubric's report dimensions, routed by what the dimension asks for (words of
+//! its id, name and forensic instruction), so other rubrics' dimensions get evidence too (v2's
+//! `forensic_accuracy_docs` asks for theoretical depth *and* cross-referencing).
+
+use super::concepts::{self, Classification};
+use super::paths::PathStatus;
+use super::{PdfFacts, ingest};
+use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
+use crate::rubric::{Dimension, TargetArtifact};
+use std::collections::BTreeMap;
+
+/// What a report dimension asks the DocAnalyst for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Route {
+    /// Concepts explained vs. buzzwords (theoretical depth).
+    pub concepts: bool,
+    /// Claimed paths checked against the repository (report accuracy).
+    pub paths: bool,
+}
+
+/// Routes a dimension by the words of its id, name and instruction. Image dimensions belong to
+/// the VisionInspector and get no route here.
+pub fn route(d: &Dimension) -> Route {
+    if d.target_artifact == TargetArtifact::PdfImages {
+        return Route::default();
+    }
+    let t = format!("{} {} {}", d.id, d.name, d.forensic_instruction).to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    Route {
+        concepts: has(&[
+            "theoretical",
+            "depth",
+            "concept",
+            "buzzword",
+            "keyword dropping",
+            "dialectical",
+            "metacognition",
+        ]),
+        paths: has(&[
+            "file path",
+            "paths",
+            "cross-reference",
+            "cross reference",
+            "hallucinat",
+            "report_accuracy",
+            "report accuracy",
+        ]),
+    }
+}
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.to_lowercase().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+fn conf(v: f64) -> Confidence {
+    Confidence::new(v).unwrap_or(Confidence::CERTAIN)
+}
+
+/// Evidence needing only the PDF: concept classification per concept the dimension names,
+/// the list of claimed paths (checked later), or the best excerpts for other dimensions.
+pub fn document_evidence(
+    facts: &PdfFacts,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let mut out = BTreeMap::new();
+    let sentences = ingest::sentences(&facts.page_text);
+    let src = facts.display_name();
+    for d in dimensions {
+        // Repository dimensions belong to the RepoInvestigator, image ones to the VisionInspector.
+        if d.target_artifact != TargetArtifact::PdfReport {
+            continue;
+        }
+        let r = route(d);
+        let mut evs = Vec::new();
+        if r.concepts {
+            let mut wanted = concepts::concepts_from_instruction(&d.forensic_instruction);
+            if wanted.is_empty() {
+                wanted = concepts::DEFAULT_CONCEPTS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+            }
+            for f in concepts::classify(&wanted, &sentences) {
+                let id = format!("pdf.{}.concept.{}", d.id, slug(&f.concept));
+                let goal = format!(
+                    "'{}' is explained in a substantive architectural explanation, not dropped as a keyword",
+                    f.concept
+                );
+                let (found, location, rationale, c) = match f.classification {
+                    Classification::Explained => (
+                        true,
+                        format!("{src} p.{}", f.page),
+                        format!(
+                            "'{}' appears {} time(s) (pages {}); on p.{} the report explains how the architecture does it, tying it to components",
+                            f.concept,
+                            f.mentions,
+                            join_pages(&f.pages),
+                            f.page
+                        ),
+                        0.8,
+                    ),
+                    Classification::Buzzword => (
+                        false,
+                        format!("{src} p.{}", f.page),
+                        format!(
+                            "Keyword Dropping: '{}' appears {} time(s) (pages {}) only in lists, titles or sentences that do not say how the architecture does it",
+                            f.concept,
+                            f.mentions,
+                            join_pages(&f.pages)
+                        ),
+                        0.75,
+                    ),
+                    Classification::Absent => (
+                        false,
+                        src.to_string(),
+                        format!(
+                            "'{}' does not appear anywhere in the report's text ({} pages)",
+                            f.concept, facts.pages
+                        ),
+                        0.95,
+                    ),
+                };
+                let mut e = Evidence::fact(
+                    id,
+                    Detective::DocAnalyst,
+                    goal,
+                    found,
+                    location,
+                    rationale,
+                    conf(c),
+                );
+                if !f.quote.is_empty() {
+                    e = e.with_content(format!("p.{}: \"{}\"", f.page, f.quote));
+                }
+                evs.push(e);
+            }
+        }
+        if r.paths {
+            let n = facts.claimed_paths.len();
+            let list = facts
+                .claimed_paths
+                .iter()
+                .map(|c| format!("{} (p.{})", c.path, c.page))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let mut e = Evidence::fact(
+                format!("pdf.{}.claimed_paths", d.id),
+                Detective::DocAnalyst,
+                "File paths mentioned in the report are extracted for cross-referencing",
+                n > 0,
+                src.to_string(),
+                if n > 0 {
+                    format!(
+                        "the report mentions {n} repository path(s); each is checked against the audited commit at the aggregation barrier"
+                    )
+                } else {
+                    "the report mentions no repository file path, so none of its claims can be checked against the code".to_string()
+                },
+                Confidence::CERTAIN,
+            );
+            if n > 0 {
+                e = e.with_content(list);
+            }
+            evs.push(e);
+        }
+        if !r.concepts && !r.paths {
+            // A report dimension we have no specific check for: the most relevant excerpts.
+            let ex = super::excerpts(facts, &d.forensic_instruction, 1200);
+            let location = ex
+                .first()
+                .map(|(p, _)| format!("{src} p.{p}"))
+                .unwrap_or_else(|| src.to_string());
+            let mut e = Evidence::fact(
+                format!("pdf.{}.excerpts", d.id),
+                Detective::DocAnalyst,
+                format!("Report passages relevant to: {}", d.name),
+                !ex.is_empty(),
+                location,
+                if ex.is_empty() {
+                    "no passage of the report shares terms with the forensic instruction"
+                        .to_string()
+                } else {
+                    format!(
+                        "{} passage(s) ranked by BM25 against the forensic instruction",
+                        ex.len()
+                    )
+                },
+                conf(0.6),
+            );
+            if !ex.is_empty() {
+                e = e.with_content(
+                    ex.iter()
+                        .map(|(p, t)| format!("p.{p}: {t}"))
+                        .collect::<Vec<_>>()
+                        .join("\n---\n"),
+                );
+            }
+            evs.push(e);
+        }
+        out.insert(d.id.clone(), evs);
+    }
+    out
+}
+
+fn join_pages(p: &[u32]) -> String {
+    p.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// Evidence from the cross-reference (claimed paths already checked): one per claimed path and
+/// a summary, for every dimension that asks for cross-referencing.
+pub fn path_evidence(
+    facts: &PdfFacts,
+    no_repo_files: bool,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let mut out = BTreeMap::new();
+    let src = facts.display_name();
+    for d in dimensions
+        .iter()
+        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).paths)
+    {
+        let mut evs = Vec::new();
+        if no_repo_files {
+            evs.push(Evidence::missing(
+                format!("pdf.{}.paths.unchecked", d.id),
+                Detective::EvidenceAggregator,
+                "Claimed paths cross-referenced with the repository",
+                src.to_string(),
+                format!(
+                    "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} path(s) the report mentions could not be checked",
+                    facts.claimed_paths.len()
+                ),
+            ));
+            out.insert(d.id.clone(), evs);
+            continue;
+        }
+        for (i, c) in facts.claimed_paths.iter().enumerate() {
+            let location = format!("{src} p.{}", c.page);
+            let id = format!("pdf.{}.path.{i}", d.id);
+            let goal = format!(
+                "Path '{}' claimed by the report exists in the repository",
+                c.path
+            );
+            let e = match c.status {
+                PathStatus::Verified => {
+                    let how = match &c.matched {
+                        Some(m) => format!("'{}' exists in the audited commit (matched as {m})", c.path),
+                        None => format!("'{}' exists in the audited commit", c.path),
+                    };
+                    Evidence::fact(id, Detective::EvidenceAggregator, goal, true, location, how, conf(if c.matched.is_some() { 0.9 } else { 1.0 }))
+                }
+                PathStatus::Hallucinated => Evidence::fact(
+                    id,
+                    Detective::EvidenceAggregator,
+                    goal,
+                    true,
+                    location,
+                    format!("Hallucinated path: the report mentions '{}' but the audited commit has no such file (nor any file ending with it)", c.path),
+                    conf(0.95),
+                )
+                .with_kind(EvidenceKind::Contradiction),
+                PathStatus::Suggested => Evidence::fact(
+                    id,
+                    Detective::EvidenceAggregator,
+                    format!("Path '{}' mentioned by the report is consistent with the repository", c.path),
+                    true,
+                    location,
+                    format!("'{}' does not exist, but the report presents it as future work, not as built", c.path),
+                    conf(0.7),
+                ),
+                PathStatus::Disclaimed => Evidence::fact(
+                    id,
+                    Detective::EvidenceAggregator,
+                    format!("Path '{}' mentioned by the report is consistent with the repository", c.path),
+                    true,
+                    location,
+                    format!("'{}' does not exist, and the report itself says so (it discusses the missing or renamed file rather than claiming it)", c.path),
+                    conf(0.7),
+                ),
+                PathStatus::Unchecked => Evidence::missing(
+                    id,
+                    Detective::EvidenceAggregator,
+                    goal,
+                    location,
+                    "not checked",
+                ),
+            };
+            evs.push(e.with_content(format!("p.{}: \"{}\"", c.page, c.context)));
+        }
+        let verified: Vec<&str> = facts
+            .claimed_paths
+            .iter()
+            .filter(|c| c.status == PathStatus::Verified)
+            .map(|c| c.path.as_str())
+            .collect();
+        let halluc: Vec<&str> = facts
+            .claimed_paths
+            .iter()
+            .filter(|c| c.status == PathStatus::Hallucinated)
+            .map(|c| c.path.as_str())
+            .collect();
+        let suggested = facts
+            .claimed_paths
+            .iter()
+            .filter(|c| c.status == PathStatus::Suggested)
+            .count();
+        let disclaimed = facts
+            .claimed_paths
+            .iter()
+            .filter(|c| c.status == PathStatus::Disclaimed)
+            .count();
+        evs.push(
+            Evidence::fact(
+                format!("pdf.{}.paths.summary", d.id),
+                Detective::EvidenceAggregator,
+                "All file paths mentioned in the report exist in the repository (zero hallucinated paths)",
+                !verified.is_empty() && halluc.is_empty(),
+                src.to_string(),
+                if facts.claimed_paths.is_empty() {
+                    "the report mentions no repository path: nothing to verify".to_string()
+                } else {
+                    format!(
+                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned path(s)",
+                        verified.len(),
+                        halluc.len(),
+                        facts.claimed_paths.len()
+                    )
+                },
+                Confidence::CERTAIN,
+            )
+            .with_content(format!(
+                "Verified: {}\nHallucinated: {}",
+                if verified.is_empty() { "-".to_string() } else { verified.join(", ") },
+                if halluc.is_empty() { "-".to_string() } else { halluc.join(", ") }
+            )),
+        );
+        out.insert(d.id.clone(), evs);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rubric::Rubric;
+
+    fn rubric(file: &str) -> Rubric {
+        let text = std::fs::read_to_string(format!(
+            "{}/tests/fixtures/rubrics/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        Rubric::parse(&text, file).unwrap()
+    }
+
+    #[test]
+    fn v3_and_v2_dimensions_are_routed() {
+        let v3 = rubric("official-v3.0.0.json");
+        let r = |id: &str, rb: &Rubric| route(rb.dimension(id).unwrap());
+        assert_eq!(
+            r("theoretical_depth", &v3),
+            Route {
+                concepts: true,
+                paths: false
+            }
+        );
+        assert_eq!(
+            r("report_accuracy", &v3),
+            Route {
+                concepts: false,
+                paths: true
+            }
+        );
+        assert_eq!(r("swarm_visual", &v3), Route::default());
+        let v2 = rubric("official-v2.0.0.json");
+        assert_eq!(
+            r("forensic_accuracy_docs", &v2),
+            Route {
+                concepts: true,
+                paths: true
+            }
+        );
+    }
+
+    #[test]
+    fn concept_and_path_evidence_for_the_official_rubric() {
+        let v3 = rubric("official-v3.0.0.json");
+        let dims = v3.dimensions_for(TargetArtifact::PdfReport);
+        let mut facts = PdfFacts::from_pages(
+            "repo:reports/final_report.pdf",
+            &[
+                "Key Concepts\n• Metacognition\n\nDialectical Synthesis is implemented by three judge nodes in src/nodes/judges.py that run in parallel; the chief justice merges their opinions.\nWe also wrote src/tools/vision_tools.py.".into(),
+            ],
+        );
+        let ev = document_evidence(&facts, &dims);
+        let td = &ev["theoretical_depth"];
+        assert_eq!(
+            td.len(),
+            4,
+            "one evidence per concept named in the instruction"
+        );
+        let ds = td
+            .iter()
+            .find(|e| e.id == "pdf.theoretical_depth.concept.dialectical_synthesis")
+            .unwrap();
+        assert!(ds.found);
+        assert_eq!(ds.location, "reports/final_report.pdf p.1");
+        let meta = td.iter().find(|e| e.id.ends_with("metacognition")).unwrap();
+        assert!(!meta.found);
+        assert!(meta.rationale.contains("Keyword Dropping"));
+
+        let files = vec![
+            "src/nodes/judges.py".to_string(),
+            "src/graph.py".to_string(),
+        ];
+        facts
+            .claimed_paths
+            .iter()
+            .for_each(|c| assert_eq!(c.status, PathStatus::Unchecked));
+        let ev = crate::pdf::cross_reference(&mut facts, &files, &dims);
+        let ra = &ev["report_accuracy"];
+        let judges = ra
+            .iter()
+            .find(|e| {
+                e.content.as_deref().unwrap_or("").contains("judges.py") && e.id.contains(".path.")
+            })
+            .unwrap();
+        assert_eq!((judges.kind, judges.found), (EvidenceKind::Fact, true));
+        let vision = ra
+            .iter()
+            .find(|e| e.goal.contains("vision_tools.py"))
+            .unwrap();
+        assert_eq!(
+            (vision.kind, vision.found),
+            (EvidenceKind::Contradiction, true)
+        );
+        let summary = ra.iter().find(|e| e.id.ends_with("paths.summary")).unwrap();
+        assert!(!summary.found);
+        assert!(!ev.contains_key("theoretical_depth"));
+
+        let ev = crate::pdf::cross_reference(&mut facts, &[], &dims);
+        assert_eq!(ev["report_accuracy"][0].kind, EvidenceKind::Missing);
+    }
+}

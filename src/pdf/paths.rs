@@ -1,0 +1,583 @@
+//! Repository paths the report claims, and their check against the audited commit's files.
+//!
+//! Extraction handles the shapes real reports have: backticked or plain, `./` prefixes, line
+//! numbers (`src/graph.py:42`), trailing punctuation, list numbers glued on either side
+//! (`judges.py.1`, `1.src/graph.py`), Windows separators, URLs (skipped). The page text is
+//! normalised first (one word per line, hyphenation and paths split after `/` are repaired by
+//! [`super::ingest::normalise_page`]).
+//!
+//! Matching is exact and repo-relative; a claim that is a unique path-component suffix of a repo
+//! file (`nodes/judges.py` for `src/nodes/judges.py`) is verified and says so. A path that exists
+//! in the repository is never called hallucinated.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+/// Status of a claimed path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathStatus {
+    /// Not yet checked against the repository (before the aggregation barrier, or no file list).
+    Unchecked,
+    /// The file (or directory) exists in the audited commit.
+    Verified,
+    /// The report claims it but the audited commit has no such file.
+    Hallucinated,
+    /// Absent, but the report presents it as future work.
+    Suggested,
+    /// Absent, and the report itself says so (`the peer claimed src/x.py, no such file`,
+    /// `tools/git.py was renamed`): a mention, not a claim that it exists.
+    Disclaimed,
+}
+
+impl PathStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathStatus::Unchecked => "unchecked",
+            PathStatus::Verified => "verified",
+            PathStatus::Hallucinated => "hallucinated",
+            PathStatus::Suggested => "suggested",
+            PathStatus::Disclaimed => "disclaimed",
+        }
+    }
+}
+
+/// One path the report mentions (first occurrence; `pages` lists every page it appears on).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimedPath {
+    /// Repo-relative, `/`-separated, without `./` or line numbers.
+    pub path: String,
+    pub status: PathStatus,
+    /// Page of the first mention.
+    pub page: u32,
+    /// The sentence around the first mention.
+    pub context: String,
+    /// Line number given with the path (`src/graph.py:42`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Every page mentioning it.
+    #[serde(default)]
+    pub pages: Vec<u32>,
+    /// The repository file it was matched to when that differs from `path` (suffix match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<String>,
+    /// Whether the path is a directory (`src/nodes/`).
+    #[serde(default)]
+    pub directory: bool,
+    /// Whether every mention reads as future work (`we plan to add ...`).
+    #[serde(default)]
+    pub future_work: bool,
+    /// Whether every mention says the file does not exist (hallucinated, renamed, removed).
+    #[serde(default)]
+    pub disclaimed: bool,
+}
+
+/// File extensions of repository files a LangGraph project report talks about.
+const EXTENSIONS: &str = "py|pyi|ipynb|toml|json|jsonl|yaml|yml|md|txt|lock|cfg|ini|sh|env\\.example|sql|csv|html|js|ts|tsx|rs|dockerfile";
+
+static PATH_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)(?:[A-Za-z0-9_.\-]+[/\\])*[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.(?:{EXTENSIONS})\b(?::(\d+)(?:-\d+)?)?"
+    ))
+    .expect("static regex")
+});
+
+static DIR_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:\./)?(?:[A-Za-z0-9_\-]+/)+").expect("static regex"));
+
+/// Top-level directory names that make a bare `dir/` mention a repository claim.
+const REPO_DIRS: &[&str] = &[
+    "src", "tests", "test", "reports", "report", "docs", "scripts", "audit", "app", "lib", "nodes",
+    "tools", "agents", "utils", "rubric", "config", "configs",
+];
+
+/// Words that present a file as future work rather than as something built.
+const FUTURE_CUES: &[&str] = &[
+    "future work",
+    "we plan",
+    "we will",
+    "will add",
+    "will be added",
+    "will create",
+    "will implement",
+    "will be implemented",
+    "could add",
+    "could be added",
+    "would add",
+    "planned",
+    "next step",
+    "next steps",
+    "to be added",
+    "not yet",
+    "todo",
+    "roadmap",
+    "propose",
+    "proposed",
+    "should be added",
+    "intend to",
+    "in a future",
+];
+
+/// Cleans one raw match into a repo-relative path; `None` when it is not a repository path.
+pub fn clean_path(raw: &str) -> Option<String> {
+    let mut p = raw.replace('\\', "/");
+    // `1.src/graph.py`, `2)src/...`: a list number glued in front.
+    if let Some(rest) = strip_glued_number(&p) {
+        p = rest;
+    }
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest.to_string();
+    }
+    while let Some(rest) = p.strip_prefix("../") {
+        p = rest.to_string();
+    }
+    let p = p.trim_matches('/').to_string();
+    if p.is_empty() || p.starts_with('.') && !p.contains('/') && p.matches('.').count() == 1 {
+        return None;
+    }
+    // Reject things like `v1.2.py`? keep; reject pure numbers before the extension (`1.py`)
+    let name = p.rsplit('/').next().unwrap_or(&p);
+    let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name);
+    if stem.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    Some(p)
+}
+
+fn strip_glued_number(p: &str) -> Option<String> {
+    let digits = p.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 2 {
+        return None;
+    }
+    let rest = &p[digits..];
+    let rest = rest.strip_prefix('.').or_else(|| rest.strip_prefix(')'))?;
+    if rest.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && rest.contains('/') {
+        Some(rest.to_string())
+    } else {
+        None
+    }
+}
+
+/// The whitespace-delimited token around `start..end` of `text`.
+fn token_around(text: &str, start: usize, end: usize) -> &str {
+    let s = text[..start]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, c)| i + c.len_utf8())
+        .unwrap_or(0);
+    let e = text[end..]
+        .char_indices()
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, _)| end + i)
+        .unwrap_or(text.len());
+    &text[s..e]
+}
+
+/// `C:\Users\...\state.py`, `/home/me/x.py`, `~/x.py`: a path on someone's machine, not in the
+/// repository.
+fn is_absolute(token: &str) -> bool {
+    let t = token.trim_start_matches(['`', '"', '\'', '(', '[', '<']);
+    let b = t.as_bytes();
+    (b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/'))
+        || t.starts_with('~')
+        || t.starts_with("/home/")
+        || t.starts_with("/Users/")
+        || t.starts_with("/tmp/")
+        || t.contains("/.../")
+        || t.contains("\\...\\")
+}
+
+fn is_url(token: &str) -> bool {
+    let t = token.to_ascii_lowercase();
+    t.contains("://") || t.contains("www.") || t.contains("github.com") || t.contains('@')
+}
+
+/// The sentence of `text` around byte offset `at`, at most ~240 characters.
+fn context_around(text: &str, start: usize, end: usize) -> String {
+    let flat_start = text[..start]
+        .rfind(['.', '!', '?', '\n'])
+        .map(|i| {
+            // a dot inside a file name is not a sentence end
+            if text[i + 1..].starts_with(char::is_whitespace) || &text[i..i + 1] == "\n" {
+                i + 1
+            } else {
+                text[..i].rfind(['\n']).map(|j| j + 1).unwrap_or(0)
+            }
+        })
+        .unwrap_or(0);
+    let rest = &text[end..];
+    let flat_end = rest
+        .find(". ")
+        .or_else(|| rest.find(".\n"))
+        .map(|i| end + i + 1)
+        .unwrap_or(text.len())
+        .min(
+            text[end..]
+                .find("\n\n")
+                .map(|i| end + i)
+                .unwrap_or(text.len()),
+        );
+    let s: String = text[flat_start..flat_end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if s.chars().count() > 240 {
+        let mut cut: String = s.chars().take(237).collect();
+        cut.push_str("...");
+        cut
+    } else {
+        s
+    }
+}
+
+/// Words saying a mentioned file does not exist.
+const NEGATION_CUES: &[&str] = &[
+    "hallucinat",
+    "does not exist",
+    "doesn't exist",
+    "did not exist",
+    "not exist",
+    "no such file",
+    "non-existent",
+    "nonexistent",
+    "renamed",
+    "was removed",
+    "were removed",
+    "deleted",
+    "found no",
+];
+
+fn is_disclaimer(context: &str) -> bool {
+    let c = context.to_lowercase();
+    NEGATION_CUES.iter().any(|cue| c.contains(cue))
+}
+
+fn is_future(context: &str) -> bool {
+    let c = context.to_lowercase();
+    FUTURE_CUES.iter().any(|cue| c.contains(cue))
+}
+
+/// Every repository path the (normalised) pages mention, deduplicated, in order of first mention.
+pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
+    let mut out: Vec<ClaimedPath> = Vec::new();
+    for (i, text) in pages.iter().enumerate() {
+        let page = i as u32 + 1;
+        let mut seen_spans: Vec<(usize, usize)> = Vec::new();
+        for m in PATH_RE.captures_iter(text) {
+            let Some(whole) = m.get(0) else { continue };
+            let token = token_around(text, whole.start(), whole.end());
+            if is_url(token) || is_absolute(token) {
+                continue;
+            }
+            let file = &text[whole.start()..whole.end()];
+            let file = file.split(':').next().unwrap_or(file);
+            let Some(path) = clean_path(file) else {
+                continue;
+            };
+            let bare = !path.contains('/');
+            // A bare dotted word is only a claim for unambiguous file extensions.
+            if bare && is_prose_word(&path) {
+                continue;
+            }
+            let line = m.get(1).and_then(|l| l.as_str().parse().ok());
+            let ctx = context_around(text, whole.start(), whole.end());
+            seen_spans.push((whole.start(), whole.end()));
+            add(&mut out, path, page, ctx, line, false);
+        }
+        for m in DIR_RE.find_iter(text) {
+            if seen_spans
+                .iter()
+                .any(|&(s, e)| m.start() < e && m.end() > s)
+            {
+                continue;
+            }
+            // the next character must not continue a path (then it was a file, handled above)
+            let next = text[m.end()..].chars().next();
+            if next.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let prev = text[..m.start()].chars().next_back();
+            if prev.is_some_and(|c| c.is_alphanumeric() || c == '/' || c == '.' || c == '_') {
+                continue;
+            }
+            let token = token_around(text, m.start(), m.end());
+            if is_url(token) {
+                continue;
+            }
+            let Some(path) = clean_path(m.as_str()) else {
+                continue;
+            };
+            let first = path.split('/').next().unwrap_or("");
+            if !REPO_DIRS.contains(&first.to_ascii_lowercase().as_str()) {
+                continue;
+            }
+            let ctx = context_around(text, m.start(), m.end());
+            add(&mut out, path, page, ctx, None, true);
+        }
+    }
+    out
+}
+
+/// Bare `word.ext` tokens that are usually prose, not files (`Node.js`, `README` is fine).
+fn is_prose_word(p: &str) -> bool {
+    let lower = p.to_ascii_lowercase();
+    let ext = lower.rsplit('.').next().unwrap_or("");
+    matches!(ext, "js" | "ts" | "tsx" | "html" | "csv" | "sql" | "rs")
+        || ["node.js", "next.js", "vue.js", "react.js", "d3.js"].contains(&lower.as_str())
+}
+
+fn add(
+    out: &mut Vec<ClaimedPath>,
+    path: String,
+    page: u32,
+    context: String,
+    line: Option<u32>,
+    directory: bool,
+) {
+    let future = is_future(&context);
+    let disclaimed = is_disclaimer(&context);
+    if let Some(existing) = out.iter_mut().find(|c| c.path == path) {
+        if !existing.pages.contains(&page) {
+            existing.pages.push(page);
+        }
+        existing.future_work &= future;
+        existing.disclaimed &= disclaimed;
+        if existing.line.is_none() {
+            existing.line = line;
+        }
+        return;
+    }
+    out.push(ClaimedPath {
+        path,
+        status: PathStatus::Unchecked,
+        page,
+        context,
+        line,
+        pages: vec![page],
+        matched: None,
+        directory,
+        future_work: future,
+        disclaimed,
+    });
+}
+
+/// Normalises repository file paths for matching (`/` separators, no `./`).
+fn norm_repo(p: &str) -> String {
+    let p = p.replace('\\', "/");
+    p.trim_start_matches("./").trim_matches('/').to_string()
+}
+
+/// Sets the status of each claimed path from the repository's files. An empty file list leaves
+/// every status `unchecked` (nothing can be concluded).
+pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
+    if repo_files.is_empty() {
+        for c in claims.iter_mut() {
+            c.status = PathStatus::Unchecked;
+            c.matched = None;
+        }
+        return;
+    }
+    let files: Vec<String> = repo_files.iter().map(|f| norm_repo(f)).collect();
+    let exact: HashSet<&str> = files.iter().map(String::as_str).collect();
+    let lower: HashSet<String> = files.iter().map(|f| f.to_lowercase()).collect();
+    let mut dirs: HashSet<String> = HashSet::new();
+    for f in &files {
+        let mut acc = String::new();
+        let parts: Vec<&str> = f.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(part);
+            dirs.insert(acc.clone());
+        }
+    }
+    for c in claims.iter_mut() {
+        c.matched = None;
+        let p = c.path.as_str();
+        let found = if c.directory {
+            if dirs.contains(p) {
+                Some(None)
+            } else {
+                let suffix = format!("/{p}");
+                let hits: Vec<&String> = dirs.iter().filter(|d| d.ends_with(&suffix)).collect();
+                if hits.len() == 1 {
+                    Some(Some(hits[0].clone()))
+                } else if hits.len() > 1 {
+                    Some(Some(format!("{} directories end with {p}/", hits.len())))
+                } else {
+                    None
+                }
+            }
+        } else if exact.contains(p) {
+            Some(None)
+        } else {
+            let suffix = format!("/{p}");
+            let hits: Vec<&String> = files.iter().filter(|f| f.ends_with(&suffix)).collect();
+            match hits.len() {
+                0 => {
+                    // A case difference only (`Readme.md`): the file exists.
+                    let lp = p.to_lowercase();
+                    if lower.contains(&lp) {
+                        files
+                            .iter()
+                            .find(|f| f.to_lowercase() == lp)
+                            .map(|f| Some(f.clone()))
+                    } else {
+                        None
+                    }
+                }
+                1 => Some(Some(hits[0].clone())),
+                n => Some(Some(format!(
+                    "{n} files end with {p}: {}",
+                    hits.iter()
+                        .take(3)
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        };
+        c.status = match found {
+            Some(m) => {
+                c.matched = m;
+                PathStatus::Verified
+            }
+            None if c.disclaimed => PathStatus::Disclaimed,
+            None if c.future_work => PathStatus::Suggested,
+            None => PathStatus::Hallucinated,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(text: &str) -> Vec<String> {
+        extract(&[text.to_string()])
+            .into_iter()
+            .map(|c| c.path)
+            .collect()
+    }
+
+    #[test]
+    fn every_shape_of_path_is_extracted_cleanly() {
+        assert_eq!(
+            paths("The graph lives in `src/graph.py`."),
+            vec!["src/graph.py"]
+        );
+        assert_eq!(paths("see ./src/state.py, then"), vec!["src/state.py"]);
+        assert_eq!(paths("at src/graph.py:42 we"), vec!["src/graph.py"]);
+        assert_eq!(
+            paths("1. src/nodes/judges.py.1 Next"),
+            vec!["src/nodes/judges.py"]
+        );
+        assert_eq!(
+            paths("1.src/nodes/justice.py"),
+            vec!["src/nodes/justice.py"]
+        );
+        assert_eq!(
+            paths(r"src\tools\repo_tools.py;"),
+            vec!["src/tools/repo_tools.py"]
+        );
+        assert_eq!(paths("(src/state.py)."), vec!["src/state.py"]);
+        assert_eq!(
+            paths("\"pyproject.toml\" and rubric.json!"),
+            vec!["pyproject.toml", "rubric.json"]
+        );
+        assert_eq!(paths("the src/nodes/ package"), vec!["src/nodes"]);
+    }
+
+    #[test]
+    fn urls_prose_and_numbers_are_not_paths() {
+        assert!(paths("see https://github.com/x/y/blob/main/src/graph.py for it").is_empty());
+        assert!(paths("built with Node.js and version 1.2 e.g. this").is_empty());
+        assert!(paths("input/output and/or either/or").is_empty());
+        assert!(paths(r"it split C:\Users\...\state.py on the colon").is_empty());
+        assert!(paths("see /home/me/project/src/graph.py or ~/x/graph.py").is_empty());
+        // multi-byte whitespace around a path
+        assert_eq!(
+            paths("a\u{1680}src/graph.py\u{1680}b"),
+            vec!["src/graph.py"]
+        );
+    }
+
+    #[test]
+    fn line_numbers_are_kept_and_duplicates_merged() {
+        let c = extract(&["src/graph.py:42 here".into(), "again src/graph.py".into()]);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].line, Some(42));
+        assert_eq!(c[0].pages, vec![1, 2]);
+    }
+
+    fn checked(text: &str, files: &[&str]) -> Vec<(String, PathStatus)> {
+        let mut c = extract(&[text.to_string()]);
+        let files: Vec<String> = files.iter().map(|s| s.to_string()).collect();
+        check(&mut c, &files);
+        c.into_iter().map(|c| (c.path, c.status)).collect()
+    }
+
+    #[test]
+    fn exact_suffix_missing_and_future_paths() {
+        let files = [
+            "src/nodes/judges.py",
+            "src/graph.py",
+            "README.md",
+            "src/tools/__init__.py",
+        ];
+        let r = checked(
+            "We use src/graph.py and nodes/judges.py. The src/tools/vision_tools.py module parses images. In future work we plan to add src/tools/cache.py.",
+            &files,
+        );
+        assert_eq!(
+            r,
+            vec![
+                ("src/graph.py".into(), PathStatus::Verified),
+                ("nodes/judges.py".into(), PathStatus::Verified),
+                ("src/tools/vision_tools.py".into(), PathStatus::Hallucinated),
+                ("src/tools/cache.py".into(), PathStatus::Suggested),
+            ]
+        );
+        // bare file names are matched on a path-component boundary only
+        let r = checked("see ges.py and judges.py", &files);
+        assert_eq!(
+            r,
+            vec![
+                ("ges.py".into(), PathStatus::Hallucinated),
+                ("judges.py".into(), PathStatus::Verified)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_the_report_says_does_not_exist_is_disclaimed_not_hallucinated() {
+        let r = checked(
+            "The peer's PDF claimed src/advanced_judges.py existed, but we found no such file. The PDF referenced tools/git.py but it was renamed to git_tools.py.",
+            &["src/tools/git_tools.py"],
+        );
+        assert_eq!(
+            r,
+            vec![
+                ("src/advanced_judges.py".into(), PathStatus::Disclaimed),
+                ("tools/git.py".into(), PathStatus::Disclaimed),
+                ("git_tools.py".into(), PathStatus::Verified),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_existing_path_is_never_hallucinated_even_in_future_tense() {
+        let r = checked("we plan to improve src/graph.py", &["src/graph.py"]);
+        assert_eq!(r, vec![("src/graph.py".into(), PathStatus::Verified)]);
+    }
+
+    #[test]
+    fn no_repo_files_means_unchecked() {
+        let r = checked("src/graph.py", &[]);
+        assert_eq!(r, vec![("src/graph.py".into(), PathStatus::Unchecked)]);
+    }
+}
