@@ -60,6 +60,9 @@ pub enum Command {
     Audit(AuditArgs),
     /// Run the detectives only and print what they found (no judges, no API key).
     Evidence(EvidenceArgs),
+    /// Write a sample submission to try auditor on: a small LangGraph project with dated
+    /// commits (OUT/repo) and its PDF report (OUT/report.pdf).
+    Sample(SampleArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -125,6 +128,13 @@ pub struct AuditArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct SampleArgs {
+    /// Directory to create (must not exist yet, or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct EvidenceArgs {
     #[command(flatten)]
     pub source: SourceArgs,
@@ -166,6 +176,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Evidence(args) => run_evidence(args),
+        Command::Sample(args) => run_sample(args),
     };
     let code = match result {
         Ok(code) => code,
@@ -567,6 +578,43 @@ fn first_error(
                 })
                 .map(|e| e.rationale.clone())
         })
+}
+
+fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
+    let out = &args.out;
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(BadInput(format!(
+            "--out {} already exists and is not empty: choose a new directory",
+            out.display()
+        ))
+        .into());
+    }
+    let repo_dir = out.join("repo");
+    std::fs::create_dir_all(&repo_dir).map_err(|e| {
+        BadInput(format!("cannot create {}: {e}", repo_dir.display()))
+    })?;
+    let head = crate::testkit::git::build_repo(
+        &repo_dir,
+        &crate::testkit::git::sample_langgraph_project(),
+    )
+    .map_err(|e| Failure::Internal(format!("could not build the sample repository: {e}")))?;
+    let pdf = crate::testkit::pdf::build_pdf(&crate::testkit::pdf::sample_report())
+        .map_err(|e| Failure::Internal(format!("could not build the sample report: {e}")))?;
+    let pdf_path = out.join("report.pdf");
+    std::fs::write(&pdf_path, pdf)
+        .map_err(|e| Failure::Internal(format!("cannot write {}: {e}", pdf_path.display())))?;
+    println!("Sample repository: {} (HEAD {head})", repo_dir.display());
+    println!("Sample report:     {}", pdf_path.display());
+    println!(
+        "Audit it with: auditor --repo {} --pdf {}",
+        repo_dir.display(),
+        pdf_path.display()
+    );
+    Ok(EXIT_OK)
 }
 
 /// Loads a rubric the way the CLI does (for other commands and tests).
