@@ -594,9 +594,8 @@ fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
         .into());
     }
     let repo_dir = out.join("repo");
-    std::fs::create_dir_all(&repo_dir).map_err(|e| {
-        BadInput(format!("cannot create {}: {e}", repo_dir.display()))
-    })?;
+    std::fs::create_dir_all(&repo_dir)
+        .map_err(|e| BadInput(format!("cannot create {}: {e}", repo_dir.display())))?;
     let head = crate::testkit::git::build_repo(
         &repo_dir,
         &crate::testkit::git::sample_langgraph_project(),

@@ -1,0 +1,302 @@
+//! The real binary on fixture repositories and fixture PDFs built here: the three report
+//! sections, every criterion with three opinions, the JSON sidecar, official rubrics accepted
+//! unchanged, the report found inside the repository, degraded paths, and LLM judges against
+//! a local OpenAI-compatible server.
+
+mod llm_support;
+
+use assert_cmd::Command;
+use auditor::testkit::{git, pdf};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// The sample LangGraph project and its report, as a student would submit them.
+    fn sample() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        git::build_repo(&dir.path().join("repo"), &git::sample_langgraph_project()).unwrap();
+        let bytes = pdf::build_pdf(&pdf::sample_report()).unwrap();
+        std::fs::write(dir.path().join("report.pdf"), bytes).unwrap();
+        Fixture { dir }
+    }
+    fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+    fn pdf(&self) -> PathBuf {
+        self.dir.path().join("report.pdf")
+    }
+    fn out(&self) -> PathBuf {
+        self.dir.path().join("out/report.md")
+    }
+}
+
+fn auditor() -> Command {
+    let mut cmd = Command::cargo_bin("auditor").unwrap();
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("AUDITOR_VISION_MODEL")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT");
+    cmd
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn sidecar(md: &Path) -> Value {
+    let text = std::fs::read_to_string(md.with_extension("json")).expect("JSON sidecar written");
+    serde_json::from_str(&text).expect("sidecar is JSON")
+}
+
+fn fixture_rubric(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rubrics")
+        .join(name)
+}
+
+#[test]
+fn offline_audit_writes_three_sections_ten_criteria_three_opinions_each() {
+    let f = Fixture::sample();
+    let (code, stdout, stderr) = run(auditor()
+        .arg("--repo")
+        .arg(f.repo())
+        .arg("--pdf")
+        .arg(f.pdf())
+        .arg("--output")
+        .arg(f.out()));
+    // No vision model is configured: the diagram criterion is flagged, so the exit code is 3.
+    assert_eq!(code, 3, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("offline"), "{stdout}");
+
+    let md = std::fs::read_to_string(f.out()).unwrap();
+    let exec = md.find("## Executive Summary").expect("executive summary");
+    let breakdown = md
+        .find("## Criterion Breakdown")
+        .expect("criterion breakdown");
+    let plan = md.find("## Remediation Plan").expect("remediation plan");
+    assert!(exec < breakdown && breakdown < plan, "sections in order");
+    assert!(
+        md.contains("offline judges"),
+        "the report says the judges were offline"
+    );
+
+    let json = sidecar(&f.out());
+    let criteria = json["report"]["criteria"].as_array().unwrap();
+    assert_eq!(criteria.len(), 10);
+    for c in criteria {
+        let opinions = c["judge_opinions"].as_array().unwrap();
+        let judges: Vec<&str> = opinions
+            .iter()
+            .map(|o| o["judge"].as_str().unwrap())
+            .collect();
+        assert_eq!(judges.len(), 3, "{}", c["dimension_id"]);
+        for j in ["Prosecutor", "Defense", "TechLead"] {
+            assert!(judges.contains(&j), "{} lacks {j}", c["dimension_id"]);
+        }
+        assert!(md.contains(c["dimension_name"].as_str().unwrap()));
+    }
+    assert_eq!(json["report"]["metadata"]["judge_mode"], "offline");
+    // facts come from the audited repository, at the audited commit
+    let head = git2::Repository::open(f.repo())
+        .unwrap()
+        .head()
+        .unwrap()
+        .target()
+        .unwrap();
+    assert_eq!(json["report"]["commit"], head.to_string());
+    assert!(json["repo"]["history"]["commit_count"].as_u64().unwrap() >= 5);
+    // the report's hallucinated path is caught, the real ones verified
+    let paths = json["pdf"]["claimed_paths"].as_array().unwrap();
+    let status = |p: &str| {
+        paths
+            .iter()
+            .find(|c| c["path"] == p)
+            .map(|c| c["status"].as_str().unwrap().to_string())
+    };
+    assert_eq!(status("src/graph.py").as_deref(), Some("verified"));
+    assert_eq!(
+        status("src/tools/vision_tools.py").as_deref(),
+        Some("hallucinated")
+    );
+    // the diagram criterion is flagged, with the reason
+    let swarm = criteria
+        .iter()
+        .find(|c| c["dimension_id"] == "swarm_visual")
+        .unwrap();
+    assert!(!swarm["flags"].as_array().unwrap().is_empty());
+    assert!(
+        md.contains("AUDITOR_VISION_MODEL"),
+        "the report says how to enable diagrams"
+    );
+}
+
+#[test]
+fn official_rubrics_are_accepted_unchanged() {
+    let f = Fixture::sample();
+    for (name, dims) in [("official-v3.0.0.json", 10), ("official-v2.0.0.json", 4)] {
+        let out = f.dir.path().join(format!("out-{name}.md"));
+        let (code, stdout, stderr) = run(auditor()
+            .arg("--repo")
+            .arg(f.repo())
+            .arg("--pdf")
+            .arg(f.pdf())
+            .arg("--rubric")
+            .arg(fixture_rubric(name))
+            .arg("--output")
+            .arg(&out));
+        assert!(code == 0 || code == 3, "{name}: {code}\n{stdout}\n{stderr}");
+        let json = sidecar(&out);
+        assert_eq!(
+            json["report"]["criteria"].as_array().unwrap().len(),
+            dims,
+            "{name}"
+        );
+        for c in json["report"]["criteria"].as_array().unwrap() {
+            assert_eq!(c["judge_opinions"].as_array().unwrap().len(), 3);
+        }
+    }
+}
+
+#[test]
+fn without_pdf_the_report_inside_the_repository_is_used_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = pdf::build_pdf(&pdf::sample_report()).unwrap();
+    let mut commits = git::sample_langgraph_project();
+    let last = commits.pop().unwrap();
+    commits.push(last.file("reports/final_report.pdf", report));
+    git::build_repo(&dir.path().join("repo"), &commits).unwrap();
+    let out = dir.path().join("r.md");
+    let (code, stdout, stderr) = run(auditor()
+        .arg("--repo")
+        .arg(dir.path().join("repo"))
+        .arg("--output")
+        .arg(&out));
+    assert!(code == 0 || code == 3, "{stdout}\n{stderr}");
+    let json = sidecar(&out);
+    assert_eq!(
+        json["report"]["metadata"]["pdf_path"],
+        "repo:reports/final_report.pdf"
+    );
+    assert!(json["pdf"]["pages"].as_u64().unwrap() >= 1);
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        md.contains("reports/final_report.pdf"),
+        "the report names the PDF used"
+    );
+}
+
+#[test]
+fn a_corrupt_pdf_takes_the_evidence_missing_path_and_exits_3() {
+    let f = Fixture::sample();
+    let bytes = std::fs::read(f.pdf()).unwrap();
+    let broken = f.dir.path().join("broken.pdf");
+    std::fs::write(&broken, pdf::truncated(&bytes, bytes.len() / 3)).unwrap();
+    let (code, stdout, stderr) = run(auditor()
+        .arg("--repo")
+        .arg(f.repo())
+        .arg("--pdf")
+        .arg(&broken)
+        .arg("--output")
+        .arg(f.out()));
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    let json = sidecar(&f.out());
+    for c in json["report"]["criteria"].as_array().unwrap() {
+        let id = c["dimension_id"].as_str().unwrap();
+        if ["theoretical_depth", "report_accuracy", "swarm_visual"].contains(&id) {
+            let flags = c["flags"].as_array().unwrap();
+            assert!(
+                flags.iter().any(|fl| fl["flag"] == "evidence_missing"),
+                "{id} flags: {flags:?}"
+            );
+        }
+    }
+    // the code criteria were still judged on real facts
+    let graph = json["report"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["dimension_id"] == "graph_orchestration")
+        .unwrap();
+    assert!(graph["final_score"].as_u64().is_some());
+}
+
+#[test]
+fn a_path_that_is_not_a_git_repository_is_reported_not_panicked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.py"), "print(1)\n").unwrap();
+    let f = Fixture::sample();
+    let (code, stdout, stderr) = run(auditor()
+        .arg("--repo")
+        .arg(dir.path())
+        .arg("--pdf")
+        .arg(f.pdf())
+        .arg("--output")
+        .arg(f.out()));
+    assert!(code == 2 || code == 3, "{code}\n{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_judges_answer_every_criterion_from_their_own_requests() {
+    let server =
+        llm_support::server(llm_support::Script::new(vec![llm_support::Step::Answer])).await;
+    let f = Fixture::sample();
+    let base = format!("{}/v1", server.uri());
+    let (repo, pdf_path, out) = (f.repo(), f.pdf(), f.out());
+    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        run(auditor()
+            .env("OPENAI_BASE_URL", base)
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("AUDITOR_MODEL", llm_support::MODEL)
+            .arg("--repo")
+            .arg(repo)
+            .arg("--pdf")
+            .arg(pdf_path)
+            .arg("--output")
+            .arg(out))
+    })
+    .await
+    .unwrap();
+    assert!(code == 0 || code == 3, "{stdout}\n{stderr}");
+    let bodies = llm_support::bodies(&server).await;
+    let judge_bodies: Vec<&Value> = bodies
+        .iter()
+        .filter(|b| llm_support::persona_of(b).is_some())
+        .collect();
+    assert_eq!(
+        judge_bodies.len(),
+        30,
+        "one request per criterion × persona"
+    );
+    let json = sidecar(&f.out());
+    assert_eq!(json["report"]["metadata"]["judge_mode"], "llm");
+    for c in json["report"]["criteria"].as_array().unwrap() {
+        let id = c["dimension_id"].as_str().unwrap();
+        for o in c["judge_opinions"].as_array().unwrap() {
+            assert_eq!(o["source"]["type"], "llm");
+            let persona = o["judge"].as_str().unwrap();
+            // the server answers as the persona named in the request's own system message
+            let expected = match persona {
+                "Prosecutor" => 2,
+                "Defense" => 4,
+                _ => 3,
+            };
+            assert_eq!(o["score"], expected, "{id}/{persona}");
+        }
+    }
+    assert!(
+        json["report"]["metadata"]["tokens"]["input_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
