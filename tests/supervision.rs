@@ -24,8 +24,11 @@ enum Act {
     Invalid,
 }
 
+/// What to do on the n-th call for (persona, criterion).
+type ScriptFn = dyn Fn(Judge, &str, u32) -> Act;
+
 struct Scripted {
-    script: Box<dyn Fn(Judge, &str, u32) -> Act>,
+    script: Box<ScriptFn>,
     calls: RefCell<BTreeMap<(Judge, String), u32>>,
 }
 

@@ -139,6 +139,9 @@ impl Handler<RunAudit> for Coordinator {
     }
 }
 
+/// The PDF's bytes and the name shown for it (a path or `repo:<path>`).
+type PdfBytes = (Arc<Vec<u8>>, String);
+
 /// How a detective branch ended.
 enum Branch<T> {
     Done(T),
@@ -372,40 +375,40 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         parent: repo_span.clone(),
     };
 
-    let (repo_branch, pdf_bytes): (Branch<RepoOutput>, Result<(Arc<Vec<u8>>, String), String>) =
-        match &input.pdf {
-            PdfSource::File(path) => {
-                let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
-                    .instrument(repo_span.clone());
-                let read = tokio::fs::read(path.clone());
-                let (repo_branch, bytes) = futures::join!(repo_fut, read);
-                let name = path.display().to_string();
-                let bytes = bytes
-                    .map(|b| (Arc::new(b), name.clone()))
-                    .map_err(|e| format!("cannot read PDF report {name}: {e}"));
-                (repo_branch, bytes)
-            }
-            PdfSource::InRepo(_) => {
-                // The report lives in the repository: the paperwork detectives wait for it.
-                let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
-                    .instrument(repo_span.clone())
-                    .await;
-                let bytes = match &repo_branch {
-                    Branch::Done(out) => match &out.facts.report_pdf {
-                        Some(f) => Ok((Arc::new(f.bytes.clone()), format!("repo:{}", f.path))),
-                        None => Err(
-                            "no PDF report was given (--pdf) and none was found in the repository"
-                                .to_string(),
-                        ),
-                    },
-                    _ => Err(
-                        "no PDF report was given (--pdf) and the repository could not be read"
+    let (repo_branch, pdf_bytes): (Branch<RepoOutput>, Result<PdfBytes, String>) = match &input.pdf
+    {
+        PdfSource::File(path) => {
+            let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
+                .instrument(repo_span.clone());
+            let read = tokio::fs::read(path.clone());
+            let (repo_branch, bytes) = futures::join!(repo_fut, read);
+            let name = path.display().to_string();
+            let bytes = bytes
+                .map(|b| (Arc::new(b), name.clone()))
+                .map_err(|e| format!("cannot read PDF report {name}: {e}"));
+            (repo_branch, bytes)
+        }
+        PdfSource::InRepo(_) => {
+            // The report lives in the repository: the paperwork detectives wait for it.
+            let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
+                .instrument(repo_span.clone())
+                .await;
+            let bytes = match &repo_branch {
+                Branch::Done(out) => match &out.facts.report_pdf {
+                    Some(f) => Ok((Arc::new(f.bytes.clone()), format!("repo:{}", f.path))),
+                    None => Err(
+                        "no PDF report was given (--pdf) and none was found in the repository"
                             .to_string(),
                     ),
-                };
-                (repo_branch, bytes)
-            }
-        };
+                },
+                _ => Err(
+                    "no PDF report was given (--pdf) and the repository could not be read"
+                        .to_string(),
+                ),
+            };
+            (repo_branch, bytes)
+        }
+    };
 
     let (doc_branch, vision_branch): (Branch<DocOutput>, Branch<VisionOutput>) = match &pdf_bytes {
         Ok((bytes, name)) => {
@@ -546,7 +549,7 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             ..Default::default()
         });
     }
-    let gaps = routes::fill_gaps(&state.evidences, &rubric);
+    let gaps = routes::fill_gaps(&state.evidences, rubric);
     state.merge(gaps);
     let mut excerpts: BTreeMap<String, Vec<Excerpt>> = BTreeMap::new();
     if let Some(pdf) = pdf_facts.as_ref() {

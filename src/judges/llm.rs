@@ -42,8 +42,6 @@ pub struct OpinionAnswer {
     pub cited_evidence: Vec<String>,
 }
 
-/// A validated opinion and what it cost.
-
 /// Why a judge delivered no opinion. The shell records a failed opinion, never a score.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum JudgeError {
