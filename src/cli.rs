@@ -58,6 +58,8 @@ pub enum Command {
     Audit(AuditArgs),
     /// Run the detectives only and print what they found (no judges, no API key).
     Evidence(EvidenceArgs),
+    /// Grade a cohort from a manifest: durable, resumable, never asks the LLM twice.
+    Batch(crate::batch::BatchArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,6 +153,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Evidence(args) => run_evidence(args),
+        Command::Batch(args) => Ok(crate::batch::run_batch(args)),
     };
     match result {
         Ok(code) => code,
@@ -239,7 +242,7 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
 }
 
 /// The judge service for the chosen mode.
-fn judge_service(mode: JudgesArg) -> Result<Rc<dyn JudgeService>, BadInput> {
+pub(crate) fn judge_service(mode: JudgesArg) -> Result<Rc<dyn JudgeService>, BadInput> {
     let configured = std::env::var_os("OPENAI_API_KEY").is_some_and(|v| !v.is_empty())
         || std::env::var_os("OPENAI_BASE_URL").is_some_and(|v| !v.is_empty());
     match mode {
