@@ -227,6 +227,15 @@ fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
+/// Competition rank ("1224") of a graded row among graded rows: ties share a rank.
+fn rank_of(rows: &[&GradeRow], r: &GradeRow) -> usize {
+    let mine = r.overall.unwrap_or(f64::MIN);
+    1 + rows
+        .iter()
+        .filter(|o| o.overall.unwrap_or(f64::MIN) > mine)
+        .count()
+}
+
 /// Graded rows, best first (ties by id).
 fn leaderboard(rows: &[GradeRow]) -> Vec<&GradeRow> {
     let mut graded: Vec<&GradeRow> = rows
@@ -260,11 +269,16 @@ pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
     let _ = writeln!(s, "## Leaderboard\n");
     let _ = writeln!(s, "| rank | id | overall | exact | flags |");
     let _ = writeln!(s, "|---:|---|---:|---:|---|");
-    for (i, r) in leaderboard(rows).iter().enumerate() {
+    let board = leaderboard(rows);
+    for r in &board {
         let _ = writeln!(
             s,
             "| {} | [{}]({}/report.md) | {} | {} | {} |",
-            i + 1,
+            if r.overall.is_some() {
+                rank_of(&board, r).to_string()
+            } else {
+                "–".to_string()
+            },
             md_cell(&r.id),
             r.id,
             r.overall.map(exact_f64).unwrap_or_else(|| "n/a".into()),
@@ -337,7 +351,11 @@ fn flag_summary(r: &GradeRow) -> String {
         parts.push("needs human review".to_string());
     }
     if r.degraded {
-        parts.push(format!("degraded ({} flags)", r.flags.len()));
+        let n = r.flags.len();
+        parts.push(format!(
+            "degraded ({n} flag{})",
+            if n == 1 { "" } else { "s" }
+        ));
     }
     parts.join(", ")
 }
@@ -390,7 +408,7 @@ td.na{{background:#eee;color:#777}}\n\
 tr.failed td,tr.invalid td,tr.pending td{{background:#f6f6f6}}\n\
 .reason{{text-align:left;color:#a00}}\n\
 .legend span{{display:inline-block;width:28px;text-align:center;margin-right:2px}}\n\
-.flag{{color:#a60}}\n\
+.flag{{color:#a60}}\n.ok{{color:#1a7f37}}\ntd.status{{text-align:left}}\n\
 </style></head><body>\n<h1>Batch: {t}</h1>\n\
 <p>{n} submissions: <b>{d}</b> graded, <b>{f}</b> failed, <b>{i}</b> invalid, <b>{p}</b> pending. \
 See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summary.md</a>.</p>\n",
@@ -423,16 +441,17 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
     }
     let _ = writeln!(h, "<th>status / flags</th></tr></thead>\n<tbody>");
     // Graded rows by rank, then the others in manifest order.
-    let mut ordered: Vec<&GradeRow> = leaderboard(rows);
+    let board = leaderboard(rows);
+    let mut ordered: Vec<&GradeRow> = board.clone();
     ordered.extend(rows.iter().filter(|r| r.status != RowStatus::Done));
-    for (rank, r) in ordered.iter().enumerate() {
+    for r in &ordered {
         let seg = href_seg(&r.id);
         let _ = write!(h, "<tr class=\"{}\">", r.status.as_str());
         let _ = write!(
             h,
             "<td>{}</td>",
-            if r.status == RowStatus::Done {
-                (rank + 1).to_string()
+            if r.status == RowStatus::Done && r.overall.is_some() {
+                rank_of(&board, r).to_string()
             } else {
                 String::new()
             }
@@ -474,7 +493,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
             RowStatus::Done => {
                 let s = flag_summary(r);
                 if s.is_empty() {
-                    "ok".to_string()
+                    "<span class=\"ok\">ok</span>".to_string()
                 } else {
                     format!("<span class=\"flag\">{}</span>", esc(&s))
                 }
@@ -485,7 +504,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
                 esc(r.failed_reason.as_deref().unwrap_or(""))
             ),
         };
-        let _ = writeln!(h, "<td class=\"reason\">{status}</td></tr>");
+        let _ = writeln!(h, "<td class=\"status\">{status}</td></tr>");
     }
     let _ = writeln!(h, "</tbody></table>\n</body></html>");
     h
@@ -625,6 +644,7 @@ mod tests {
         let rows = vec![
             graded("low", [Some(1), Some(2), None], Some(1.5)),
             graded("high", [Some(5), Some(5), Some(4)], Some(14.0 / 3.0)),
+            graded("high2", [Some(4), Some(5), Some(5)], Some(14.0 / 3.0)),
             GradeRow::without_report(
                 5,
                 "bad<id>",
@@ -638,11 +658,16 @@ mod tests {
         let low = md.find("[low]").unwrap();
         assert!(high < low, "leaderboard best first:\n{md}");
         assert!(
-            md.contains("| Alpha (`a`) | 1 | 0 | 0 | 0 | 1 | 0 | 3 | 3 |"),
+            md.contains("| 1 | [high]") && md.contains("| 1 | [high2]"),
+            "ties share a rank:\n{md}"
+        );
+        assert!(md.contains("| 3 | [low]"), "{md}");
+        assert!(
+            md.contains("| Alpha (`a`) | 1 | 0 | 0 | 1 | 1 | 0 | 3.3333333333333335 | 10/3 |"),
             "{md}"
         );
         assert!(
-            md.contains("| Gamma (`c`) | 0 | 0 | 0 | 1 | 0 | 1 | 4 | 4 |"),
+            md.contains("| Gamma (`c`) | 0 | 0 | 0 | 1 | 1 | 1 | 4.5 | 9/2 |"),
             "{md}"
         );
         let html = index_html(&rows, &dims(), "t");
@@ -650,6 +675,6 @@ mod tests {
         assert!(html.contains("Beta &lt;b&gt;"));
         assert!(!html.contains("<script>"));
         assert!(html.contains("bad%3Cid%3E/failed.md"));
-        assert_eq!(html.matches("<tr class=").count(), 3);
+        assert_eq!(html.matches("<tr class=").count(), 4);
     }
 }
