@@ -233,3 +233,61 @@ fn bad_input_is_refused_before_anything_runs() {
     assert_eq!(calls.get(), 0);
     assert!(!out.join("batch.sqlite").exists(), "nothing ran");
 }
+
+/// Offline judges whose Prosecutor gives no valid answer while `broken` is set.
+struct Flaky {
+    calls: Rc<Cell<usize>>,
+    broken: Rc<Cell<bool>>,
+}
+
+impl JudgeService for Flaky {
+    fn judge(&self, req: JudgeRequest) -> JudgeFuture {
+        self.calls.set(self.calls.get() + 1);
+        if self.broken.get() && req.persona == Judge::Prosecutor {
+            return Box::pin(futures::future::ready(Err(
+                auditor::judges::JudgeFault::Invalid("no valid opinion".into()),
+            )));
+        }
+        OfflineJudges.judge(req)
+    }
+    fn model(&self, _: Judge) -> Option<String> {
+        None
+    }
+    fn mode(&self) -> JudgeMode {
+        JudgeMode::Offline
+    }
+}
+
+#[test]
+fn judge_failures_are_asked_again_on_the_next_run_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (manifest, _) = cohort(tmp.path(), 2);
+    let out = tmp.path().join("out");
+    let dims = rubric_len();
+    let calls = Rc::new(Cell::new(0));
+    let broken = Rc::new(Cell::new(true));
+    let svc = || {
+        Rc::new(Flaky {
+            calls: calls.clone(),
+            broken: broken.clone(),
+        })
+    };
+    let a = args(&manifest, &out);
+    let s = run_batch_with(&a, svc(), false).unwrap();
+    assert_eq!(calls.get(), 2 * dims * 3);
+    assert!(s.rows.iter().all(|r| r.degraded));
+    broken.set(false);
+    let s = run_batch_with(&a, svc(), false).unwrap();
+    assert_eq!(
+        calls.get(),
+        2 * dims * 3 + 2 * dims,
+        "only the failed Prosecutor requests"
+    );
+    assert_eq!(s.cache_hits_this_run as usize, 2 * dims * 2);
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(v.count("SELECT SUM(judge_failures) FROM jobs"), 0);
+    // Now complete: a third run asks nothing.
+    drop(v);
+    run_batch_with(&a, svc(), false).unwrap();
+    assert_eq!(calls.get(), 2 * dims * 3 + 2 * dims);
+}

@@ -357,10 +357,19 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     };
     drop(coordinator);
     let sidecar = crate::cli::sidecar_json(&outcome);
-    if let Err(e) = ctx
-        .store
-        .finish_job(job.id, &sidecar.to_string(), outcome.report.overall_score)
-    {
+    let judge_failures = outcome.state.failures.len() as u32;
+    if judge_failures > 0 {
+        ctx.display.println(&format!(
+            "{}: {judge_failures} judge requests gave no opinion (flagged in the report); the next run asks them again",
+            sub.id
+        ));
+    }
+    if let Err(e) = ctx.store.finish_job(
+        job.id,
+        &sidecar.to_string(),
+        outcome.report.overall_score,
+        judge_failures,
+    ) {
         return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
     }
     if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &outcome.report, &sidecar) {

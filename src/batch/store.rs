@@ -75,6 +75,8 @@ pub struct Job {
     pub evidence: Option<String>,
     pub sidecar: Option<String>,
     pub failure: Option<String>,
+    /// Judge requests that gave no opinion in the job's report (retried on the next run).
+    pub judge_failures: u32,
 }
 
 /// What `begin_job` decided.
@@ -161,6 +163,7 @@ impl Store {
                 evidence_json TEXT,
                 sidecar_json TEXT,
                 overall_score REAL,
+                judge_failures INTEGER NOT NULL DEFAULT 0,
                 failure TEXT,
                 created_at TEXT NOT NULL,
                 updated_at TEXT NOT NULL,
@@ -257,6 +260,7 @@ impl Store {
             evidence: r.get("evidence_json")?,
             sidecar: r.get("sidecar_json")?,
             failure: r.get("failure")?,
+            judge_failures: r.get("judge_failures")?,
         })
     }
 
@@ -301,7 +305,8 @@ impl Store {
     /// Finds or creates the job for `key` and decides what to do with it:
     /// - done and not regraded → [`Begin::Finished`];
     /// - done or failed and regraded → generation bumped, evidence, report and failure cleared;
-    /// - failed → retried (evidence and cached answers kept);
+    /// - failed, or done with judge failures → retried (evidence and cached answers kept, so
+    ///   only what failed is asked again);
     /// - running (unfinished: a crash or Ctrl-C) → resumed, regrade or not.
     pub fn begin_job(
         &self,
@@ -326,7 +331,7 @@ impl Store {
             })?));
         };
         let finished = matches!(job.status, JobStatus::Done | JobStatus::Failed);
-        if job.status == JobStatus::Done && !regrade {
+        if job.status == JobStatus::Done && !regrade && job.judge_failures == 0 {
             return Ok(Begin::Finished(job));
         }
         if regrade && finished {
@@ -371,11 +376,12 @@ impl Store {
         job_id: i64,
         sidecar_json: &str,
         overall: Option<f64>,
+        judge_failures: u32,
     ) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "UPDATE jobs SET status = 'done', sidecar_json = ?2, overall_score = ?3, failure = NULL, updated_at = ?4 WHERE id = ?1",
-                params![job_id, sidecar_json, overall, now()],
+                "UPDATE jobs SET status = 'done', sidecar_json = ?2, overall_score = ?3, judge_failures = ?4, failure = NULL, updated_at = ?5 WHERE id = ?1",
+                params![job_id, sidecar_json, overall, judge_failures, now()],
             )
             .map(drop)
             .map_err(|e| self.err(e))
@@ -553,7 +559,11 @@ mod tests {
         let r = work(s.begin_job(&key("a", "c1"), "repo", None, true).unwrap());
         assert_eq!((r.id, r.generation, r.runs), (j.id, 0, 2));
         assert_eq!(r.evidence.as_deref(), Some("{\"e\":1}"));
-        s.finish_job(j.id, "{}", Some(3.5)).unwrap();
+        // done with a judge failure: retried, same generation
+        s.finish_job(j.id, "{}", Some(3.5), 1).unwrap();
+        let r = work(s.begin_job(&key("a", "c1"), "repo", None, false).unwrap());
+        assert_eq!((r.generation, r.runs), (0, 3));
+        s.finish_job(j.id, "{}", Some(3.5), 0).unwrap();
         assert!(matches!(
             s.begin_job(&key("a", "c1"), "repo", None, false).unwrap(),
             Begin::Finished(_)
