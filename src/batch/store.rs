@@ -1,5 +1,4 @@
-//! The durable batch store: one embedded SQLite database (`DIR/batch.sqlite`, WAL,
-//! `synchronous=FULL`) holding
+//! The durable batch store: one embedded SQLite database (`DIR/batch.sqlite`, WAL) holding
 //!
 //! - **jobs**: one per submission, keyed by (id, audited commit, rubric sha256, judge
 //!   configuration), with its status (`running`, `done`, `failed`), its evidence (persisted right
@@ -10,8 +9,11 @@
 //! - **requests**: how many times each request key was actually sent to the judge service
 //!   (the "never asks twice" counter).
 //!
-//! Every write is its own transaction, so a crash (even SIGKILL) loses at most the requests in
-//! flight.
+//! Every write is its own transaction, so a process crash (even SIGKILL) loses at most the
+//! requests in flight. `synchronous` is `NORMAL` by default (WAL: a commit survives any process
+//! crash; an OS crash or power loss may roll back the last few commits, i.e. re-ask a few
+//! answers, never corrupt the store); set `AUDITOR_BATCH_SYNC=full` to fsync every commit
+//! (slower: three commits per judge request on the System's thread).
 
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -143,8 +145,19 @@ impl Store {
             .map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(err)?;
+        let sync = match std::env::var("AUDITOR_BATCH_SYNC").ok().as_deref() {
+            None | Some("") | Some("normal") => "NORMAL",
+            Some("full") => "FULL",
+            Some(other) => {
+                return Err(StoreError {
+                    path: path.display().to_string(),
+                    detail: format!(
+                        "AUDITOR_BATCH_SYNC={other:?} is not valid: use \"normal\" (default) or \"full\""
+                    ),
+                });
+            }
+        };
+        conn.pragma_update(None, "synchronous", sync).map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
         conn.execute_batch(
