@@ -389,3 +389,57 @@ fn a_second_batch_on_the_same_directory_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_the_next_run_resumes_the_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let n = 4;
+    let (manifest, _) = cohort(root, n);
+    let out = root.join("out");
+    let slow = [
+        "--concurrency",
+        "2",
+        "--simulate-latency-ms",
+        "400",
+        "--simulate-max-in-flight",
+        "4",
+    ];
+    let mut child = batch_cmd(root, &manifest, &out, &slow)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_mid_run(&mut child, &out, n as i64);
+    for _ in 0..2 {
+        let ok = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("second Ctrl-C"), "{}", stderr(&o));
+    let v = StoreView::open(&out).unwrap();
+    assert!(
+        v.jobs_with_status("running") >= 1,
+        "stopped with work in flight"
+    );
+    let unanswered = v.count(
+        "SELECT COUNT(*) FROM requests WHERE request_key NOT IN (SELECT request_key FROM responses)",
+    );
+    drop(v);
+    let (header, rows) = grades(&out);
+    assert_eq!(rows.len(), n);
+    assert!(rows.iter().any(|r| r[col(&header, "status")] == "pending"));
+
+    let o = run(root, &manifest, &out, &slow);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(v.jobs_with_status("done"), n as i64);
+    let (asked, distinct, twice) = v.asked();
+    assert_eq!(distinct as usize, n * rubric_len() * 3);
+    assert!(twice <= unanswered && asked <= distinct + unanswered);
+}
