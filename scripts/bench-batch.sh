@@ -8,10 +8,11 @@
 # (/usr/bin/time -v) and throughput against the limiter's ceiling (LIMIT / latency requests/s).
 #
 # Usage: scripts/bench-batch.sh [N=200] [C=32] [LATENCY_MS=1000] [LIMIT=32]
-# Measured 2026-11-22 (2 shared cores, load ~11, debug binary with deps at opt-level 2):
-#   200 submissions x 30 requests, --concurrency 32, 1 s latency, limiter 32:
-#   wall 191.7 s vs 187.5 s limiter-bound = 97.8% of the ceiling; peak RSS 25.4 MB.
-#   (With AUDITOR_BATCH_SYNC=full, an fsync per commit: 218.2 s = 85.9%, 25.3 MB.)
+# Measured 2026-11-22 on 2 shared cores (load ~11), 200 submissions x 30 requests,
+# --concurrency 32, 1 s latency, limiter 32 (ceiling 32 req/s, 187.5 s):
+#   release binary: wall 188.8 s = 99.3% of the ceiling; peak RSS 22.5 MB.
+#   debug binary:   wall 191.7 s = 97.8%; peak RSS 25.4 MB.
+#   debug, AUDITOR_BATCH_SYNC=full (fsync per commit): 218.2 s = 85.9%; 25.3 MB.
 # Env:   AUDITOR=path/to/auditor (default: target/release/auditor, built if missing)
 #        KEEP=1 keeps the work directory.
 set -euo pipefail
