@@ -60,6 +60,8 @@ pub enum Command {
     Audit(AuditArgs),
     /// Run the detectives only and print what they found (no judges, no API key).
     Evidence(EvidenceArgs),
+    /// Grade a cohort from a manifest: durable, resumable, never asks the LLM twice.
+    Batch(crate::batch::BatchArgs),
     /// Write a sample submission to try auditor on: a small LangGraph project with dated
     /// commits (OUT/repo) and its PDF report (OUT/report.pdf).
     Sample(SampleArgs),
@@ -176,6 +178,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Evidence(args) => run_evidence(args),
+        Command::Batch(args) => Ok(crate::batch::run_batch(args)),
         Command::Sample(args) => run_sample(args),
     };
     let code = match result {
@@ -282,21 +285,27 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
 }
 
 /// The judges chosen for this run, and the vision client when LLMs are in use.
-struct Bench {
-    service: Rc<dyn JudgeService>,
-    vision: Option<crate::judges::llm::LlmJudges>,
+pub(crate) struct Bench {
+    pub service: Rc<dyn JudgeService>,
+    pub vision: Option<crate::judges::llm::LlmJudges>,
     /// Longest a judge request may take, the judge's own retries included.
-    judge_timeout: std::time::Duration,
+    pub judge_timeout: std::time::Duration,
+    /// What decides the judges' answers besides the request: mode, models, prompts, settings.
+    pub fingerprint: String,
 }
 
 /// The judge service for the chosen mode. LLM configuration errors are bad input (exit 2).
-fn judge_bench(args: &AuditArgs) -> Result<Bench, BadInput> {
+pub(crate) fn judge_bench(
+    judges: JudgesArg,
+    prompts: Option<&Path>,
+    max_concurrency: Option<u32>,
+) -> Result<Bench, BadInput> {
     let mut config = crate::llm::LlmConfig::from_env(|k| std::env::var(k).ok())
         .map_err(|e| BadInput(e.to_string()))?;
-    if let Some(n) = args.max_concurrency {
+    if let Some(n) = max_concurrency {
         config.max_concurrency = n as usize;
     }
-    let use_llm = match args.judges {
+    let use_llm = match judges {
         JudgesArg::Offline => false,
         JudgesArg::Auto => config.is_configured(),
         JudgesArg::Llm if !config.is_configured() => {
@@ -311,10 +320,24 @@ fn judge_bench(args: &AuditArgs) -> Result<Bench, BadInput> {
             service: Rc::new(OfflineJudges),
             vision: None,
             judge_timeout: Timeouts::default().judge_request,
+            fingerprint: format!("offline/{}", env!("CARGO_PKG_VERSION")),
         });
     }
-    let prompts =
-        crate::llm::Prompts::load(args.prompts.as_deref()).map_err(|e| BadInput(e.to_string()))?;
+    let prompts = crate::llm::Prompts::load(prompts).map_err(|e| BadInput(e.to_string()))?;
+    let fingerprint = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for j in crate::model::Judge::ALL {
+            h.update(j.as_str());
+            h.update(config.model_for(j));
+            h.update(prompts.persona(j));
+        }
+        h.update(&prompts.judge_common);
+        h.update(&prompts.vision);
+        h.update(config.vision_model.as_deref().unwrap_or(""));
+        h.update(config.max_answer_attempts.to_le_bytes());
+        format!("llm/{}", hex::encode(h.finalize()))
+    };
     // Worst case for one judge request: every answer attempt retried on transport errors,
     // each waiting for the timeout and the longest backoff.
     let per_call = config.timeout + config.backoff_cap;
@@ -327,6 +350,7 @@ fn judge_bench(args: &AuditArgs) -> Result<Bench, BadInput> {
         service: Rc::new(judges.clone()),
         vision: vision_configured.then_some(judges),
         judge_timeout,
+        fingerprint,
     })
 }
 
@@ -386,7 +410,7 @@ fn slug_of(last: &str) -> String {
 
 fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     let mut prepared = prepare(&args.source)?;
-    let bench = judge_bench(&args)?;
+    let bench = judge_bench(args.judges, args.prompts.as_deref(), args.max_concurrency)?;
     prepared.input.vision = bench.vision;
     prepared.input.timeouts.judge_request = bench.judge_timeout;
     let service = bench.service;

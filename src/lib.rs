@@ -6,6 +6,7 @@
 //! and reply. See `ARCHITECTURE.md` for the codemap.
 
 pub mod actors;
+pub mod batch;
 pub mod cli;
 pub mod judges;
 pub mod justice;

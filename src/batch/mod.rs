@@ -1,0 +1,515 @@
+//! `auditor batch`: grades a cohort from a manifest, durably and resumably.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`manifest`] | reads the manifest (CSV or JSON Lines); bad rows reported by line, the others proceed |
+//! | [`resolve`] | the commit each submission is audited at (part of its job key), before any work |
+//! | [`store`] | SQLite store in the output directory: jobs, evidence, opinions, response cache, counters |
+//! | [`cache`] | the response cache as a `JudgeService` wrapper: a resumed run never asks twice |
+//! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
+//! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
+//! | [`outputs`] | per-submission reports, grades.csv, summary.md, index.html |
+//!
+//! Re-running the same command resumes: finished submissions are skipped, unfinished ones
+//! continue from their persisted evidence and cached answers, failed ones are retried.
+//! `--regrade ID` / `--regrade-all` re-run finished submissions on purpose, with fresh judge
+//! answers (an unfinished one is resumed either way).
+
+pub mod cache;
+pub mod manifest;
+pub mod outputs;
+pub mod progress;
+pub mod resolve;
+pub mod runner;
+pub mod store;
+
+use crate::actors::{RestartPolicy, Timeouts};
+use crate::cli::{EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, JudgesArg};
+use crate::judges::JudgeService;
+use crate::model::{AuditReport, Judge};
+use crate::rubric::LoadedRubric;
+use clap::Args;
+use manifest::{Manifest, Row};
+use outputs::{GradeRow, RowStatus};
+use runner::{Interrupt, Outcome, RunConfig};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use store::Store;
+
+/// Exit code when the run was interrupted by Ctrl-C (outputs written; rerun to resume).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
+#[derive(Debug, Clone, Args)]
+#[command(
+    about = "Grade a cohort from a manifest: durable, resumable, never asks the LLM twice",
+    long_about = "Grades every submission of a manifest (CSV with the header id,repo,pdf[,ref], or JSON Lines \
+with the same keys). pdf is a local path (relative to the manifest), repo:<path in the repository>, \
+or empty (look inside the repository). Everything is persisted in DIR/batch.sqlite as it happens: \
+re-running the same command resumes (finished submissions skipped, unfinished ones continued, failed \
+ones retried) and never asks the judges the same question twice.\n\n\
+Outputs: DIR/<id>/report.md and report.json, DIR/grades.csv (one row per manifest row), \
+DIR/summary.md, DIR/index.html.\n\n\
+Exit codes: 0 every submission graded with a complete report; 2 bad input (nothing ran); \
+3 some rows invalid, failed or flagged; 130 interrupted (Ctrl-C; run again to resume)."
+)]
+pub struct BatchArgs {
+    /// The manifest: CSV (header id,repo,pdf[,ref]) or JSON Lines with the same keys.
+    #[arg(value_name = "MANIFEST")]
+    pub manifest: PathBuf,
+    /// Output directory (created if needed); holds the store, so use the same one to resume.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Submissions graded at once (they all share the judges' one LLM limiter).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// Re-grade this submission even if it is finished (repeatable).
+    #[arg(long = "regrade", value_name = "ID")]
+    pub regrade: Vec<String>,
+    /// Re-grade every submission.
+    #[arg(long)]
+    pub regrade_all: bool,
+    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    #[arg(long, value_name = "PATH")]
+    pub rubric: Option<PathBuf>,
+    /// Which judges rule.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub judges: JudgesArg,
+    /// Directory with the judges' prompt files (default: ./prompts if present, else built in).
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// LLM requests in flight at once, across all submissions and judges (overrides
+    /// AUDITOR_MAX_CONCURRENCY).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrency: Option<u32>,
+    /// Seconds between progress lines when stderr is not a terminal.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub progress_every: u64,
+    /// No progress display.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Testing and benchmarks only: the judges answer after this many milliseconds, as a slow
+    /// LLM would.
+    #[arg(long, hide = true, value_name = "MS")]
+    pub simulate_latency_ms: Option<u64>,
+    /// Testing and benchmarks only: at most this many simulated requests at once.
+    #[arg(long, hide = true, value_name = "N", default_value_t = 32)]
+    pub simulate_max_in_flight: usize,
+}
+
+/// What a batch run produced.
+#[derive(Debug, Clone)]
+pub struct BatchSummary {
+    pub rows: Vec<GradeRow>,
+    pub interrupted: bool,
+    pub counters: store::Counters,
+    /// Requests sent to the judge service in this run.
+    pub asked_this_run: u64,
+    pub cache_hits_this_run: u64,
+    pub out: PathBuf,
+}
+
+impl BatchSummary {
+    pub fn exit_code(&self) -> i32 {
+        if self.interrupted {
+            EXIT_INTERRUPTED
+        } else if self
+            .rows
+            .iter()
+            .all(|r| r.status == RowStatus::Done && !r.degraded && !r.needs_human_review)
+        {
+            EXIT_OK
+        } else {
+            EXIT_INCOMPLETE
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// Nothing ran (exit 2).
+    #[error("{0}")]
+    BadInput(String),
+    /// Exit 1.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Entry point of `auditor batch`; returns the exit code.
+pub fn run_batch(args: BatchArgs) -> i32 {
+    let bench =
+        match crate::cli::judge_bench(args.judges, args.prompts.as_deref(), args.max_concurrency) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        };
+    let service = bench.service;
+    let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
+        Some(ms) => Rc::new(cache::SimulatedLatency {
+            inner: service,
+            delay: Duration::from_millis(ms),
+            limiter: Rc::new(tokio::sync::Semaphore::new(
+                args.simulate_max_in_flight.max(1),
+            )),
+        }),
+        None => service,
+    };
+    let setup = JudgeSetup {
+        vision: bench.vision,
+        judge_timeout: bench.judge_timeout,
+        fingerprint: bench.fingerprint,
+    };
+    match run_batch_inner(&args, service, setup, true) {
+        Ok(summary) => {
+            print_summary(&summary);
+            summary.exit_code()
+        }
+        Err(BatchError::BadInput(e)) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+        Err(BatchError::Internal(e)) => {
+            eprintln!("internal error: {e}");
+            EXIT_INTERNAL
+        }
+    }
+}
+
+/// The judge configuration part of the job key: what decides the judges' answers besides the
+/// request itself.
+pub fn judge_config(service: &dyn JudgeService) -> String {
+    let models: Vec<String> = Judge::ALL
+        .iter()
+        .map(|j| format!("{}={}", j.as_str(), service.model(*j).unwrap_or_default()))
+        .collect();
+    format!(
+        "auditor={};mode={:?};{}",
+        env!("CARGO_PKG_VERSION"),
+        service.mode(),
+        models.join(",")
+    )
+}
+
+/// Holds `DIR/.batch.lock` for the run (two batches on one directory would fight): an SQLite
+/// file kept under an exclusive transaction, released by the OS even when the process is killed.
+struct DirLock(#[allow(dead_code)] rusqlite::Connection);
+
+fn lock_dir(out: &Path) -> Result<DirLock, BatchError> {
+    let path = out.join(".batch.lock");
+    let cannot =
+        |e: rusqlite::Error| BatchError::BadInput(format!("cannot lock {}: {e}", path.display()));
+    let conn = rusqlite::Connection::open(&path).map_err(cannot)?;
+    conn.busy_timeout(Duration::from_millis(0))
+        .map_err(cannot)?;
+    match conn.execute_batch("BEGIN EXCLUSIVE") {
+        Ok(()) => Ok(DirLock(conn)),
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == rusqlite::ErrorCode::DatabaseBusy
+                || e.code == rusqlite::ErrorCode::DatabaseLocked =>
+        {
+            Err(BatchError::BadInput(format!(
+                "another `auditor batch` is running with --out {}: wait for it to finish, or use another directory",
+                out.display()
+            )))
+        }
+        Err(e) => Err(cannot(e)),
+    }
+}
+
+/// Runs a batch with the given judge service (the CLI's, or a test's). Prints bad rows and
+/// progress to stderr unless `show_progress` is false.
+pub fn run_batch_with(
+    args: &BatchArgs,
+    service: Rc<dyn JudgeService>,
+    show_progress: bool,
+) -> Result<BatchSummary, BatchError> {
+    let setup = JudgeSetup {
+        vision: None,
+        judge_timeout: Timeouts::default().judge_request,
+        fingerprint: String::new(),
+    };
+    run_batch_inner(args, service, setup, show_progress)
+}
+
+/// How the judges were set up, beyond the service itself.
+struct JudgeSetup {
+    vision: Option<crate::judges::llm::LlmJudges>,
+    judge_timeout: Duration,
+    /// Prompts and settings that decide the answers (part of the job key and cache key).
+    fingerprint: String,
+}
+
+fn run_batch_inner(
+    args: &BatchArgs,
+    service: Rc<dyn JudgeService>,
+    setup: JudgeSetup,
+    show_progress: bool,
+) -> Result<BatchSummary, BatchError> {
+    if args.concurrency == 0 || args.concurrency > 1024 {
+        return Err(BatchError::BadInput(format!(
+            "--concurrency {} is out of range: give a number from 1 to 1024",
+            args.concurrency
+        )));
+    }
+    let rubric: LoadedRubric =
+        crate::cli::load_rubric(args.rubric.as_deref()).map_err(|e| BatchError::BadInput(e.0))?;
+    let manifest: Manifest =
+        manifest::load(&args.manifest).map_err(|e| BatchError::BadInput(e.to_string()))?;
+    for bad in manifest.bad_rows() {
+        eprintln!(
+            "{}: line {}: {} (row not graded; the others proceed)",
+            args.manifest.display(),
+            bad.line,
+            bad.reason
+        );
+    }
+    let ids: BTreeSet<String> = manifest.submissions().map(|s| s.id.clone()).collect();
+    if manifest.submissions().next().is_none() {
+        return Err(BatchError::BadInput(format!(
+            "manifest {}: no valid row to grade (see the errors above)",
+            args.manifest.display()
+        )));
+    }
+    for r in &args.regrade {
+        if !ids.contains(r) {
+            return Err(BatchError::BadInput(format!(
+                "--regrade {r}: no submission with this id in the manifest"
+            )));
+        }
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        BatchError::BadInput(format!(
+            "cannot create the output directory {}: {e}",
+            args.out.display()
+        ))
+    })?;
+    let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
+    let _lock = lock_dir(&out)?;
+    let store = Rc::new(Store::open_in(&out).map_err(|e| BatchError::Internal(e.to_string()))?);
+
+    let judge_config = if setup.fingerprint.is_empty() {
+        judge_config(service.as_ref())
+    } else {
+        format!("{};{}", judge_config(service.as_ref()), setup.fingerprint)
+    };
+    let cfg = Rc::new(RunConfig {
+        out: out.clone(),
+        concurrency: args.concurrency,
+        regrade_all: args.regrade_all,
+        regrade: args.regrade.iter().cloned().collect(),
+        rubric: Arc::new(rubric),
+        judge_config: judge_config.clone(),
+        timeouts: Timeouts {
+            judge_request: setup.judge_timeout,
+            ..Timeouts::default()
+        },
+        restarts: RestartPolicy::default(),
+        vision: setup.vision,
+        resolve_timeout: Duration::from_secs(120),
+    });
+    let stats = Rc::new(progress::Stats::default());
+    let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);
+    let subs: Vec<manifest::Submission> = manifest.submissions().cloned().collect();
+    let display = Rc::new(progress::Display::auto(
+        subs.len() as u64,
+        Duration::from_secs(args.progress_every.max(1)),
+        !show_progress || args.no_progress,
+    ));
+    let interrupt = Rc::new(Interrupt::default());
+
+    let system = actix::System::new();
+    let outcomes = system.block_on({
+        let cfg = cfg.clone();
+        let store = store.clone();
+        let interrupt = interrupt.clone();
+        let display = display.clone();
+        async move {
+            let listener = {
+                let interrupt = interrupt.clone();
+                let display = display.clone();
+                actix::spawn(async move {
+                    while tokio::signal::ctrl_c().await.is_ok() {
+                        interrupt.raise();
+                        if interrupt.count() == 1 {
+                            display.println(
+                                "Ctrl-C: no new submission is started; those in flight finish and are saved (Ctrl-C again to stop now). Run the same command again to resume.",
+                            );
+                        }
+                    }
+                })
+            };
+            let outcomes = runner::run(&subs, cfg, store, cache, display, interrupt).await;
+            listener.abort();
+            outcomes
+        }
+    });
+    drop(system);
+    let interrupted = interrupt.count() > 0;
+
+    let rows = grade_rows(&manifest, &outcomes, &store, &cfg, interrupted);
+    let dims: outputs::Columns = cfg
+        .rubric
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| (d.id.clone(), d.name.clone()))
+        .collect();
+    let title = args
+        .manifest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    outputs::write_tables(&out, &rows, &dims, &title).map_err(BatchError::Internal)?;
+    let counters = store
+        .counters()
+        .map_err(|e| BatchError::Internal(e.to_string()))?;
+    Ok(BatchSummary {
+        rows,
+        interrupted,
+        counters,
+        asked_this_run: stats.llm_asked.get(),
+        cache_hits_this_run: stats.cache_hits.get(),
+        out,
+    })
+}
+
+fn report_of(sidecar: &str) -> Result<(AuditReport, serde_json::Value), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(sidecar).map_err(|e| format!("stored report unreadable: {e}"))?;
+    let report: AuditReport =
+        serde_json::from_value(value.get("report").cloned().unwrap_or_default())
+            .map_err(|e| format!("stored report unreadable: {e}"))?;
+    Ok((report, value))
+}
+
+/// One [`GradeRow`] per manifest row, from this run's outcomes and the store. Reports missing
+/// on disk (a crash between the store and the file) are written again.
+fn grade_rows(
+    manifest: &Manifest,
+    outcomes: &[Outcome],
+    store: &Store,
+    cfg: &RunConfig,
+    interrupted: bool,
+) -> Vec<GradeRow> {
+    let mut outcomes = outcomes.iter();
+    let mut rows = Vec::new();
+    for row in &manifest.rows {
+        let sub = match row {
+            Row::Bad(b) => {
+                rows.push(GradeRow::without_report(
+                    b.line,
+                    b.id.as_deref().unwrap_or(""),
+                    b.repo.as_deref().unwrap_or(""),
+                    RowStatus::Invalid,
+                    Some(b.reason.clone()),
+                ));
+                continue;
+            }
+            Row::Ok(s) => s,
+        };
+        let outcome = outcomes.next().cloned().unwrap_or(Outcome::Pending);
+        let (job, stale) = match &outcome {
+            Outcome::Done { job_id, .. } => (store.job(*job_id).ok().flatten(), false),
+            Outcome::Failed { job_id, reason } => {
+                let mut r = GradeRow::without_report(
+                    sub.line,
+                    &sub.id,
+                    &sub.repo_raw,
+                    RowStatus::Failed,
+                    Some(reason.clone()),
+                );
+                r.git_ref = sub.git_ref.clone();
+                r.commit = job_id
+                    .and_then(|id| store.job(id).ok().flatten())
+                    .map(|j| j.key.commit)
+                    .filter(|c| !c.is_empty());
+                rows.push(r);
+                continue;
+            }
+            Outcome::Pending => (
+                store
+                    .latest_job(&sub.id, &cfg.rubric.sha256, &cfg.judge_config)
+                    .ok()
+                    .flatten()
+                    .filter(|j| j.status == store::JobStatus::Done),
+                true,
+            ),
+        };
+        let graded = job
+            .as_ref()
+            .and_then(|j| j.sidecar.as_deref())
+            .map(report_of);
+        let mut r = match graded {
+            Some(Ok((report, sidecar))) => {
+                let md = outputs::submission_dir(&cfg.out, &sub.id).join("report.md");
+                if !md.exists() || !md.with_extension("json").exists() {
+                    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &report, &sidecar) {
+                        tracing::error!(error = %e, "could not write a report");
+                    }
+                }
+                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_raw, &report);
+                if stale {
+                    r.flags.push(if interrupted {
+                        "stale: graded in an earlier run, not re-checked in this interrupted run"
+                            .into()
+                    } else {
+                        "stale: graded in an earlier run, not re-checked".into()
+                    });
+                }
+                r
+            }
+            Some(Err(reason)) => GradeRow::without_report(
+                sub.line,
+                &sub.id,
+                &sub.repo_raw,
+                RowStatus::Failed,
+                Some(reason),
+            ),
+            None => GradeRow::without_report(
+                sub.line,
+                &sub.id,
+                &sub.repo_raw,
+                RowStatus::Pending,
+                Some(
+                    "not graded yet: the run was interrupted; run the same command again to resume"
+                        .into(),
+                ),
+            ),
+        };
+        r.git_ref = sub.git_ref.clone();
+        if r.commit.is_none() {
+            r.commit = job.map(|j| j.key.commit).filter(|c| !c.is_empty());
+        }
+        rows.push(r);
+    }
+    rows
+}
+
+fn print_summary(s: &BatchSummary) {
+    let count = |st: RowStatus| s.rows.iter().filter(|r| r.status == st).count();
+    println!(
+        "Batch: {} rows: {} graded, {} failed, {} invalid, {} pending{}",
+        s.rows.len(),
+        count(RowStatus::Done),
+        count(RowStatus::Failed),
+        count(RowStatus::Invalid),
+        count(RowStatus::Pending),
+        if s.interrupted {
+            " (interrupted: run the same command again to resume)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "Judges: {} requests sent in this run, {} answers from the cache",
+        s.asked_this_run, s.cache_hits_this_run
+    );
+    println!("Grades:    {}", s.out.join("grades.csv").display());
+    println!("Summary:   {}", s.out.join("summary.md").display());
+    println!("Dashboard: {}", s.out.join("index.html").display());
+}

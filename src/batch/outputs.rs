@@ -1,0 +1,680 @@
+//! Batch outputs, all derived from plain [`GradeRow`]s:
+//!
+//! - `DIR/<id>/report.md` + `report.json` per graded submission (`failed.md` when it failed);
+//! - `DIR/grades.csv`: one row per manifest row, in manifest order;
+//! - `DIR/summary.md`: leaderboard and per-criterion distributions;
+//! - `DIR/index.html`: a static dashboard (no server, no script), criterion × submission heatmap
+//!   with links to each report.
+//!
+//! **Exactness.** Criterion scores are integers. `overall_score` is written with Rust's shortest
+//! round-trip formatting of the report's `f64` (e.g. `3.6666666666666665`: parsing it gives back
+//! the very same number, nothing is rounded away), and `overall_exact` gives the same value as an
+//! exact fraction `sum/count` of the assessed criteria (e.g. `11/3`) whenever the report's overall
+//! score is that mean.
+
+use crate::model::{AuditReport, CriterionFlag};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The state of one manifest row at the end of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStatus {
+    /// Graded: a report exists.
+    Done,
+    /// Could not be graded; `failed_reason` says why.
+    Failed,
+    /// The manifest row is invalid; `failed_reason` says why.
+    Invalid,
+    /// Not graded yet (the run was interrupted): run the same command again to resume.
+    Pending,
+}
+
+impl RowStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStatus::Done => "done",
+            RowStatus::Failed => "failed",
+            RowStatus::Invalid => "invalid",
+            RowStatus::Pending => "pending",
+        }
+    }
+}
+
+/// Everything the outputs say about one manifest row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradeRow {
+    pub line: usize,
+    pub id: String,
+    pub repo: String,
+    pub git_ref: Option<String>,
+    pub commit: Option<String>,
+    pub status: RowStatus,
+    pub overall: Option<f64>,
+    /// `sum/count` of the assessed criteria when it equals `overall`.
+    pub overall_exact: Option<String>,
+    /// Final score by dimension id (`None`: not assessed).
+    pub scores: BTreeMap<String, Option<u8>>,
+    pub needs_human_review: bool,
+    pub degraded: bool,
+    /// Short flag descriptions, e.g. `evidence_missing:git_forensic_analysis`.
+    pub flags: Vec<String>,
+    pub failed_reason: Option<String>,
+}
+
+impl GradeRow {
+    /// A row with no report (failed, invalid or pending).
+    pub fn without_report(
+        line: usize,
+        id: &str,
+        repo: &str,
+        status: RowStatus,
+        reason: Option<String>,
+    ) -> GradeRow {
+        GradeRow {
+            line,
+            id: id.to_string(),
+            repo: repo.to_string(),
+            git_ref: None,
+            commit: None,
+            status,
+            overall: None,
+            overall_exact: None,
+            scores: BTreeMap::new(),
+            needs_human_review: false,
+            degraded: false,
+            flags: vec![],
+            failed_reason: reason,
+        }
+    }
+
+    /// A graded row, from its report.
+    pub fn from_report(line: usize, id: &str, repo: &str, report: &AuditReport) -> GradeRow {
+        let mut scores = BTreeMap::new();
+        let mut flags = Vec::new();
+        let mut needs_review = false;
+        for c in &report.criteria {
+            scores.insert(c.dimension_id.clone(), c.final_score.map(|s| s.get()));
+            if c.final_score.is_none() {
+                needs_review = true;
+            }
+            for f in &c.flags {
+                let name = match f {
+                    CriterionFlag::EvidenceMissing { .. } => "evidence_missing",
+                    CriterionFlag::NodeFailure { .. } => "node_failure",
+                    CriterionFlag::JudgeFailed { .. } => "judge_failed",
+                    CriterionFlag::NeedsHumanReview { .. } => {
+                        needs_review = true;
+                        "needs_human_review"
+                    }
+                };
+                let s = format!("{name}:{}", c.dimension_id);
+                if !flags.contains(&s) {
+                    flags.push(s);
+                }
+            }
+        }
+        let assessed: Vec<u64> = report
+            .criteria
+            .iter()
+            .filter_map(|c| c.final_score.map(|s| u64::from(s.get())))
+            .collect();
+        let overall_exact = exact_mean(&assessed).filter(|(sum, n, _)| {
+            report
+                .overall_score
+                .is_some_and(|o| o == *sum as f64 / *n as f64)
+        });
+        GradeRow {
+            line,
+            id: id.to_string(),
+            repo: repo.to_string(),
+            git_ref: None,
+            commit: report.commit.clone(),
+            status: RowStatus::Done,
+            overall: report.overall_score,
+            overall_exact: overall_exact.map(|(_, _, s)| s),
+            scores,
+            needs_human_review: needs_review,
+            degraded: !report.is_complete() || !report.errors.is_empty(),
+            flags,
+            failed_reason: None,
+        }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// `(sum, count, "sum/count" reduced)` of integer scores; `None` when empty.
+pub fn exact_mean(scores: &[u64]) -> Option<(u64, u64, String)> {
+    if scores.is_empty() {
+        return None;
+    }
+    let sum: u64 = scores.iter().sum();
+    let n = scores.len() as u64;
+    let g = gcd(sum, n).max(1);
+    let text = if n / g == 1 {
+        format!("{}", sum / g)
+    } else {
+        format!("{}/{}", sum / g, n / g)
+    };
+    Some((sum, n, text))
+}
+
+/// Shortest round-trip decimal of an `f64` (never rounded).
+pub fn exact_f64(x: f64) -> String {
+    format!("{x}")
+}
+
+/// The dimensions (id, name) that get a column.
+pub type Columns = Vec<(String, String)>;
+
+pub fn grades_csv(rows: &[GradeRow], dims: &Columns) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = [
+        "line",
+        "id",
+        "repo",
+        "ref",
+        "commit",
+        "status",
+        "overall_score",
+        "overall_exact",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(dims.iter().map(|(id, _)| id.clone()));
+    header.extend(
+        ["needs_human_review", "degraded", "flags", "failed_reason"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    w.write_record(&header)?;
+    for r in rows {
+        let mut rec: Vec<String> = vec![
+            r.line.to_string(),
+            r.id.clone(),
+            r.repo.clone(),
+            r.git_ref.clone().unwrap_or_default(),
+            r.commit.clone().unwrap_or_default(),
+            r.status.as_str().to_string(),
+            r.overall.map(exact_f64).unwrap_or_default(),
+            r.overall_exact.clone().unwrap_or_default(),
+        ];
+        for (id, _) in dims {
+            rec.push(
+                r.scores
+                    .get(id)
+                    .copied()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        rec.push(r.needs_human_review.to_string());
+        rec.push(r.degraded.to_string());
+        rec.push(r.flags.join(";"));
+        rec.push(r.failed_reason.clone().unwrap_or_default());
+        w.write_record(&rec)?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// Competition rank ("1224") of a graded row among graded rows: ties share a rank.
+fn rank_of(rows: &[&GradeRow], r: &GradeRow) -> usize {
+    let mine = r.overall.unwrap_or(f64::MIN);
+    1 + rows
+        .iter()
+        .filter(|o| o.overall.unwrap_or(f64::MIN) > mine)
+        .count()
+}
+
+/// Graded rows, best first (ties by id).
+fn leaderboard(rows: &[GradeRow]) -> Vec<&GradeRow> {
+    let mut graded: Vec<&GradeRow> = rows
+        .iter()
+        .filter(|r| r.status == RowStatus::Done)
+        .collect();
+    graded.sort_by(|a, b| {
+        let (x, y) = (a.overall.unwrap_or(f64::MIN), b.overall.unwrap_or(f64::MIN));
+        y.total_cmp(&x).then_with(|| a.id.cmp(&b.id))
+    });
+    graded
+}
+
+pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
+    let mut s = String::new();
+    let count = |st: RowStatus| rows.iter().filter(|r| r.status == st).count();
+    let _ = writeln!(s, "# Batch summary: {}\n", md_cell(title));
+    let _ = writeln!(
+        s,
+        "{} manifest rows: {} graded, {} failed, {} invalid, {} pending.\n",
+        rows.len(),
+        count(RowStatus::Done),
+        count(RowStatus::Failed),
+        count(RowStatus::Invalid),
+        count(RowStatus::Pending)
+    );
+    let _ = writeln!(
+        s,
+        "Scores are exact: `overall` is the report's number in shortest round-trip form, `exact` the same mean as a fraction.\n"
+    );
+    let _ = writeln!(s, "## Leaderboard\n");
+    let _ = writeln!(s, "| rank | id | overall | exact | flags |");
+    let _ = writeln!(s, "|---:|---|---:|---:|---|");
+    let board = leaderboard(rows);
+    for r in &board {
+        let _ = writeln!(
+            s,
+            "| {} | [{}]({}/report.md) | {} | {} | {} |",
+            if r.overall.is_some() {
+                rank_of(&board, r).to_string()
+            } else {
+                "–".to_string()
+            },
+            md_cell(&r.id),
+            r.id,
+            r.overall.map(exact_f64).unwrap_or_else(|| "n/a".into()),
+            r.overall_exact.clone().unwrap_or_default(),
+            md_cell(&flag_summary(r))
+        );
+    }
+    let _ = writeln!(s, "\n## Per-criterion distributions\n");
+    let _ = writeln!(
+        s,
+        "| criterion | 1 | 2 | 3 | 4 | 5 | not assessed | mean | exact mean |"
+    );
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (id, name) in dims {
+        let mut hist = [0u64; 5];
+        let mut na = 0;
+        let mut vals = Vec::new();
+        for r in rows.iter().filter(|r| r.status == RowStatus::Done) {
+            match r.scores.get(id).copied().flatten() {
+                Some(v) if (1..=5).contains(&v) => {
+                    hist[usize::from(v - 1)] += 1;
+                    vals.push(u64::from(v));
+                }
+                _ => na += 1,
+            }
+        }
+        let mean = exact_mean(&vals);
+        let _ = writeln!(
+            s,
+            "| {} (`{}`) | {} | {} | {} | {} | {} | {} | {} | {} |",
+            md_cell(name),
+            id,
+            hist[0],
+            hist[1],
+            hist[2],
+            hist[3],
+            hist[4],
+            na,
+            mean.as_ref()
+                .map(|(sum, n, _)| exact_f64(*sum as f64 / *n as f64))
+                .unwrap_or_else(|| "n/a".into()),
+            mean.map(|m| m.2).unwrap_or_default()
+        );
+    }
+    let problems: Vec<&GradeRow> = rows
+        .iter()
+        .filter(|r| r.status != RowStatus::Done)
+        .collect();
+    if !problems.is_empty() {
+        let _ = writeln!(s, "\n## Not graded\n");
+        let _ = writeln!(s, "| line | id | status | reason |");
+        let _ = writeln!(s, "|---:|---|---|---|");
+        for r in problems {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                r.line,
+                md_cell(&r.id),
+                r.status.as_str(),
+                md_cell(r.failed_reason.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    s
+}
+
+fn flag_summary(r: &GradeRow) -> String {
+    let mut parts = Vec::new();
+    if r.needs_human_review {
+        parts.push("needs human review".to_string());
+    }
+    if r.degraded {
+        let n = r.flags.len();
+        parts.push(format!(
+            "degraded ({n} flag{})",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    parts.join(", ")
+}
+
+/// HTML-escapes text for element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Escapes a path segment for an href (ids are restricted to safe characters; this is defence
+/// in depth).
+fn href_seg(s: &str) -> String {
+    let mut o = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+            o.push(b as char);
+        } else {
+            let _ = write!(o, "%{b:02X}");
+        }
+    }
+    o
+}
+
+const HEAT: [&str; 5] = ["#d73027", "#fc8d59", "#fee08b", "#91cf60", "#1a9850"];
+
+pub fn index_html(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
+    let mut h = String::new();
+    let count = |st: RowStatus| rows.iter().filter(|r| r.status == st).count();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>Batch: {t}</title>\n<style>\n\
+body{{font-family:system-ui,sans-serif;margin:24px;color:#222}}\n\
+table{{border-collapse:collapse;font-size:13px}}\n\
+th,td{{border:1px solid #ccc;padding:4px 6px;text-align:center}}\n\
+th.crit{{writing-mode:vertical-rl;transform:rotate(180deg);max-height:180px;font-weight:normal}}\n\
+td.id{{text-align:left;white-space:nowrap}}\n\
+td.na{{background:#eee;color:#777}}\n\
+tr.failed td,tr.invalid td,tr.pending td{{background:#f6f6f6}}\n\
+.reason{{text-align:left;color:#a00}}\n\
+.legend span{{display:inline-block;width:28px;text-align:center;margin-right:2px}}\n\
+.flag{{color:#a60}}\n.ok{{color:#1a7f37}}\ntd.status{{text-align:left}}\n\
+</style></head><body>\n<h1>Batch: {t}</h1>\n\
+<p>{n} submissions: <b>{d}</b> graded, <b>{f}</b> failed, <b>{i}</b> invalid, <b>{p}</b> pending. \
+See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summary.md</a>.</p>\n",
+        t = esc(title),
+        n = rows.len(),
+        d = count(RowStatus::Done),
+        f = count(RowStatus::Failed),
+        i = count(RowStatus::Invalid),
+        p = count(RowStatus::Pending),
+    );
+    let _ = write!(h, "<p class=\"legend\">Score: ");
+    for (i, c) in HEAT.iter().enumerate() {
+        let _ = write!(h, "<span style=\"background:{c}\">{}</span>", i + 1);
+    }
+    let _ = writeln!(
+        h,
+        "<span style=\"background:#eee\">–</span> not assessed; ⚑ flagged criterion</p>"
+    );
+    let _ = write!(
+        h,
+        "<table>\n<thead><tr><th>#</th><th>submission</th><th>overall</th>"
+    );
+    for (id, name) in dims {
+        let _ = write!(
+            h,
+            "<th class=\"crit\" title=\"{}\">{}</th>",
+            esc(id),
+            esc(name)
+        );
+    }
+    let _ = writeln!(h, "<th>status / flags</th></tr></thead>\n<tbody>");
+    // Graded rows by rank, then the others in manifest order.
+    let board = leaderboard(rows);
+    let mut ordered: Vec<&GradeRow> = board.clone();
+    ordered.extend(rows.iter().filter(|r| r.status != RowStatus::Done));
+    for r in &ordered {
+        let seg = href_seg(&r.id);
+        let _ = write!(h, "<tr class=\"{}\">", r.status.as_str());
+        let _ = write!(
+            h,
+            "<td>{}</td>",
+            if r.status == RowStatus::Done && r.overall.is_some() {
+                rank_of(&board, r).to_string()
+            } else {
+                String::new()
+            }
+        );
+        let link = match r.status {
+            RowStatus::Done => format!(
+                "<a href=\"{seg}/report.md\">{}</a> <small>(<a href=\"{seg}/report.json\">json</a>)</small>",
+                esc(&r.id)
+            ),
+            RowStatus::Failed => format!("<a href=\"{seg}/failed.md\">{}</a>", esc(&r.id)),
+            _ => esc(if r.id.is_empty() { "(no id)" } else { &r.id }),
+        };
+        let _ = write!(h, "<td class=\"id\" title=\"{}\">{link}</td>", esc(&r.repo));
+        let _ = write!(
+            h,
+            "<td>{}</td>",
+            r.overall
+                .map(|o| format!("<span title=\"{}\">{o:.2}</span>", esc(&exact_f64(o))))
+                .unwrap_or_else(|| "–".into())
+        );
+        for (id, _) in dims {
+            let flagged = r.flags.iter().any(|f| f.ends_with(&format!(":{id}")));
+            let mark = if flagged { "⚑" } else { "" };
+            match r.scores.get(id).copied().flatten() {
+                Some(v) if (1..=5).contains(&v) => {
+                    let _ = write!(
+                        h,
+                        "<td style=\"background:{}\" title=\"{}: {v}\">{v}{mark}</td>",
+                        HEAT[usize::from(v - 1)],
+                        esc(id)
+                    );
+                }
+                _ => {
+                    let _ = write!(h, "<td class=\"na\" title=\"{}\">–{mark}</td>", esc(id));
+                }
+            }
+        }
+        let status = match r.status {
+            RowStatus::Done => {
+                let s = flag_summary(r);
+                if s.is_empty() {
+                    "<span class=\"ok\">ok</span>".to_string()
+                } else {
+                    format!("<span class=\"flag\">{}</span>", esc(&s))
+                }
+            }
+            _ => format!(
+                "<span class=\"reason\">{}: {}</span>",
+                r.status.as_str(),
+                esc(r.failed_reason.as_deref().unwrap_or(""))
+            ),
+        };
+        let _ = writeln!(h, "<td class=\"status\">{status}</td></tr>");
+    }
+    let _ = writeln!(h, "</tbody></table>\n</body></html>");
+    h
+}
+
+/// Writes a file atomically (temporary file + rename), so a crash never leaves half a file.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, contents)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The directory of a submission's outputs.
+pub fn submission_dir(out: &Path, id: &str) -> PathBuf {
+    out.join(id)
+}
+
+/// Writes `report.md` and `report.json` of a graded submission (and removes a stale
+/// `failed.md`).
+pub fn write_report(
+    out: &Path,
+    id: &str,
+    report: &AuditReport,
+    sidecar: &serde_json::Value,
+) -> Result<(), String> {
+    let dir = submission_dir(out, id);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    crate::report::write(report, &dir.join("report.md"), sidecar)
+        .map_err(|e| format!("cannot write the report of {id}: {e}"))?;
+    let _ = std::fs::remove_file(dir.join("failed.md"));
+    Ok(())
+}
+
+/// Writes `failed.md` for a submission that could not be graded (and removes a stale report,
+/// so no output shows a grade the store does not stand behind).
+pub fn write_failure(out: &Path, id: &str, repo: &str, reason: &str) -> Result<(), String> {
+    let dir = submission_dir(out, id);
+    let text = format!(
+        "# {id}: not graded\n\nRepository: {repo}\n\nReason: {reason}\n\nFix the cause and run the same `auditor batch` command again: failed submissions are retried.\n"
+    );
+    write_atomic(&dir.join("failed.md"), text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", dir.join("failed.md").display()))?;
+    let _ = std::fs::remove_file(dir.join("report.md"));
+    let _ = std::fs::remove_file(dir.join("report.json"));
+    Ok(())
+}
+
+/// Writes grades.csv, summary.md and index.html.
+pub fn write_tables(
+    out: &Path,
+    rows: &[GradeRow],
+    dims: &Columns,
+    title: &str,
+) -> Result<(), String> {
+    let csv = grades_csv(rows, dims).map_err(|e| format!("cannot build grades.csv: {e}"))?;
+    let files = [
+        ("grades.csv", csv),
+        ("summary.md", summary_md(rows, dims, title)),
+        ("index.html", index_html(rows, dims, title)),
+    ];
+    for (name, text) in files {
+        write_atomic(&out.join(name), text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims() -> Columns {
+        vec![
+            ("a".into(), "Alpha".into()),
+            ("b".into(), "Beta <b>".into()),
+            ("c".into(), "Gamma".into()),
+        ]
+    }
+
+    fn graded(id: &str, scores: [Option<u8>; 3], overall: Option<f64>) -> GradeRow {
+        let mut r = GradeRow::without_report(2, id, "https://h/o/r.git", RowStatus::Done, None);
+        for (k, v) in ["a", "b", "c"].iter().zip(scores) {
+            r.scores.insert(k.to_string(), v);
+        }
+        let vals: Vec<u64> = scores.iter().flatten().map(|v| u64::from(*v)).collect();
+        r.overall = overall;
+        r.overall_exact = exact_mean(&vals).map(|m| m.2);
+        r
+    }
+
+    #[test]
+    fn exact_fractions_and_floats() {
+        assert_eq!(exact_mean(&[4, 4, 3]).unwrap().2, "11/3");
+        assert_eq!(exact_mean(&[4, 2]).unwrap().2, "3");
+        assert_eq!(exact_mean(&[]), None);
+        assert_eq!(exact_f64(11.0 / 3.0), "3.6666666666666665");
+        assert_eq!(exact_f64(4.0), "4");
+        let back: f64 = exact_f64(11.0 / 3.0).parse().unwrap();
+        assert_eq!(back, 11.0 / 3.0);
+    }
+
+    #[test]
+    fn csv_has_every_row_and_exact_scores() {
+        let rows = vec![
+            graded("s1", [Some(4), Some(4), Some(3)], Some(11.0 / 3.0)),
+            GradeRow::without_report(
+                3,
+                "s2",
+                "r",
+                RowStatus::Failed,
+                Some("clone failed, \"x\"".into()),
+            ),
+            GradeRow::without_report(4, "", "", RowStatus::Invalid, Some("missing id".into())),
+        ];
+        let csv = grades_csv(&rows, &dims()).unwrap();
+        let mut rd = csv::Reader::from_reader(csv.as_bytes());
+        let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(
+            &header[6..11],
+            ["overall_score", "overall_exact", "a", "b", "c"]
+        );
+        let recs: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        assert_eq!(recs.len(), 3);
+        assert_eq!(&recs[0][6], "3.6666666666666665");
+        assert_eq!(&recs[0][7], "11/3");
+        assert_eq!(&recs[1][5], "failed");
+        assert_eq!(&recs[1][14], "clone failed, \"x\"");
+        assert_eq!(&recs[2][5], "invalid");
+    }
+
+    #[test]
+    fn summary_and_dashboard() {
+        let rows = vec![
+            graded("low", [Some(1), Some(2), None], Some(1.5)),
+            graded("high", [Some(5), Some(5), Some(4)], Some(14.0 / 3.0)),
+            graded("high2", [Some(4), Some(5), Some(5)], Some(14.0 / 3.0)),
+            GradeRow::without_report(
+                5,
+                "bad<id>",
+                "r",
+                RowStatus::Failed,
+                Some("<script>".into()),
+            ),
+        ];
+        let md = summary_md(&rows, &dims(), "t");
+        let high = md.find("[high]").unwrap();
+        let low = md.find("[low]").unwrap();
+        assert!(high < low, "leaderboard best first:\n{md}");
+        assert!(
+            md.contains("| 1 | [high]") && md.contains("| 1 | [high2]"),
+            "ties share a rank:\n{md}"
+        );
+        assert!(md.contains("| 3 | [low]"), "{md}");
+        assert!(
+            md.contains("| Alpha (`a`) | 1 | 0 | 0 | 1 | 1 | 0 | 3.3333333333333335 | 10/3 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| Gamma (`c`) | 0 | 0 | 0 | 1 | 1 | 1 | 4.5 | 9/2 |"),
+            "{md}"
+        );
+        let html = index_html(&rows, &dims(), "t");
+        assert!(html.contains("href=\"high/report.md\""));
+        assert!(html.contains("Beta &lt;b&gt;"));
+        assert!(!html.contains("<script>"));
+        assert!(html.contains("bad%3Cid%3E/failed.md"));
+        assert_eq!(html.matches("<tr class=").count(), 4);
+    }
+}

@@ -1,0 +1,135 @@
+//! Resolves the commit a submission will be audited at, before any work starts: it is part of
+//! the job key (a new commit is a new job) and is then pinned for the clone, so the evidence is
+//! collected at exactly that commit. Blocking (git2): run it on the blocking pool.
+//!
+//! - a local path or `file://` URL is opened directly (any ref or commit, short hashes too);
+//! - a remote is asked for its refs (`ls-remote`, no clone): `HEAD`, a branch, a tag (peeled),
+//!   a full ref name, or a full 40-character commit hash (taken as given; the clone checks it).
+
+use std::path::PathBuf;
+
+fn is_full_hash(s: &str) -> bool {
+    s.len() == 40 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The local path of a source, if it is local.
+fn local_path(source: &str) -> Option<PathBuf> {
+    if let Some(rest) = source.strip_prefix("file://") {
+        return Some(PathBuf::from(rest));
+    }
+    if source.contains("://") {
+        return None;
+    }
+    if let Some((userhost, path)) = source.split_once(':') {
+        if !userhost.is_empty() && !path.is_empty() && !userhost.contains('/') {
+            return None; // scp-like remote
+        }
+    }
+    Some(PathBuf::from(source))
+}
+
+/// The full commit hash to audit.
+pub fn resolve_commit(source: &str, git_ref: Option<&str>) -> Result<String, String> {
+    match local_path(source) {
+        Some(path) => {
+            let repo = git2::Repository::open(&path).map_err(|e| {
+                format!(
+                    "cannot open the repository {}: {}; check that the path is a Git repository",
+                    path.display(),
+                    e.message()
+                )
+            })?;
+            let spec = git_ref.unwrap_or("HEAD");
+            let obj = repo.revparse_single(spec).map_err(|e| {
+                format!(
+                    "ref {spec:?} not found in {}: {}",
+                    path.display(),
+                    e.message()
+                )
+            })?;
+            let commit = obj.peel_to_commit().map_err(|e| {
+                format!(
+                    "ref {spec:?} of {} is not a commit: {}",
+                    path.display(),
+                    e.message()
+                )
+            })?;
+            Ok(commit.id().to_string())
+        }
+        None => {
+            if let Some(r) = git_ref.filter(|r| is_full_hash(r)) {
+                return Ok(r.to_ascii_lowercase());
+            }
+            let mut remote = git2::Remote::create_detached(source)
+                .map_err(|e| format!("invalid repository URL {source}: {}", e.message()))?;
+            remote
+                .connect(git2::Direction::Fetch)
+                .map_err(|e| format!("cannot reach the repository {source}: {}", e.message()))?;
+            let heads: Vec<(String, String)> = remote
+                .list()
+                .map_err(|e| format!("cannot list the refs of {source}: {}", e.message()))?
+                .iter()
+                .map(|h| (h.name().to_string(), h.oid().to_string()))
+                .collect();
+            pick_ref(&heads, git_ref).ok_or_else(|| match git_ref {
+                None => format!("the repository {source} has no HEAD (is it empty?)"),
+                Some(r) => format!(
+                    "ref {r:?} is not a branch or tag of {source}; a commit must be given as its full 40-character hash"
+                ),
+            })
+        }
+    }
+}
+
+/// Picks the commit of `git_ref` (default HEAD) among advertised refs; a peeled tag
+/// (`refs/tags/x^{}`) wins over the tag object.
+pub fn pick_ref(heads: &[(String, String)], git_ref: Option<&str>) -> Option<String> {
+    let find = |name: &str| {
+        heads
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, oid)| oid.clone())
+    };
+    let Some(r) = git_ref else {
+        return find("HEAD");
+    };
+    find(&format!("refs/heads/{r}"))
+        .or_else(|| find(&format!("refs/tags/{r}^{{}}")))
+        .or_else(|| find(&format!("refs/tags/{r}")))
+        .or_else(|| find(&format!("{r}^{{}}")))
+        .or_else(|| find(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_are_picked_like_git_does() {
+        let heads = vec![
+            ("HEAD".to_string(), "h".to_string()),
+            ("refs/heads/main".to_string(), "h".to_string()),
+            ("refs/heads/dev".to_string(), "d".to_string()),
+            ("refs/tags/v1".to_string(), "tagobj".to_string()),
+            ("refs/tags/v1^{}".to_string(), "tagged".to_string()),
+        ];
+        assert_eq!(pick_ref(&heads, None).as_deref(), Some("h"));
+        assert_eq!(pick_ref(&heads, Some("dev")).as_deref(), Some("d"));
+        assert_eq!(pick_ref(&heads, Some("v1")).as_deref(), Some("tagged"));
+        assert_eq!(
+            pick_ref(&heads, Some("refs/heads/dev")).as_deref(),
+            Some("d")
+        );
+        assert_eq!(pick_ref(&heads, Some("nope")), None);
+    }
+
+    #[test]
+    fn local_sources() {
+        assert_eq!(local_path("file:///a/b"), Some(PathBuf::from("/a/b")));
+        assert_eq!(local_path("/a/b"), Some(PathBuf::from("/a/b")));
+        assert_eq!(local_path("https://h/o/r.git"), None);
+        assert_eq!(local_path("git@h:o/r.git"), None);
+        let e = resolve_commit("/definitely/not/here", None).unwrap_err();
+        assert!(e.contains("cannot open the repository"), "{e}");
+    }
+}

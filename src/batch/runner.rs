@@ -1,0 +1,419 @@
+//! Runs the submissions of a batch: up to N at once, each in its own `Coordinator` actor (its
+//! own state: nothing leaks from one submission to the next), all sharing the one judge service
+//! (and so its one LLM limiter) through per-job [`CachedJudges`] wrappers.
+//!
+//! Per submission: resolve the audited commit → find or create its job in the store → skip it
+//! when already done → collect evidence (or restore the persisted evidence) and persist it →
+//! judge (opinions persisted as they arrive, answers cached) → persist the report → write its
+//! files. Any failure (unreachable repository, store error, a crashed coordinator, even a panic)
+//! ends that submission as `failed` with its reason; the others go on.
+//!
+//! Ctrl-C: the first one stops starting submissions and lets those in flight finish; a second
+//! one stops at once (what the in-flight ones had done is already in the store). Either way the
+//! outputs are written and the next run resumes.
+
+use super::cache::{CacheShared, CachedJudges};
+use super::manifest::Submission;
+use super::outputs;
+use super::progress::{Display, Stats};
+use super::resolve::resolve_commit;
+use super::store::{Begin, JobKey, Store};
+use crate::actors::coordinator::{CollectEvidence, Collected, JudgeCollected};
+use crate::actors::{AuditInput, Coordinator, RestartPolicy, Timeouts};
+use crate::judges::EvidencePack;
+use crate::model::AuditState;
+use crate::pdf::PdfFacts;
+use crate::repo::{RepoFacts, RepoLimits, RepoRequest};
+use crate::rubric::LoadedRubric;
+use actix::Actor;
+use futures::{FutureExt, StreamExt};
+use serde::{Deserialize, Serialize};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the runner needs besides the submissions.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub out: PathBuf,
+    pub concurrency: usize,
+    pub regrade_all: bool,
+    pub regrade: BTreeSet<String>,
+    pub rubric: Arc<LoadedRubric>,
+    /// Describes the judges (mode, models, auditor version): part of the job key.
+    pub judge_config: String,
+    pub timeouts: Timeouts,
+    pub restarts: RestartPolicy,
+    /// The VisionInspector's model client, when diagrams are judged.
+    pub vision: Option<crate::judges::llm::LlmJudges>,
+    /// How long resolving a submission's commit may take.
+    pub resolve_timeout: Duration,
+}
+
+/// How one submission ended in this run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Graded; `skipped` when it was already done in an earlier run.
+    Done {
+        job_id: i64,
+        skipped: bool,
+    },
+    Failed {
+        job_id: Option<i64>,
+        reason: String,
+    },
+    /// Not reached: the run was interrupted.
+    Pending,
+}
+
+/// Ctrl-C count, observable by the runner.
+pub struct Interrupt {
+    tx: tokio::sync::watch::Sender<u32>,
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt {
+            tx: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+impl Interrupt {
+    pub fn count(&self) -> u32 {
+        *self.tx.borrow()
+    }
+
+    pub fn raise(&self) {
+        self.tx.send_modify(|c| *c += 1);
+    }
+
+    /// Resolves once `n` interrupts have been raised.
+    pub async fn reached(&self, n: u32) {
+        let mut rx = self.tx.subscribe();
+        let _ = rx.wait_for(|c| *c >= n).await;
+    }
+}
+
+/// The evidence of a job as persisted after the detectives.
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredCollected {
+    state: AuditState,
+    repo_facts: Option<RepoFacts>,
+    pdf_facts: Option<PdfFacts>,
+    pdf_name: Option<String>,
+    pack: EvidencePack,
+}
+
+fn to_stored(c: &Collected) -> Result<String, String> {
+    serde_json::to_string(&StoredCollected {
+        state: c.state.clone(),
+        repo_facts: c.repo_facts.clone(),
+        pdf_facts: c.pdf_facts.clone(),
+        pdf_name: c.pdf_name.clone(),
+        pack: (*c.pack).clone(),
+    })
+    .map_err(|e| format!("cannot serialise the evidence: {e}"))
+}
+
+fn from_stored(json: &str) -> Result<Collected, String> {
+    let s: StoredCollected = serde_json::from_str(json)
+        .map_err(|e| format!("the persisted evidence cannot be read back: {e}"))?;
+    Ok(Collected {
+        state: s.state,
+        repo_facts: s.repo_facts,
+        pdf_facts: s.pdf_facts,
+        pdf_name: s.pdf_name,
+        pack: Arc::new(s.pack),
+    })
+}
+
+struct Ctx {
+    cfg: Rc<RunConfig>,
+    store: Rc<Store>,
+    cache: Rc<CacheShared>,
+    stats: Rc<Stats>,
+    display: Rc<Display>,
+    interrupt: Rc<Interrupt>,
+}
+
+/// Grades the submissions; the result is aligned with `subs`. Must run inside an actix System.
+pub async fn run(
+    subs: &[Submission],
+    cfg: Rc<RunConfig>,
+    store: Rc<Store>,
+    cache: Rc<CacheShared>,
+    display: Rc<Display>,
+    interrupt: Rc<Interrupt>,
+) -> Vec<Outcome> {
+    let stats = cache.stats.clone();
+    stats.total.set(subs.len() as u64);
+    let ctx = Rc::new(Ctx {
+        cfg: cfg.clone(),
+        store,
+        cache,
+        stats: stats.clone(),
+        display: display.clone(),
+        interrupt: interrupt.clone(),
+    });
+    let results: Rc<RefCell<Vec<Outcome>>> =
+        Rc::new(RefCell::new(vec![Outcome::Pending; subs.len()]));
+    let started = Instant::now();
+
+    let all = {
+        let ctx = ctx.clone();
+        let results = results.clone();
+        futures::stream::iter(subs.iter().cloned().enumerate())
+            .map(move |(i, sub)| {
+                let ctx = ctx.clone();
+                async move {
+                    if ctx.interrupt.count() > 0 {
+                        return (i, Outcome::Pending);
+                    }
+                    ctx.stats.started();
+                    let job_cell = Rc::new(Cell::new(None));
+                    let outcome = std::panic::AssertUnwindSafe(grade_one(&sub, &ctx, &job_cell))
+                        .catch_unwind()
+                        .await
+                        .unwrap_or_else(|panic| {
+                            let msg = panic
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_else(|| "unknown panic".into());
+                            let reason = format!("internal error while grading: {msg}");
+                            fail(&ctx, &sub, job_cell.get(), &reason)
+                        });
+                    let (ok, skipped) = match &outcome {
+                        Outcome::Done { skipped, .. } => (true, *skipped),
+                        _ => (false, false),
+                    };
+                    ctx.stats.finished(ok, skipped);
+                    if let Outcome::Failed { reason, .. } = &outcome {
+                        ctx.display
+                            .println(&format!("{}: failed: {reason}", sub.id));
+                    }
+                    ctx.display.update(&ctx.stats, started, false);
+                    (i, outcome)
+                }
+            })
+            .buffer_unordered(cfg.concurrency.max(1))
+            .for_each(move |(i, o)| {
+                results.borrow_mut()[i] = o;
+                futures::future::ready(())
+            })
+    };
+    let ticker = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            display.update(&stats, started, false);
+        }
+    };
+    tokio::select! {
+        _ = all => {}
+        _ = interrupt.reached(2) => {
+            display.println("second Ctrl-C: stopping now; what was done is saved, the next run resumes");
+        }
+        _ = ticker => {}
+    }
+    display.update(&stats, started, true);
+    display.finish();
+    results.take()
+}
+
+fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outcome {
+    if let Some(id) = job_id {
+        if let Err(e) = ctx.store.fail_job(id, reason) {
+            tracing::error!(error = %e, "could not record a failure");
+        }
+    }
+    if let Err(e) = outputs::write_failure(&ctx.cfg.out, &sub.id, &sub.repo_raw, reason) {
+        tracing::error!(error = %e, "could not write failed.md");
+    }
+    Outcome::Failed {
+        job_id,
+        reason: reason.to_string(),
+    }
+}
+
+async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) -> Outcome {
+    let cfg = &ctx.cfg;
+    let regrade = cfg.regrade_all || cfg.regrade.contains(&sub.id);
+    let source = sub.repo.clone();
+    let git_ref = sub.git_ref.clone();
+    let resolved = tokio::time::timeout(
+        cfg.resolve_timeout,
+        tokio::task::spawn_blocking(move || resolve_commit(&source, git_ref.as_deref())),
+    )
+    .await;
+    let commit = match resolved {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => Err(format!("resolving the commit crashed: {e}")),
+        Err(_) => Err(format!(
+            "the repository did not answer within {}s",
+            cfg.resolve_timeout.as_secs()
+        )),
+    };
+    let key = JobKey {
+        submission: sub.id.clone(),
+        commit: commit.clone().unwrap_or_default(),
+        rubric_sha256: cfg.rubric.sha256.clone(),
+        judge_config: cfg.judge_config.clone(),
+    };
+    let job = match ctx
+        .store
+        .begin_job(&key, &sub.repo, sub.git_ref.as_deref(), regrade)
+    {
+        Ok(Begin::Finished(job)) => {
+            return Outcome::Done {
+                job_id: job.id,
+                skipped: true,
+            };
+        }
+        Ok(Begin::Work(job)) => job,
+        Err(e) => return fail(ctx, sub, None, &format!("batch store error: {e}")),
+    };
+    job_cell.set(Some(job.id));
+    let commit = match commit {
+        Ok(c) => c,
+        Err(reason) => return fail(ctx, sub, Some(job.id), &reason),
+    };
+    tracing::info!(submission = %sub.id, %commit, job = job.id, generation = job.generation, "grading");
+
+    let service = Rc::new(CachedJudges {
+        shared: ctx.cache.clone(),
+        job_id: job.id,
+        generation: job.generation,
+    });
+    let coordinator = Coordinator::new(service).start();
+    let input = AuditInput {
+        repo: RepoRequest {
+            source: sub.repo.clone(),
+            // Pinned: the evidence is collected at exactly the commit of the job key.
+            git_ref: Some(commit.clone()),
+            limits: RepoLimits::default(),
+            extract_pdf: None,
+        },
+        pdf: sub.pdf.clone(),
+        rubric: cfg.rubric.clone(),
+        timeouts: cfg.timeouts,
+        restarts: cfg.restarts,
+        submission: sub.id.clone(),
+        vision: cfg.vision.clone(),
+    };
+
+    // Evidence: restored when a previous run persisted it, else collected and persisted. The
+    // judges always see the evidence as read back from the store, so the cache keys of a
+    // resumed run are the very same as the first run's.
+    let restored = job
+        .evidence
+        .as_deref()
+        .and_then(|json| match from_stored(json) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(submission = %sub.id, error = %e, "collecting the evidence again");
+                None
+            }
+        });
+    let collected = match restored {
+        Some(c) => c,
+        None => {
+            let fresh = match coordinator.send(CollectEvidence(input.clone())).await {
+                Ok(c) => c,
+                Err(e) => {
+                    return fail(
+                        ctx,
+                        sub,
+                        Some(job.id),
+                        &format!("the coordinator stopped while collecting evidence: {e}"),
+                    );
+                }
+            };
+            let json = match to_stored(&fresh) {
+                Ok(j) => j,
+                Err(e) => return fail(ctx, sub, Some(job.id), &e),
+            };
+            if let Err(e) = ctx.store.save_evidence(job.id, &json) {
+                return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
+            }
+            match from_stored(&json) {
+                Ok(c) => c,
+                Err(e) => return fail(ctx, sub, Some(job.id), &e),
+            }
+        }
+    };
+
+    let outcome = match coordinator.send(JudgeCollected { input, collected }).await {
+        Ok(o) => o,
+        Err(e) => {
+            return fail(
+                ctx,
+                sub,
+                Some(job.id),
+                &format!("the coordinator stopped while judging: {e}"),
+            );
+        }
+    };
+    drop(coordinator);
+    let sidecar = crate::cli::sidecar_json(&outcome);
+    let judge_failures = outcome.state.failures.len() as u32;
+    if judge_failures > 0 {
+        ctx.display.println(&format!(
+            "{}: {judge_failures} judge requests gave no opinion (flagged in the report); the next run asks them again",
+            sub.id
+        ));
+    }
+    if let Err(e) = ctx.store.finish_job(
+        job.id,
+        &sidecar.to_string(),
+        outcome.report.overall_score,
+        judge_failures,
+    ) {
+        return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
+    }
+    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &outcome.report, &sidecar) {
+        // The report is in the store; the output stage writes it again.
+        tracing::error!(submission = %sub.id, error = %e, "could not write the report files");
+    }
+    Outcome::Done {
+        job_id: job.id,
+        skipped: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_evidence_round_trips_to_a_fixed_point() {
+        let mut pack = EvidencePack::default();
+        pack.evidences.insert(
+            "d".into(),
+            vec![crate::model::Evidence::fact(
+                "e",
+                crate::model::Detective::RepoInvestigator,
+                "g",
+                true,
+                "a.py:1",
+                "r",
+                crate::model::Confidence::new(0.1 + 0.2).unwrap(),
+            )],
+        );
+        let c = Collected {
+            state: AuditState::default(),
+            repo_facts: None,
+            pdf_facts: None,
+            pdf_name: Some("repo:r.pdf".into()),
+            pack: Arc::new(pack),
+        };
+        let json = to_stored(&c).unwrap();
+        let back = from_stored(&json).unwrap();
+        assert_eq!(to_stored(&back).unwrap(), json);
+        assert_eq!(back.pdf_name.as_deref(), Some("repo:r.pdf"));
+        assert!(from_stored("{").is_err());
+    }
+}

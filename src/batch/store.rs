@@ -1,0 +1,649 @@
+//! The durable batch store: one embedded SQLite database (`DIR/batch.sqlite`, WAL) holding
+//!
+//! - **jobs**: one per submission, keyed by (id, audited commit, rubric sha256, judge
+//!   configuration), with its status (`running`, `done`, `failed`), its evidence (persisted right
+//!   after the detectives) and its final report (the JSON sidecar);
+//! - **opinions**: every judge opinion of a job, persisted as it arrives;
+//! - **responses**: the judge response cache, keyed by the sha256 of the full judge request
+//!   (see [`super::cache`]);
+//! - **requests**: how many times each request key was actually sent to the judge service
+//!   (the "never asks twice" counter).
+//!
+//! Every write is its own transaction, so a process crash (even SIGKILL) loses at most the
+//! requests in flight. `synchronous` is `NORMAL` by default (WAL: a commit survives any process
+//! crash; an OS crash or power loss may roll back the last few commits, i.e. re-ask a few
+//! answers, never corrupt the store); set `AUDITOR_BATCH_SYNC=full` to fsync every commit
+//! (slower: three commits per judge request on the System's thread).
+
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "batch.sqlite";
+const SCHEMA_VERSION: i64 = 1;
+
+#[derive(Debug, thiserror::Error)]
+#[error("batch store {path}: {detail}")]
+pub struct StoreError {
+    pub path: String,
+    pub detail: String,
+}
+
+/// What identifies a job: a new commit, rubric or judge configuration is a new job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobKey {
+    pub submission: String,
+    /// The audited commit (`""` when the repository could not be reached).
+    pub commit: String,
+    pub rubric_sha256: String,
+    pub judge_config: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobStatus {
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> JobStatus {
+        match s {
+            "done" => JobStatus::Done,
+            "failed" => JobStatus::Failed,
+            _ => JobStatus::Running,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: i64,
+    pub key: JobKey,
+    pub repo: String,
+    pub git_ref: Option<String>,
+    pub status: JobStatus,
+    /// Bumped by `--regrade`: part of every cache key, so a regrade asks afresh.
+    pub generation: u32,
+    /// Runs that worked on this job (1 for a clean run).
+    pub runs: u32,
+    pub evidence: Option<String>,
+    pub sidecar: Option<String>,
+    pub failure: Option<String>,
+    /// Judge requests that gave no opinion in the job's report (retried on the next run).
+    pub judge_failures: u32,
+}
+
+/// What `begin_job` decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Begin {
+    /// The job is finished (done) and not to be regraded: skip it.
+    Finished(Job),
+    /// Work to do: a new job, an unfinished one to resume, a failed one to retry or a regrade.
+    Work(Job),
+}
+
+/// A cached judge answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedResponse {
+    pub opinion_json: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub attempts: u32,
+}
+
+/// Store-wide counters (they survive restarts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Requests sent to the judge service, all runs together.
+    pub asked: u64,
+    /// Distinct request keys ever sent.
+    pub distinct_asked: u64,
+    /// Request keys sent more than once (a request in flight at a crash, or a regrade).
+    pub asked_more_than_once: u64,
+    /// Answers served from the cache.
+    pub cache_hits: u64,
+    /// Answers in the cache.
+    pub responses: u64,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339()
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`.
+    pub fn open_in(dir: &Path) -> Result<Store, StoreError> {
+        Store::open(&dir.join(FILE_NAME))
+    }
+
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let err = |e: rusqlite::Error| StoreError {
+            path: path.display().to_string(),
+            detail: format!("{e}. If the file is corrupt, move it away to start the batch afresh."),
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        let sync = match std::env::var("AUDITOR_BATCH_SYNC").ok().as_deref() {
+            None | Some("") | Some("normal") => "NORMAL",
+            Some("full") => "FULL",
+            Some(other) => {
+                return Err(StoreError {
+                    path: path.display().to_string(),
+                    detail: format!(
+                        "AUDITOR_BATCH_SYNC={other:?} is not valid: use \"normal\" (default) or \"full\""
+                    ),
+                });
+            }
+        };
+        conn.pragma_update(None, "synchronous", sync).map_err(err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS jobs (
+                id INTEGER PRIMARY KEY,
+                submission TEXT NOT NULL,
+                commit_sha TEXT NOT NULL,
+                rubric_sha256 TEXT NOT NULL,
+                judge_config TEXT NOT NULL,
+                repo TEXT NOT NULL,
+                git_ref TEXT,
+                status TEXT NOT NULL,
+                generation INTEGER NOT NULL DEFAULT 0,
+                runs INTEGER NOT NULL DEFAULT 0,
+                evidence_json TEXT,
+                sidecar_json TEXT,
+                overall_score REAL,
+                judge_failures INTEGER NOT NULL DEFAULT 0,
+                failure TEXT,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                UNIQUE (submission, commit_sha, rubric_sha256, judge_config)
+             );
+             CREATE TABLE IF NOT EXISTS opinions (
+                job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+                generation INTEGER NOT NULL,
+                persona TEXT NOT NULL,
+                criterion_id TEXT NOT NULL,
+                request_key TEXT NOT NULL,
+                opinion_json TEXT NOT NULL,
+                from_cache INTEGER NOT NULL,
+                created_at TEXT NOT NULL,
+                PRIMARY KEY (job_id, generation, persona, criterion_id)
+             );
+             CREATE TABLE IF NOT EXISTS responses (
+                request_key TEXT PRIMARY KEY,
+                persona TEXT NOT NULL,
+                criterion_id TEXT NOT NULL,
+                model TEXT,
+                opinion_json TEXT NOT NULL,
+                input_tokens INTEGER NOT NULL,
+                output_tokens INTEGER NOT NULL,
+                attempts INTEGER NOT NULL,
+                hits INTEGER NOT NULL DEFAULT 0,
+                created_at TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS requests (
+                request_key TEXT PRIMARY KEY,
+                asked INTEGER NOT NULL,
+                first_asked_at TEXT NOT NULL
+             );",
+        )
+        .map_err(err)?;
+        let version: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        match version {
+            None => {
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+                    params![SCHEMA_VERSION.to_string()],
+                )
+                .map_err(err)?;
+            }
+            Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            Some(v) => {
+                return Err(StoreError {
+                    path: path.display().to_string(),
+                    detail: format!(
+                        "schema version {v} is not the version {SCHEMA_VERSION} this auditor writes; use another --out directory or the auditor version that wrote it"
+                    ),
+                });
+            }
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        StoreError {
+            path: self.path.display().to_string(),
+            detail: e.to_string(),
+        }
+    }
+
+    fn job_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
+        let status: String = r.get("status")?;
+        Ok(Job {
+            id: r.get("id")?,
+            key: JobKey {
+                submission: r.get("submission")?,
+                commit: r.get("commit_sha")?,
+                rubric_sha256: r.get("rubric_sha256")?,
+                judge_config: r.get("judge_config")?,
+            },
+            repo: r.get("repo")?,
+            git_ref: r.get("git_ref")?,
+            status: JobStatus::parse(&status),
+            generation: r.get("generation")?,
+            runs: r.get("runs")?,
+            evidence: r.get("evidence_json")?,
+            sidecar: r.get("sidecar_json")?,
+            failure: r.get("failure")?,
+            judge_failures: r.get("judge_failures")?,
+        })
+    }
+
+    pub fn job(&self, id: i64) -> Result<Option<Job>, StoreError> {
+        self.conn
+            .query_row("SELECT * FROM jobs WHERE id = ?1", params![id], |r| {
+                Self::job_from_row(r)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn find(&self, key: &JobKey) -> Result<Option<Job>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT * FROM jobs WHERE submission = ?1 AND commit_sha = ?2 AND rubric_sha256 = ?3 AND judge_config = ?4",
+                params![key.submission, key.commit, key.rubric_sha256, key.judge_config],
+                Self::job_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The most recently updated job of a submission under this rubric and judge configuration
+    /// (for rows this run did not reach).
+    pub fn latest_job(
+        &self,
+        submission: &str,
+        rubric_sha256: &str,
+        judge_config: &str,
+    ) -> Result<Option<Job>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT * FROM jobs WHERE submission = ?1 AND rubric_sha256 = ?2 AND judge_config = ?3 ORDER BY updated_at DESC, id DESC LIMIT 1",
+                params![submission, rubric_sha256, judge_config],
+                Self::job_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Finds or creates the job for `key` and decides what to do with it:
+    /// - done and not regraded → [`Begin::Finished`];
+    /// - done or failed and regraded → generation bumped, evidence, report and failure cleared;
+    /// - failed, or done with judge failures → retried (evidence and cached answers kept, so
+    ///   only what failed is asked again);
+    /// - running (unfinished: a crash or Ctrl-C) → resumed, regrade or not.
+    pub fn begin_job(
+        &self,
+        key: &JobKey,
+        repo: &str,
+        git_ref: Option<&str>,
+        regrade: bool,
+    ) -> Result<Begin, StoreError> {
+        let ts = now();
+        let Some(job) = self.find(key)? else {
+            self.conn
+                .execute(
+                    "INSERT INTO jobs (submission, commit_sha, rubric_sha256, judge_config, repo, git_ref, status, generation, runs, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', 0, 1, ?7, ?7)",
+                    params![key.submission, key.commit, key.rubric_sha256, key.judge_config, repo, git_ref, ts],
+                )
+                .map_err(|e| self.err(e))?;
+            let id = self.conn.last_insert_rowid();
+            return Ok(Begin::Work(self.job(id)?.ok_or_else(|| StoreError {
+                path: self.path.display().to_string(),
+                detail: "a job just inserted cannot be read back".into(),
+            })?));
+        };
+        let finished = matches!(job.status, JobStatus::Done | JobStatus::Failed);
+        if job.status == JobStatus::Done && !regrade && job.judge_failures == 0 {
+            return Ok(Begin::Finished(job));
+        }
+        if regrade && finished {
+            self.conn
+                .execute(
+                    "UPDATE jobs SET status = 'running', generation = generation + 1, runs = runs + 1,
+                        evidence_json = NULL, sidecar_json = NULL, overall_score = NULL, failure = NULL,
+                        repo = ?2, git_ref = ?3, updated_at = ?4 WHERE id = ?1",
+                    params![job.id, repo, git_ref, ts],
+                )
+                .map_err(|e| self.err(e))?;
+        } else {
+            self.conn
+                .execute(
+                    "UPDATE jobs SET status = 'running', runs = runs + 1, failure = NULL,
+                        repo = ?2, git_ref = ?3, updated_at = ?4 WHERE id = ?1",
+                    params![job.id, repo, git_ref, ts],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(Begin::Work(self.job(job.id)?.ok_or_else(|| {
+            StoreError {
+                path: self.path.display().to_string(),
+                detail: format!("job {} disappeared", job.id),
+            }
+        })?))
+    }
+
+    /// Persists the evidence collected by the detectives (right after the detective barrier).
+    pub fn save_evidence(&self, job_id: i64, evidence_json: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE jobs SET evidence_json = ?2, updated_at = ?3 WHERE id = ?1",
+                params![job_id, evidence_json, now()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn finish_job(
+        &self,
+        job_id: i64,
+        sidecar_json: &str,
+        overall: Option<f64>,
+        judge_failures: u32,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE jobs SET status = 'done', sidecar_json = ?2, overall_score = ?3, judge_failures = ?4, failure = NULL, updated_at = ?5 WHERE id = ?1",
+                params![job_id, sidecar_json, overall, judge_failures, now()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn fail_job(&self, job_id: i64, reason: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE jobs SET status = 'failed', failure = ?2, updated_at = ?3 WHERE id = ?1",
+                params![job_id, reason, now()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records one opinion of a job as it arrives.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_opinion(
+        &self,
+        job_id: i64,
+        generation: u32,
+        persona: &str,
+        criterion_id: &str,
+        request_key: &str,
+        opinion_json: &str,
+        from_cache: bool,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO opinions (job_id, generation, persona, criterion_id, request_key, opinion_json, from_cache, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![job_id, generation, persona, criterion_id, request_key, opinion_json, from_cache, now()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Opinions recorded for a job's current generation.
+    pub fn opinion_count(&self, job_id: i64) -> Result<u64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM opinions o JOIN jobs j ON j.id = o.job_id WHERE o.job_id = ?1 AND o.generation = j.generation",
+                params![job_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Looks a response up; a hit is counted.
+    pub fn cached_response(&self, key: &str) -> Result<Option<CachedResponse>, StoreError> {
+        let found = self
+            .conn
+            .query_row(
+                "SELECT opinion_json, input_tokens, output_tokens, attempts FROM responses WHERE request_key = ?1",
+                params![key],
+                |r| {
+                    Ok(CachedResponse {
+                        opinion_json: r.get(0)?,
+                        input_tokens: r.get::<_, i64>(1)? as u64,
+                        output_tokens: r.get::<_, i64>(2)? as u64,
+                        attempts: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if found.is_some() {
+            self.conn
+                .execute(
+                    "UPDATE responses SET hits = hits + 1 WHERE request_key = ?1",
+                    params![key],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(found)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_response(
+        &self,
+        key: &str,
+        persona: &str,
+        criterion_id: &str,
+        model: Option<&str>,
+        response: &CachedResponse,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO responses (request_key, persona, criterion_id, model, opinion_json, input_tokens, output_tokens, attempts, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT(request_key) DO UPDATE SET opinion_json = excluded.opinion_json,
+                    input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                    attempts = excluded.attempts, created_at = excluded.created_at",
+                params![
+                    key,
+                    persona,
+                    criterion_id,
+                    model,
+                    response.opinion_json,
+                    response.input_tokens as i64,
+                    response.output_tokens as i64,
+                    response.attempts,
+                    now()
+                ],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Counts one request actually sent to the judge service (before it is sent).
+    pub fn note_request(&self, key: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO requests (request_key, asked, first_asked_at) VALUES (?1, 1, ?2)
+                 ON CONFLICT(request_key) DO UPDATE SET asked = asked + 1",
+                params![key, now()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn counters(&self) -> Result<Counters, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT
+                    (SELECT COALESCE(SUM(asked), 0) FROM requests),
+                    (SELECT COUNT(*) FROM requests),
+                    (SELECT COUNT(*) FROM requests WHERE asked > 1),
+                    (SELECT COALESCE(SUM(hits), 0) FROM responses),
+                    (SELECT COUNT(*) FROM responses)",
+                [],
+                |r| {
+                    Ok(Counters {
+                        asked: r.get::<_, i64>(0)? as u64,
+                        distinct_asked: r.get::<_, i64>(1)? as u64,
+                        asked_more_than_once: r.get::<_, i64>(2)? as u64,
+                        cache_hits: r.get::<_, i64>(3)? as u64,
+                        responses: r.get::<_, i64>(4)? as u64,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str, commit: &str) -> JobKey {
+        JobKey {
+            submission: id.into(),
+            commit: commit.into(),
+            rubric_sha256: "r".into(),
+            judge_config: "offline".into(),
+        }
+    }
+
+    fn work(b: Begin) -> Job {
+        match b {
+            Begin::Work(j) => j,
+            Begin::Finished(j) => panic!("expected work, job {j:?} is finished"),
+        }
+    }
+
+    #[test]
+    fn job_lifecycle_resume_retry_and_regrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open_in(dir.path()).unwrap();
+        let j = work(s.begin_job(&key("a", "c1"), "repo", None, false).unwrap());
+        assert_eq!((j.status, j.generation, j.runs), (JobStatus::Running, 0, 1));
+        s.save_evidence(j.id, "{\"e\":1}").unwrap();
+        // unfinished (a crash): resumed with its evidence, regrade or not
+        let r = work(s.begin_job(&key("a", "c1"), "repo", None, true).unwrap());
+        assert_eq!((r.id, r.generation, r.runs), (j.id, 0, 2));
+        assert_eq!(r.evidence.as_deref(), Some("{\"e\":1}"));
+        // done with a judge failure: retried, same generation
+        s.finish_job(j.id, "{}", Some(3.5), 1).unwrap();
+        let r = work(s.begin_job(&key("a", "c1"), "repo", None, false).unwrap());
+        assert_eq!((r.generation, r.runs), (0, 3));
+        s.finish_job(j.id, "{}", Some(3.5), 0).unwrap();
+        assert!(matches!(
+            s.begin_job(&key("a", "c1"), "repo", None, false).unwrap(),
+            Begin::Finished(_)
+        ));
+        // regrade of a finished job: new generation, evidence cleared
+        let g = work(s.begin_job(&key("a", "c1"), "repo", None, true).unwrap());
+        assert_eq!((g.id, g.generation, g.evidence.clone()), (j.id, 1, None));
+        // failed: retried with what it had
+        s.save_evidence(g.id, "ev").unwrap();
+        s.fail_job(g.id, "boom").unwrap();
+        let f = work(s.begin_job(&key("a", "c1"), "repo", None, false).unwrap());
+        assert_eq!(
+            (f.generation, f.evidence.as_deref(), f.failure),
+            (1, Some("ev"), None)
+        );
+        // a new commit is a new job
+        let n = work(s.begin_job(&key("a", "c2"), "repo", None, false).unwrap());
+        assert_ne!(n.id, j.id);
+        assert_eq!(
+            s.latest_job("a", "r", "offline").unwrap().map(|j| j.id),
+            Some(n.id)
+        );
+    }
+
+    #[test]
+    fn responses_requests_and_counters_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open_in(dir.path()).unwrap();
+            assert_eq!(s.cached_response("k").unwrap(), None);
+            s.note_request("k").unwrap();
+            let resp = CachedResponse {
+                opinion_json: "{}".into(),
+                input_tokens: 10,
+                output_tokens: 2,
+                attempts: 1,
+            };
+            s.put_response("k", "Prosecutor", "c", Some("m"), &resp)
+                .unwrap();
+            assert_eq!(s.cached_response("k").unwrap(), Some(resp));
+            s.note_request("k2").unwrap();
+            s.note_request("k2").unwrap();
+        }
+        let s = Store::open_in(dir.path()).unwrap();
+        assert_eq!(
+            s.counters().unwrap(),
+            Counters {
+                asked: 3,
+                distinct_asked: 2,
+                asked_more_than_once: 1,
+                cache_hits: 1,
+                responses: 1
+            }
+        );
+    }
+
+    #[test]
+    fn opinions_are_recorded_once_per_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open_in(dir.path()).unwrap();
+        let j = work(s.begin_job(&key("a", "c1"), "repo", None, false).unwrap());
+        s.record_opinion(j.id, 0, "Prosecutor", "c", "k", "{}", false)
+            .unwrap();
+        s.record_opinion(j.id, 0, "Prosecutor", "c", "k", "{}", true)
+            .unwrap();
+        s.record_opinion(j.id, 0, "Defense", "c", "k2", "{}", false)
+            .unwrap();
+        assert_eq!(s.opinion_count(j.id).unwrap(), 2);
+    }
+}

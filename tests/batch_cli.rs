@@ -1,0 +1,445 @@
+//! `auditor batch` as a user runs it: the real binary, fixture repositories built with git2,
+//! offline judges slowed down by the hidden `--simulate-latency-ms` so a run can be killed in
+//! the middle. The store's request counters prove nothing is asked twice.
+
+mod batch_support;
+
+use batch_support::*;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn batch_cmd(root: &Path, manifest: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_auditor"));
+    c.current_dir(root)
+        .arg("batch")
+        .arg(manifest)
+        .arg("--out")
+        .arg(out)
+        .args(["--judges", "offline", "--progress-every", "1"])
+        .args(extra)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null());
+    c
+}
+
+fn run(root: &Path, manifest: &Path, out: &Path, extra: &[&str]) -> Output {
+    batch_cmd(root, manifest, out, extra)
+        .output()
+        .expect("run auditor batch")
+}
+
+const SLOW: [&str; 6] = [
+    "--concurrency",
+    "2",
+    "--simulate-latency-ms",
+    "150",
+    "--simulate-max-in-flight",
+    "6",
+];
+
+/// Waits until at least one job is done and some are not, then returns.
+fn wait_mid_run(child: &mut Child, out: &Path, total: i64) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(Instant::now() < deadline, "the batch never reached mid-run");
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the batch ended before it could be interrupted: {status}");
+        }
+        if let Some(v) = StoreView::open(out) {
+            let done = v.jobs_with_status("done");
+            if done >= 1 && done < total {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn clean_run_asked(root: &Path, manifest: &Path) -> (i64, Vec<Vec<String>>) {
+    let clean = root.join("clean");
+    let o = run(root, manifest, &clean, &["--concurrency", "4"]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        stderr(&o)
+    );
+    let v = StoreView::open(&clean).unwrap();
+    let (asked, distinct, twice) = v.asked();
+    assert_eq!(asked, distinct, "a clean run asks every question once");
+    assert_eq!(twice, 0);
+    (asked, grades(&clean).1)
+}
+
+#[test]
+fn resumes_after_sigkill_without_asking_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let n = 6;
+    let (manifest, commits) = cohort(root, n);
+    let (clean_asked, clean_rows) = clean_run_asked(root, &manifest);
+    assert_eq!(clean_asked as usize, n * rubric_len() * 3);
+
+    let out = root.join("out");
+    let mut child = batch_cmd(root, &manifest, &out, &SLOW)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_mid_run(&mut child, &out, n as i64);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let keys = |v: &StoreView, sql: &str| -> std::collections::BTreeSet<String> {
+        let mut st = v.0.prepare(sql).unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let (done_before, unanswered_at_kill) = {
+        let v = StoreView::open(&out).unwrap();
+        let done: Vec<i64> = {
+            let mut st =
+                v.0.prepare("SELECT id FROM jobs WHERE status = 'done'")
+                    .unwrap();
+            st.query_map([], |r| r.get(0))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect()
+        };
+        let in_flight = keys(
+            &v,
+            "SELECT request_key FROM requests WHERE request_key NOT IN (SELECT request_key FROM responses)",
+        );
+        assert!(v.count("SELECT COUNT(*) FROM responses") > 0);
+        (done, in_flight)
+    };
+    assert!(!done_before.is_empty() && done_before.len() < n);
+    // In flight at the kill: at most what the running submissions had handed to the judges.
+    assert!(unanswered_at_kill.len() <= 2 * rubric_len() * 3);
+
+    let o = run(root, &manifest, &out, &SLOW);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o)); // stub detectives: degraded reports
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(v.jobs_with_status("done"), n as i64);
+    // Finished work was kept: the jobs done before the kill were not run again.
+    for id in &done_before {
+        let runs: i64 =
+            v.0.query_row("SELECT runs FROM jobs WHERE id = ?1", [id], |r| r.get(0))
+                .unwrap();
+        assert_eq!(
+            runs, 1,
+            "job {id} was done before the kill and must not be re-run"
+        );
+    }
+    // Nothing answered was asked again: only requests in flight at the kill (handed to the
+    // judge service, unanswered) may have been asked twice.
+    let (asked, distinct, _) = v.asked();
+    assert_eq!(distinct, clean_asked, "the same questions as a clean run");
+    let twice = keys(&v, "SELECT request_key FROM requests WHERE asked > 1");
+    assert!(
+        twice.is_subset(&unanswered_at_kill),
+        "only requests in flight at the kill may be asked again"
+    );
+    assert!(
+        asked <= clean_asked + unanswered_at_kill.len() as i64,
+        "asked {asked}, a clean run asks {clean_asked}"
+    );
+
+    let (header, rows) = grades(&out);
+    assert_eq!(rows.len(), n);
+    assert_eq!(
+        rows, clean_rows,
+        "a resumed run grades exactly like a clean one"
+    );
+    let c_commit = col(&header, "commit");
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[col(&header, "status")], "done");
+        assert_eq!(r[c_commit], commits[i]);
+        assert!(out.join(format!("s{i}/report.md")).is_file());
+        assert!(out.join(format!("s{i}/report.json")).is_file());
+    }
+    assert!(out.join("index.html").is_file() && out.join("summary.md").is_file());
+
+    // Run again: everything is finished, nothing is asked.
+    let o = run(root, &manifest, &out, &SLOW);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(StoreView::open(&out).unwrap().asked().0, asked);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 requests sent in this run"));
+}
+
+#[test]
+fn ctrl_c_finishes_what_is_in_flight_and_the_next_run_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let n = 6;
+    let (manifest, _) = cohort(root, n);
+    let out = root.join("out");
+    let mut child = batch_cmd(root, &manifest, &out, &SLOW)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_mid_run(&mut child, &out, n as i64);
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Ctrl-C"), "{}", stderr(&o));
+
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(
+        v.jobs_with_status("running"),
+        0,
+        "in-flight submissions were finished"
+    );
+    let done = v.jobs_with_status("done");
+    assert!(done >= 1 && done < n as i64, "{done} done");
+    let (header, rows) = grades(&out);
+    assert_eq!(rows.len(), n, "grades.csv has every row, even interrupted");
+    let st = col(&header, "status");
+    assert_eq!(
+        rows.iter().filter(|r| r[st] == "pending").count() as i64,
+        n as i64 - done
+    );
+    drop(v);
+
+    let o = run(root, &manifest, &out, &SLOW);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(v.jobs_with_status("done"), n as i64);
+    let (asked, distinct, twice) = v.asked();
+    assert_eq!(
+        (asked, twice),
+        (distinct, 0),
+        "a graceful stop never asks twice"
+    );
+    assert_eq!(distinct as usize, n * rubric_len() * 3);
+    let (_, rows) = grades(&out);
+    assert!(rows.iter().all(|r| r[st] == "done"));
+}
+
+#[test]
+fn bad_rows_and_failing_clones_are_reported_and_the_others_finish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    for i in 0..2 {
+        let d = root.join(format!("repos/s{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        student_repo(&d, &format!("s{i}"));
+    }
+    std::fs::create_dir_all(root.join("not-a-repo")).unwrap();
+    let manifest = root.join("m.csv");
+    std::fs::write(
+        &manifest,
+        "id,repo,pdf,ref\n\
+         s0,repos/s0,,\n\
+         ,repos/s1,,\n\
+         s0,repos/s1,,\n\
+         bad-url,htps://example.org/x.git,,\n\
+         refused,http://127.0.0.1:9/nothing.git,,\n\
+         notrepo,not-a-repo,,\n\
+         noref,repos/s1,,no-such-branch\n\
+         s1,repos/s1,,\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let o = run(root, &manifest, &out, &["--concurrency", "3"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("line 3: missing id"), "{err}");
+    assert!(
+        err.contains("line 4: duplicate id \"s0\" (first used on line 2)"),
+        "{err}"
+    );
+    assert!(err.contains("line 5: malformed repository URL"), "{err}");
+
+    let (header, rows) = grades(&out);
+    assert_eq!(rows.len(), 8, "one row per manifest row");
+    let (line, id, st, why) = (
+        col(&header, "line"),
+        col(&header, "id"),
+        col(&header, "status"),
+        col(&header, "failed_reason"),
+    );
+    let by_line: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r[line].as_str(),
+                r[id].as_str(),
+                r[st].as_str(),
+                r[why].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(by_line[0].2, "done");
+    assert_eq!(
+        (by_line[1].0, by_line[1].1, by_line[1].2),
+        ("3", "", "invalid")
+    );
+    assert_eq!(by_line[2].2, "invalid");
+    assert_eq!(by_line[3].2, "invalid");
+    for (i, expect) in [
+        (4, "cannot reach the repository"),
+        (5, "cannot open the repository"),
+        (6, "no-such-branch"),
+    ] {
+        assert_eq!(by_line[i].2, "failed", "{:?}", by_line[i]);
+        assert!(by_line[i].3.contains(expect), "{:?}", by_line[i]);
+        let failed_md = out.join(by_line[i].1).join("failed.md");
+        assert!(failed_md.is_file(), "{} missing", failed_md.display());
+    }
+    assert_eq!(by_line[7].2, "done");
+    assert!(out.join("s1/report.md").is_file());
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(v.jobs_with_status("failed"), 3);
+    let reason: String =
+        v.0.query_row(
+            "SELECT failure FROM jobs WHERE submission = 'refused'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(reason.contains("cannot reach the repository"), "{reason}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("href=\"s0/report.md\"") && html.contains("href=\"refused/failed.md\""));
+}
+
+#[test]
+fn csv_scores_are_exactly_the_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (manifest, _) = cohort(root, 2);
+    let out = root.join("out");
+    let o = run(root, &manifest, &out, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let (header, rows) = grades(&out);
+    let rubric = auditor::rubric::Rubric::load(None).unwrap().rubric;
+    for r in &rows {
+        let id = &r[col(&header, "id")];
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(id).join("report.json")).unwrap(),
+        )
+        .unwrap();
+        let report = &json["report"];
+        match report["overall_score"].as_f64() {
+            Some(x) => {
+                let written: f64 = r[col(&header, "overall_score")].parse().unwrap();
+                assert_eq!(written.to_bits(), x.to_bits(), "overall of {id} rounded");
+            }
+            None => assert_eq!(r[col(&header, "overall_score")], ""),
+        }
+        for d in &rubric.dimensions {
+            let c = report["criteria"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["dimension_id"] == d.id.as_str())
+                .unwrap();
+            let expect = c["final_score"]
+                .as_u64()
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            assert_eq!(r[col(&header, &d.id)], expect, "{id} {}", d.id);
+        }
+        assert_eq!(
+            r[col(&header, "degraded")],
+            "true",
+            "stub detectives degrade every report"
+        );
+    }
+}
+
+#[test]
+fn a_second_batch_on_the_same_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (manifest, _) = cohort(root, 2);
+    let out = root.join("out");
+    let mut child = batch_cmd(root, &manifest, &out, &SLOW)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while StoreView::open(&out).is_none() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = run(root, &manifest, &out, &[]);
+    let finished_first = child.try_wait().unwrap().is_some();
+    child.kill().ok();
+    child.wait().unwrap();
+    if !finished_first {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("another `auditor batch` is running"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_the_next_run_resumes_the_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let n = 4;
+    let (manifest, _) = cohort(root, n);
+    let out = root.join("out");
+    let slow = [
+        "--concurrency",
+        "2",
+        "--simulate-latency-ms",
+        "400",
+        "--simulate-max-in-flight",
+        "4",
+    ];
+    let mut child = batch_cmd(root, &manifest, &out, &slow)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_mid_run(&mut child, &out, n as i64);
+    for _ in 0..2 {
+        let ok = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("second Ctrl-C"), "{}", stderr(&o));
+    let v = StoreView::open(&out).unwrap();
+    assert!(
+        v.jobs_with_status("running") >= 1,
+        "stopped with work in flight"
+    );
+    let unanswered = v.count(
+        "SELECT COUNT(*) FROM requests WHERE request_key NOT IN (SELECT request_key FROM responses)",
+    );
+    drop(v);
+    let (header, rows) = grades(&out);
+    assert_eq!(rows.len(), n);
+    assert!(rows.iter().any(|r| r[col(&header, "status")] == "pending"));
+
+    let o = run(root, &manifest, &out, &slow);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v = StoreView::open(&out).unwrap();
+    assert_eq!(v.jobs_with_status("done"), n as i64);
+    let (asked, distinct, twice) = v.asked();
+    assert_eq!(distinct as usize, n * rubric_len() * 3);
+    assert!(twice <= unanswered && asked <= distinct + unanswered);
+}
