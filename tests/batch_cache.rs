@@ -40,6 +40,8 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         regrade_all: false,
         rubric: None,
         judges: JudgesArg::Offline,
+        prompts: None,
+        max_concurrency: None,
         progress_every: 10,
         no_progress: true,
         simulate_latency_ms: None,
