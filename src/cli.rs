@@ -168,7 +168,7 @@ pub fn main() -> i32 {
     // The guard flushes and shuts the span exporter down when dropped. It lives in this
     // function, so it is dropped on every path below (success, error, Ctrl-C, and unwinding
     // from a panic) before `main.rs` calls `process::exit`, which runs no destructors.
-    let telemetry = match init_telemetry(&cli.log) {
+    let telemetry = match init_telemetry(&cli.log, !matches!(cli.command, Command::Batch(_))) {
         Ok(guard) => guard,
         Err(e) => {
             print_error(format, "error", &e.to_string());
@@ -201,7 +201,12 @@ pub fn main() -> i32 {
 }
 
 /// Logs on stderr, OTLP export when configured, and Ctrl-C handling.
-fn init_telemetry(log: &LogArgs) -> Result<crate::telemetry::TelemetryGuard, String> {
+/// `handle_interrupts`: install the Ctrl-C handler that stops an audit (batch runs handle
+/// Ctrl-C themselves: finish what is in flight, then stop).
+fn init_telemetry(
+    log: &LogArgs,
+    handle_interrupts: bool,
+) -> Result<crate::telemetry::TelemetryGuard, String> {
     use crate::telemetry::{LogOptions, TelemetryConfig};
     let cfg = TelemetryConfig::from_env(LogOptions {
         verbose: log.verbose,
@@ -210,7 +215,9 @@ fn init_telemetry(log: &LogArgs) -> Result<crate::telemetry::TelemetryGuard, Str
     })
     .map_err(|e| e.to_string())?;
     let guard = crate::telemetry::init(&cfg).map_err(|e| e.to_string())?;
-    crate::telemetry::install_interrupt_handler().map_err(|e| e.to_string())?;
+    if handle_interrupts {
+        crate::telemetry::install_interrupt_handler().map_err(|e| e.to_string())?;
+    }
     Ok(guard)
 }
 

@@ -5,12 +5,14 @@
 use super::config::LlmConfig;
 use super::limiter::Limiter;
 use super::retry::{self, Failure, HttpStatusError, RetryPolicy};
+use crate::telemetry::genai::{ChatRequestInfo, ChatSpan};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use std::time::Duration;
+use tracing::Instrument;
 
 /// A chat completion and what it cost.
 #[derive(Debug, Clone)]
@@ -109,6 +111,40 @@ async fn send(
     })))
 }
 
+/// Records a chat call's outcome on its span (GenAI semantic conventions).
+fn record_outcome(
+    chat: &ChatSpan,
+    result: &Result<async_openai::types::chat::CreateChatCompletionResponse, OpenAIError>,
+) {
+    match result {
+        Ok(resp) => {
+            let reasons: Vec<String> = resp
+                .choices
+                .iter()
+                .filter_map(|c| c.finish_reason.map(|r| format!("{r:?}").to_lowercase()))
+                .collect();
+            let reasons: Vec<&str> = reasons.iter().map(String::as_str).collect();
+            chat.record_response(&resp.model, Some(&resp.id), &reasons);
+            if let Some(u) = &resp.usage {
+                chat.record_usage(u64::from(u.prompt_tokens), u64::from(u.completion_tokens));
+            }
+            chat.record_output_messages(|| {
+                serde_json::to_string(&resp.choices.iter().map(|c| &c.message).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            });
+        }
+        Err(e) => {
+            let kind = match retry::classify(e) {
+                Failure::RateLimited { .. } => "http_429".to_string(),
+                Failure::Transient { .. } => "transient".to_string(),
+                Failure::Permanent { .. } => "rejected".to_string(),
+                Failure::SchemaUnsupported { .. } => "schema_unsupported".to_string(),
+            };
+            chat.record_error(&kind, &e.to_string());
+        }
+    }
+}
+
 impl LlmClient {
     pub fn limiter(&self) -> &Limiter {
         &self.limiter
@@ -129,7 +165,25 @@ impl LlmClient {
             let result = {
                 let _permit = self.limiter.acquire().await;
                 requests += 1;
-                self.client.chat().create(req.clone()).await
+                let chat = ChatSpan::start(&ChatRequestInfo {
+                    model: &req.model,
+                    base_url: Some(&self.endpoint),
+                    temperature: req.temperature.map(f64::from),
+                    max_tokens: req.max_completion_tokens,
+                    attempt: requests,
+                    ..ChatRequestInfo::default()
+                });
+                chat.record_input_messages(|| {
+                    serde_json::to_string(&req.messages).unwrap_or_default()
+                });
+                let result = self
+                    .client
+                    .chat()
+                    .create(req.clone())
+                    .instrument(chat.span().clone())
+                    .await;
+                record_outcome(&chat, &result);
+                result
             };
             let err = match result {
                 Ok(response) => return Ok(Completion { response, requests }),
