@@ -196,7 +196,11 @@ pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
             None => Err("parser unavailable".to_string()),
         }
     })?;
+    let line_starts = std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
     let mut w = Walker {
+        line_starts,
         src: &source,
         info: ModuleInfo {
             path: path.to_string(),
@@ -234,6 +238,8 @@ impl Scope {
 struct Walker<'s> {
     src: &'s str,
     info: ModuleInfo,
+    /// Byte offset of the start of each line.
+    line_starts: Vec<usize>,
 }
 
 fn named_kids(n: Node<'_>) -> Vec<Node<'_>> {
@@ -246,6 +252,22 @@ fn line_of(n: Node<'_>) -> usize {
 }
 
 impl<'s> Walker<'s> {
+    /// The text of a 1-based line (without its newline), in O(1).
+    fn line(&self, line: usize) -> &'s str {
+        let Some(start) = self.line_starts.get(line.saturating_sub(1)).copied() else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.src.len());
+        self.src
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches(['\n', '\r'])
+    }
+
     fn text(&self, n: Node<'_>) -> &'s str {
         self.src.get(n.byte_range()).unwrap_or("")
     }
@@ -802,10 +824,7 @@ impl<'s> Walker<'s> {
             args,
             kwargs,
             line: line_of(node),
-            snippet: truncate(
-                self.src.lines().nth(line_of(node) - 1).unwrap_or("").trim(),
-                200,
-            ),
+            snippet: truncate(self.line(line_of(node)).trim(), 200),
             func: scope.func,
             loops: scope.loops.clone(),
             in_try: scope.in_try,
