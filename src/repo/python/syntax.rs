@@ -227,6 +227,8 @@ struct Scope {
     withs: Vec<String>,
     label: String,
     assigned_to: Option<String>,
+    /// Byte range of a call that is the receiver of a method call, and that method's name.
+    chain: Option<(std::ops::Range<usize>, String)>,
 }
 
 impl Scope {
@@ -480,6 +482,15 @@ impl<'s> Walker<'s> {
                 self.call(node, scope);
                 let mut inner = scope.clone();
                 inner.assigned_to = None;
+                inner.chain = node
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "attribute")
+                    .and_then(|f| {
+                        let obj = f.child_by_field_name("object")?;
+                        let attr = f.child_by_field_name("attribute")?;
+                        (obj.kind() == "call")
+                            .then(|| (obj.byte_range(), self.text(attr).to_string()))
+                    });
                 self.walk_children(node, &mut inner, depth);
             }
             _ => self.walk_children(node, scope, depth),
@@ -796,11 +807,13 @@ impl<'s> Walker<'s> {
                 args.push(self.expr(a, 0));
             }
         }
-        let chained = node
-            .parent()
-            .filter(|p| p.kind() == "attribute")
-            .and_then(|p| p.child_by_field_name("attribute"))
-            .map(|a| self.text(a).to_string());
+        // Set by the enclosing call when this call is its receiver (`x.f(a).g()`); avoids
+        // `Node::parent`, which walks down from the root.
+        let chained = scope
+            .chain
+            .as_ref()
+            .filter(|(range, _)| *range == node.byte_range())
+            .map(|(_, m)| m.clone());
         if let Some(f) = scope.func
             && let Some(recv) = &receiver
             && (method == "append" || method == "extend")
