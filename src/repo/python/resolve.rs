@@ -72,6 +72,8 @@ pub type Env = Vec<(String, Val)>;
 pub struct Repo<'a> {
     pub modules: &'a [ModuleInfo],
     by_module: HashMap<&'a str, usize>,
+    /// Every dotted suffix of every module name (`nodes.judges`, `judges`) → modules.
+    by_suffix: HashMap<&'a str, Vec<usize>>,
     funcs_by_name: HashMap<&'a str, Vec<(usize, usize)>>,
 }
 
@@ -79,8 +81,13 @@ impl<'a> Repo<'a> {
     pub fn new(modules: &'a [ModuleInfo]) -> Self {
         let mut by_module = HashMap::new();
         let mut funcs_by_name: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+        let mut by_suffix: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, m) in modules.iter().enumerate() {
             by_module.insert(m.module.as_str(), i);
+            let name = m.module.as_str();
+            for (pos, _) in name.match_indices('.') {
+                by_suffix.entry(&name[pos + 1..]).or_default().push(i);
+            }
             for (j, f) in m.functions.iter().enumerate() {
                 funcs_by_name
                     .entry(f.name.as_str())
@@ -91,6 +98,7 @@ impl<'a> Repo<'a> {
         Repo {
             modules,
             by_module,
+            by_suffix,
             funcs_by_name,
         }
     }
@@ -155,14 +163,20 @@ impl<'a> Repo<'a> {
         if let Some(i) = self.by_module.get(path) {
             return Some(*i);
         }
-        let mut found = None;
-        for (i, m) in self.modules.iter().enumerate() {
-            if m.module.ends_with(&format!(".{path}")) || path.ends_with(&format!(".{}", m.module))
-            {
-                if found.is_some() {
+        // a module whose name ends with `.path`
+        let mut found: Option<usize> = match self.by_suffix.get(path).map(Vec::as_slice) {
+            Some([one]) => Some(*one),
+            Some(_) => return None,
+            None => None,
+        };
+        // `path` ends with `.module` (the import names a package prefix we don't have)
+        for (pos, _) in path.match_indices('.') {
+            if let Some(i) = self.by_module.get(&path[pos + 1..]) {
+                if found.is_some_and(|f| f != *i) {
                     return None;
                 }
-                found = Some(i);
+                found = Some(*i);
+                break;
             }
         }
         found

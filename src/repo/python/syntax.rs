@@ -196,7 +196,11 @@ pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
             None => Err("parser unavailable".to_string()),
         }
     })?;
+    let line_starts = std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
     let mut w = Walker {
+        line_starts,
         src: &source,
         info: ModuleInfo {
             path: path.to_string(),
@@ -223,6 +227,8 @@ struct Scope {
     withs: Vec<String>,
     label: String,
     assigned_to: Option<String>,
+    /// Byte range of a call that is the receiver of a method call, and that method's name.
+    chain: Option<(std::ops::Range<usize>, String)>,
 }
 
 impl Scope {
@@ -234,6 +240,8 @@ impl Scope {
 struct Walker<'s> {
     src: &'s str,
     info: ModuleInfo,
+    /// Byte offset of the start of each line.
+    line_starts: Vec<usize>,
 }
 
 fn named_kids(n: Node<'_>) -> Vec<Node<'_>> {
@@ -246,6 +254,22 @@ fn line_of(n: Node<'_>) -> usize {
 }
 
 impl<'s> Walker<'s> {
+    /// The text of a 1-based line (without its newline), in O(1).
+    fn line(&self, line: usize) -> &'s str {
+        let Some(start) = self.line_starts.get(line.saturating_sub(1)).copied() else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.src.len());
+        self.src
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches(['\n', '\r'])
+    }
+
     fn text(&self, n: Node<'_>) -> &'s str {
         self.src.get(n.byte_range()).unwrap_or("")
     }
@@ -458,6 +482,15 @@ impl<'s> Walker<'s> {
                 self.call(node, scope);
                 let mut inner = scope.clone();
                 inner.assigned_to = None;
+                inner.chain = node
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "attribute")
+                    .and_then(|f| {
+                        let obj = f.child_by_field_name("object")?;
+                        let attr = f.child_by_field_name("attribute")?;
+                        (obj.kind() == "call")
+                            .then(|| (obj.byte_range(), self.text(attr).to_string()))
+                    });
                 self.walk_children(node, &mut inner, depth);
             }
             _ => self.walk_children(node, scope, depth),
@@ -774,11 +807,13 @@ impl<'s> Walker<'s> {
                 args.push(self.expr(a, 0));
             }
         }
-        let chained = node
-            .parent()
-            .filter(|p| p.kind() == "attribute")
-            .and_then(|p| p.child_by_field_name("attribute"))
-            .map(|a| self.text(a).to_string());
+        // Set by the enclosing call when this call is its receiver (`x.f(a).g()`); avoids
+        // `Node::parent`, which walks down from the root.
+        let chained = scope
+            .chain
+            .as_ref()
+            .filter(|(range, _)| *range == node.byte_range())
+            .map(|(_, m)| m.clone());
         if let Some(f) = scope.func
             && let Some(recv) = &receiver
             && (method == "append" || method == "extend")
@@ -802,10 +837,7 @@ impl<'s> Walker<'s> {
             args,
             kwargs,
             line: line_of(node),
-            snippet: truncate(
-                self.src.lines().nth(line_of(node) - 1).unwrap_or("").trim(),
-                200,
-            ),
+            snippet: truncate(self.line(line_of(node)).trim(), 200),
             func: scope.func,
             loops: scope.loops.clone(),
             in_try: scope.in_try,
