@@ -24,8 +24,12 @@
 //!
 //! The final score is the weighted mean of the opinions, rounded half-up in exact integer
 //! arithmetic (2.5 → 3, 2.49 → 2), clamped to 1..=5, then capped by the security override.
-//! Judge failures flag the criterion; with no valid opinion (or every opinion overruled) the
-//! final score is `None` and the criterion is flagged for human review: never a silent fallback.
+//! Judge failures flag the criterion; with no valid opinion the final score is `None` and the
+//! criterion is flagged for human review: never a silent fallback. When every opinion was
+//! overruled by fact supremacy, the facts decide (share of requirements met mapped onto 1..=5)
+//! and the criterion is flagged for human review: a bench that contradicts the facts
+//! unanimously (say, obeying an injected "score 5") can neither set the score nor drop the
+//! criterion from the overall score.
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
@@ -83,6 +87,14 @@ fn judge_list(items: &[(Judge, u8)]) -> String {
         .map(|(j, s)| format!("{} ({s})", j.as_str()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A score from facts alone: the share of requirements met (0.0..=1.0) mapped onto 1..=5,
+/// rounded half-up.
+fn facts_score(ratio: f64) -> u8 {
+    (1.0 + 4.0 * ratio.clamp(0.0, 1.0) + 0.5)
+        .floor()
+        .clamp(1.0, 5.0) as u8
 }
 
 /// The Chief Justice's verdict on one criterion. See the module docs for the rules.
@@ -332,9 +344,33 @@ pub fn deliberate(
     }
 
     // Weighted score, rounded half-up with integers: floor((2·Σws + Σw) / (2·Σw)).
+    // When every opinion was overruled by the facts, the facts decide (fact supremacy): the
+    // share of requirements met, mapped onto 1..=5. Dropping the criterion instead would let
+    // judges who all contradict the facts (e.g. obeying an injected "score 5") lift the
+    // overall score by removing the criterion from it.
     let total_weight: u32 = weighed.iter().map(|w| w.weight).sum();
     let weighted = if total_weight == 0 {
-        None
+        match (overruled.is_empty(), tally.ratio()) {
+            (false, Some(ratio)) => {
+                let s = facts_score(ratio);
+                rules_applied.push(rule_detail(
+                    synthesis_rules,
+                    Rule::FactSupremacy,
+                    format!(
+                        "every opinion was overruled: the score follows the detectives' facts ({} of {} requirements met) = {s}.",
+                        tally.passed().len(),
+                        tally.requirements()
+                    ),
+                ));
+                flags.push(CriterionFlag::NeedsHumanReview {
+                    reason: format!(
+                        "every judge's opinion contradicted the facts; the score {s} follows the facts alone"
+                    ),
+                });
+                Some(s)
+            }
+            _ => None,
+        }
     } else {
         let num: u32 = weighed
             .iter()

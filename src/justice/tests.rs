@@ -195,11 +195,21 @@ fn fact_supremacy_table() {
 }
 
 #[test]
-fn every_opinion_overruled_needs_human_review() {
+fn every_opinion_overruled_the_facts_decide_and_a_human_reviews() {
     let d = dim("chief_justice_synthesis", "Chief Justice");
     let ev = vec![fact("a", false), fact("b", false), fact("c", true)];
     let r = run(&d, &ev, &three(&d.id, [4, 5, 4], &ev));
-    assert_eq!(r.final_score, None);
+    // 1 of 3 requirements met: 1 + 4/3 = 2.33 → 2. The criterion is never dropped (dropping it
+    // would let judges who all contradict the facts lift the overall score).
+    assert_eq!(score_of(&r), Some(2));
+    assert!(
+        r.rules_applied
+            .iter()
+            .any(|a| a.rule == Rule::FactSupremacy
+                && a.detail.contains("follows the detectives' facts")),
+        "{:?}",
+        r.rules_applied
+    );
     assert!(
         r.flags
             .iter()
