@@ -362,6 +362,14 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     std::fs::create_dir_all(&dir).map_err(io)?;
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
+    // A temporary file is created 0600; a report is an ordinary, readable document.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(io)?;
+    }
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())

@@ -78,6 +78,13 @@ fn offline_audit_writes_three_sections_ten_criteria_three_opinions_each() {
     assert!(stdout.contains("offline"), "{stdout}");
 
     let md = std::fs::read_to_string(f.out()).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for p in [f.out(), f.out().with_extension("json")] {
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "{} is readable like any document", p.display());
+        }
+    }
     let exec = md.find("## Executive Summary").expect("executive summary");
     let breakdown = md
         .find("## Criterion Breakdown")
