@@ -128,12 +128,12 @@ pub fn ids(list: &[&Evidence]) -> Vec<String> {
     list.iter().map(|e| e.id.clone()).collect()
 }
 
-/// `goal (id)` items, at most `max`, then "and N more".
+/// `fact [id]` items (see [`fact_text`]), at most `max`, then "and N more".
 pub fn describe(list: &[&Evidence], max: usize) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .take(max)
-        .map(|e| format!("{} [{}]", short(&e.goal, 90), e.id))
+        .map(|e| format!("{} [{}]", short(fact_text(e), 120), e.id))
         .collect();
     if list.len() > max {
         parts.push(format!("and {} more", list.len() - max));
@@ -141,17 +141,27 @@ pub fn describe(list: &[&Evidence], max: usize) -> String {
     parts.join("; ")
 }
 
-/// `goal at location [id]` items (for prosecutors and remediation: where to look).
+/// `fact at location [id]` items (for prosecutors and remediation: where to look).
 pub fn describe_located(list: &[&Evidence], max: usize) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .take(max)
-        .map(|e| format!("{} at {} [{}]", short(&e.goal, 90), e.location, e.id))
+        .map(|e| format!("{} at {} [{}]", short(fact_text(e), 120), e.location, e.id))
         .collect();
     if list.len() > max {
         parts.push(format!("and {} more", list.len() - max));
     }
     parts.join("; ")
+}
+
+/// What a fact says: its rationale (what the detective found), else its goal. Goals are often
+/// shared by every requirement of a dimension; rationales are specific.
+pub fn fact_text(e: &Evidence) -> &str {
+    if e.rationale.trim().is_empty() {
+        &e.goal
+    } else {
+        &e.rationale
+    }
 }
 
 /// One line, at most `max` characters (on a char boundary), with an ellipsis when cut.
