@@ -270,3 +270,117 @@ fn image_only_pdf_is_no_text_but_keeps_its_images() {
         other => panic!("expected NoText, got {other:?}"),
     }
 }
+
+/// The images `analyse_bytes` finds (also when it rejects the PDF as text-less).
+fn analysed_images(bytes: &[u8], caps: &pdf::images::ImageCaps) -> Vec<pdf::DiagramImage> {
+    match pdf::analyse_bytes_with(bytes, "report.pdf", caps) {
+        Ok(facts) => facts.images,
+        Err(PdfError::NoText { images, .. }) => images,
+        Err(e) => panic!("analysis failed: {e}"),
+    }
+}
+
+#[test]
+fn extract_diagrams_finds_exactly_the_images_of_the_full_analysis() {
+    let caps = pdf::images::ImageCaps::default();
+    let raster_and_icon = vec![
+        PageSpec {
+            lines: vec!["Figure 1: the architecture of the swarm.".into()],
+            raster_image: Some((640, 400)),
+            vector_diagram: false,
+        },
+        PageSpec {
+            lines: vec!["A tiny logo follows, it is not a diagram.".into()],
+            raster_image: Some((32, 32)),
+            vector_diagram: false,
+        },
+        PageSpec::text(&["Prose only on this page, about src/graph.py."]),
+        PageSpec {
+            lines: vec!["Figure 2: the judges.".into()],
+            raster_image: None,
+            vector_diagram: true,
+        },
+    ];
+    let fixtures: Vec<(&str, Vec<u8>, usize)> = vec![
+        ("vector", build_pdf(&sample_report()).unwrap(), 1),
+        ("raster+vector", build_pdf(&raster_and_icon).unwrap(), 2),
+        ("table", auditor::testkit::pdf::table_pdf(12).unwrap(), 0),
+        (
+            "image-only",
+            auditor::testkit::pdf::image_only_pdf(2).unwrap(),
+            2,
+        ),
+    ];
+    for (name, bytes, expected) in &fixtures {
+        let full = analysed_images(bytes, &caps);
+        let only = pdf::extract_diagrams(bytes, "report.pdf").expect(name);
+        assert_eq!(only.len(), *expected, "{name}: {only:?}");
+        // same pages, kinds, sizes and PNG bytes, in the same order
+        assert_eq!(only, full, "{name}");
+        assert!(only.iter().all(|i| !i.png.is_empty()), "{name}");
+    }
+    let kinds: Vec<(u32, &str)> = analysed_images(&fixtures[1].1, &caps)
+        .iter()
+        .map(|i| (i.page, if i.kind == "raster" { "raster" } else { "page" }))
+        .collect();
+    assert_eq!(kinds, vec![(1, "raster"), (4, "page")]);
+}
+
+#[test]
+fn extract_diagrams_stops_at_the_same_caps_with_the_same_notes() {
+    let mut pages = Vec::new();
+    for k in 0..6 {
+        pages.push(PageSpec {
+            lines: vec![format!("Figure {k}: a diagram.")],
+            raster_image: (k % 2 == 0).then_some((200, 120)),
+            vector_diagram: k % 2 == 1,
+        });
+    }
+    let bytes = build_pdf(&pages).unwrap();
+    let caps = pdf::images::ImageCaps {
+        max_images: 3,
+        max_rendered_pages: 1,
+        max_pages_scanned: 5,
+        ..Default::default()
+    };
+    let (only, notes) = pdf::extract_diagrams_with(&bytes, "report.pdf", &caps).unwrap();
+    let full = pdf::analyse_bytes_with(&bytes, "report.pdf", &caps).unwrap();
+    assert_eq!(only, full.images);
+    let found: Vec<(u32, &str)> = only.iter().map(|i| (i.page, i.kind.as_str())).collect();
+    assert_eq!(
+        found,
+        vec![(1, "raster"), (2, "rendered_page"), (3, "raster")]
+    );
+    assert!(notes.iter().any(|n| n.contains("caps")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("first 5 pages")),
+        "{notes:?}"
+    );
+    for n in &notes {
+        assert!(full.notes.contains(n), "{n} not in {:?}", full.notes);
+    }
+}
+
+#[test]
+fn extract_diagrams_rejects_bad_input_like_the_full_analysis() {
+    assert!(matches!(
+        pdf::extract_diagrams(b"", "r.pdf"),
+        Err(PdfError::Empty(_))
+    ));
+    assert!(matches!(
+        pdf::extract_diagrams(b"<!DOCTYPE html><html>", "r.pdf"),
+        Err(PdfError::NotAPdf(_))
+    ));
+    let encrypted = auditor::testkit::pdf::encrypted_pdf();
+    assert!(matches!(
+        pdf::extract_diagrams(&encrypted, "r.pdf"),
+        Err(PdfError::Encrypted(_))
+    ));
+    let good = build_pdf(&sample_report()).unwrap();
+    let cut = auditor::testkit::pdf::truncated(&good, 64);
+    let e = pdf::extract_diagrams(&cut, "cut.pdf").unwrap_err();
+    assert!(
+        matches!(&e, PdfError::Corrupt(m) if m.contains("cut.pdf")),
+        "{e:?}"
+    );
+}

@@ -179,9 +179,7 @@ impl Handler<InspectDiagrams> for VisionInspector {
                 let _span =
                     tracing::info_span!(parent: &parent, "vision_inspector", source = %source)
                         .entered();
-                pdf::analyse_bytes(&pdf, &source)
-                    .map(|f| f.images)
-                    .map_err(|e| e.to_string())
+                pdf::extract_diagrams(&pdf, &source).map_err(|e| e.to_string())
             })
             .await?;
             let evidence = match &msg.vision {

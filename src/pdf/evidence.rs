@@ -3,7 +3,7 @@
 //! `forensic_accuracy_docs` asks for theoretical depth *and* cross-referencing).
 
 use super::concepts::{self, Classification};
-use super::paths::PathStatus;
+use super::paths::{ClaimedPath, PathStatus};
 use super::{PdfFacts, ingest};
 use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
 use crate::rubric::{Dimension, TargetArtifact};
@@ -214,6 +214,72 @@ fn join_pages(p: &[u32]) -> String {
     p.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// The evidence for one checked path. Its goal names the claim and reads right in every list a
+/// report prints it in ("met: ...", "Contradicted by the repository: ...", remediation quotes);
+/// the rationale starts with the verdict (`Verified:`, `Hallucinated:`, `Suggested:`,
+/// `Disclaimed:`).
+pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
+    let (what, kind) = if c.directory {
+        ("Directory", "directory")
+    } else {
+        ("Path", "file")
+    };
+    let p = &c.path;
+    let fact = |goal: String, rationale: String, c: f64| {
+        Evidence::fact(
+            id.clone(),
+            Detective::EvidenceAggregator,
+            goal,
+            true,
+            location.clone(),
+            rationale,
+            conf(c),
+        )
+    };
+    match c.status {
+        PathStatus::Verified => fact(
+            format!("{what} '{p}' claimed by the report exists in the repository"),
+            match &c.matched {
+                Some(m) => format!("Verified: '{p}' is in the audited commit (matched as {m})"),
+                None => format!("Verified: '{p}' is in the audited commit"),
+            },
+            if c.matched.is_some() { 0.9 } else { 1.0 },
+        ),
+        PathStatus::Hallucinated => fact(
+            format!("{what} '{p}' claimed by the report"),
+            format!(
+                "Hallucinated: the audited commit has no {kind} '{p}' (nor any {kind} ending \
+                 with it), yet the report presents it as part of the project"
+            ),
+            0.95,
+        )
+        .with_kind(EvidenceKind::Contradiction),
+        PathStatus::Suggested => fact(
+            format!("{what} '{p}' mentioned by the report as future work, not claimed as built"),
+            format!(
+                "Suggested: '{p}' is not in the audited commit, and the report presents it as \
+                 future work, not as built"
+            ),
+            0.7,
+        ),
+        PathStatus::Disclaimed => fact(
+            format!("{what} '{p}' mentioned by the report as absent, not claimed to exist"),
+            format!(
+                "Disclaimed: '{p}' is not in the audited commit, and the report itself says so \
+                 (it discusses the missing or renamed file rather than claiming it)"
+            ),
+            0.7,
+        ),
+        PathStatus::Unchecked => Evidence::missing(
+            id,
+            Detective::EvidenceAggregator,
+            format!("{what} '{p}' claimed by the report, checked against the repository"),
+            location,
+            format!("'{p}' was not checked against the audited commit's files"),
+        ),
+    }
+}
+
 /// Evidence from the cross-reference (claimed paths already checked): one per claimed path and
 /// a summary, for every dimension that asks for cross-referencing.
 pub fn path_evidence(
@@ -243,56 +309,11 @@ pub fn path_evidence(
             continue;
         }
         for (i, c) in facts.claimed_paths.iter().enumerate() {
-            let location = format!("{src} p.{}", c.page);
-            let id = format!("pdf.{}.path.{i}", d.id);
-            let goal = format!(
-                "Path '{}' claimed by the report exists in the repository",
-                c.path
+            let e = path_fact(
+                c,
+                format!("pdf.{}.path.{i}", d.id),
+                format!("{src} p.{}", c.page),
             );
-            let e = match c.status {
-                PathStatus::Verified => {
-                    let how = match &c.matched {
-                        Some(m) => format!("'{}' exists in the audited commit (matched as {m})", c.path),
-                        None => format!("'{}' exists in the audited commit", c.path),
-                    };
-                    Evidence::fact(id, Detective::EvidenceAggregator, goal, true, location, how, conf(if c.matched.is_some() { 0.9 } else { 1.0 }))
-                }
-                PathStatus::Hallucinated => Evidence::fact(
-                    id,
-                    Detective::EvidenceAggregator,
-                    goal,
-                    true,
-                    location,
-                    format!("Hallucinated path: the report mentions '{}' but the audited commit has no such file (nor any file ending with it)", c.path),
-                    conf(0.95),
-                )
-                .with_kind(EvidenceKind::Contradiction),
-                PathStatus::Suggested => Evidence::fact(
-                    id,
-                    Detective::EvidenceAggregator,
-                    format!("Path '{}' mentioned by the report is consistent with the repository", c.path),
-                    true,
-                    location,
-                    format!("'{}' does not exist, but the report presents it as future work, not as built", c.path),
-                    conf(0.7),
-                ),
-                PathStatus::Disclaimed => Evidence::fact(
-                    id,
-                    Detective::EvidenceAggregator,
-                    format!("Path '{}' mentioned by the report is consistent with the repository", c.path),
-                    true,
-                    location,
-                    format!("'{}' does not exist, and the report itself says so (it discusses the missing or renamed file rather than claiming it)", c.path),
-                    conf(0.7),
-                ),
-                PathStatus::Unchecked => Evidence::missing(
-                    id,
-                    Detective::EvidenceAggregator,
-                    goal,
-                    location,
-                    "not checked",
-                ),
-            };
             evs.push(e.with_content(format!("p.{}: \"{}\"", c.page, c.context)));
         }
         let verified: Vec<&str> = facts
@@ -321,7 +342,7 @@ pub fn path_evidence(
             Evidence::fact(
                 format!("pdf.{}.paths.summary", d.id),
                 Detective::EvidenceAggregator,
-                "All file paths mentioned in the report exist in the repository (zero hallucinated paths)",
+                "Every file path the report claims exists in the repository (zero hallucinated paths)",
                 !verified.is_empty() && halluc.is_empty(),
                 src.to_string(),
                 if facts.claimed_paths.is_empty() {
@@ -448,5 +469,78 @@ mod tests {
 
         let ev = crate::pdf::cross_reference(&mut facts, &[], &dims);
         assert_eq!(ev["report_accuracy"][0].kind, EvidenceKind::Missing);
+    }
+    #[test]
+    fn path_goals_and_rationales_read_right_for_every_status() {
+        let v3 = rubric("official-v3.0.0.json");
+        let dims = v3.dimensions_for(TargetArtifact::PdfReport);
+        let mut facts = PdfFacts::from_pages(
+            "report.pdf",
+            &["We use src/graph.py. The src/tools/vision_tools.py module parses images. In future work we plan to add src/tools/cache.py. The peer's PDF claimed src/advanced_judges.py existed, but we found no such file.".into()],
+        );
+        let files = vec!["src/graph.py".to_string(), "README.md".to_string()];
+        let ev = crate::pdf::cross_reference(&mut facts, &files, &dims);
+        let by_path = |p: &str| {
+            ev["report_accuracy"]
+                .iter()
+                .find(|e| e.id.contains(".path.") && e.goal.contains(&format!("'{p}'")))
+                .unwrap_or_else(|| panic!("no evidence for {p}"))
+        };
+        let verified = by_path("src/graph.py");
+        assert_eq!((verified.kind, verified.found), (EvidenceKind::Fact, true));
+        assert_eq!(
+            verified.goal,
+            "Path 'src/graph.py' claimed by the report exists in the repository"
+        );
+        assert!(
+            verified.rationale.starts_with("Verified: "),
+            "{}",
+            verified.rationale
+        );
+
+        // printed as "Contradicted by the repository: <goal> at <location>": the goal must not
+        // say the file exists
+        let halluc = by_path("src/tools/vision_tools.py");
+        assert_eq!(
+            (halluc.kind, halluc.found),
+            (EvidenceKind::Contradiction, true)
+        );
+        assert_eq!(
+            halluc.goal,
+            "Path 'src/tools/vision_tools.py' claimed by the report"
+        );
+        assert!(
+            halluc.rationale.starts_with("Hallucinated: ")
+                && halluc
+                    .rationale
+                    .contains("has no file 'src/tools/vision_tools.py'"),
+            "{}",
+            halluc.rationale
+        );
+
+        for (p, verdict) in [
+            ("src/tools/cache.py", "Suggested: "),
+            ("src/advanced_judges.py", "Disclaimed: "),
+        ] {
+            let e = by_path(p);
+            assert_eq!((e.kind, e.found), (EvidenceKind::Fact, true), "{p}");
+            assert!(!e.goal.contains("exists"), "{p}: {}", e.goal);
+            assert!(e.goal.contains("not claimed"), "{p}: {}", e.goal);
+            assert!(e.rationale.starts_with(verdict), "{p}: {}", e.rationale);
+            assert!(e.rationale.contains("not in the audited commit"), "{p}");
+        }
+        // no goal of a non-verified path claims existence
+        for e in ev["report_accuracy"]
+            .iter()
+            .filter(|e| e.id.contains(".path."))
+        {
+            assert_eq!(
+                e.goal.contains("exists"),
+                e.rationale.starts_with("Verified: "),
+                "{}: {}",
+                e.goal,
+                e.rationale
+            );
+        }
     }
 }

@@ -181,6 +181,77 @@ pub fn extract_rasters(
     }
 }
 
+/// The diagram scan of one document, page by page: [`crate::pdf::analyse_bytes`] and
+/// [`crate::pdf::extract_diagrams`] both feed their pages through it, so they find the same
+/// images with the same caps and notes.
+#[derive(Debug, Default)]
+pub struct DiagramScan {
+    pub images: Vec<DiagramImage>,
+    pub notes: Vec<String>,
+    rendered: usize,
+    capped: bool,
+}
+
+impl DiagramScan {
+    /// Whether page `index` (0-based) is within the pages scanned for diagrams.
+    pub fn scans(index: usize, caps: &ImageCaps) -> bool {
+        index < caps.max_pages_scanned
+    }
+
+    /// Scans one page: its significant raster images are extracted; a page without any is
+    /// rendered when it holds a vector drawing or a text diagram. `text_art` is asked only
+    /// then, so a caller that has not extracted the page's text yet does it only when needed.
+    pub fn page(
+        &mut self,
+        page: &PdfPage,
+        page_no: u32,
+        caps: &ImageCaps,
+        text_art: impl FnOnce() -> bool,
+    ) {
+        if self.images.len() >= caps.max_images {
+            self.capped = true;
+            return;
+        }
+        let inv = inventory(page, caps);
+        if inv.rasters > 0 {
+            extract_rasters(page, page_no, caps, &mut self.images, &mut self.notes);
+        } else if inv.has_drawing(caps) || text_art() {
+            if self.rendered >= caps.max_rendered_pages {
+                self.capped = true;
+                return;
+            }
+            match render_page(page, page_no, caps) {
+                Ok(img) => {
+                    self.images.push(img);
+                    self.rendered += 1;
+                }
+                Err(e) => self.notes.push(format!("page {page_no}: {e}")),
+            }
+        }
+    }
+
+    /// The images found and the notes on the scan (`total_pages`: pages of the document).
+    pub fn finish(
+        mut self,
+        total_pages: u32,
+        caps: &ImageCaps,
+    ) -> (Vec<DiagramImage>, Vec<String>) {
+        if self.capped {
+            self.notes.push(format!(
+                "diagram extraction stopped at its caps ({} images, {} rendered pages)",
+                caps.max_images, caps.max_rendered_pages
+            ));
+        }
+        if total_pages as usize > caps.max_pages_scanned {
+            self.notes.push(format!(
+                "only the first {} pages were scanned for diagrams",
+                caps.max_pages_scanned
+            ));
+        }
+        (self.images, self.notes)
+    }
+}
+
 /// Renders the page to a PNG (used for pages drawn with vector graphics).
 pub fn render_page(page: &PdfPage, page_no: u32, caps: &ImageCaps) -> Result<DiagramImage, String> {
     let config = PdfRenderConfig::new()

@@ -7,7 +7,9 @@
 //! - [`retrieval`]: BM25 over chunks (pure);
 //! - [`concepts`]: rubric concepts explained vs. buzzwords (pure);
 //! - [`paths`]: claimed repository paths and their check against the repo's files (pure);
-//! - [`images`]: raster images and rendered vector-drawing pages (PDFium);
+//! - [`images`]: raster images and rendered vector-drawing pages (PDFium); the DocAnalyst gets
+//!   them from [`analyse_bytes`], the VisionInspector alone from [`extract_diagrams`] (no text
+//!   facts built), both through the same [`images::DiagramScan`];
 //! - [`evidence`]: [`Evidence`] for the rubric's `pdf_report` dimensions (pure).
 //!
 //! Invariants: PDFium is touched only inside [`pdfium::with_pdfium`]; everything after
@@ -273,12 +275,8 @@ pub fn analyse_bytes(bytes: &[u8], source: &str) -> Result<PdfFacts, PdfError> {
     analyse_bytes_with(bytes, source, &images::ImageCaps::default())
 }
 
-/// [`analyse_bytes`] with explicit image caps.
-pub fn analyse_bytes_with(
-    bytes: &[u8],
-    source: &str,
-    caps: &images::ImageCaps,
-) -> Result<PdfFacts, PdfError> {
+/// Rejects what is not worth handing to PDFium: no bytes, too many bytes, no PDF signature.
+fn check_bytes(bytes: &[u8], source: &str) -> Result<(), PdfError> {
     if bytes.is_empty() {
         return Err(PdfError::Empty(format!(
             "PDF report {source} is empty (0 bytes): the upload or export failed; export the report again"
@@ -298,16 +296,36 @@ pub fn analyse_bytes_with(
             describe_non_pdf(head)
         )));
     }
+    Ok(())
+}
+
+/// Opens the document; returns it with its page count (never 0).
+fn open<'a>(
+    pdfium: &'a Pdfium,
+    bytes: &'a [u8],
+    source: &str,
+) -> Result<(PdfDocument<'a>, u32), PdfError> {
+    let doc = pdfium
+        .load_pdf_from_byte_slice(bytes, None)
+        .map_err(|e| load_error(source, e))?;
+    let total = doc.pages().len() as u32;
+    if total == 0 {
+        return Err(PdfError::Corrupt(format!(
+            "{source} has no pages: the file is probably truncated or corrupt. Export the report again"
+        )));
+    }
+    Ok((doc, total))
+}
+
+/// [`analyse_bytes`] with explicit image caps.
+pub fn analyse_bytes_with(
+    bytes: &[u8],
+    source: &str,
+    caps: &images::ImageCaps,
+) -> Result<PdfFacts, PdfError> {
+    check_bytes(bytes, source)?;
     let (raw_pages, imgs, mut notes) = pdfium::with_pdfium(|pdfium| {
-        let doc = pdfium
-            .load_pdf_from_byte_slice(bytes, None)
-            .map_err(|e| load_error(source, e))?;
-        let total = doc.pages().len() as u32;
-        if total == 0 {
-            return Err(PdfError::Corrupt(format!(
-                "{source} has no pages: the file is probably truncated or corrupt. Export the report again"
-            )));
-        }
+        let (doc, total) = open(pdfium, bytes, source)?;
         let mut notes = Vec::new();
         let read = total.min(MAX_TEXT_PAGES);
         if read < total {
@@ -316,57 +334,25 @@ pub fn analyse_bytes_with(
             ));
         }
         let mut raw_pages = Vec::with_capacity(read as usize);
-        let mut imgs: Vec<DiagramImage> = Vec::new();
-        let mut rendered = 0usize;
-        let mut capped = false;
+        let mut scan = images::DiagramScan::default();
         for (i, page) in doc.pages().iter().enumerate().take(read as usize) {
             let page_no = i as u32 + 1;
-            match page.text() {
-                Ok(t) => raw_pages.push(t.all()),
+            let text = match page.text() {
+                Ok(t) => t.all(),
                 Err(e) => {
                     notes.push(format!(
                         "page {page_no}: text could not be extracted ({e:?})"
                     ));
-                    raw_pages.push(String::new());
+                    String::new()
                 }
+            };
+            if images::DiagramScan::scans(i, caps) {
+                scan.page(&page, page_no, caps, || images::is_text_diagram(&text));
             }
-            if i >= caps.max_pages_scanned {
-                continue;
-            }
-            if imgs.len() >= caps.max_images {
-                capped = true;
-                continue;
-            }
-            let inv = images::inventory(&page, caps);
-            let text_art = raw_pages.last().is_some_and(|t| images::is_text_diagram(t));
-            if inv.rasters > 0 {
-                images::extract_rasters(&page, page_no, caps, &mut imgs, &mut notes);
-            } else if inv.has_drawing(caps) || text_art {
-                if rendered >= caps.max_rendered_pages {
-                    capped = true;
-                    continue;
-                }
-                match images::render_page(&page, page_no, caps) {
-                    Ok(img) => {
-                        imgs.push(img);
-                        rendered += 1;
-                    }
-                    Err(e) => notes.push(format!("page {page_no}: {e}")),
-                }
-            }
+            raw_pages.push(text);
         }
-        if capped {
-            notes.push(format!(
-                "diagram extraction stopped at its caps ({} images, {} rendered pages)",
-                caps.max_images, caps.max_rendered_pages
-            ));
-        }
-        if total as usize > caps.max_pages_scanned {
-            notes.push(format!(
-                "only the first {} pages were scanned for diagrams",
-                caps.max_pages_scanned
-            ));
-        }
+        let (imgs, mut scan_notes) = scan.finish(total, caps);
+        notes.append(&mut scan_notes);
         Ok((raw_pages, imgs, notes))
     })?;
     let text_chars: usize = raw_pages
@@ -389,6 +375,39 @@ pub fn analyse_bytes_with(
     facts.images = imgs;
     facts.notes.append(&mut notes);
     Ok(facts)
+}
+
+/// The report's diagram candidates only (what the VisionInspector needs): the same images,
+/// caps and order as [`analyse_bytes`]' `images`, without building the text facts. A page's
+/// text is extracted only when it has neither a raster image nor a vector drawing (to look for
+/// a box-drawing text diagram). An image-only (scanned) PDF yields its images. Blocking
+/// (PDFium). Notes on the scan (caps hit, undecodable images) are logged at debug level.
+pub fn extract_diagrams(bytes: &[u8], source: &str) -> Result<Vec<DiagramImage>, PdfError> {
+    let (imgs, notes) = extract_diagrams_with(bytes, source, &images::ImageCaps::default())?;
+    for note in &notes {
+        tracing::debug!(source, note = note.as_str(), "diagram extraction");
+    }
+    Ok(imgs)
+}
+
+/// [`extract_diagrams`] with explicit image caps; also returns the notes on the scan.
+pub fn extract_diagrams_with(
+    bytes: &[u8],
+    source: &str,
+    caps: &images::ImageCaps,
+) -> Result<(Vec<DiagramImage>, Vec<String>), PdfError> {
+    check_bytes(bytes, source)?;
+    pdfium::with_pdfium(|pdfium| {
+        let (doc, total) = open(pdfium, bytes, source)?;
+        let scanned = (total.min(MAX_TEXT_PAGES) as usize).min(caps.max_pages_scanned);
+        let mut scan = images::DiagramScan::default();
+        for (i, page) in doc.pages().iter().enumerate().take(scanned) {
+            scan.page(&page, i as u32 + 1, caps, || {
+                page.text().is_ok_and(|t| images::is_text_diagram(&t.all()))
+            });
+        }
+        Ok(scan.finish(total, caps))
+    })
 }
 
 /// The report PDF to use among a repository's files when none was given: `reports/final_report.pdf`,
