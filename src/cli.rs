@@ -361,6 +361,37 @@ pub(crate) fn judge_bench(
     })
 }
 
+/// The optional price table: AUDITOR_PRICE_INPUT_PER_MTOK and AUDITOR_PRICE_OUTPUT_PER_MTOK
+/// (currency units per million tokens). Both or neither; a bad value is bad input.
+fn price_from_env() -> Result<Option<crate::llm::Price>, BadInput> {
+    let read = |name: &str| -> Result<Option<f64>, BadInput> {
+        match std::env::var(name) {
+            Ok(v) if v.trim().is_empty() => Ok(None),
+            Ok(v) => match v.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                _ => Err(BadInput(format!(
+                    "{name}={v:?} is not a price: give a non-negative number (currency units per million tokens)"
+                ))),
+            },
+            Err(_) => Ok(None),
+        }
+    };
+    match (
+        read("AUDITOR_PRICE_INPUT_PER_MTOK")?,
+        read("AUDITOR_PRICE_OUTPUT_PER_MTOK")?,
+    ) {
+        (None, None) => Ok(None),
+        (Some(i), Some(o)) => Ok(Some(crate::llm::Price {
+            input_per_mtok: i,
+            output_per_mtok: o,
+        })),
+        _ => Err(BadInput(
+            "set both AUDITOR_PRICE_INPUT_PER_MTOK and AUDITOR_PRICE_OUTPUT_PER_MTOK, or neither"
+                .into(),
+        )),
+    }
+}
+
 /// Resolves `--output` to the Markdown file to write.
 pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<PathBuf, BadInput> {
     let file_name = format!("report-{}-{now}.md", slug(repo));
@@ -432,7 +463,11 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
         })?;
     }
 
-    let outcome = run_actor_graph(prepared.input, service)?;
+    let price = price_from_env()?;
+    let mut outcome = run_actor_graph(prepared.input, service)?;
+    if let Some(price) = price {
+        outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
+    }
     let sidecar = sidecar_json(&outcome);
     let (md, json) = crate::report::write(&outcome.report, &md_path, &sidecar)
         .map_err(|e| Failure::Internal(format!("could not write the report: {e}")))?;

@@ -506,6 +506,12 @@ pub struct RunMetadata {
     pub tokens: TokenUsage,
     #[serde(default)]
     pub tokens_by_persona: BTreeMap<String, TokenUsage>,
+    #[serde(default)]
+    pub tokens_by_criterion: BTreeMap<String, TokenUsage>,
+    /// Cost of the tokens, when a price table is configured (AUDITOR_PRICE_INPUT_PER_MTOK,
+    /// AUDITOR_PRICE_OUTPUT_PER_MTOK, in currency units per million tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     /// Judge actors restarted by their supervisor (panics, timeouts).
     #[serde(default)]
     pub judge_restarts: u32,

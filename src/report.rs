@@ -225,6 +225,9 @@ fn view(report: &AuditReport) -> View {
                     .collect();
                 t.push_str(&format!(" ({})", per.join(", ")));
             }
+            if let Some(cost) = md.cost {
+                t.push_str(&format!("; cost {cost:.4}"));
+            }
             if md.judge_restarts > 0 {
                 t.push_str(&format!("; {} judge restart(s)", md.judge_restarts));
             }

@@ -264,6 +264,8 @@ async fn llm_judges_answer_every_criterion_from_their_own_requests() {
             .env("OPENAI_BASE_URL", base)
             .env("OPENAI_API_KEY", "sk-test")
             .env("AUDITOR_MODEL", llm_support::MODEL)
+            .env("AUDITOR_PRICE_INPUT_PER_MTOK", "2.5")
+            .env("AUDITOR_PRICE_OUTPUT_PER_MTOK", "10")
             .arg("--repo")
             .arg(repo)
             .arg("--pdf")

@@ -132,6 +132,8 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
         duration_ms: 900,
         tokens: TokenUsage::default(),
         tokens_by_persona: BTreeMap::new(),
+        tokens_by_criterion: BTreeMap::new(),
+        cost: None,
         judge_restarts: 0,
         judge_resends: 0,
     };

@@ -678,6 +678,7 @@ async fn judge_and_rule(
     let mut deliberations = FuturesUnordered::new();
     let mut tokens = TokenUsage::default();
     let mut tokens_by_persona: BTreeMap<String, TokenUsage> = BTreeMap::new();
+    let mut tokens_by_criterion: BTreeMap<String, TokenUsage> = BTreeMap::new();
     while let Some((criterion, persona, result, timed_out)) = in_flight.next().await {
         if timed_out {
             if let Some((_, n)) = barrier_spans.get_mut(&criterion) {
@@ -688,6 +689,10 @@ async fn judge_and_rule(
             tokens.add(answer.usage);
             tokens_by_persona
                 .entry(persona.as_str().to_string())
+                .or_default()
+                .add(answer.usage);
+            tokens_by_criterion
+                .entry(criterion.clone())
                 .or_default()
                 .add(answer.usage);
         }
@@ -801,6 +806,8 @@ async fn judge_and_rule(
         duration_ms: started.elapsed().as_millis() as u64,
         tokens,
         tokens_by_persona,
+        tokens_by_criterion,
+        cost: None,
         judge_restarts: counters.restarts.get(),
         judge_resends: counters.resends.get(),
     };

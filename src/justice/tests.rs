@@ -514,6 +514,8 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         duration_ms: 1234,
         tokens: TokenUsage::default(),
         tokens_by_persona: BTreeMap::new(),
+        tokens_by_criterion: BTreeMap::new(),
+        cost: None,
         judge_restarts: 0,
         judge_resends: 0,
     }

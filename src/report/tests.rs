@@ -36,6 +36,8 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
             output_tokens: 200,
         },
         tokens_by_persona: BTreeMap::new(),
+        tokens_by_criterion: BTreeMap::new(),
+        cost: None,
         judge_restarts: 0,
         judge_resends: 0,
     }
