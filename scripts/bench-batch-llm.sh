@@ -28,6 +28,7 @@
 #   --concurrency 32                         wall 198.3 s = 94.5%   peak RSS 579.0 MB  FAIL (RSS)
 #   --concurrency 32, MALLOC_ARENA_MAX=2     wall 199.1 s = 94.2%   peak RSS 313.5 MB  FAIL (RSS)
 #   --concurrency 8                          wall 197.9 s = 94.7%   peak RSS 380.5 MB
+#   --concurrency 8, MALLOC_ARENA_MAX=2      wall 198.2 s = 94.6%   peak RSS 139.2 MB  pass
 #   (N=40) --concurrency 32, MALLOC_ARENA_MAX=1:  RSS 280.5 MB;  --concurrency 8: 112.3 MB
 #   (N=20, offline judges, no LLM) --concurrency 32: 316.6 MB; MALLOC_ARENA_MAX=2: 81.3 MB;
 #                                  MALLOC_ARENA_MAX=1: 56.0 MB; --concurrency 1: 95.2 MB
