@@ -1,13 +1,15 @@
 //! DocAnalyst speed: ingest + index of a 50-page report (target ≤ 300 ms in release), one
-//! retrieval query (target ≤ 1 ms), and each real report of `$AUDITOR_CORPUS` (default
-//! `../shared/corpus`) when present; for those it also prints what was extracted (pages,
+//! retrieval query (target ≤ 1 ms), the VisionInspector's diagram-only pass
+//! (`extract_diagrams`) on the same report and on the 4-page sample with a vector diagram, and
+//! each real report of `$AUDITOR_CORPUS` (default `../shared/corpus`) when present (full
+//! analysis and diagram-only pass); for those it also prints what was extracted (pages,
 //! claimed paths, concepts, images) so a human can check it against the text.
 //!
 //! Run: `cargo bench --bench pdf_ingest` (`AUDITOR_DUMP_TEXT=1` also prints each page's
 //! normalised text, `AUDITOR_DUMP_IMAGES=DIR` writes the diagram PNGs there).
 
 use auditor::pdf::{self, analyse_bytes};
-use auditor::testkit::pdf::{build_pdf, long_report};
+use auditor::testkit::pdf::{build_pdf, long_report, sample_report};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -52,6 +54,16 @@ fn bench(c: &mut Criterion) {
     c.bench_function("ingest_index_50_pages", |b| {
         b.iter(|| analyse_bytes(black_box(&bytes), "bench.pdf").expect("analysis"))
     });
+    c.bench_function("diagrams_50_pages", |b| {
+        b.iter(|| pdf::extract_diagrams(black_box(&bytes), "bench.pdf").expect("diagrams"))
+    });
+    let sample = build_pdf(&sample_report()).expect("sample fixture");
+    c.bench_function("ingest_sample_report", |b| {
+        b.iter(|| analyse_bytes(black_box(&sample), "sample.pdf").expect("analysis"))
+    });
+    c.bench_function("diagrams_sample_report", |b| {
+        b.iter(|| pdf::extract_diagrams(black_box(&sample), "sample.pdf").expect("diagrams"))
+    });
     c.bench_function("query_50_pages", |b| {
         b.iter(|| {
             pdf::excerpts(
@@ -63,6 +75,19 @@ fn bench(c: &mut Criterion) {
     });
 
     for (name, bytes) in corpus() {
+        let full_images = match analyse_bytes(&bytes, &name) {
+            Ok(f) => Some(f.images),
+            Err(pdf::PdfError::NoText { images, .. }) => Some(images),
+            Err(_) => None,
+        };
+        match pdf::extract_diagrams(&bytes, &name) {
+            Ok(only) => eprintln!(
+                "\n== {name}: diagram-only pass: {} images, same as the full analysis: {}",
+                only.len(),
+                full_images.as_ref() == Some(&only)
+            ),
+            Err(e) => eprintln!("\n== {name}: diagram-only pass: {e} ({})", e.kind()),
+        }
         match analyse_bytes(&bytes, &name) {
             Ok(f) => {
                 eprintln!(
@@ -106,6 +131,11 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("corpus/{name}"), |b| {
             b.iter(|| {
                 let _ = analyse_bytes(black_box(&bytes), &name);
+            })
+        });
+        c.bench_function(&format!("corpus_diagrams/{name}"), |b| {
+            b.iter(|| {
+                let _ = pdf::extract_diagrams(black_box(&bytes), &name);
             })
         });
     }
