@@ -126,6 +126,24 @@ impl<'a> Repo<'a> {
     /// (star imports, notebooks turned into modules), and any module path ending in the
     /// same attribute from the same top-level package.
     pub fn is(&self, m: usize, dotted: &str, targets: &[&str]) -> bool {
+        // Every match below ends with the target's last segment: reject the rest without
+        // building the qualified name (this runs for every call of the repository).
+        let q_last = match dotted.rsplit_once('.') {
+            Some((_, last)) => last,
+            None => {
+                let base = self.modules[m]
+                    .imports
+                    .get(dotted)
+                    .map_or(dotted, String::as_str);
+                base.rsplit('.').next().unwrap_or(base)
+            }
+        };
+        if !targets
+            .iter()
+            .any(|t| t.rsplit('.').next().unwrap_or(t) == q_last)
+        {
+            return false;
+        }
         let q = self.qualify(m, dotted);
         targets.iter().any(|t| {
             if q == *t {

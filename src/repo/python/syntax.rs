@@ -6,9 +6,74 @@
 //! Nothing here resolves names across files; [`super::resolve`] does that.
 
 use super::expr::Expr;
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
 use tree_sitter::{Node, Parser};
+
+/// Field names the walker asks for, looked up once: `child_by_field_name` compares the name
+/// against every field name of the grammar at each call.
+const FIELD_NAMES: [&str; 19] = [
+    "alias",
+    "alternative",
+    "arguments",
+    "attribute",
+    "body",
+    "condition",
+    "definition",
+    "function",
+    "key",
+    "left",
+    "module_name",
+    "name",
+    "object",
+    "operator",
+    "right",
+    "subscript",
+    "superclasses",
+    "type",
+    "value",
+];
+const F_ALIAS: usize = 0;
+const F_ALTERNATIVE: usize = 1;
+const F_ARGUMENTS: usize = 2;
+const F_ATTRIBUTE: usize = 3;
+const F_BODY: usize = 4;
+const F_CONDITION: usize = 5;
+const F_DEFINITION: usize = 6;
+const F_FUNCTION: usize = 7;
+const F_KEY: usize = 8;
+const F_LEFT: usize = 9;
+const F_MODULE_NAME: usize = 10;
+const F_NAME: usize = 11;
+const F_OBJECT: usize = 12;
+const F_OPERATOR: usize = 13;
+const F_RIGHT: usize = 14;
+
+const F_SUPERCLASSES: usize = 16;
+const F_TYPE: usize = 17;
+const F_VALUE: usize = 18;
+
+static FIELD_IDS: LazyLock<[u16; 19]> = LazyLock::new(|| {
+    let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    // 0 is never a field id: a missing name makes `child_by_field_id` return `None`.
+    FIELD_NAMES.map(|n| lang.field_id_for_name(n).map_or(0, |id| id.get()))
+});
+
+fn field_id(f: usize) -> u16 {
+    FIELD_IDS[f]
+}
+
+/// `child_by_field_name` with the id looked up once.
+trait FieldExt<'t> {
+    fn field(&self, f: usize) -> Option<Node<'t>>;
+}
+
+impl<'t> FieldExt<'t> for Node<'t> {
+    fn field(&self, f: usize) -> Option<Node<'t>> {
+        self.child_by_field_id(field_id(f))
+    }
+}
 
 /// Deepest CST nesting we walk; deeper subtrees are skipped with a note (no stack overflow).
 const MAX_DEPTH: usize = 150;
@@ -202,6 +267,8 @@ pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
     let mut w = Walker {
         line_starts,
         src: &source,
+        memo: RefCell::new(HashMap::new()),
+        expr_limits_hit: Cell::new(0),
         info: ModuleInfo {
             path: path.to_string(),
             module: module_name(path),
@@ -217,7 +284,7 @@ pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
     Ok(info)
 }
 
-#[derive(Default, Clone)]
+#[derive(Default)]
 struct Scope {
     func: Option<usize>,
     class: Option<String>,
@@ -237,8 +304,16 @@ impl Scope {
     }
 }
 
+/// A call's converted positional and keyword arguments.
+type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
+
 struct Walker<'s> {
     src: &'s str,
+    /// Arguments of calls converted as part of an enclosing expression, by node id, taken by
+    /// [`Walker::call`] when the walk reaches the call.
+    memo: RefCell<HashMap<usize, CallArgs>>,
+    /// How many times expression conversion stopped at [`MAX_EXPR_DEPTH`].
+    expr_limits_hit: Cell<usize>,
     info: ModuleInfo,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
@@ -295,7 +370,7 @@ impl<'s> Walker<'s> {
                     .filter(|k| k.kind() == "decorator")
                     .map(|k| self.short(k, 200))
                     .collect();
-                if let Some(def) = node.child_by_field_name("definition") {
+                if let Some(def) = node.field(F_DEFINITION) {
                     match def.kind() {
                         "function_definition" => self.function(def, scope, depth, decorators),
                         "class_definition" => self.class(def, scope, depth),
@@ -307,26 +382,27 @@ impl<'s> Walker<'s> {
             "class_definition" => self.class(node, scope, depth),
             "for_statement" => {
                 let vars = node
-                    .child_by_field_name("left")
+                    .field(F_LEFT)
                     .map(|l| self.target_names(l))
                     .unwrap_or_default();
                 let iter = node
-                    .child_by_field_name("right")
+                    .field(F_RIGHT)
                     .map(|r| self.expr(r, 0))
                     .unwrap_or(Expr::None);
-                if let Some(r) = node.child_by_field_name("right") {
+                if let Some(r) = node.field(F_RIGHT) {
                     self.walk(r, scope, depth + 1);
                 }
                 if let Some(f) = scope.func {
                     self.info.functions[f].has_loop = true;
                 }
-                let mut inner = scope.clone();
-                inner.loops.push(LoopCtx { vars, iter });
-                inner.in_loop = true;
-                if let Some(b) = node.child_by_field_name("body") {
-                    self.walk(b, &mut inner, depth + 1);
+                if let Some(b) = node.field(F_BODY) {
+                    scope.loops.push(LoopCtx { vars, iter });
+                    let in_loop = std::mem::replace(&mut scope.in_loop, true);
+                    self.walk(b, scope, depth + 1);
+                    scope.in_loop = in_loop;
+                    scope.loops.pop();
                 }
-                if let Some(a) = node.child_by_field_name("alternative") {
+                if let Some(a) = node.field(F_ALTERNATIVE) {
                     self.walk(a, scope, depth + 1);
                 }
             }
@@ -334,9 +410,9 @@ impl<'s> Walker<'s> {
                 if let Some(f) = scope.func {
                     self.info.functions[f].has_loop = true;
                 }
-                let mut inner = scope.clone();
-                inner.in_loop = true;
-                self.walk_children(node, &mut inner, depth);
+                let in_loop = std::mem::replace(&mut scope.in_loop, true);
+                self.walk_children(node, scope, depth);
+                scope.in_loop = in_loop;
             }
             "try_statement" => {
                 if let Some(f) = scope.func {
@@ -344,13 +420,12 @@ impl<'s> Walker<'s> {
                 }
                 for k in named_kids(node) {
                     if k.kind() == "block" {
-                        let mut inner = scope.clone();
-                        inner.in_try = true;
-                        self.walk(k, &mut inner, depth + 1);
+                        let in_try = std::mem::replace(&mut scope.in_try, true);
+                        self.walk(k, scope, depth + 1);
+                        scope.in_try = in_try;
                     } else {
                         if k.kind() == "except_clause" {
-                            if let (Some(f), Some(v)) = (scope.func, k.child_by_field_name("value"))
-                            {
+                            if let (Some(f), Some(v)) = (scope.func, k.field(F_VALUE)) {
                                 let t = self.short(v, 200);
                                 self.info.functions[f].excepts.push(t);
                             } else if let Some(f) = scope.func {
@@ -366,35 +441,38 @@ impl<'s> Walker<'s> {
                 }
             }
             "with_statement" => {
-                let mut inner = scope.clone();
+                let mut withs = Vec::new();
                 for k in named_kids(node) {
                     if k.kind() == "with_clause" {
                         for item in named_kids(k) {
-                            if let Some(v) = item.child_by_field_name("value") {
+                            if let Some(v) = item.field(F_VALUE) {
                                 let call = if v.kind() == "as_pattern" {
                                     named_kids(v).into_iter().next()
                                 } else {
                                     Some(v)
                                 };
                                 if let Some(c) = call.filter(|c| c.kind() == "call")
-                                    && let Some(f) = c.child_by_field_name("function")
+                                    && let Some(f) = c.field(F_FUNCTION)
                                 {
-                                    inner.withs.push(self.short(f, 120));
+                                    withs.push(self.short(f, 120));
                                 }
                             }
                             self.walk(item, scope, depth + 1);
                         }
                     }
                 }
+                let outer = scope.withs.len();
+                scope.withs.extend(withs);
                 for k in named_kids(node) {
                     if k.kind() == "block" {
-                        self.walk(k, &mut inner, depth + 1);
+                        self.walk(k, scope, depth + 1);
                     }
                 }
+                scope.withs.truncate(outer);
             }
             "if_statement" => {
                 let condition = node
-                    .child_by_field_name("condition")
+                    .field(F_CONDITION)
                     .map(|c| self.short(c, 300))
                     .unwrap_or_default();
                 self.info.ifs.push(IfInfo {
@@ -407,7 +485,7 @@ impl<'s> Walker<'s> {
             }
             "elif_clause" => {
                 let condition = node
-                    .child_by_field_name("condition")
+                    .field(F_CONDITION)
                     .map(|c| self.short(c, 300))
                     .unwrap_or_default();
                 self.info.ifs.push(IfInfo {
@@ -436,11 +514,9 @@ impl<'s> Walker<'s> {
             }
             "assignment" => self.assignment(node, scope, depth),
             "augmented_assignment" => {
-                if let (Some(f), Some(l), Some(r)) = (
-                    scope.func,
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) && l.kind() == "identifier"
+                if let (Some(f), Some(l), Some(r)) =
+                    (scope.func, node.field(F_LEFT), node.field(F_RIGHT))
+                    && l.kind() == "identifier"
                     && self.text(node).contains("+=")
                 {
                     let name = self.text(l).to_string();
@@ -457,41 +533,50 @@ impl<'s> Walker<'s> {
                 self.walk_children(node, scope, depth);
             }
             "pair" => {
-                let mut inner = scope.clone();
-                if let Some(k) = node.child_by_field_name("key") {
-                    inner.label = self.expr(k, 0).as_str().unwrap_or("").to_string();
-                    if inner.label.is_empty() {
-                        inner.label = self.short(k, 80);
-                    }
-                }
-                if let Some(v) = node.child_by_field_name("value") {
-                    self.walk(v, &mut inner, depth + 1);
+                if let Some(v) = node.field(F_VALUE) {
+                    let label = match node.field(F_KEY) {
+                        Some(k) => {
+                            let mut l = self.expr(k, 0).as_str().unwrap_or("").to_string();
+                            if l.is_empty() {
+                                l = self.short(k, 80);
+                            }
+                            l
+                        }
+                        None => scope.label.clone(),
+                    };
+                    let outer = std::mem::replace(&mut scope.label, label);
+                    self.walk(v, scope, depth + 1);
+                    scope.label = outer;
                 }
             }
             "keyword_argument" => {
-                let mut inner = scope.clone();
-                if let Some(n) = node.child_by_field_name("name") {
-                    inner.label = self.text(n).to_string();
-                }
-                if let Some(v) = node.child_by_field_name("value") {
-                    self.walk(v, &mut inner, depth + 1);
+                if let Some(v) = node.field(F_VALUE) {
+                    let label = match node.field(F_NAME) {
+                        Some(n) => self.text(n).to_string(),
+                        None => scope.label.clone(),
+                    };
+                    let outer = std::mem::replace(&mut scope.label, label);
+                    self.walk(v, scope, depth + 1);
+                    scope.label = outer;
                 }
             }
             "string" | "concatenated_string" => self.string(node, scope, false),
             "call" => {
                 self.call(node, scope);
-                let mut inner = scope.clone();
-                inner.assigned_to = None;
-                inner.chain = node
-                    .child_by_field_name("function")
+                let chain = node
+                    .field(F_FUNCTION)
                     .filter(|f| f.kind() == "attribute")
                     .and_then(|f| {
-                        let obj = f.child_by_field_name("object")?;
-                        let attr = f.child_by_field_name("attribute")?;
+                        let obj = f.field(F_OBJECT)?;
+                        let attr = f.field(F_ATTRIBUTE)?;
                         (obj.kind() == "call")
                             .then(|| (obj.byte_range(), self.text(attr).to_string()))
                     });
-                self.walk_children(node, &mut inner, depth);
+                let outer_assigned = scope.assigned_to.take();
+                let outer_chain = std::mem::replace(&mut scope.chain, chain);
+                self.walk_children(node, scope, depth);
+                scope.assigned_to = outer_assigned;
+                scope.chain = outer_chain;
             }
             _ => self.walk_children(node, scope, depth),
         }
@@ -512,10 +597,7 @@ impl<'s> Walker<'s> {
                     self.info.imports.insert(first.clone(), first);
                 }
                 "aliased_import" => {
-                    if let (Some(n), Some(a)) = (
-                        k.child_by_field_name("name"),
-                        k.child_by_field_name("alias"),
-                    ) {
+                    if let (Some(n), Some(a)) = (k.field(F_NAME), k.field(F_ALIAS)) {
                         self.info
                             .imports
                             .insert(self.text(a).to_string(), self.text(n).to_string());
@@ -527,7 +609,7 @@ impl<'s> Walker<'s> {
     }
 
     fn import_from(&mut self, node: Node<'_>) {
-        let Some(m) = node.child_by_field_name("module_name") else {
+        let Some(m) = node.field(F_MODULE_NAME) else {
             return;
         };
         let base = if m.kind() == "relative_import" {
@@ -570,10 +652,7 @@ impl<'s> Walker<'s> {
                     self.info.imports.insert(n.clone(), qualify(&n));
                 }
                 "aliased_import" => {
-                    if let (Some(n), Some(a)) = (
-                        k.child_by_field_name("name"),
-                        k.child_by_field_name("alias"),
-                    ) {
+                    if let (Some(n), Some(a)) = (k.field(F_NAME), k.field(F_ALIAS)) {
                         let q = qualify(self.text(n));
                         self.info.imports.insert(self.text(a).to_string(), q);
                     }
@@ -585,7 +664,7 @@ impl<'s> Walker<'s> {
 
     fn function(&mut self, node: Node<'_>, scope: &Scope, depth: usize, decorators: Vec<String>) {
         let name = node
-            .child_by_field_name("name")
+            .field(F_NAME)
             .map(|n| self.text(n).to_string())
             .unwrap_or_default();
         let qualname = match &scope.class {
@@ -607,18 +686,18 @@ impl<'s> Walker<'s> {
             ..Scope::default()
         };
         // Default values and decorators may hold calls too, but the body is what matters.
-        if let Some(b) = node.child_by_field_name("body") {
+        if let Some(b) = node.field(F_BODY) {
             self.walk(b, &mut inner, depth + 1);
         }
     }
 
     fn class(&mut self, node: Node<'_>, scope: &Scope, depth: usize) {
         let name = node
-            .child_by_field_name("name")
+            .field(F_NAME)
             .map(|n| self.text(n).to_string())
             .unwrap_or_default();
         let bases = node
-            .child_by_field_name("superclasses")
+            .field(F_SUPERCLASSES)
             .map(|s| {
                 named_kids(s)
                     .into_iter()
@@ -626,7 +705,7 @@ impl<'s> Walker<'s> {
                     .map(|k| match k.kind() {
                         // `Generic[T]`-style bases: keep the subscripted name.
                         "subscript" => k
-                            .child_by_field_name("value")
+                            .field(F_VALUE)
                             .map(|v| self.text(v).to_string())
                             .unwrap_or_default(),
                         _ => self.text(k).to_string(),
@@ -635,7 +714,7 @@ impl<'s> Walker<'s> {
             })
             .unwrap_or_default();
         let mut fields = Vec::new();
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field(F_BODY) {
             for stmt in named_kids(body) {
                 if stmt.kind() != "expression_statement" {
                     continue;
@@ -644,14 +723,14 @@ impl<'s> Walker<'s> {
                     if a.kind() != "assignment" {
                         continue;
                     }
-                    let Some(left) = a.child_by_field_name("left") else {
+                    let Some(left) = a.field(F_LEFT) else {
                         continue;
                     };
                     if left.kind() != "identifier" {
                         continue;
                     }
                     let fname = self.text(left).to_string();
-                    if let Some(t) = a.child_by_field_name("type") {
+                    if let Some(t) = a.field(F_TYPE) {
                         fields.push(FieldInfo {
                             name: fname.clone(),
                             line: line_of(a),
@@ -659,7 +738,7 @@ impl<'s> Walker<'s> {
                             annotation: self.type_expr(t, 0),
                         });
                     }
-                    if let Some(r) = a.child_by_field_name("right") {
+                    if let Some(r) = a.field(F_RIGHT) {
                         let e = self.expr(r, 0);
                         self.info.constants.insert(format!("{name}.{fname}"), e);
                     }
@@ -678,14 +757,14 @@ impl<'s> Walker<'s> {
             class: Some(name),
             ..Scope::default()
         };
-        if let Some(b) = node.child_by_field_name("body") {
+        if let Some(b) = node.field(F_BODY) {
             self.walk(b, &mut inner, depth + 1);
         }
     }
 
     fn assignment(&mut self, node: Node<'_>, scope: &mut Scope, depth: usize) {
-        let left = node.child_by_field_name("left");
-        let right = node.child_by_field_name("right");
+        let left = node.field(F_LEFT);
+        let right = node.field(F_RIGHT);
         let target = left.map(|l| self.short(l, 120)).unwrap_or_default();
         if let (Some(l), Some(r)) = (left, right)
             && l.kind() == "identifier"
@@ -702,10 +781,11 @@ impl<'s> Walker<'s> {
             }
         }
         if let Some(r) = right {
-            let mut inner = scope.clone();
-            inner.label = target.clone();
-            inner.assigned_to = Some(target);
-            self.walk(r, &mut inner, depth + 1);
+            let outer_label = std::mem::replace(&mut scope.label, target.clone());
+            let outer_assigned = scope.assigned_to.replace(target);
+            self.walk(r, scope, depth + 1);
+            scope.label = outer_label;
+            scope.assigned_to = outer_assigned;
         }
     }
 
@@ -766,7 +846,7 @@ impl<'s> Walker<'s> {
     }
 
     fn call(&mut self, node: Node<'_>, scope: &Scope) {
-        let Some(func) = node.child_by_field_name("function") else {
+        let Some(func) = node.field(F_FUNCTION) else {
             return;
         };
         let (callee, method, receiver) = match func.kind() {
@@ -776,37 +856,21 @@ impl<'s> Walker<'s> {
             }
             "attribute" => {
                 let attr = func
-                    .child_by_field_name("attribute")
+                    .field(F_ATTRIBUTE)
                     .map(|a| self.text(a).to_string())
                     .unwrap_or_default();
-                let obj = func.child_by_field_name("object");
-                let callee = self.expr(func, 0).dotted();
+                let obj = func.field(F_OBJECT);
+                let callee = self.dotted(func, 0);
                 (callee, attr, obj.map(|o| self.short(o, 120)))
             }
             _ => (None, String::new(), None),
         };
-        let mut args = Vec::new();
-        let mut kwargs = Vec::new();
-        if let Some(a) = node.child_by_field_name("arguments") {
-            if a.kind() == "argument_list" {
-                for k in named_kids(a) {
-                    match k.kind() {
-                        "keyword_argument" => {
-                            if let (Some(n), Some(v)) = (
-                                k.child_by_field_name("name"),
-                                k.child_by_field_name("value"),
-                            ) {
-                                kwargs.push((self.text(n).to_string(), self.expr(v, 0)));
-                            }
-                        }
-                        "comment" => {}
-                        _ => args.push(self.expr(k, 0)),
-                    }
-                }
-            } else {
-                args.push(self.expr(a, 0));
-            }
-        }
+        // Converted already when this call sits inside an expression converted before (an
+        // assignment's value, an enclosing call's argument): reuse, don't convert again.
+        let (args, kwargs) = match self.memo.get_mut().remove(&node.id()) {
+            Some(done) => done,
+            None => self.call_args(node, 0),
+        };
         // Set by the enclosing call when this call is its receiver (`x.f(a).g()`); avoids
         // `Node::parent`, which walks down from the root.
         let chained = scope
@@ -862,6 +926,7 @@ impl<'s> Walker<'s> {
     /// A type annotation (`type` node) as an expression; `generic_type` becomes a subscript.
     fn type_expr(&self, n: Node<'_>, depth: usize) -> Expr {
         if depth > MAX_EXPR_DEPTH {
+            self.expr_limits_hit.set(self.expr_limits_hit.get() + 1);
             return Expr::Other(self.short(n, 80));
         }
         match n.kind() {
@@ -889,8 +954,54 @@ impl<'s> Walker<'s> {
         }
     }
 
+    /// Positional and keyword arguments of a call node, converted at `depth`.
+    fn call_args(&self, n: Node<'_>, depth: usize) -> CallArgs {
+        let mut args = Vec::new();
+        let mut kwargs = Vec::new();
+        if let Some(a) = n.field(F_ARGUMENTS) {
+            if a.kind() == "argument_list" {
+                for k in named_kids(a) {
+                    match k.kind() {
+                        "keyword_argument" => {
+                            if let (Some(kn), Some(v)) = (k.field(F_NAME), k.field(F_VALUE)) {
+                                kwargs.push((self.text(kn).to_string(), self.expr(v, depth)));
+                            }
+                        }
+                        "comment" => {}
+                        _ => args.push(self.expr(k, depth)),
+                    }
+                }
+            } else {
+                args.push(self.expr(a, depth));
+            }
+        }
+        (args, kwargs)
+    }
+
+    /// `self.expr(n, depth).dotted()` without building the expression.
+    fn dotted(&self, n: Node<'_>, depth: usize) -> Option<String> {
+        if depth > MAX_EXPR_DEPTH {
+            return None;
+        }
+        match n.kind() {
+            "identifier" => Some(self.text(n).to_string()),
+            "attribute" => {
+                let mut obj = self.dotted(n.field(F_OBJECT)?, depth + 1)?;
+                obj.push('.');
+                if let Some(a) = n.field(F_ATTRIBUTE) {
+                    obj.push_str(self.text(a));
+                }
+                Some(obj)
+            }
+            // never a dotted name
+            "call" | "string" | "concatenated_string" | "subscript" | "list" | "dictionary" => None,
+            _ => self.expr(n, depth).dotted(),
+        }
+    }
+
     fn expr(&self, n: Node<'_>, depth: usize) -> Expr {
         if depth > MAX_EXPR_DEPTH {
+            self.expr_limits_hit.set(self.expr_limits_hit.get() + 1);
             return Expr::Other(self.short(n, 80));
         }
         let d = depth + 1;
@@ -906,41 +1017,28 @@ impl<'s> Walker<'s> {
             "identifier" => Expr::Name(self.text(n).to_string()),
             "attribute" => {
                 let obj = n
-                    .child_by_field_name("object")
+                    .field(F_OBJECT)
                     .map(|o| self.expr(o, d))
                     .unwrap_or(Expr::None);
                 let attr = n
-                    .child_by_field_name("attribute")
+                    .field(F_ATTRIBUTE)
                     .map(|a| self.text(a).to_string())
                     .unwrap_or_default();
                 Expr::Attr(Box::new(obj), attr)
             }
             "call" => {
                 let func = n
-                    .child_by_field_name("function")
+                    .field(F_FUNCTION)
                     .map(|f| self.expr(f, d))
                     .unwrap_or(Expr::None);
-                let mut args = Vec::new();
-                let mut kwargs = Vec::new();
-                if let Some(a) = n.child_by_field_name("arguments") {
-                    if a.kind() == "argument_list" {
-                        for k in named_kids(a) {
-                            match k.kind() {
-                                "keyword_argument" => {
-                                    if let (Some(kn), Some(v)) = (
-                                        k.child_by_field_name("name"),
-                                        k.child_by_field_name("value"),
-                                    ) {
-                                        kwargs.push((self.text(kn).to_string(), self.expr(v, d)));
-                                    }
-                                }
-                                "comment" => {}
-                                _ => args.push(self.expr(k, d)),
-                            }
-                        }
-                    } else {
-                        args.push(self.expr(a, d));
-                    }
+                let limits_before = self.expr_limits_hit.get();
+                let (args, kwargs) = self.call_args(n, d);
+                // Identical to what the walker would compute for this call unless a depth limit
+                // cut the conversion short.
+                if self.expr_limits_hit.get() == limits_before {
+                    self.memo
+                        .borrow_mut()
+                        .insert(n.id(), (args.clone(), kwargs.clone()));
                 }
                 Expr::Call {
                     func: Box::new(func),
@@ -961,11 +1059,11 @@ impl<'s> Walker<'s> {
                     .filter(|k| k.kind() == "pair")
                     .map(|p| {
                         let k = p
-                            .child_by_field_name("key")
+                            .field(F_KEY)
                             .map(|k| self.expr(k, d))
                             .unwrap_or(Expr::None);
                         let v = p
-                            .child_by_field_name("value")
+                            .field(F_VALUE)
                             .map(|v| self.expr(v, d))
                             .unwrap_or(Expr::None);
                         (k, v)
@@ -974,7 +1072,7 @@ impl<'s> Walker<'s> {
             ),
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
                 let body = n
-                    .child_by_field_name("body")
+                    .field(F_BODY)
                     .map(|b| self.expr(b, d))
                     .unwrap_or(Expr::None);
                 let clause = named_kids(n)
@@ -983,11 +1081,11 @@ impl<'s> Walker<'s> {
                 match clause {
                     Some(c) => {
                         let vars = c
-                            .child_by_field_name("left")
+                            .field(F_LEFT)
                             .map(|l| self.target_names(l))
                             .unwrap_or_default();
                         let iter = c
-                            .child_by_field_name("right")
+                            .field(F_RIGHT)
                             .map(|r| self.expr(r, d))
                             .unwrap_or(Expr::None);
                         Expr::Comp {
@@ -1017,15 +1115,15 @@ impl<'s> Walker<'s> {
             },
             "binary_operator" => {
                 let op = n
-                    .child_by_field_name("operator")
+                    .field(F_OPERATOR)
                     .map(|o| self.text(o).to_string())
                     .unwrap_or_default();
                 let left = n
-                    .child_by_field_name("left")
+                    .field(F_LEFT)
                     .map(|x| self.expr(x, d))
                     .unwrap_or(Expr::None);
                 let right = n
-                    .child_by_field_name("right")
+                    .field(F_RIGHT)
                     .map(|x| self.expr(x, d))
                     .unwrap_or(Expr::None);
                 Expr::BinOp {
@@ -1036,7 +1134,7 @@ impl<'s> Walker<'s> {
             }
             "subscript" => {
                 let v = n
-                    .child_by_field_name("value")
+                    .field(F_VALUE)
                     .map(|x| self.expr(x, d))
                     .unwrap_or(Expr::None);
                 let mut c = n.walk();
@@ -1048,7 +1146,7 @@ impl<'s> Walker<'s> {
             }
             "lambda" => {
                 let body = n
-                    .child_by_field_name("body")
+                    .field(F_BODY)
                     .map(|b| self.expr(b, d))
                     .unwrap_or(Expr::None);
                 Expr::Lambda(Box::new(body))
@@ -1157,6 +1255,47 @@ mod tests {
         let m = parse("# eval(x)\ns = 'eval(x) here'\nast.literal_eval(s)\n");
         let names: Vec<_> = m.calls.iter().filter_map(|c| c.callee.clone()).collect();
         assert_eq!(names, vec!["ast.literal_eval"]);
+    }
+
+    #[test]
+    fn every_field_name_is_a_python_grammar_field() {
+        for (name, id) in FIELD_NAMES.iter().zip(FIELD_IDS.iter()) {
+            assert_ne!(*id, 0, "{name} is not a field of the Python grammar");
+        }
+    }
+
+    #[test]
+    fn nested_call_arguments_are_the_same_as_converted_alone() {
+        let m = parse(
+            "x = f(g(h(1, k=[2, 3]), 'abc'), y=sorted(z))
+def r():
+    return a.b(c.d(e))
+",
+        );
+        let by_callee = |name: &str| {
+            m.calls
+                .iter()
+                .find(|c| c.callee.as_deref() == Some(name))
+                .unwrap()
+        };
+        let h = by_callee("h");
+        assert_eq!(h.args, vec![Expr::Num("1".into())]);
+        assert_eq!(h.kwargs[0].0, "k");
+        assert_eq!(h.assigned_to, None);
+        let g = by_callee("g");
+        assert_eq!(g.args.len(), 2);
+        assert!(
+            matches!(&g.args[0], Expr::Call { args, kwargs, .. } if args.len() == 1 && kwargs.len() == 1)
+        );
+        assert_eq!(by_callee("f").assigned_to.as_deref(), Some("x"));
+        assert_eq!(by_callee("sorted").args, vec![Expr::Name("z".into())]);
+        assert_eq!(
+            by_callee("c.d").args,
+            vec![Expr::Name("e".into())],
+            "{:?}",
+            m.calls
+        );
+        assert_eq!(by_callee("a.b").args.len(), 1);
     }
 
     #[test]
