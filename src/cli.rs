@@ -117,6 +117,13 @@ pub struct AuditArgs {
     /// directory. Default: a new file under audit/.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub bench: JudgeArgs,
+}
+
+/// How the judges are set up (shared by `audit` and `batch`).
+#[derive(Debug, Clone, Args)]
+pub struct JudgeArgs {
     /// Which judges rule.
     #[arg(long, value_enum, default_value = "auto")]
     pub judges: JudgesArg,
@@ -124,9 +131,20 @@ pub struct AuditArgs {
     /// prompts built into the binary).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
-    /// LLM requests in flight at once, across all judges (overrides AUDITOR_MAX_CONCURRENCY).
+    /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);
+    /// overrides AUDITOR_MAX_CONCURRENCY.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrency: Option<u32>,
+}
+
+impl Default for JudgeArgs {
+    fn default() -> Self {
+        JudgeArgs {
+            judges: JudgesArg::Auto,
+            prompts: None,
+            max_concurrency: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -302,11 +320,9 @@ pub(crate) struct Bench {
 }
 
 /// The judge service for the chosen mode. LLM configuration errors are bad input (exit 2).
-pub(crate) fn judge_bench(
-    judges: JudgesArg,
-    prompts: Option<&Path>,
-    max_concurrency: Option<u32>,
-) -> Result<Bench, BadInput> {
+pub(crate) fn judge_bench(args: &JudgeArgs) -> Result<Bench, BadInput> {
+    let (judges, prompts, max_concurrency) =
+        (args.judges, args.prompts.as_deref(), args.max_concurrency);
     let mut config = crate::llm::LlmConfig::from_env(|k| std::env::var(k).ok())
         .map_err(|e| BadInput(e.to_string()))?;
     if let Some(n) = max_concurrency {
@@ -448,7 +464,7 @@ fn slug_of(last: &str) -> String {
 
 fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     let mut prepared = prepare(&args.source)?;
-    let bench = judge_bench(args.judges, args.prompts.as_deref(), args.max_concurrency)?;
+    let bench = judge_bench(&args.bench)?;
     prepared.input.vision = bench.vision;
     prepared.input.timeouts.judge_request = bench.judge_timeout;
     let service = bench.service;

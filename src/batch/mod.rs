@@ -24,7 +24,7 @@ pub mod runner;
 pub mod store;
 
 use crate::actors::{RestartPolicy, Timeouts};
-use crate::cli::{EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, JudgesArg};
+use crate::cli::{EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK};
 use crate::judges::JudgeService;
 use crate::model::{AuditReport, Judge};
 use crate::rubric::LoadedRubric;
@@ -75,16 +75,8 @@ pub struct BatchArgs {
     /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
-    /// Which judges rule.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: ./prompts if present, else built in).
-    #[arg(long, value_name = "DIR")]
-    pub prompts: Option<PathBuf>,
-    /// LLM requests in flight at once, across all submissions and judges (overrides
-    /// AUDITOR_MAX_CONCURRENCY).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_concurrency: Option<u32>,
+    #[command(flatten)]
+    pub bench: crate::cli::JudgeArgs,
     /// Seconds between progress lines when stderr is not a terminal.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub progress_every: u64,
@@ -140,14 +132,13 @@ pub enum BatchError {
 
 /// Entry point of `auditor batch`; returns the exit code.
 pub fn run_batch(args: BatchArgs) -> i32 {
-    let bench =
-        match crate::cli::judge_bench(args.judges, args.prompts.as_deref(), args.max_concurrency) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
-        };
+    let bench = match crate::cli::judge_bench(&args.bench) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let service = bench.service;
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
         Some(ms) => Rc::new(cache::SimulatedLatency {
