@@ -3,6 +3,7 @@
 //!   (about 7 MB of Python), target ≤ 1 s;
 //! - `investigate_50_files_50_commits`: clone + history + analysis of a typical local
 //!   submission, target ≤ 150 ms;
+//! - `parse_only_1000_python_files`: tree-sitter parsing alone of the same files (the floor);
 //! - `investigate_1000_files`: the same end to end on the 1,000-file repository (for the record).
 //!
 //! Run: `cargo bench --bench repo_investigate`.
@@ -62,6 +63,25 @@ fn benches(c: &mut Criterion) {
             big
         });
         b.iter(|| black_box(repo::python::analyse(big.clone(), &[])))
+    });
+
+    // The floor under `analyse_1000_python_files`: tree-sitter parsing alone, same threads.
+    g.bench_function("parse_only_1000_python_files", |b| {
+        let big = big_cell.get_or_init(|| sources(1000));
+        b.iter(|| {
+            use rayon::prelude::*;
+            let nodes: u64 = big
+                .par_iter()
+                .map_init(
+                    || auditor::repo::python::syntax::new_parser().expect("parser"),
+                    |p, (_, src)| {
+                        p.parse(src, None)
+                            .map_or(0, |t| t.root_node().descendant_count() as u64)
+                    },
+                )
+                .sum();
+            black_box(nodes)
+        })
     });
 
     // typical submission: 50 Python files over 50 commits

@@ -152,6 +152,7 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                             state_type: state,
                             ..GraphFacts::default()
                         },
+                        module: m,
                         first_line: c.line,
                         last_line: c.line,
                         ..Builder::default()
@@ -166,10 +167,11 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             .calls
             .iter()
             .filter(|c| {
-                c.callee
-                    .as_deref()
-                    .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
+                c.assigned_to.is_some()
                     && c.method != "compile"
+                    && c.callee
+                        .as_deref()
+                        .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
             })
             .filter_map(|c| c.assigned_to.as_deref())
             .collect();
@@ -200,6 +202,7 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                     builder: recv.clone(),
                     ..GraphFacts::default()
                 },
+                module: m,
                 first_line: c.line,
                 last_line: c.line,
                 ..Builder::default()
@@ -218,8 +221,9 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
         .map(|b| {
             let first = b.first_line;
             let last = b.last_line;
+            let module = b.module;
             let mut g = b.finish();
-            if let Some(module) = repo.modules.iter().find(|mm| mm.path == g.path) {
+            if let Some(module) = repo.modules.get(module) {
                 g.snippet = module.snippet(first, last, 80);
             }
             g.end_line = last;
@@ -243,6 +247,8 @@ fn arg<'c>(c: &'c CallInfo, i: usize, name: &str) -> Option<&'c Expr> {
 #[derive(Default)]
 struct Builder {
     graph: GraphFacts,
+    /// Index of the module `graph.path` names.
+    module: usize,
     first_line: usize,
     last_line: usize,
     /// (from, to) → (conditional, line)

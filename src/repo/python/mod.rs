@@ -51,7 +51,10 @@ pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> Py
             Err(e) => notes.push(e),
         }
     }
-    analyse_modules(&modules, texts, notes)
+    let facts = analyse_modules(&modules, texts, notes);
+    // Hundreds of thousands of small allocations for a large repository: freed on both cores.
+    modules.into_par_iter().for_each(drop);
+    facts
 }
 
 fn analyse_modules(
@@ -68,9 +71,20 @@ fn analyse_modules(
         }
     }
     let repo = resolve::Repo::new(modules);
-    let ((graphs, state), (security, structured_output)) = rayon::join(
-        || (graph::analyse(&repo), state::analyse(&repo)),
-        || (safety::analyse(&repo), structured::analyse(&repo)),
+    // The two largest passes (graph and safety walk every call) on separate threads.
+    let ((graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
+        || {
+            rayon::join(
+                || graph::analyse(&repo),
+                || (state::analyse(&repo), prompts::analyse(modules, texts)),
+            )
+        },
+        || {
+            rayon::join(
+                || safety::analyse(&repo),
+                || (structured::analyse(&repo), justice::analyse(modules, texts)),
+            )
+        },
     );
     PythonFacts {
         files_parsed: modules.len(),
@@ -83,8 +97,8 @@ fn analyse_modules(
         state,
         security,
         structured_output,
-        personas: prompts::analyse(modules, texts),
-        justice: justice::analyse(modules, texts),
+        personas,
+        justice,
         notes,
     }
 }

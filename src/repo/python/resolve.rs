@@ -121,14 +121,10 @@ impl<'a> Repo<'a> {
         }
     }
 
-    /// Is `dotted` (as written in module `m`) the library name `target` (e.g.
-    /// `langgraph.graph.StateGraph`)? Accepts the bare name when it is not imported at all
-    /// (star imports, notebooks turned into modules), and any module path ending in the
-    /// same attribute from the same top-level package.
-    pub fn is(&self, m: usize, dotted: &str, targets: &[&str]) -> bool {
-        // Every match below ends with the target's last segment: reject the rest without
-        // building the qualified name (this runs for every call of the repository).
-        let q_last = match dotted.rsplit_once('.') {
+    /// The last segment of `dotted`'s qualified name in module `m` (`system` for `os.system`,
+    /// and for `sh` after `from os import system as sh`), without building that name.
+    pub fn last_segment<'s>(&'s self, m: usize, dotted: &'s str) -> &'s str {
+        match dotted.rsplit_once('.') {
             Some((_, last)) => last,
             None => {
                 let base = self.modules[m]
@@ -137,7 +133,17 @@ impl<'a> Repo<'a> {
                     .map_or(dotted, String::as_str);
                 base.rsplit('.').next().unwrap_or(base)
             }
-        };
+        }
+    }
+
+    /// Is `dotted` (as written in module `m`) the library name `target` (e.g.
+    /// `langgraph.graph.StateGraph`)? Accepts the bare name when it is not imported at all
+    /// (star imports, notebooks turned into modules), and any module path ending in the
+    /// same attribute from the same top-level package.
+    pub fn is(&self, m: usize, dotted: &str, targets: &[&str]) -> bool {
+        // Every match below ends with the target's last segment: reject the rest without
+        // building the qualified name (this runs for every call of the repository).
+        let q_last = self.last_segment(m, dotted);
         if !targets
             .iter()
             .any(|t| t.rsplit('.').next().unwrap_or(t) == q_last)

@@ -63,6 +63,20 @@ const TEMP: &[&str] = &[
     "tempfile.TemporaryFile",
 ];
 
+/// The last segments of every shell-running target checked below.
+const SHELL_LAST_NAMES: &[&str] = &[
+    "system",
+    "popen",
+    "run",
+    "call",
+    "check_call",
+    "check_output",
+    "Popen",
+    "getoutput",
+    "getstatusoutput",
+    "create_subprocess_shell",
+];
+
 fn kw<'c>(c: &'c CallInfo, name: &str) -> Option<&'c Expr> {
     c.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
@@ -95,19 +109,23 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                 .or_else(|| kw(c, "cmd"));
             let built = command.is_some_and(Expr::is_built_string);
             let mut shell = false;
-            if repo.is(m, callee, &["os.system"]) {
+            // Every shell target below ends in one of these names; the other calls (nearly
+            // all of them) need no name resolution.
+            let shell_candidate = SHELL_LAST_NAMES.contains(&repo.last_segment(m, callee));
+            let is = |targets: &[&str]| shell_candidate && repo.is(m, callee, targets);
+            if is(&["os.system"]) {
                 push(
                     "os_system",
                     "os.system runs its argument through the shell with no error handling".into(),
                 );
                 shell = true;
-            } else if repo.is(m, callee, &["os.popen"]) {
+            } else if is(&["os.popen"]) {
                 push(
                     "os_popen",
                     "os.popen runs its argument through the shell".into(),
                 );
                 shell = true;
-            } else if repo.is(m, callee, SUBPROCESS) {
+            } else if is(SUBPROCESS) {
                 facts.subprocess_calls += 1;
                 if matches!(kw(c, "shell"), Some(Expr::Bool(true))) {
                     push(
@@ -116,11 +134,8 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                     );
                     shell = true;
                 }
-            } else if repo.is(
-                m,
-                callee,
-                &["subprocess.getoutput", "subprocess.getstatusoutput"],
-            ) || repo.is(m, callee, &["asyncio.create_subprocess_shell"])
+            } else if is(&["subprocess.getoutput", "subprocess.getstatusoutput"])
+                || is(&["asyncio.create_subprocess_shell"])
             {
                 push(
                     "subprocess_shell",
