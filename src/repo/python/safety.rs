@@ -207,16 +207,23 @@ fn is_clone(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
     let Some(callee) = c.callee.as_deref() else {
         return false;
     };
+    // Name resolution only for calls whose last name segment can match (nearly none do).
+    let last = repo.last_segment(m, callee);
+    let clone_named = matches!(last, "clone_repository" | "clone" | "clone_from");
+    if !clone_named && !SHELL_LAST_NAMES.contains(&last) {
+        return false;
+    }
     if c.method == "clone_from"
-        || repo.is(
-            m,
-            callee,
-            &[
-                "pygit2.clone_repository",
-                "dulwich.porcelain.clone",
-                "git.Repo.clone_from",
-            ],
-        )
+        || clone_named
+            && repo.is(
+                m,
+                callee,
+                &[
+                    "pygit2.clone_repository",
+                    "dulwich.porcelain.clone",
+                    "git.Repo.clone_from",
+                ],
+            )
     {
         return true;
     }

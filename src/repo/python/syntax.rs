@@ -635,16 +635,19 @@ impl<'s, 't> Walker<'s, 't> {
             }
             "string" | "concatenated_string" => self.string(node, scope, false),
             "call" => {
-                self.call(node, scope);
-                let chain = node
-                    .field(F_FUNCTION)
-                    .filter(|f| kind(f) == "attribute")
-                    .and_then(|f| {
-                        let obj = f.field(F_OBJECT)?;
-                        let attr = f.field(F_ATTRIBUTE)?;
-                        (kind(obj) == "call")
-                            .then(|| (obj.byte_range(), self.text(attr).to_string()))
-                    });
+                // Each field looked up once (a lookup scans the node's children).
+                let func = node.field(F_FUNCTION);
+                let (obj, attr) = match func {
+                    Some(f) if kind(f) == "attribute" => (f.field(F_OBJECT), f.field(F_ATTRIBUTE)),
+                    _ => (None, None),
+                };
+                self.call(node, func, obj, attr, scope);
+                let chain = match (obj, attr) {
+                    (Some(o), Some(a)) if kind(o) == "call" => {
+                        Some((o.byte_range(), self.text(a).to_string()))
+                    }
+                    _ => None,
+                };
                 let outer_assigned = scope.assigned_to.take();
                 let outer_chain = std::mem::replace(&mut scope.chain, chain);
                 self.walk_children(node, scope, depth);
@@ -909,8 +912,17 @@ impl<'s, 't> Walker<'s, 't> {
         (out, f)
     }
 
-    fn call(&mut self, node: Node<'t>, scope: &Scope) {
-        let Some(func) = node.field(F_FUNCTION) else {
+    /// Records a call; `func` is its `function` field and, when that is an attribute,
+    /// `obj`/`attr` are the attribute's fields.
+    fn call(
+        &mut self,
+        node: Node<'t>,
+        func: Option<Node<'t>>,
+        obj: Option<Node<'t>>,
+        attr: Option<Node<'t>>,
+        scope: &Scope,
+    ) {
+        let Some(func) = func else {
             return;
         };
         let (callee, method, receiver) = match kind(func) {
@@ -919,13 +931,14 @@ impl<'s, 't> Walker<'s, 't> {
                 (Some(t.clone()), t, None)
             }
             "attribute" => {
-                let attr = func
-                    .field(F_ATTRIBUTE)
-                    .map(|a| self.text(a).to_string())
-                    .unwrap_or_default();
-                let obj = func.field(F_OBJECT);
-                let callee = self.dotted(func, 0);
-                (callee, attr, obj.map(|o| self.short(o, 120)))
+                let attr = attr.map(|a| self.text(a)).unwrap_or_default();
+                // `self.dotted(func, 0)` without looking the fields up again.
+                let callee = obj.and_then(|o| self.dotted(o, 1)).map(|mut d| {
+                    d.push('.');
+                    d.push_str(attr);
+                    d
+                });
+                (callee, attr.to_string(), obj.map(|o| self.short(o, 120)))
             }
             _ => (None, String::new(), None),
         };
