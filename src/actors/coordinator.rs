@@ -548,6 +548,11 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             evidences: cross,
             ..Default::default()
         });
+        let claims = crate::pdf::cross_check_claims(pdf, &repo.python, &doc_dims);
+        state.merge(StateUpdate {
+            evidences: claims,
+            ..Default::default()
+        });
     }
     let gaps = routes::fill_gaps(&state.evidences, rubric);
     state.merge(gaps);

@@ -2,6 +2,7 @@
 //! its id, name and forensic instruction), so other rubrics' dimensions get evidence too (v2's
 //! `forensic_accuracy_docs` asks for theoretical depth *and* cross-referencing).
 
+use super::claims::ClaimStatus;
 use super::concepts::{self, Classification};
 use super::paths::{ClaimedPath, PathStatus};
 use super::{PdfFacts, ingest};
@@ -364,6 +365,71 @@ pub fn path_evidence(
             )),
         );
         out.insert(d.id.clone(), evs);
+    }
+    out
+}
+
+/// Evidence for the report's feature claims (after [`super::claims::check`]), for the dimensions
+/// that cross-reference the report with the code. A contradicted claim is a `Contradiction`:
+/// the Chief Justice's fact supremacy then outranks any judge who believed the report.
+pub fn claim_evidence(
+    facts: &PdfFacts,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let mut out = BTreeMap::new();
+    let src = facts.display_name();
+    for d in dimensions
+        .iter()
+        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).paths)
+    {
+        let mut evs = Vec::new();
+        for c in facts
+            .feature_claims
+            .iter()
+            .filter(|c| c.status != ClaimStatus::Unchecked)
+        {
+            let code_at = c
+                .code_location
+                .as_deref()
+                .map(|l| format!(" ({l})"))
+                .unwrap_or_default();
+            let e = Evidence::fact(
+                format!("pdf.{}.claim.{}", d.id, c.feature.as_str()),
+                Detective::EvidenceAggregator,
+                format!(
+                    "The report's claim of {} matches the code evidence",
+                    c.feature.label()
+                ),
+                c.status == ClaimStatus::Supported,
+                format!("{src} p.{}", c.page),
+                match c.status {
+                    ClaimStatus::Supported => format!(
+                        "Supported: the report claims {} and the code shows it: {}{code_at}",
+                        c.feature.label(),
+                        c.code
+                    ),
+                    _ => format!(
+                        "Contradicted: the report claims {}, but {}{code_at}",
+                        c.feature.label(),
+                        c.code
+                    ),
+                },
+                conf(if c.code_location.is_some() {
+                    0.85
+                } else {
+                    0.75
+                }),
+            )
+            .with_content(format!("p.{}: \"{}\"", c.page, c.quote));
+            evs.push(if c.status == ClaimStatus::Contradicted {
+                e.with_kind(EvidenceKind::Contradiction)
+            } else {
+                e
+            });
+        }
+        if !evs.is_empty() {
+            out.insert(d.id.clone(), evs);
+        }
     }
     out
 }

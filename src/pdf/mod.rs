@@ -7,6 +7,8 @@
 //! - [`retrieval`]: BM25 over chunks (pure);
 //! - [`concepts`]: rubric concepts explained vs. buzzwords (pure);
 //! - [`paths`]: claimed repository paths and their check against the repo's files (pure);
+//! - [`claims`]: feature claims ("the judges run in parallel") and their check against the
+//!   RepoInvestigator's code facts (pure);
 //! - [`images`]: raster images and rendered vector-drawing pages (PDFium); the DocAnalyst gets
 //!   them from [`analyse_bytes`], the VisionInspector alone from [`extract_diagrams`] (no text
 //!   facts built), both through the same [`images::DiagramScan`];
@@ -16,6 +18,7 @@
 //! [`analyse_bytes`] works on plain [`PdfFacts`]; a path present in the repository is never
 //! `hallucinated`; nothing here panics on input.
 
+pub mod claims;
 pub mod concepts;
 pub mod evidence;
 pub mod images;
@@ -68,6 +71,9 @@ pub struct PdfFacts {
     /// Paths the report mentions; `unchecked` until [`cross_reference`].
     #[serde(default)]
     pub claimed_paths: Vec<ClaimedPath>,
+    /// Features the report claims; `unchecked` until [`cross_check_claims`].
+    #[serde(default)]
+    pub feature_claims: Vec<claims::FeatureClaim>,
     pub images: Vec<DiagramImage>,
     /// What a reader should know about the extraction (caps hit, pages skipped, ...).
     #[serde(default)]
@@ -106,6 +112,7 @@ impl PdfFacts {
             .collect();
         let concepts = concepts::classify(&defaults, &sentences);
         let claimed_paths = paths::extract(&page_text);
+        let feature_claims = claims::extract(&sentences);
         PdfFacts {
             source: source.to_string(),
             pages: raw_pages.len() as u32,
@@ -113,6 +120,7 @@ impl PdfFacts {
             chunks,
             concepts,
             claimed_paths,
+            feature_claims,
             images: Vec::new(),
             notes: Vec::new(),
             index,
@@ -480,6 +488,17 @@ pub fn cross_reference(
     evidence::path_evidence(facts, repo_files.is_empty(), dimensions)
 }
 
+/// Evidence computed at the aggregation barrier: the report's feature claims checked against
+/// the RepoInvestigator's code facts. Sets each claim's status.
+pub fn cross_check_claims(
+    facts: &mut PdfFacts,
+    code: &crate::repo::python::PythonFacts,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    claims::check(&mut facts.feature_claims, code);
+    evidence::claim_evidence(facts, dimensions)
+}
+
 /// Excerpts of the report relevant to a question, bounded in size, with page numbers.
 pub fn excerpts(facts: &PdfFacts, question: &str, max_chars: usize) -> Vec<(u32, String)> {
     if facts.index.len() == facts.chunks.len() {
@@ -509,6 +528,15 @@ pub fn facts_json(facts: &PdfFacts) -> serde_json::Value {
             if c.directory { v["directory"] = true.into(); }
             v
         }).collect::<Vec<_>>(),
+        "feature_claims": facts.feature_claims.iter().map(|c| serde_json::json!({
+            "feature": c.feature.as_str(),
+            "status": c.status.as_str(),
+            "page": c.page,
+            "quote": c.quote,
+            "mentions": c.mentions,
+            "code": c.code,
+            "code_location": c.code_location,
+        })).collect::<Vec<_>>(),
         "concepts": facts.concepts.iter().map(|c| serde_json::json!({
             "concept": c.concept,
             "classification": c.classification.as_str(),

@@ -1,0 +1,506 @@
+//! Feature claims: sentences in which the report says the project *does* something the code can
+//! confirm or contradict ("the three judges run in parallel", "state uses `operator.add`
+//! reducers", "the clone happens in a `tempfile` sandbox"). The rubric's report-accuracy
+//! dimension asks for exactly this check ("Claims parallel execution but code shows linear
+//! flow").
+//!
+//! [`extract`] finds the claims in the report's sentences (pure text work, at ingestion);
+//! [`check`] compares each with the RepoInvestigator's facts at the aggregation barrier.
+//!
+//! A sentence is a claim when it names the feature by one of its cue phrases, and is not
+//! negated ("we did not parallelise"), future work ("we plan to add reducers") or a question.
+//! Only the first claiming sentence per feature is kept (with the count of the others): one
+//! verdict per feature, quoted with its page.
+
+use super::ingest::Sentence;
+use crate::repo::python::PythonFacts;
+use serde::{Deserialize, Serialize};
+
+/// A feature the report can claim and the code facts can settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feature {
+    /// Branches of the graph run at once (fan-out).
+    ParallelExecution,
+    /// Parallel branches are joined again (fan-in / aggregation node).
+    FanIn,
+    /// LLM output bound to a schema (`with_structured_output`, `bind_tools`).
+    StructuredOutput,
+    /// State fields with reducers (`operator.add`, `operator.ior`, `add_messages`).
+    StateReducers,
+    /// Repositories cloned inside a temporary directory.
+    SandboxedClone,
+    /// The final verdict comes from deterministic rules, not from an LLM.
+    DeterministicSynthesis,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 6] = [
+        Feature::ParallelExecution,
+        Feature::FanIn,
+        Feature::StructuredOutput,
+        Feature::StateReducers,
+        Feature::SandboxedClone,
+        Feature::DeterministicSynthesis,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feature::ParallelExecution => "parallel_execution",
+            Feature::FanIn => "fan_in",
+            Feature::StructuredOutput => "structured_output",
+            Feature::StateReducers => "state_reducers",
+            Feature::SandboxedClone => "sandboxed_clone",
+            Feature::DeterministicSynthesis => "deterministic_synthesis",
+        }
+    }
+
+    /// What the report claims, in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Feature::ParallelExecution => "parallel execution (fan-out)",
+            Feature::FanIn => "a fan-in / aggregation point",
+            Feature::StructuredOutput => "structured LLM output",
+            Feature::StateReducers => "state reducers",
+            Feature::SandboxedClone => "cloning in a temporary sandbox",
+            Feature::DeterministicSynthesis => "deterministic synthesis rules",
+        }
+    }
+
+    /// Phrases (lower case) that name the feature in a sentence.
+    fn cues(self) -> &'static [&'static str] {
+        match self {
+            Feature::ParallelExecution => &[
+                "in parallel",
+                "run parallel",
+                "parallel execution",
+                "parallel branches",
+                "parallel judges",
+                "parallel detectives",
+                "parallel nodes",
+                "parallelism",
+                "parallelize",
+                "parallelise",
+                "concurrently",
+                "simultaneously",
+                "fan-out",
+                "fan out",
+                "fans out",
+            ],
+            Feature::FanIn => &[
+                "fan-in",
+                "fan in",
+                "fans in",
+                "aggregation node",
+                "aggregator node",
+                "synchronization node",
+                "synchronisation node",
+                "barrier",
+            ],
+            Feature::StructuredOutput => &[
+                "with_structured_output",
+                "structured output",
+                "bind_tools",
+                "structured outputs",
+            ],
+            Feature::StateReducers => &["reducer", "operator.add", "operator.ior", "add_messages"],
+            Feature::SandboxedClone => &[
+                "tempfile",
+                "temporarydirectory",
+                "temporary directory",
+                "temp directory",
+                "sandboxed clone",
+                "sandboxed cloning",
+                "cloned into a sandbox",
+                "clone into a sandbox",
+            ],
+            Feature::DeterministicSynthesis => &[
+                "deterministic rule",
+                "deterministic logic",
+                "deterministic synthesis",
+                "deterministic python",
+                "hardcoded rule",
+                "hard-coded rule",
+                "hardcoded deterministic",
+                "hard-coded deterministic",
+            ],
+        }
+    }
+}
+
+/// Settled at the aggregation barrier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    #[default]
+    Unchecked,
+    /// The code facts show the feature.
+    Supported,
+    /// The code facts show the opposite, or nothing of the kind.
+    Contradicted,
+}
+
+impl ClaimStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimStatus::Unchecked => "unchecked",
+            ClaimStatus::Supported => "supported",
+            ClaimStatus::Contradicted => "contradicted",
+        }
+    }
+}
+
+/// A feature the report claims, where, and (after [`check`]) what the code says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeatureClaim {
+    pub feature: Feature,
+    pub page: u32,
+    /// The first claiming sentence, truncated.
+    pub quote: String,
+    /// How many sentences claim it.
+    pub mentions: usize,
+    #[serde(default)]
+    pub status: ClaimStatus,
+    /// What the code facts show, in one sentence.
+    #[serde(default)]
+    pub code: String,
+    /// `path:line` of the deciding code fact, when there is one.
+    #[serde(default)]
+    pub code_location: Option<String>,
+}
+
+/// Words that, shortly before a cue, turn the sentence into a denial.
+const NEGATIONS: &[&str] = &[
+    " not ",
+    "n't ",
+    " no ",
+    "never ",
+    "without ",
+    "instead of ",
+    "lack",
+    "rather than ",
+    "neither ",
+    " nor ",
+];
+
+/// Words that make the sentence a plan, not a claim about what was built.
+const FUTURE: &[&str] = &[
+    "future work",
+    "we plan",
+    "we will",
+    "will add",
+    "will be added",
+    "will implement",
+    "could add",
+    "could be added",
+    "would add",
+    "planned",
+    "next step",
+    "not yet",
+    "todo",
+    "roadmap",
+    "intend to",
+    "in a future",
+    "should be added",
+    "would be",
+    "could be",
+];
+
+const QUOTE_MAX: usize = 300;
+
+/// Whether `s` (lower case) claims `feature`.
+fn claims(s: &str, feature: Feature) -> bool {
+    if s.trim_end().ends_with('?') || FUTURE.iter().any(|f| s.contains(f)) {
+        return false;
+    }
+    let padded = format!(" {s}");
+    feature.cues().iter().any(|cue| {
+        padded.match_indices(cue).any(|(at, _)| {
+            // The 40 bytes before the cue (at a char boundary) must not deny it.
+            let mut from = at.saturating_sub(40);
+            while !padded.is_char_boundary(from) {
+                from -= 1;
+            }
+            let before = &padded[from..at];
+            !NEGATIONS.iter().any(|n| before.contains(n))
+        })
+    })
+}
+
+/// Every feature the report claims, with its first claiming sentence.
+pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
+    let mut out: Vec<FeatureClaim> = Vec::new();
+    for s in sentences.iter().filter(|s| !s.heading) {
+        let lower = s.text.to_lowercase();
+        for feature in Feature::ALL {
+            if !claims(&lower, feature) {
+                continue;
+            }
+            match out.iter_mut().find(|c| c.feature == feature) {
+                Some(c) => c.mentions += 1,
+                None => out.push(FeatureClaim {
+                    feature,
+                    page: s.page,
+                    quote: crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX),
+                    mentions: 1,
+                    status: ClaimStatus::Unchecked,
+                    code: String::new(),
+                    code_location: None,
+                }),
+            }
+        }
+    }
+    out.sort_by_key(|c| c.feature);
+    out
+}
+
+/// Settles every claim against the code facts.
+pub fn check(claims: &mut [FeatureClaim], code: &PythonFacts) {
+    for c in claims {
+        let (status, text, location) = verdict(c.feature, code);
+        c.status = status;
+        c.code = text;
+        c.code_location = location;
+    }
+}
+
+fn verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+    use ClaimStatus::{Contradicted, Supported};
+    let no_graph = code.graphs.is_empty();
+    match feature {
+        Feature::ParallelExecution => match code.graphs.iter().find_map(|g| g.fan_out.first()) {
+            Some(f) => (
+                Supported,
+                format!("'{}' fans out to {} ({})", f.from, f.to.join(", "), f.via),
+                Some(f.location.clone()),
+            ),
+            None if no_graph => (
+                Contradicted,
+                "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
+                None,
+            ),
+            None => {
+                let g = &code.graphs[0];
+                (
+                    Contradicted,
+                    format!(
+                        "no graph fans out: the graph built at {} is {}",
+                        g.location(),
+                        if g.linear {
+                            "a linear chain"
+                        } else {
+                            "without any node leading to two or more nodes at once"
+                        }
+                    ),
+                    Some(g.location()),
+                )
+            }
+        },
+        Feature::FanIn => match code.graphs.iter().find_map(|g| g.fan_in.first()) {
+            Some(f) => (
+                Supported,
+                format!("'{}' joins {}", f.to, f.from.join(", ")),
+                Some(f.location.clone()),
+            ),
+            None if no_graph => (
+                Contradicted,
+                "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
+                None,
+            ),
+            None => (
+                Contradicted,
+                format!(
+                    "no node of the graph at {} is joined from two or more predecessors",
+                    code.graphs[0].location()
+                ),
+                Some(code.graphs[0].location()),
+            ),
+        },
+        Feature::StructuredOutput => match code.structured_output.calls.first() {
+            Some(c) => (
+                Supported,
+                format!("`.{}({})` is called", c.method, c.schema),
+                Some(format!("{}:{}", c.path, c.line)),
+            ),
+            None => (
+                Contradicted,
+                "no `.with_structured_output(...)` or `.bind_tools(...)` call in the code".into(),
+                None,
+            ),
+        },
+        Feature::StateReducers => match code.state.reducers.first() {
+            Some(r) => (
+                Supported,
+                format!("{}.{} uses the reducer {}", r.class, r.field, r.reducer),
+                Some(format!("{}:{}", r.path, r.line)),
+            ),
+            None => (
+                Contradicted,
+                "no state field is annotated with a reducer (`Annotated[..., reducer]`)".into(),
+                None,
+            ),
+        },
+        Feature::SandboxedClone => {
+            let calls = &code.security.clone_calls;
+            match calls.iter().find(|c| !c.sandboxed) {
+                Some(c) => (
+                    Contradicted,
+                    "a repository is cloned outside any temporary directory".into(),
+                    Some(format!("{}:{}", c.path, c.line)),
+                ),
+                None => match calls.first() {
+                    Some(c) => (
+                        Supported,
+                        format!(
+                            "every clone call ({}) runs inside a temporary directory",
+                            calls.len()
+                        ),
+                        Some(format!("{}:{}", c.path, c.line)),
+                    ),
+                    None => (
+                        Contradicted,
+                        "the code has no recognisable clone call (git CLI, GitPython, pygit2, dulwich)".into(),
+                        None,
+                    ),
+                },
+            }
+        }
+        Feature::DeterministicSynthesis => {
+            let j = &code.justice;
+            match j.rules.iter().find(|r| r.found) {
+                Some(r) if !j.calls_llm || j.branches > 0 => (
+                    Supported,
+                    format!(
+                        "the rule '{}' is an if/elif branch{}",
+                        r.rule,
+                        if j.calls_llm {
+                            " (the synthesis code also calls an LLM)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Some(r.location.clone()),
+                ),
+                _ if j.modules.is_empty() => (
+                    Contradicted,
+                    "no Chief Justice / synthesis code was found".into(),
+                    None,
+                ),
+                _ => (
+                    Contradicted,
+                    if j.calls_llm {
+                        "the synthesis code asks an LLM and implements none of the rules as branches"
+                            .into()
+                    } else {
+                        "the synthesis code implements none of the rules as branches".into()
+                    },
+                    j.location.clone(),
+                ),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sentences(texts: &[&str]) -> Vec<Sentence> {
+        texts
+            .iter()
+            .map(|t| Sentence {
+                page: 2,
+                text: t.to_string(),
+                list_or_title: false,
+                heading: false,
+            })
+            .collect()
+    }
+
+    fn features(texts: &[&str]) -> Vec<Feature> {
+        extract(&sentences(texts))
+            .into_iter()
+            .map(|c| c.feature)
+            .collect()
+    }
+
+    #[test]
+    fn affirmative_sentences_are_claims() {
+        assert_eq!(
+            features(&["The three judges run in parallel on the same evidence."]),
+            vec![Feature::ParallelExecution]
+        );
+        assert_eq!(
+            features(&["Evidence is merged with operator.ior reducers at the aggregation node."]),
+            vec![Feature::FanIn, Feature::StateReducers]
+        );
+        assert_eq!(
+            features(&["Judges use with_structured_output(JudicialOpinion)."]),
+            vec![Feature::StructuredOutput]
+        );
+        assert_eq!(
+            features(&["We clone the target into a tempfile.TemporaryDirectory."]),
+            vec![Feature::SandboxedClone]
+        );
+        assert_eq!(
+            features(&["The Chief Justice applies hardcoded rules, not an LLM vote."]),
+            vec![Feature::DeterministicSynthesis]
+        );
+    }
+
+    #[test]
+    fn denials_plans_and_questions_are_not_claims() {
+        assert!(features(&["The judges do not run in parallel yet."]).is_empty());
+        assert!(features(&["We never used reducers."]).is_empty());
+        assert!(features(&["In future work we plan to run detectives in parallel."]).is_empty());
+        assert!(features(&["Should the judges run in parallel?"]).is_empty());
+        assert!(features(&["Our graph is sequential and easy to follow."]).is_empty());
+    }
+
+    #[test]
+    fn first_sentence_is_quoted_and_later_ones_counted() {
+        let c = extract(&sentences(&[
+            "Detectives run in parallel.",
+            "Judges also run concurrently.",
+        ]));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].quote, "Detectives run in parallel.");
+        assert_eq!(c[0].mentions, 2);
+        assert_eq!(c[0].page, 2);
+    }
+
+    #[test]
+    fn claims_are_checked_against_the_code_facts() {
+        use crate::repo::python::graph::{FanOut, GraphFacts};
+        let mut claims = extract(&sentences(&[
+            "Detectives run in parallel.",
+            "State uses reducers.",
+        ]));
+        let linear = PythonFacts {
+            graphs: vec![GraphFacts {
+                path: "src/graph.py".into(),
+                line: 7,
+                linear: true,
+                ..GraphFacts::default()
+            }],
+            ..PythonFacts::default()
+        };
+        check(&mut claims, &linear);
+        assert_eq!(claims[0].status, ClaimStatus::Contradicted);
+        assert!(claims[0].code.contains("linear"), "{}", claims[0].code);
+        assert_eq!(claims[0].code_location.as_deref(), Some("src/graph.py:7"));
+        assert_eq!(claims[1].status, ClaimStatus::Contradicted);
+
+        let mut parallel = linear.clone();
+        parallel.graphs[0].linear = false;
+        parallel.graphs[0].fan_out.push(FanOut {
+            from: "START".into(),
+            to: vec!["repo".into(), "doc".into()],
+            via: "edges".into(),
+            location: "src/graph.py:12".into(),
+        });
+        check(&mut claims, &parallel);
+        assert_eq!(claims[0].status, ClaimStatus::Supported);
+        assert_eq!(claims[0].code_location.as_deref(), Some("src/graph.py:12"));
+    }
+}
