@@ -476,3 +476,27 @@ fn a_graph_whose_wiring_is_not_statically_known_is_not_called_linear() {
     assert!(!g.unresolved.is_empty());
     assert!(!g.linear, "nothing is known about its shape");
 }
+
+#[test]
+fn a_with_retry_on_one_call_does_not_mark_the_other_calls_of_the_module() {
+    // open_deep_research tests/evaluators.py: one evaluator retries, five do not
+    let f = investigate(&[(
+        "src/evaluators.py",
+        "def grounded(m, msgs):\n    return m.with_structured_output(Grounded).with_retry(stop_after_attempt=3).invoke(msgs)\n\ndef relevance(m, msgs):\n    return m.with_structured_output(Relevance).invoke(msgs)\n\ndef later(m, msgs):\n    s = m.with_structured_output(Late)\n    r = s.with_retry(stop_after_attempt=2)\n    return r.invoke(msgs)\n",
+    )]);
+    let calls: Vec<(String, bool)> = f
+        .python
+        .structured_output
+        .calls
+        .iter()
+        .map(|c| (c.schema.clone(), c.retry))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("Grounded".into(), true),
+            ("Relevance".into(), false),
+            ("Late".into(), true)
+        ]
+    );
+}
