@@ -401,3 +401,102 @@ fn persona_prompts_in_prompt_files() {
     assert_eq!(personas, vec!["Prosecutor", "Defense", "TechLead"]);
     assert!(f.python.personas.similarity.iter().all(|s| s.share < 0.9));
 }
+
+// Idioms met in published LangGraph packages (open_deep_research, langgraph-codeact,
+// langgraph-prebuilt, langgraph-swarm).
+
+#[test]
+fn command_routing_from_return_annotations_goto_and_destinations() {
+    let g = graph(
+        "from typing import Literal\nfrom langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Command, Send\ndef clarify(state) -> Command[Literal['brief', '__end__']]:\n    if state['x']:\n        return Command(goto=END)\n    return Command(goto='brief')\ndef brief(state):\n    return Command(goto=[Send('research', {'s': s}) for s in state['sections']])\ndef research(state):\n    return {}\ndef write(state) -> Command[Literal[END, 'research']]:\n    return Command(goto='research')\ndef call_model(state):\n    return Command(goto='sandbox')\ndef sandbox(state):\n    return {}\nb = StateGraph(S)\nb.add_node('clarify', clarify)\nb.add_node('brief', brief)\nb.add_node('research', research)\nb.add_node('write', write)\nb.add_node(call_model, destinations=(END, 'sandbox'))\nb.add_node(sandbox)\nb.add_edge(START, 'clarify')\nb.add_edge('research', 'write')\nb.add_edge('sandbox', 'call_model')\n",
+    );
+    let e = edges(&g);
+    for want in [
+        "clarify~>brief",
+        "clarify~>END",
+        "brief~>research",
+        "write~>END",
+        "write~>research",
+        "call_model~>END",
+        "call_model~>sandbox",
+    ] {
+        assert!(e.contains(&want.to_string()), "{want} missing in {e:?}");
+    }
+    assert!(!g.linear);
+    assert!(g.undefined_nodes.is_empty(), "{:?}", g.undefined_nodes);
+}
+
+#[test]
+fn command_goto_with_sends_to_several_nodes_is_a_fan_out() {
+    let g = graph(
+        "from typing import Literal\nfrom langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Command, Send\ndef plan(state) -> Command[Literal['a', 'b']]:\n    return Command(goto=[Send('a', state), Send('b', state)])\nb = StateGraph(S)\nb.add_node('plan', plan)\nb.add_node('a', f)\nb.add_node('b', f)\nb.add_node('join', f)\nb.add_edge(START, 'plan')\nb.add_edge(['a', 'b'], 'join')\n",
+    );
+    assert_eq!(fan_out(&g), vec!["plan->[a,b]"]);
+    assert_eq!(fan_in(&g), vec!["[a,b]->join"]);
+}
+
+#[test]
+fn a_builder_variable_reassigned_to_a_new_state_graph_is_a_second_graph() {
+    let f = investigate(&[(
+        "src/agent.py",
+        "from langgraph.graph import StateGraph, START, END\ndef make(simple):\n    if simple:\n        workflow = StateGraph(S)\n        workflow.add_node('agent', f)\n        workflow.add_node('extra', f)\n        workflow.add_edge('agent', 'extra')\n        workflow.set_entry_point('agent')\n        return workflow.compile()\n    workflow = StateGraph(S)\n    workflow.add_node('agent', f)\n    workflow.add_node('tools', f)\n    workflow.set_entry_point('agent')\n    workflow.add_conditional_edges('agent', route, ['tools', END])\n    workflow.add_edge('tools', 'agent')\n    return workflow.compile()\n",
+    )]);
+    let gs = &f.python.graphs;
+    assert_eq!(gs.len(), 2, "{gs:?}");
+    let big = gs.iter().find(|g| g.line == 10).expect("the second graph");
+    assert_eq!(
+        edges(big),
+        vec!["START->agent", "agent~>tools", "agent~>END", "tools->agent"]
+    );
+    let small = gs.iter().find(|g| g.line == 4).expect("the first graph");
+    assert_eq!(edges(small), vec!["agent->extra", "START->agent"]);
+}
+
+#[test]
+fn an_endpoint_chosen_at_build_time_is_not_a_parallel_fan_out() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, START, END\ndef make(hook):\n    workflow = StateGraph(S)\n    workflow.add_node('agent', f)\n    workflow.add_node('tools', f)\n    if hook is not None:\n        workflow.add_node('pre', hook)\n        workflow.add_edge('pre', 'agent')\n        entrypoint = 'pre'\n    else:\n        entrypoint = 'agent'\n    workflow.set_entry_point(entrypoint)\n    paths = [entrypoint, END]\n    workflow.add_conditional_edges('tools', route, path_map=paths)\n    workflow.add_edge('agent', 'tools')\n    return workflow\n",
+    );
+    assert!(
+        fan_out(&g).is_empty(),
+        "START leads to `pre` or to `agent`, never both: {:?}",
+        g.fan_out
+    );
+    let e = edges(&g);
+    assert!(e.contains(&"tools~>pre".to_string()), "{e:?}");
+    assert!(e.contains(&"tools~>agent".to_string()), "{e:?}");
+    assert!(g.unresolved.is_empty(), "{:?}", g.unresolved);
+}
+
+#[test]
+fn a_graph_whose_wiring_is_not_statically_known_is_not_called_linear() {
+    let g = graph(
+        "from langgraph.graph import StateGraph, START\ndef make(agents):\n    builder = StateGraph(S)\n    for agent in agents:\n        builder.add_node(agent.name, agent)\n        builder.add_edge(START, agent.name)\n    return builder\n",
+    );
+    assert!(!g.unresolved.is_empty());
+    assert!(!g.linear, "nothing is known about its shape");
+}
+
+#[test]
+fn a_with_retry_on_one_call_does_not_mark_the_other_calls_of_the_module() {
+    // open_deep_research tests/evaluators.py: one evaluator retries, five do not
+    let f = investigate(&[(
+        "src/evaluators.py",
+        "def grounded(m, msgs):\n    return m.with_structured_output(Grounded).with_retry(stop_after_attempt=3).invoke(msgs)\n\ndef relevance(m, msgs):\n    return m.with_structured_output(Relevance).invoke(msgs)\n\ndef later(m, msgs):\n    s = m.with_structured_output(Late)\n    r = s.with_retry(stop_after_attempt=2)\n    return r.invoke(msgs)\n",
+    )]);
+    let calls: Vec<(String, bool)> = f
+        .python
+        .structured_output
+        .calls
+        .iter()
+        .map(|c| (c.schema.clone(), c.retry))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("Grounded".into(), true),
+            ("Relevance".into(), false),
+            ("Late".into(), true)
+        ]
+    );
+}

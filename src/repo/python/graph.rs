@@ -9,7 +9,10 @@
 //!   plain edges, or a conditional edge whose router returns a list of nodes or `Send`s;
 //! - **fan-in**: a node with two or more distinct predecessors (`START` excluded);
 //! - **branching pattern**: a fan-out whose branches meet again at a fan-in node (the join);
-//! - **linear**: no fan-out and no node with more than one successor.
+//! - **linear**: no fan-out and no node with more than one successor, every argument resolved;
+//! - routing done by nodes with `Command` (`destinations=`, `-> Command[Literal[...]]`,
+//!   `Command(goto=...)`) and an endpoint chosen when the graph is built (`a if x else b`, a
+//!   variable set in both branches of an `if`) are conditional edges.
 
 use super::expr::Expr;
 use super::resolve::{Repo, Val};
@@ -126,11 +129,43 @@ impl GraphFacts {
     }
 }
 
+/// Key of a builder under construction: (module, receiver, line of its `StateGraph(...)`,
+/// 0 when the construction is not seen, e.g. a builder passed to a helper).
+type BuilderKey = (usize, String, usize);
+
+/// A `StateGraph(...)` construction: (module, receiver, line, enclosing function).
+type Construction = (usize, String, usize, Option<usize>);
+
+/// The construction a method call on `recv` belongs to: the one bound to the same name in the
+/// same module, and when the name is bound several times (a variable reassigned to a new
+/// `StateGraph`), the latest one before the call, in the same function if there is one.
+fn construction_for<'c>(
+    constructions: &'c [Construction],
+    m: usize,
+    recv: &str,
+    c: &CallInfo,
+) -> Option<&'c Construction> {
+    let same: Vec<&Construction> = constructions
+        .iter()
+        .filter(|(cm, r, _, _)| *cm == m && r == recv)
+        .collect();
+    if same.len() <= 1 {
+        return same.first().copied();
+    }
+    let before = |k: &&&Construction| k.2 <= c.line;
+    same.iter()
+        .filter(|k| k.3 == c.func)
+        .filter(before)
+        .max_by_key(|k| k.2)
+        .or_else(|| same.iter().filter(before).max_by_key(|k| k.2))
+        .or(same.first())
+        .copied()
+}
+
 /// All graphs in the repository, the largest first.
 pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
-    // (module, receiver) → builder under construction
-    let mut builders: BTreeMap<(usize, String), Builder> = BTreeMap::new();
-    let mut constructions: Vec<(usize, String)> = Vec::new();
+    let mut builders: BTreeMap<BuilderKey, Builder> = BTreeMap::new();
+    let mut constructions: Vec<Construction> = Vec::new();
     for (m, module) in repo.modules.iter().enumerate() {
         for c in &module.calls {
             let Some(callee) = &c.callee else { continue };
@@ -141,9 +176,9 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                     .first()
                     .or_else(|| kwarg(c, "state_schema"))
                     .map(Expr::render);
-                constructions.push((m, recv.clone()));
+                constructions.push((m, recv.clone(), c.line, c.func));
                 builders
-                    .entry((m, recv.clone()))
+                    .entry((m, recv.clone(), c.line))
                     .or_insert_with(|| Builder {
                         graph: GraphFacts {
                             path: module.path.clone(),
@@ -160,6 +195,7 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             }
         }
     }
+    let key_of = |k: &Construction| -> BuilderKey { (k.0, k.1.clone(), k.2) };
     for (m, module) in repo.modules.iter().enumerate() {
         let uses_langgraph = module.imports.values().any(|v| v.starts_with("langgraph"));
         // receivers assigned from some other constructor (e.g. networkx graphs) are not ours
@@ -175,23 +211,24 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             })
             .filter_map(|c| c.assigned_to.as_deref())
             .collect();
-        let local: Vec<&(usize, String)> =
-            constructions.iter().filter(|(cm, _)| *cm == m).collect();
+        let local: Vec<&Construction> = constructions.iter().filter(|k| k.0 == m).collect();
         for c in &module.calls {
             if !GRAPH_METHODS.contains(&c.method.as_str()) {
                 continue;
             }
             let Some(recv) = &c.receiver else { continue };
-            let key = if builders.contains_key(&(m, recv.clone())) {
-                (m, recv.clone())
+            let key = if let Some(k) = construction_for(&constructions, m, recv, c) {
+                key_of(k)
+            } else if builders.contains_key(&(m, recv.clone(), 0)) {
+                (m, recv.clone(), 0)
             } else if foreign.contains(recv.as_str()) {
                 continue;
             } else if local.len() == 1 {
-                local[0].clone()
+                key_of(local[0])
             } else if constructions.len() == 1 && uses_langgraph {
-                constructions[0].clone()
+                key_of(&constructions[0])
             } else if uses_langgraph {
-                (m, recv.clone())
+                (m, recv.clone(), 0)
             } else {
                 continue;
             };
@@ -291,6 +328,103 @@ impl Builder {
         }
     }
 
+    /// Routing done by the node itself with `Command`: the `destinations=` of `add_node`, the
+    /// `-> Command[Literal[...]]` annotation of its function, and the `goto=` of the
+    /// `Command(...)`s it returns (a list of `Send`s or of several nodes is a fan-out).
+    /// Recorded as conditional edges, like LangGraph draws them.
+    fn command_routes(
+        &mut self,
+        repo: &Repo<'_>,
+        m: usize,
+        c: &CallInfo,
+        node: &str,
+        action: Option<&Expr>,
+        destinations: Option<Val>,
+    ) {
+        let mut declared: Vec<Val> = destinations.into_iter().collect();
+        let mut gotos: Vec<Val> = Vec::new();
+        let func = action
+            .and_then(Expr::dotted)
+            .and_then(|d| repo.function(m, &d));
+        if let Some((fm, f)) = func {
+            if let Some(Expr::Subscript(head, params)) = &f.return_type
+                && head.dotted().is_some_and(|h| is_command(repo, fm, &h))
+            {
+                for p in params {
+                    if let Expr::Subscript(lit, items) = p
+                        && lit.dotted().is_some_and(|l| l.ends_with("Literal"))
+                    {
+                        let vals = items
+                            .iter()
+                            .map(|i| repo.eval(fm, i, &Vec::new(), Some(f), 0))
+                            .collect();
+                        declared.push(Val::List(vals));
+                    }
+                }
+            }
+            for r in &f.returns {
+                if let Expr::Call { func: callee, kwargs, .. } = r
+                    && callee.dotted().is_some_and(|h| is_command(repo, fm, &h))
+                    // `graph=Command.PARENT`: routing in the parent graph, not this one
+                    && !kwargs.iter().any(|(k, _)| k == "graph")
+                    && let Some((_, goto)) = kwargs.iter().find(|(k, _)| k == "goto")
+                {
+                    gotos.push(repo.eval(fm, goto, &Vec::new(), Some(f), 0));
+                }
+            }
+        }
+        if declared.is_empty() && gotos.is_empty() {
+            return;
+        }
+        let mut targets: Vec<String> = Vec::new();
+        let mut unknown = Vec::new();
+        for v in declared.iter().chain(&gotos) {
+            v.node_names(&mut targets, &mut unknown);
+        }
+        if declared.is_empty() {
+            for u in unknown {
+                self.graph.unresolved.push(format!(
+                    "{}:{}: `Command(goto={u})` of node `{node}` is not statically known",
+                    repo.modules[m].path, c.line
+                ));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        targets.retain(|t| seen.insert(t.clone()));
+        for t in &targets {
+            self.edge(node.to_string(), t.clone(), true, c.line);
+        }
+        let mut parallel_keys: Vec<Val> = Vec::new();
+        for g in &gotos {
+            collect_parallel(g, &mut parallel_keys);
+        }
+        let mut parallel_targets = Vec::new();
+        let mut unk = Vec::new();
+        Val::List(parallel_keys).node_names(&mut parallel_targets, &mut unk);
+        let parallel = !parallel_targets.is_empty();
+        if parallel {
+            let via = if gotos.iter().any(has_send) {
+                "send"
+            } else {
+                "router_list"
+            };
+            let entry = self
+                .parallel
+                .entry(node.to_string())
+                .or_insert_with(|| (BTreeSet::new(), via.to_string(), c.line));
+            entry.0.extend(parallel_targets);
+        }
+        let router = func.map_or_else(|| "Command".to_string(), |(_, f)| f.name.clone());
+        self.graph.routers.push(Router {
+            source: node.to_string(),
+            router: format!("{router} (Command)"),
+            targets,
+            parallel,
+            path: repo.modules[m].path.clone(),
+            line: c.line,
+        });
+    }
+
     fn apply(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, env: &Vec<(String, Val)>) {
         let path = repo.modules[m].path.clone();
         let func = c.func.map(|f| &repo.modules[m].functions[f]);
@@ -306,33 +440,50 @@ impl Builder {
                     Val::Unknown(t) if c.args.len() == 1 => Val::Unknown(t),
                     other => other,
                 };
-                for n in self.names(repo, m, c, &v) {
-                    self.node(n, &path, c.line);
+                let names = self.names(repo, m, c, &v);
+                for n in &names {
+                    self.node(n.clone(), &path, c.line);
+                }
+                // The node's action: `add_node("name", f)`, `add_node(f)`, `action=f`.
+                let action = if c.args.len() >= 2 {
+                    c.args.get(1)
+                } else {
+                    kwarg(c, "action").or(c.args.first())
+                };
+                let dest = kwarg(c, "destinations").map(&ev);
+                for n in names {
+                    self.command_routes(repo, m, c, &n, action, dest.clone());
                 }
             }
             "add_edge" => {
                 let (Some(a), Some(b)) = (arg(c, 0, "start_key"), arg(c, 1, "end_key")) else {
                     return;
                 };
-                let froms = self.names(repo, m, c, &ev(a));
-                let tos = self.names(repo, m, c, &ev(b));
+                let (va, vb) = (ev(a), ev(b));
+                let chosen = is_choice(&va) || is_choice(&vb);
+                let froms = self.names(repo, m, c, &va);
+                let tos = self.names(repo, m, c, &vb);
                 for f in &froms {
                     for t in &tos {
-                        self.edge(f.clone(), t.clone(), false, c.line);
+                        self.edge(f.clone(), t.clone(), chosen, c.line);
                     }
                 }
             }
             "set_entry_point" => {
                 if let Some(a) = arg(c, 0, "key") {
-                    for t in self.names(repo, m, c, &ev(a)) {
-                        self.edge("START".into(), t, false, c.line);
+                    let v = ev(a);
+                    let chosen = is_choice(&v);
+                    for t in self.names(repo, m, c, &v) {
+                        self.edge("START".into(), t, chosen, c.line);
                     }
                 }
             }
             "set_finish_point" => {
                 if let Some(a) = arg(c, 0, "key") {
-                    for f in self.names(repo, m, c, &ev(a)) {
-                        self.edge(f, "END".into(), false, c.line);
+                    let v = ev(a);
+                    let chosen = is_choice(&v);
+                    for f in self.names(repo, m, c, &v) {
+                        self.edge(f, "END".into(), chosen, c.line);
                     }
                 }
             }
@@ -568,9 +719,32 @@ impl Builder {
                 .collect();
             succ.len() > 1
         });
-        g.linear = g.fan_out.is_empty() && !branching;
+        // nothing can be said of a graph whose wiring is not (fully) known
+        g.linear =
+            g.fan_out.is_empty() && !branching && !g.edges.is_empty() && g.unresolved.is_empty();
         g.branchings = branchings(&g);
         g
+    }
+}
+
+/// `Command` from `langgraph.types` (or a bare `Command` when its import is not seen).
+fn is_command(repo: &Repo<'_>, m: usize, dotted: &str) -> bool {
+    repo.is(m, dotted, &["langgraph.types.Command"]) || dotted == "Command"
+}
+
+/// A value that is one of several nodes chosen when the graph is built (`a if x else b`, a
+/// variable assigned in both branches of an `if`): the edges it makes are never taken together.
+fn is_choice(v: &Val) -> bool {
+    match v {
+        Val::Alt(items) => {
+            let mut out = Vec::new();
+            let mut unk = Vec::new();
+            Val::Alt(items.clone()).node_names(&mut out, &mut unk);
+            out.sort();
+            out.dedup();
+            out.len() > 1
+        }
+        _ => false,
     }
 }
 

@@ -306,8 +306,14 @@ impl<'a> Repo<'a> {
                     && let Some(vals) = f.locals.get(n)
                 {
                     let appended = f.appends.get(n);
-                    let mut alts: Vec<Val> =
-                        vals.iter().map(|v| self.eval(m, v, env, None, d)).collect();
+                    // Other locals are visible in the assigned values (`paths = [entry, END]`);
+                    // the name itself is not (`x = x + [...]` stays unknown, no recursion).
+                    let mut inner = env.clone();
+                    inner.push((n.clone(), Val::Unknown(n.clone())));
+                    let mut alts: Vec<Val> = vals
+                        .iter()
+                        .map(|v| self.eval(m, v, &inner, Some(f), d))
+                        .collect();
                     if let Some(extra) = appended {
                         let extra: Vec<Val> = extra
                             .iter()

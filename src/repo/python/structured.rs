@@ -3,8 +3,9 @@
 //!
 //! A call counts as retried when, in its enclosing function, it sits in a loop or `try`, the
 //! function has a `retry` decorator (tenacity) or loops around a `try`, or the call is chained
-//! with `.with_retry(...)`; or when the module wraps the invocation in such a loop elsewhere
-//! (a function that loops around a `try` calling `.invoke`).
+//! with `.with_retry(...)` (directly or through the variable it is assigned to); or when the
+//! module wraps the invocation in such a loop elsewhere (a function that loops around a `try`
+//! calling `.invoke`).
 
 use super::resolve::Repo;
 use serde::{Deserialize, Serialize};
@@ -37,8 +38,14 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
                         && c.in_loop
                         && matches!(c.method.as_str(), "invoke" | "ainvoke")
                 })
-        }) || module.calls.iter().any(|c| c.method == "with_retry")
-            || module.imports.values().any(|v| v.starts_with("tenacity"));
+        }) || module.imports.values().any(|v| v.starts_with("tenacity"));
+        // `s = llm.with_structured_output(X)` ... `s.with_retry(...)`: the retry wraps `s` only
+        let retried: Vec<&str> = module
+            .calls
+            .iter()
+            .filter(|c| c.method == "with_retry")
+            .filter_map(|c| c.receiver.as_deref())
+            .collect();
         for c in &module.calls {
             let method = c.method.as_str();
             if method != "with_structured_output" && method != "bind_tools" {
@@ -66,6 +73,9 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             let retry = c.in_loop
                 || c.in_try
                 || c.chained.as_deref() == Some("with_retry")
+                || c.assigned_to
+                    .as_deref()
+                    .is_some_and(|v| retried.contains(&v))
                 || func.is_some_and(|f| {
                     f.decorators.iter().any(|d| d.contains("retry")) || (f.has_loop && f.has_try)
                 })

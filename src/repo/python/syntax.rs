@@ -13,7 +13,7 @@ use tree_sitter::{Node, Parser, TreeCursor};
 
 /// Field names the walker asks for, looked up once: `child_by_field_name` compares the name
 /// against every field name of the grammar at each call.
-const FIELD_NAMES: [&str; 19] = [
+const FIELD_NAMES: [&str; 20] = [
     "alias",
     "alternative",
     "arguments",
@@ -33,6 +33,7 @@ const FIELD_NAMES: [&str; 19] = [
     "superclasses",
     "type",
     "value",
+    "return_type",
 ];
 const F_ALIAS: usize = 0;
 const F_ALTERNATIVE: usize = 1;
@@ -53,8 +54,9 @@ const F_RIGHT: usize = 14;
 const F_SUPERCLASSES: usize = 16;
 const F_TYPE: usize = 17;
 const F_VALUE: usize = 18;
+const F_RETURN_TYPE: usize = 19;
 
-static FIELD_IDS: LazyLock<[u16; 19]> = LazyLock::new(|| {
+static FIELD_IDS: LazyLock<[u16; 20]> = LazyLock::new(|| {
     use_mimalloc_for_tree_sitter();
     let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     // 0 is never a field id: a missing name makes `child_by_field_id` return `None`.
@@ -154,6 +156,8 @@ pub struct FuncInfo {
     pub end_line: usize,
     pub decorators: Vec<String>,
     pub returns: Vec<Expr>,
+    /// The return annotation (`-> Command[Literal["a", "b"]]`).
+    pub return_type: Option<Expr>,
     /// Local `name = expr` assignments (every assigned value).
     pub locals: BTreeMap<String, Vec<Expr>>,
     /// Values appended to local lists (`x.append(e)`, `x.extend([...])`, `x += [...]`).
@@ -751,6 +755,7 @@ impl<'s, 't> Walker<'s, 't> {
             line: line_of(node),
             end_line: node.end_position().row + 1,
             decorators,
+            return_type: node.field(F_RETURN_TYPE).map(|t| self.type_expr(t, 0)),
             ..FuncInfo::default()
         });
         let mut inner = Scope {
