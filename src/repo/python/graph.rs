@@ -139,15 +139,16 @@ type Construction = (usize, String, usize, Option<usize>);
 /// The construction a method call on `recv` belongs to: the one bound to the same name in the
 /// same module, and when the name is bound several times (a variable reassigned to a new
 /// `StateGraph`), the latest one before the call, in the same function if there is one.
+/// `local` holds the module's constructions only (a repository can have hundreds of graphs).
 fn construction_for<'c>(
-    constructions: &'c [Construction],
-    m: usize,
+    local: &[&'c Construction],
     recv: &str,
     c: &CallInfo,
 ) -> Option<&'c Construction> {
-    let same: Vec<&Construction> = constructions
+    let same: Vec<&Construction> = local
         .iter()
-        .filter(|(cm, r, _, _)| *cm == m && r == recv)
+        .copied()
+        .filter(|(_, r, _, _)| r == recv)
         .collect();
     if same.len() <= 1 {
         return same.first().copied();
@@ -217,7 +218,7 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                 continue;
             }
             let Some(recv) = &c.receiver else { continue };
-            let key = if let Some(k) = construction_for(&constructions, m, recv, c) {
+            let key = if let Some(k) = construction_for(&local, recv, c) {
                 key_of(k)
             } else if builders.contains_key(&(m, recv.clone(), 0)) {
                 (m, recv.clone(), 0)
