@@ -500,3 +500,31 @@ fn a_with_retry_on_one_call_does_not_mark_the_other_calls_of_the_module() {
         ]
     );
 }
+
+#[test]
+fn a_dataclass_is_not_pydantic_because_another_module_has_a_model_of_that_name() {
+    let f = investigate(&[
+        (
+            "src/legacy/configuration.py",
+            "from dataclasses import dataclass\n\n@dataclass\nclass Configuration:\n    model: str = \"gpt\"\n",
+        ),
+        (
+            "src/configuration.py",
+            "from pydantic import BaseModel\n\nclass Configuration(BaseModel):\n    model: str = \"gpt\"\n\nclass Extended(Configuration):\n    depth: int = 2\n",
+        ),
+    ]);
+    let models: Vec<String> = f
+        .python
+        .state
+        .pydantic_models
+        .iter()
+        .map(|c| format!("{}:{}", c.path, c.name))
+        .collect();
+    assert_eq!(
+        models,
+        vec![
+            "src/configuration.py:Configuration",
+            "src/configuration.py:Extended"
+        ]
+    );
+}

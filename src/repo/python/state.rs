@@ -5,7 +5,7 @@
 use super::expr::Expr;
 use super::resolve::Repo;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
@@ -69,13 +69,15 @@ const TYPED_DICT: &[&str] = &[
 const BASE_MODEL: &[&str] = &["pydantic.BaseModel", "pydantic.v1.BaseModel"];
 
 pub fn analyse(repo: &Repo<'_>) -> StateFacts {
-    // Classify every class by its bases, following repository classes transitively.
-    let mut kinds: HashMap<String, &'static str> = HashMap::new();
+    // Classify every class by its bases, following repository classes transitively. Keyed by
+    // (module, class): a `@dataclass Configuration` is not pydantic because another module has
+    // a `Configuration(BaseModel)`. A base is looked up in its own module first, then by name.
+    let mut kinds: BTreeMap<(usize, &str), &'static str> = BTreeMap::new();
     for _round in 0..6 {
         let mut changed = false;
         for (m, module) in repo.modules.iter().enumerate() {
             for c in &module.classes {
-                if kinds.contains_key(&c.name) {
+                if kinds.contains_key(&(m, c.name.as_str())) {
                     continue;
                 }
                 let kind = c.bases.iter().find_map(|b| {
@@ -87,11 +89,16 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                         Some("pydantic")
                     } else {
                         let simple = b.rsplit('.').next().unwrap_or(b);
-                        kinds.get(simple).copied()
+                        kinds.get(&(m, simple)).copied().or_else(|| {
+                            kinds
+                                .iter()
+                                .find(|((_, n), _)| *n == simple)
+                                .map(|(_, k)| *k)
+                        })
                     }
                 });
                 if let Some(k) = kind {
-                    kinds.insert(c.name.clone(), k);
+                    kinds.insert((m, c.name.as_str()), k);
                     changed = true;
                 }
             }
@@ -103,7 +110,7 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
     let mut facts = StateFacts::default();
     for (m, module) in repo.modules.iter().enumerate() {
         for c in &module.classes {
-            let Some(kind) = kinds.get(&c.name) else {
+            let Some(kind) = kinds.get(&(m, c.name.as_str())) else {
                 continue;
             };
             let mut fields = Vec::new();
