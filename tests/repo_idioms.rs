@@ -272,6 +272,7 @@ fn state_reducers_named_functions_and_inherited_models() {
     assert_eq!(
         r,
         vec![
+            "Chat.messages=add_messages",
             "Chat.extra=add_messages",
             "AgentState.evidences=merge_evidence",
             "AgentState.opinions=operator.add"
@@ -525,6 +526,29 @@ fn a_dataclass_is_not_pydantic_because_another_module_has_a_model_of_that_name()
         vec![
             "src/configuration.py:Configuration",
             "src/configuration.py:Extended"
+        ]
+    );
+}
+
+#[test]
+fn messages_state_subclasses_inherit_the_add_messages_reducer() {
+    let f = investigate(&[(
+        "src/state.py",
+        "from langgraph.graph import MessagesState\n\nclass AgentState(MessagesState):\n    remaining_steps: int\n\nclass Deeper(AgentState):\n    notes: str\n\nclass Own(MessagesState):\n    messages: list\n",
+    )]);
+    let reducers: Vec<String> = f
+        .python
+        .state
+        .reducers
+        .iter()
+        .map(|r| format!("{}.{}={}@{}", r.class, r.field, r.reducer, r.line))
+        .collect();
+    // `Own` redeclares `messages` without a reducer: nothing inherited to report.
+    assert_eq!(
+        reducers,
+        vec![
+            "AgentState.messages=add_messages@3",
+            "Deeper.messages=add_messages@6"
         ]
     );
 }

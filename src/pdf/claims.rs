@@ -274,6 +274,24 @@ fn verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String, Option
                 format!("'{}' fans out to {} ({})", f.from, f.to.join(", "), f.via),
                 Some(f.location.clone()),
             ),
+            // `[Send("worker", s) for s in items]`: one node, run once per item, at once
+            None if let Some(r) = code
+                .graphs
+                .iter()
+                .flat_map(|g| &g.routers)
+                .find(|r| r.parallel) =>
+            {
+                (
+                    Supported,
+                    format!(
+                        "the router '{}' after '{}' sends to {} in parallel (Send or a list)",
+                        r.router,
+                        r.source,
+                        r.targets.join(", ")
+                    ),
+                    Some(format!("{}:{}", r.path, r.line)),
+                )
+            }
             None if no_graph => (
                 Contradicted,
                 "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
@@ -502,5 +520,22 @@ mod tests {
         check(&mut claims, &parallel);
         assert_eq!(claims[0].status, ClaimStatus::Supported);
         assert_eq!(claims[0].code_location.as_deref(), Some("src/graph.py:12"));
+
+        // a map of `Send`s to one worker node runs in parallel too
+        let mut map = linear.clone();
+        map.graphs[0].linear = false;
+        map.graphs[0]
+            .routers
+            .push(crate::repo::python::graph::Router {
+                source: "plan".into(),
+                router: "assign_workers".into(),
+                targets: vec!["write_section".into()],
+                parallel: true,
+                path: "src/graph.py".into(),
+                line: 30,
+            });
+        check(&mut claims, &map);
+        assert_eq!(claims[0].status, ClaimStatus::Supported);
+        assert_eq!(claims[0].code_location.as_deref(), Some("src/graph.py:30"));
     }
 }

@@ -65,14 +65,22 @@ const TYPED_DICT: &[&str] = &[
     "typing.TypedDict",
     "typing_extensions.TypedDict",
     "langgraph.graph.MessagesState",
+    "langgraph.graph.message.MessagesState",
 ];
 const BASE_MODEL: &[&str] = &["pydantic.BaseModel", "pydantic.v1.BaseModel"];
+/// LangGraph's state with `messages: Annotated[list[AnyMessage], add_messages]` built in.
+const MESSAGES_STATE: &[&str] = &[
+    "langgraph.graph.MessagesState",
+    "langgraph.graph.message.MessagesState",
+];
 
 pub fn analyse(repo: &Repo<'_>) -> StateFacts {
     // Classify every class by its bases, following repository classes transitively. Keyed by
     // (module, class): a `@dataclass Configuration` is not pydantic because another module has
     // a `Configuration(BaseModel)`. A base is looked up in its own module first, then by name.
     let mut kinds: BTreeMap<(usize, &str), &'static str> = BTreeMap::new();
+    // Classes deriving (transitively) from MessagesState: they inherit its reducer.
+    let mut with_messages: BTreeMap<(usize, &str), ()> = BTreeMap::new();
     for _round in 0..6 {
         let mut changed = false;
         for (m, module) in repo.modules.iter().enumerate() {
@@ -98,6 +106,15 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                     }
                 });
                 if let Some(k) = kind {
+                    let inherits_messages = c.bases.iter().any(|b| {
+                        let simple = b.rsplit('.').next().unwrap_or(b);
+                        repo.is(m, b, MESSAGES_STATE)
+                            || with_messages.contains_key(&(m, simple))
+                            || with_messages.keys().any(|(_, n)| *n == simple)
+                    });
+                    if inherits_messages {
+                        with_messages.insert((m, c.name.as_str()), ());
+                    }
                     kinds.insert((m, c.name.as_str()), k);
                     changed = true;
                 }
@@ -114,6 +131,25 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                 continue;
             };
             let mut fields = Vec::new();
+            if with_messages.contains_key(&(m, c.name.as_str()))
+                && !c.fields.iter().any(|f| f.name == "messages")
+            {
+                facts.reducers.push(Reducer {
+                    class: c.name.clone(),
+                    field: "messages".into(),
+                    reducer: "add_messages".into(),
+                    path: module.path.clone(),
+                    line: c.line,
+                });
+                fields.push(Field {
+                    name: "messages".into(),
+                    annotation:
+                        "Annotated[list[AnyMessage], add_messages] (inherited from MessagesState)"
+                            .into(),
+                    line: c.line,
+                    reducer: Some("add_messages".into()),
+                });
+            }
             for f in &c.fields {
                 let reducer = reducer_of(repo, m, &f.annotation);
                 if let Some(r) = &reducer {
