@@ -45,6 +45,19 @@
 #  2. glibc malloc arenas (16 on 2 cores) across ~60 threads keep freed memory: 2-4x the live
 #     heap. Fix: cap them at startup (mallopt(M_ARENA_MAX, 2) via the libc crate, already in the
 #     lock file) or use a global allocator that returns memory (mimalloc / tikv-jemallocator).
+# After both fixes (dfd8a6b: glibc malloc, 2 arenas), debug binary, load 4.5, same parameters:
+#   --concurrency 32                         93.2% of the limiter   peak RSS 123 MB
+# Remeasured 2026-11-22 after the switch to mimalloc (src/lib.rs), debug binary, same
+# parameters, 2 shared cores with another engineer's CPU benchmarks running, 6000/6000 counted:
+#   mimalloc defaults (load 2.1-2.2)         wall 199.7 s = 93.9%   peak RSS 934.0 MB  FAIL (RSS)
+#     (peak at 4.5 s, the detectives' burst, 68 threads: anon 903 MB)
+#   no THP + purge_delay 0 (src/main.rs tune_mimalloc; load 1.8-0.5, run alongside
+#   scripts/bench-batch.sh)                  wall 200.6 s = 93.5%   peak RSS 221.3 MB
+#     (peak at 153 s: anon 191 MB + file 29 MB; still 1.8x the glibc figure, not yet explained)
+#   N=40, debug (peak in the detectives' burst): defaults 916.9 MB; MIMALLOC_ALLOW_THP=0 399.0 MB;
+#     + MIMALLOC_PURGE_DELAY=0 194.7 MB (+ MALLOC_ARENA_MAX=16: 314.9 MB, so the 2 glibc arenas
+#     still matter for libgit2/SQLite/PDFium; + MIMALLOC_GENERIC_COLLECT=1000
+#     MIMALLOC_PAGE_RECLAIM_ON_FREE=1: 197.4 MB, no gain).
 set -euo pipefail
 N=${1:-200}
 CONC=${2:-32}

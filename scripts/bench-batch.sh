@@ -13,6 +13,12 @@
 #   release binary: wall 188.8 s = 99.3% of the ceiling; peak RSS 22.5 MB.
 #   debug binary:   wall 191.7 s = 97.8%; peak RSS 25.4 MB.
 #   debug, AUDITOR_BATCH_SYNC=full (fsync per commit): 218.2 s = 85.9%; 25.3 MB.
+# Remeasured 2026-11-22 (release binary) after the switch to mimalloc (src/lib.rs), 2 shared
+# cores with another engineer's CPU benchmarks running:
+#   mimalloc defaults (load 2.6-3.3):                   wall 189.0 s = 99.2%; peak RSS 94.3 MB.
+#   no THP + purge_delay 0 (src/main.rs tune_mimalloc; load 1.8-0.5, run alongside
+#   scripts/bench-batch-llm.sh):                        wall 189.0 s = 99.2%; peak RSS 40.7 MB.
+#   (N=40: defaults 92.9 MB, of which 56 MB AnonHugePages; without THP only: 39.8 MB.)
 # Env:   AUDITOR=path/to/auditor (default: target/release/auditor, built if missing)
 #        KEEP=1 keeps the work directory.
 set -euo pipefail
