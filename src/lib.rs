@@ -5,13 +5,8 @@
 //! data; the actors only receive messages, call the core (blocking work off the actor thread)
 //! and reply. See `ARCHITECTURE.md` for the codemap.
 
-/// mimalloc for every Rust allocation of the tool, its tests and benchmarks (tree-sitter's C
-/// allocations join it in `repo::python::syntax`): faster for the many small allocations of
-/// parsing and analysis.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 pub mod actors;
+pub mod alloc;
 pub mod batch;
 pub mod cli;
 pub mod judges;

@@ -132,6 +132,7 @@ pub enum BatchError {
 
 /// Entry point of `auditor batch`; returns the exit code.
 pub fn run_batch(args: BatchArgs) -> i32 {
+    crate::alloc::prefer_low_memory();
     let bench = match crate::cli::judge_bench(&args.bench) {
         Ok(b) => b,
         Err(e) => {
