@@ -281,6 +281,13 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
     }
 }
 
+/// The report dimensions that ask for the report to be cross-referenced with the repository.
+fn cross_reference_dimensions(dimensions: &[Dimension]) -> impl Iterator<Item = &Dimension> {
+    dimensions
+        .iter()
+        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).paths)
+}
+
 /// Evidence from the cross-reference (claimed paths already checked): one per claimed path and
 /// a summary, for every dimension that asks for cross-referencing.
 pub fn path_evidence(
@@ -290,10 +297,7 @@ pub fn path_evidence(
 ) -> BTreeMap<String, Vec<Evidence>> {
     let mut out = BTreeMap::new();
     let src = facts.display_name();
-    for d in dimensions
-        .iter()
-        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).paths)
-    {
+    for d in cross_reference_dimensions(dimensions) {
         let mut evs = Vec::new();
         if no_repo_files {
             evs.push(Evidence::missing(
@@ -378,10 +382,7 @@ pub fn claim_evidence(
 ) -> BTreeMap<String, Vec<Evidence>> {
     let mut out = BTreeMap::new();
     let src = facts.display_name();
-    for d in dimensions
-        .iter()
-        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).paths)
-    {
+    for d in cross_reference_dimensions(dimensions) {
         let mut evs = Vec::new();
         for c in facts
             .feature_claims

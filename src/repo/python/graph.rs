@@ -329,6 +329,23 @@ impl Builder {
         }
     }
 
+    /// Records that `source` can start `targets` at once (a router or `Command` returning a
+    /// list of nodes, or `Send`s).
+    fn record_parallel(
+        &mut self,
+        source: &str,
+        send: bool,
+        targets: impl IntoIterator<Item = String>,
+        line: usize,
+    ) {
+        let via = if send { "send" } else { "router_list" };
+        let entry = self
+            .parallel
+            .entry(source.to_string())
+            .or_insert_with(|| (BTreeSet::new(), via.to_string(), line));
+        entry.0.extend(targets);
+    }
+
     /// Routing done by the node itself with `Command`: the `destinations=` of `add_node`, the
     /// `-> Command[Literal[...]]` annotation of its function, and the `goto=` of the
     /// `Command(...)`s it returns (a list of `Send`s or of several nodes is a fan-out).
@@ -404,16 +421,8 @@ impl Builder {
         Val::List(parallel_keys).node_names(&mut parallel_targets, &mut unk);
         let parallel = !parallel_targets.is_empty();
         if parallel {
-            let via = if gotos.iter().any(has_send) {
-                "send"
-            } else {
-                "router_list"
-            };
-            let entry = self
-                .parallel
-                .entry(node.to_string())
-                .or_insert_with(|| (BTreeSet::new(), via.to_string(), c.line));
-            entry.0.extend(parallel_targets);
+            let send = gotos.iter().any(has_send);
+            self.record_parallel(node, send, parallel_targets, c.line);
         }
         let router = func.map_or_else(|| "Command".to_string(), |(_, f)| f.name.clone());
         self.graph.routers.push(Router {
@@ -579,16 +588,8 @@ impl Builder {
                         self.edge(s.clone(), t.clone(), true, c.line);
                     }
                     if parallel {
-                        let via = if returns.iter().any(has_send) {
-                            "send"
-                        } else {
-                            "router_list"
-                        };
-                        let entry = self
-                            .parallel
-                            .entry(s.clone())
-                            .or_insert_with(|| (BTreeSet::new(), via.to_string(), c.line));
-                        entry.0.extend(parallel_targets.iter().cloned());
+                        let send = returns.iter().any(has_send);
+                        self.record_parallel(s, send, parallel_targets.iter().cloned(), c.line);
                     }
                     self.graph.routers.push(Router {
                         source: s.clone(),
