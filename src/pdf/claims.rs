@@ -208,6 +208,9 @@ const FUTURE: &[&str] = &[
 
 const QUOTE_MAX: usize = 300;
 
+/// Fewest words (tokens with a letter) of a claiming sentence.
+const MIN_WORDS: usize = 3;
+
 /// Whether `s` (lower case) claims `feature`.
 fn claims(s: &str, feature: Feature) -> bool {
     if s.trim_end().ends_with('?') || FUTURE.iter().any(|f| s.contains(f)) {
@@ -230,7 +233,16 @@ fn claims(s: &str, feature: Feature) -> bool {
 /// Every feature the report claims, with its first claiming sentence.
 pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
     let mut out: Vec<FeatureClaim> = Vec::new();
-    for s in sentences.iter().filter(|s| !s.heading) {
+    // Headings and short fragments ("• Fan-In / Fan-Out" in a table of contents) name a
+    // topic; they claim nothing.
+    for s in sentences.iter().filter(|s| {
+        !s.heading
+            && s.text
+                .split_whitespace()
+                .filter(|w| w.chars().any(char::is_alphabetic))
+                .count()
+                >= MIN_WORDS
+    }) {
         let lower = s.text.to_lowercase();
         for feature in Feature::ALL {
             if !claims(&lower, feature) {
@@ -473,6 +485,14 @@ mod tests {
         assert!(features(&["In future work we plan to run detectives in parallel."]).is_empty());
         assert!(features(&["Should the judges run in parallel?"]).is_empty());
         assert!(features(&["Our graph is sequential and easy to follow."]).is_empty());
+    }
+
+    #[test]
+    fn headings_and_fragments_are_not_claims() {
+        assert!(features(&["• Fan-In / Fan-Out", "Parallel execution"]).is_empty());
+        let mut heading = sentences(&["Judges run in parallel on every criterion"]);
+        heading[0].heading = true;
+        assert!(extract(&heading).is_empty());
     }
 
     #[test]
