@@ -211,12 +211,13 @@ const QUOTE_MAX: usize = 300;
 /// Fewest words (tokens with a letter) of a claiming sentence.
 const MIN_WORDS: usize = 3;
 
-/// Whether `s` (lower case) claims `feature`.
-fn claims(s: &str, feature: Feature) -> bool {
-    if s.trim_end().ends_with('?') || FUTURE.iter().any(|f| s.contains(f)) {
-        return false;
-    }
-    let padded = format!(" {s}");
+/// Whether a sentence can claim anything: not a question, not a plan. `s` is lower case.
+fn affirmative(s: &str) -> bool {
+    !s.trim_end().ends_with('?') && !FUTURE.iter().any(|f| s.contains(f))
+}
+
+/// Whether `padded` (an affirmative sentence, lower case, after one space) claims `feature`.
+fn claims(padded: &str, feature: Feature) -> bool {
     feature.cues().iter().any(|cue| {
         padded.match_indices(cue).any(|(at, _)| {
             // The 40 bytes before the cue (at a char boundary) must not deny it.
@@ -244,8 +245,12 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                 >= MIN_WORDS
     }) {
         let lower = s.text.to_lowercase();
+        if !affirmative(&lower) {
+            continue;
+        }
+        let padded = format!(" {lower}");
         for feature in Feature::ALL {
-            if !claims(&lower, feature) {
+            if !claims(&padded, feature) {
                 continue;
             }
             match out.iter_mut().find(|c| c.feature == feature) {
