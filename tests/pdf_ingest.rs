@@ -219,9 +219,9 @@ fn every_shape_of_claimed_path_survives_the_pdf() {
     );
 }
 
-#[test]
-fn a_raster_diagram_is_extracted_as_png_and_icons_are_skipped() {
-    let facts = analyse(&[
+/// A page with a raster diagram, then a page with an icon-sized image.
+fn diagram_and_icon() -> Vec<PageSpec> {
+    vec![
         PageSpec {
             lines: vec!["Figure 1: the architecture of the swarm.".into()],
             raster_image: Some((640, 400)),
@@ -232,7 +232,12 @@ fn a_raster_diagram_is_extracted_as_png_and_icons_are_skipped() {
             raster_image: Some((32, 32)),
             vector_diagram: false,
         },
-    ]);
+    ]
+}
+
+#[test]
+fn a_raster_diagram_is_extracted_as_png_and_icons_are_skipped() {
+    let facts = analyse(&diagram_and_icon());
     assert_eq!(facts.images.len(), 1, "{:?}", facts.images);
     let img = &facts.images[0];
     assert_eq!((img.page, img.kind.as_str()), (1, "raster"));
@@ -283,24 +288,15 @@ fn analysed_images(bytes: &[u8], caps: &pdf::images::ImageCaps) -> Vec<pdf::Diag
 #[test]
 fn extract_diagrams_finds_exactly_the_images_of_the_full_analysis() {
     let caps = pdf::images::ImageCaps::default();
-    let raster_and_icon = vec![
-        PageSpec {
-            lines: vec!["Figure 1: the architecture of the swarm.".into()],
-            raster_image: Some((640, 400)),
-            vector_diagram: false,
-        },
-        PageSpec {
-            lines: vec!["A tiny logo follows, it is not a diagram.".into()],
-            raster_image: Some((32, 32)),
-            vector_diagram: false,
-        },
+    let mut raster_and_icon = diagram_and_icon();
+    raster_and_icon.extend([
         PageSpec::text(&["Prose only on this page, about src/graph.py."]),
         PageSpec {
             lines: vec!["Figure 2: the judges.".into()],
             raster_image: None,
             vector_diagram: true,
         },
-    ];
+    ]);
     let fixtures: Vec<(&str, Vec<u8>, usize)> = vec![
         ("vector", build_pdf(&sample_report()).unwrap(), 1),
         ("raster+vector", build_pdf(&raster_and_icon).unwrap(), 2),

@@ -197,6 +197,10 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
         }
     }
     let key_of = |k: &Construction| -> BuilderKey { (k.0, k.1.clone(), k.2) };
+    let mut by_module: BTreeMap<usize, Vec<&Construction>> = BTreeMap::new();
+    for k in &constructions {
+        by_module.entry(k.0).or_default().push(k);
+    }
     for (m, module) in repo.modules.iter().enumerate() {
         let uses_langgraph = module.imports.values().any(|v| v.starts_with("langgraph"));
         // receivers assigned from some other constructor (e.g. networkx graphs) are not ours
@@ -212,13 +216,13 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             })
             .filter_map(|c| c.assigned_to.as_deref())
             .collect();
-        let local: Vec<&Construction> = constructions.iter().filter(|k| k.0 == m).collect();
+        let local: &[&Construction] = by_module.get(&m).map_or(&[], Vec::as_slice);
         for c in &module.calls {
             if !GRAPH_METHODS.contains(&c.method.as_str()) {
                 continue;
             }
             let Some(recv) = &c.receiver else { continue };
-            let key = if let Some(k) = construction_for(&local, recv, c) {
+            let key = if let Some(k) = construction_for(local, recv, c) {
                 key_of(k)
             } else if builders.contains_key(&(m, recv.clone(), 0)) {
                 (m, recv.clone(), 0)

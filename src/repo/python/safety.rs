@@ -102,12 +102,6 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                     detail,
                 });
             };
-            let command = c
-                .args
-                .first()
-                .or_else(|| kw(c, "args"))
-                .or_else(|| kw(c, "cmd"));
-            let built = command.is_some_and(Expr::is_built_string);
             let mut shell = false;
             // Every shell target below ends in one of these names; the other calls (nearly
             // all of them) need no name resolution.
@@ -147,7 +141,15 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
             } else if callee == "exec" && builtin("exec") {
                 push("exec", "exec executes a string as Python code".into());
             }
-            if shell && built {
+            // Only a shell call's command matters (checked for shell calls alone).
+            let built = || {
+                c.args
+                    .first()
+                    .or_else(|| kw(c, "args"))
+                    .or_else(|| kw(c, "cmd"))
+                    .is_some_and(Expr::is_built_string)
+            };
+            if shell && built() {
                 push(
                     "string_built_shell_command",
                     "the shell command is built from strings at run time (injection risk)".into(),

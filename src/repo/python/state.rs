@@ -5,7 +5,7 @@
 use super::expr::Expr;
 use super::resolve::Repo;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
@@ -80,7 +80,7 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
     // a `Configuration(BaseModel)`. A base is looked up in its own module first, then by name.
     let mut kinds: BTreeMap<(usize, &str), &'static str> = BTreeMap::new();
     // Classes deriving (transitively) from MessagesState: they inherit its reducer.
-    let mut with_messages: BTreeMap<(usize, &str), ()> = BTreeMap::new();
+    let mut with_messages: BTreeSet<(usize, &str)> = BTreeSet::new();
     for _round in 0..6 {
         let mut changed = false;
         for (m, module) in repo.modules.iter().enumerate() {
@@ -109,11 +109,11 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                     let inherits_messages = c.bases.iter().any(|b| {
                         let simple = b.rsplit('.').next().unwrap_or(b);
                         repo.is(m, b, MESSAGES_STATE)
-                            || with_messages.contains_key(&(m, simple))
-                            || with_messages.keys().any(|(_, n)| *n == simple)
+                            || with_messages.contains(&(m, simple))
+                            || with_messages.iter().any(|(_, n)| *n == simple)
                     });
                     if inherits_messages {
-                        with_messages.insert((m, c.name.as_str()), ());
+                        with_messages.insert((m, c.name.as_str()));
                     }
                     kinds.insert((m, c.name.as_str()), k);
                     changed = true;
@@ -131,7 +131,7 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                 continue;
             };
             let mut fields = Vec::new();
-            if with_messages.contains_key(&(m, c.name.as_str()))
+            if with_messages.contains(&(m, c.name.as_str()))
                 && !c.fields.iter().any(|f| f.name == "messages")
             {
                 facts.reducers.push(Reducer {

@@ -57,7 +57,7 @@ const F_VALUE: usize = 18;
 const F_RETURN_TYPE: usize = 19;
 
 static FIELD_IDS: LazyLock<[u16; 20]> = LazyLock::new(|| {
-    use_mimalloc_for_tree_sitter();
+    crate::alloc::tree_sitter_to_mimalloc();
     let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     // 0 is never a field id: a missing name makes `child_by_field_id` return `None`.
     FIELD_NAMES.map(|n| lang.field_id_for_name(n).map_or(0, |id| id.get()))
@@ -66,7 +66,7 @@ static FIELD_IDS: LazyLock<[u16; 20]> = LazyLock::new(|| {
 /// Node kind names by symbol id: `Node::kind` looks the name up and re-validates it as UTF-8
 /// (`strlen` + `from_utf8`) at every call, and the walker asks hundreds of thousands of times.
 static KIND_NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
-    use_mimalloc_for_tree_sitter();
+    crate::alloc::tree_sitter_to_mimalloc();
     let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     (0..lang.node_kind_count())
         .map(|id| {
@@ -272,31 +272,10 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// Routes tree-sitter's C allocations (a parse makes one per subtree, then frees them all) to
-/// mimalloc, the process's global allocator (`src/alloc.rs`): parsing 1,000 files took 15% less
-/// time than with glibc's malloc (`parse_only_1000_python_files`). Runs once, before the first
-/// tree-sitter object exists: every parser comes from [`new_parser`].
-fn use_mimalloc_for_tree_sitter() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        // SAFETY: the four functions are one allocator family (mimalloc), never return null
-        // for non-zero sizes except on exhaustion as malloc does, and align as malloc does; the
-        // `Once` makes this the single call, made before any parser or tree exists (every
-        // tree-sitter object in this crate is created after `new_parser` or `FIELD_IDS`).
-        unsafe {
-            tree_sitter::set_allocator(Some(tree_sitter::Allocator {
-                malloc: libmimalloc_sys::mi_malloc,
-                calloc: libmimalloc_sys::mi_calloc,
-                realloc: libmimalloc_sys::mi_realloc,
-                free: libmimalloc_sys::mi_free,
-            }));
-        }
-    });
-}
-
-/// A Python parser. The only way this crate makes one (see [`use_mimalloc_for_tree_sitter`]).
+/// A Python parser. The only way this crate makes one: tree-sitter's allocator must be set
+/// before any tree-sitter object exists ([`crate::alloc::tree_sitter_to_mimalloc`]).
 pub fn new_parser() -> Result<Parser, String> {
-    use_mimalloc_for_tree_sitter();
+    crate::alloc::tree_sitter_to_mimalloc();
     let mut p = Parser::new();
     p.set_language(&tree_sitter_python::LANGUAGE.into())
         .map_err(|e| format!("cannot load the Python grammar: {e}"))?;
