@@ -21,6 +21,8 @@ pub fn facts_json(f: &RepoFacts) -> Value {
         "state_type": main.and_then(|g| g.state_type.clone()),
         "undefined_nodes": main.map(|g| serde_json::to_value(&g.undefined_nodes).unwrap_or(Value::Null)),
         "unresolved": main.map(|g| g.unresolved.clone()).unwrap_or_default(),
+        "defects": main.map(|g| serde_json::to_value(&g.defects).unwrap_or(Value::Null)).unwrap_or_else(|| json!([])),
+        "runtime_notes": main.map(|g| g.runtime_notes.clone()).unwrap_or_default(),
         "graph_count": p.graphs.len(),
         "graphs": serde_json::to_value(&p.graphs).unwrap_or(Value::Null),
     });

@@ -36,6 +36,31 @@ pub struct GraphNode {
     pub name: String,
     pub path: String,
     pub line: usize,
+    /// What the node runs, when it could be resolved (not serialized: module indexes).
+    #[serde(skip)]
+    pub action: Option<Action>,
+}
+
+/// The callable a node runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A function of the repository: (module index, line of its `def`), with the string
+    /// literals a wrapping lambda or `partial` passes to it (`lambda s: judge(s, "Defense")`).
+    Func {
+        module: usize,
+        line: usize,
+        bound: Vec<String>,
+    },
+    /// `lambda s: s`: returns its input unchanged.
+    Identity,
+}
+
+/// `add_edge([a, b], c)`: `c` runs once every source has run (a barrier).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    pub from: Vec<String>,
+    pub to: String,
+    pub line: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +106,13 @@ pub struct Router {
     pub targets: Vec<String>,
     /// The router can return several nodes at once (a list or `Send`s).
     pub parallel: bool,
+    /// Every set of nodes one call of the router can trigger (each `return`, each path-map
+    /// value; a list or `Send`s is one outcome of several nodes).
+    #[serde(default)]
+    pub outcomes: Vec<Vec<String>>,
+    /// Where the router function is defined (module index, line of its `def`).
+    #[serde(skip)]
+    pub func: Option<(usize, usize)>,
     pub path: String,
     pub line: usize,
 }
@@ -101,6 +133,9 @@ pub struct GraphFacts {
     pub state_type: Option<String>,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
+    /// List-form edges (`add_edge([a, b], c)`): real barriers.
+    #[serde(default)]
+    pub joins: Vec<Join>,
     pub fan_out: Vec<FanOut>,
     pub fan_in: Vec<FanIn>,
     pub branchings: Vec<Branching>,
@@ -113,6 +148,12 @@ pub struct GraphFacts {
     /// The source block that builds the graph.
     pub snippet: String,
     pub end_line: usize,
+    /// What breaks at run time (see [`super::runtime`]).
+    #[serde(default)]
+    pub defects: Vec<super::runtime::Defect>,
+    /// What the run-time analysis could not decide, and why it stayed silent.
+    #[serde(default)]
+    pub runtime_notes: Vec<String>,
 }
 
 impl GraphFacts {
@@ -329,7 +370,16 @@ impl Builder {
                 name,
                 path: path.to_string(),
                 line,
+                action: None,
             });
+        }
+    }
+
+    fn set_action(&mut self, name: &str, action: Option<Action>) {
+        if let Some(n) = self.graph.nodes.iter_mut().find(|n| n.name == name)
+            && n.action.is_none()
+        {
+            n.action = action;
         }
     }
 
@@ -426,14 +476,23 @@ impl Builder {
         let parallel = !parallel_targets.is_empty();
         if parallel {
             let send = gotos.iter().any(has_send);
-            self.record_parallel(node, send, parallel_targets, c.line);
+            self.record_parallel(node, send, parallel_targets.clone(), c.line);
         }
         let router = func.map_or_else(|| "Command".to_string(), |(_, f)| f.name.clone());
+        let mut outcomes: Vec<Vec<String>> = targets.iter().map(|t| vec![t.clone()]).collect();
+        if parallel {
+            let mut p = parallel_targets.clone();
+            p.sort();
+            p.dedup();
+            outcomes.push(p);
+        }
         self.graph.routers.push(Router {
             source: node.to_string(),
             router: format!("{router} (Command)"),
             targets,
             parallel,
+            outcomes,
+            func: func.map(|(fm, f)| (fm, f.line)),
             path: repo.modules[m].path.clone(),
             line: c.line,
         });
@@ -465,6 +524,10 @@ impl Builder {
                     kwarg(c, "action").or(c.args.first())
                 };
                 let dest = kwarg(c, "destinations").map(&ev);
+                let resolved = action.and_then(|a| node_action(repo, m, a));
+                for n in &names {
+                    self.set_action(n, resolved.clone());
+                }
                 for n in names {
                     self.command_routes(repo, m, c, &n, action, dest.clone());
                 }
@@ -477,6 +540,15 @@ impl Builder {
                 let chosen = is_choice(&va) || is_choice(&vb);
                 let froms = self.names(repo, m, c, &va);
                 let tos = self.names(repo, m, c, &vb);
+                if matches!(va, Val::List(_)) && froms.len() >= 2 {
+                    for t in &tos {
+                        self.graph.joins.push(Join {
+                            from: froms.clone(),
+                            to: t.clone(),
+                            line: c.line,
+                        });
+                    }
+                }
                 for f in &froms {
                     for t in &tos {
                         self.edge(f.clone(), t.clone(), chosen, c.line);
@@ -539,16 +611,16 @@ impl Builder {
                     };
                     (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
                 };
-                let (router_name, returns) = match path_arg {
-                    Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)]),
+                let (router_name, returns, router_func) = match path_arg {
+                    Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
                     Some(p) => {
                         let name = p.dotted().unwrap_or_else(|| p.render());
                         match repo.router_returns(m, &name) {
-                            Some((_, f, vals)) => (f.name.clone(), vals),
-                            None => (name, Vec::new()),
+                            Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
+                            None => (name, Vec::new(), None),
                         }
                     }
-                    None => ("?".to_string(), Vec::new()),
+                    None => ("?".to_string(), Vec::new(), None),
                 };
                 let map = map_arg.map(&ev);
                 let mut parallel_keys: Vec<Val> = Vec::new();
@@ -587,6 +659,7 @@ impl Builder {
                     out
                 };
                 let parallel = !parallel_targets.is_empty();
+                let outcomes = router_outcomes(&returns, &lookup, &targets, &parallel_targets);
                 for s in &sources {
                     for t in &targets {
                         self.edge(s.clone(), t.clone(), true, c.line);
@@ -600,6 +673,8 @@ impl Builder {
                         router: router_name.clone(),
                         targets: targets.clone(),
                         parallel,
+                        outcomes: outcomes.clone(),
+                        func: router_func,
                         path: path.clone(),
                         line: c.line,
                     });
@@ -730,6 +805,109 @@ impl Builder {
             g.fan_out.is_empty() && !branching && !g.edges.is_empty() && g.unresolved.is_empty();
         g.branchings = branchings(&g);
         g
+    }
+}
+
+/// The outcomes of a router: one per alternative of each `return` (a list or `Send`s is one
+/// outcome of several nodes), mapped through the path map. When a return cannot be read, every
+/// target alone (and the parallel set, if any) is an outcome: every choice is considered.
+fn router_outcomes(
+    returns: &[Val],
+    lookup: &dyn Fn(&Val) -> Val,
+    targets: &[String],
+    parallel_targets: &[String],
+) -> Vec<Vec<String>> {
+    fn alternatives(v: &Val, out: &mut Vec<Val>) {
+        match v {
+            Val::Alt(items) => items.iter().for_each(|i| alternatives(i, out)),
+            other => out.push(other.clone()),
+        }
+    }
+    let mut alts = Vec::new();
+    returns.iter().for_each(|r| alternatives(r, &mut alts));
+    let mut outcomes: Vec<Vec<String>> = Vec::new();
+    let mut known = !alts.is_empty();
+    for a in &alts {
+        let items: Vec<Val> = match a {
+            Val::List(items) => items
+                .iter()
+                .map(|i| match i {
+                    Val::Send(t) => lookup(t),
+                    other => lookup(other),
+                })
+                .collect(),
+            Val::Send(t) => vec![lookup(t)],
+            other => vec![lookup(other)],
+        };
+        let mut names = Vec::new();
+        let mut unknown = Vec::new();
+        Val::List(items).node_names(&mut names, &mut unknown);
+        if !unknown.is_empty() {
+            known = false;
+            break;
+        }
+        names.sort();
+        names.dedup();
+        if !outcomes.contains(&names) {
+            outcomes.push(names);
+        }
+    }
+    if known {
+        return outcomes;
+    }
+    let mut out: Vec<Vec<String>> = targets.iter().map(|t| vec![t.clone()]).collect();
+    if !parallel_targets.is_empty() {
+        let mut p = parallel_targets.to_vec();
+        p.sort();
+        p.dedup();
+        out.push(p);
+    }
+    out
+}
+
+/// The callable `add_node` was given: a repository function (directly, through a lambda that
+/// calls it, or `functools.partial`), or the identity lambda.
+fn node_action(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<Action> {
+    let literals = |args: &[Expr], kwargs: &[(String, Expr)]| -> Vec<String> {
+        args.iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .filter_map(|a| a.as_str().map(str::to_string))
+            .collect()
+    };
+    match e {
+        Expr::Lambda(body) => match body.as_ref() {
+            Expr::Name(_) => Some(Action::Identity),
+            Expr::Call { func, args, kwargs } => {
+                let name = func.dotted()?;
+                let (fm, f) = repo.function(m, &name)?;
+                Some(Action::Func {
+                    module: fm,
+                    line: f.line,
+                    bound: literals(args, kwargs),
+                })
+            }
+            _ => None,
+        },
+        Expr::Call { func, args, kwargs }
+            if func.dotted().is_some_and(|d| d.ends_with("partial")) =>
+        {
+            let name = args.first()?.dotted()?;
+            let (fm, f) = repo.function(m, &name)?;
+            Some(Action::Func {
+                module: fm,
+                line: f.line,
+                bound: literals(&args[1..], kwargs),
+            })
+        }
+        other => {
+            let name = other.dotted()?;
+            let (fm, f) = repo.function(m, &name)?;
+            Some(Action::Func {
+                module: fm,
+                line: f.line,
+                bound: Vec::new(),
+            })
+        }
     }
 }
 

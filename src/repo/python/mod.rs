@@ -3,13 +3,18 @@
 //! Pipeline: every `.py` file is parsed in parallel (rayon) into a plain [`ModuleInfo`]
 //! ([`syntax`]); the modules are then indexed for cross-module name resolution ([`resolve`])
 //! and each fact family is computed from them: [`graph`], [`state`], [`safety`],
-//! [`structured`], [`prompts`] (judge personas) and [`justice`] (Chief Justice rules).
+//! [`structured`], [`prompts`] (judge personas) and [`justice`] (Chief Justice rules); the
+//! main graph's run-time defects come from [`runtime`] (superstep semantics over the resolved
+//! wiring and each node's [`effects`] on the state) and [`persona_names`].
 
+pub mod effects;
 pub mod expr;
 pub mod graph;
 pub mod justice;
+pub mod persona_names;
 pub mod prompts;
 pub mod resolve;
+pub mod runtime;
 pub mod safety;
 pub mod state;
 pub mod structured;
@@ -72,7 +77,7 @@ fn analyse_modules(
     }
     let repo = resolve::Repo::new(modules);
     // The two largest passes (graph and safety walk every call) on separate threads.
-    let ((graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
+    let ((mut graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
         || {
             rayon::join(
                 || graph::analyse(&repo),
@@ -86,6 +91,15 @@ fn analyse_modules(
             )
         },
     );
+    for g in &mut graphs {
+        let (defects, runtime_notes) = runtime::analyse(&repo, g, &state);
+        g.defects = defects;
+        g.runtime_notes = runtime_notes;
+    }
+    if let Some(main) = graphs.first_mut() {
+        main.defects
+            .extend(persona_names::analyse(&repo, &state));
+    }
     PythonFacts {
         files_parsed: modules.len(),
         files_with_syntax_errors: modules
