@@ -311,6 +311,62 @@ fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
     (det, jud)
 }
 
+/// Run-time defect kinds (see `python::runtime`) by the dimension they harm.
+const GRAPH_DEFECTS: &[&str] = &["duplicate_execution", "unreachable_node", "unbounded_loop"];
+const STATE_DEFECTS: &[&str] = &[
+    "undeclared_state_key",
+    "unknown_state_key",
+    "whole_state_return",
+];
+const NUANCE_DEFECTS: &[&str] = &["persona_mismatch"];
+
+/// The main graph's run-time defects of `kinds`, each a failed requirement
+/// `repo.graph.defect.<kind>.<n>`.
+fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
+    let Some(g) = f.python.graphs.first() else {
+        return Vec::new();
+    };
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    g.defects
+        .iter()
+        .filter(|d| kinds.contains(&d.kind.as_str()))
+        .map(|d| {
+            let n = counts.entry(d.kind.as_str()).or_default();
+            *n += 1;
+            fact(
+                &format!("repo.graph.defect.{}.{n}", d.kind),
+                goal,
+                false,
+                d.location.clone(),
+                format!("run-time defect ({}): {}", d.kind.replace('_', " "), d.detail),
+                0.9,
+            )
+        })
+        .collect()
+}
+
+/// The clean result of the run-time simulation, when it could decide everything.
+fn runs_as_wired(g: &GraphFacts) -> Option<Evidence> {
+    let decided = !g
+        .runtime_notes
+        .iter()
+        .any(|n| n.contains("run counts") || n.contains("loop bound"));
+    let clean = !g
+        .defects
+        .iter()
+        .any(|d| GRAPH_DEFECTS.contains(&d.kind.as_str()));
+    (decided && clean).then(|| {
+        fact(
+            "repo.graph.runtime",
+            "StateGraph wired for parallel fan-out/fan-in with error edges",
+            true,
+            g.location(),
+            "simulated in supersteps over every router outcome: each node runs at most once per invocation, every node is reachable from START and every loop can exit",
+            0.8,
+        )
+    })
+}
+
 fn graph(f: &RepoFacts) -> Vec<Evidence> {
     let goal = "StateGraph wired for parallel fan-out/fan-in with error edges";
     let Some(g) = f.python.graphs.first() else {
@@ -460,7 +516,12 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         goal,
         !g.fan_out.is_empty(),
         loc.clone(),
-        if g.fan_out.is_empty() {
+        if g.fan_out.is_empty() && !g.unresolved.is_empty() {
+            format!(
+                "no fan-out found, but part of the wiring is built from values not known statically ({}): parallelism cannot be established from the code",
+                g.unresolved.first().map(String::as_str).unwrap_or("")
+            )
+        } else if g.fan_out.is_empty() {
             "no fan-out: the graph runs its nodes one after another".to_string()
         } else {
             format!(
@@ -477,7 +538,11 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
                     .join("; ")
             )
         },
-        1.0,
+        if g.fan_out.is_empty() && !g.unresolved.is_empty() {
+            0.3
+        } else {
+            1.0
+        },
     ));
     v.push(match g.undefined_nodes.first() {
         None => fact(
@@ -504,6 +569,10 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ),
     });
+    v.extend(defects(f, GRAPH_DEFECTS, goal));
+    if let Some(clean) = runs_as_wired(g) {
+        v.push(clean);
+    }
     v
 }
 
@@ -672,6 +741,7 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             ),
         });
     }
+    v.extend(defects(f, STATE_DEFECTS, goal));
     v
 }
 
@@ -1036,6 +1106,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         },
         0.9,
     ));
+    v.extend(defects(f, NUANCE_DEFECTS, goal));
     v
 }
 

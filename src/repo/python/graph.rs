@@ -725,7 +725,8 @@ impl Builder {
             let mut to: Vec<String> = Vec::new();
             let mut line = usize::MAX;
             for e in g.edges.iter().filter(|e| &e.from == s && !e.conditional) {
-                if e.to != "END" && !to.contains(&e.to) {
+                // a node literally named START looks like an edge from START to itself
+                if e.to != "END" && e.to != *s && !to.contains(&e.to) {
                     to.push(e.to.clone());
                     line = line.min(e.line);
                 }
@@ -735,14 +736,40 @@ impl Builder {
             if plain >= 2 {
                 via.push("edges".to_string());
             }
-            if let Some((targets, how, l)) = self.parallel.remove(s) {
-                for t in targets {
-                    if t != "END" && !to.contains(&t) {
-                        to.push(t);
+            // what one call of the source's routers can start at once: the largest outcome
+            let routed: Vec<&Router> = g.routers.iter().filter(|r| &r.source == s).collect();
+            let widest: Option<&Vec<String>> = routed
+                .iter()
+                .flat_map(|r| r.outcomes.iter())
+                .filter(|o| o.iter().any(|t| t != "END"))
+                .max_by_key(|o| o.len());
+            if let Some((_, how, l)) = self.parallel.remove(s)
+                && let Some(w) = widest.filter(|w| w.len() >= 2)
+            {
+                for t in w {
+                    if t != "END" && !to.contains(t) {
+                        to.push(t.clone());
                     }
                 }
                 via.push(how);
                 line = line.min(l);
+            } else if plain >= 1
+                && let Some(w) = widest
+            {
+                // a plain edge and a conditional edge from the same node both fire: the plain
+                // target and the router's choice run in the same superstep
+                let before = to.len();
+                for t in w {
+                    if t != "END" && !to.contains(t) {
+                        to.push(t.clone());
+                    }
+                }
+                if to.len() > before {
+                    via.push("edges+router".to_string());
+                    if let Some(r) = routed.first() {
+                        line = line.min(r.line);
+                    }
+                }
             }
             if to.len() >= 2 && !via.is_empty() {
                 g.fan_out.push(FanOut {
@@ -986,6 +1013,13 @@ fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     d
 }
 
+fn error_like(name: &str) -> bool {
+    let l = name.to_lowercase();
+    ["error", "fail", "abort", "fallback", "exception"]
+        .iter()
+        .any(|w| l.contains(w))
+}
+
 /// For each fan-out, the nearest fan-in node reached from two or more of its branches,
 /// ordered by distance from `START`.
 fn branchings(g: &GraphFacts) -> Vec<Branching> {
@@ -1008,7 +1042,9 @@ fn branchings(g: &GraphFacts) -> Vec<Branching> {
                 }
                 let hits: Vec<usize> = reach.iter().filter_map(|r| r.get(c).copied()).collect();
                 if hits.len() >= 2 {
-                    let cost: usize = hits.iter().sum();
+                    // an error handler reached from every branch is not where they join
+                    let penalty = if error_like(c) { 1000 } else { 0 };
+                    let cost: usize = hits.iter().sum::<usize>() + penalty;
                     if best
                         .as_ref()
                         .is_none_or(|(b, n)| cost < *b || (cost == *b && c < n))
