@@ -338,7 +338,11 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                 goal,
                 false,
                 d.location.clone(),
-                format!("run-time defect ({}): {}", d.kind.replace('_', " "), d.detail),
+                format!(
+                    "run-time defect ({}): {}",
+                    d.kind.replace('_', " "),
+                    d.detail
+                ),
                 0.9,
             )
         })

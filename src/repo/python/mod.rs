@@ -97,8 +97,7 @@ fn analyse_modules(
         g.runtime_notes = runtime_notes;
     }
     if let Some(main) = graphs.first_mut() {
-        main.defects
-            .extend(persona_names::analyse(&repo, &state));
+        main.defects.extend(persona_names::analyse(&repo, &state));
     }
     PythonFacts {
         files_parsed: modules.len(),

@@ -120,13 +120,18 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             }
         }
         for c in lookup.captures_iter(&m.source) {
-            let line = m.source[..c.get(0).map_or(0, |x| x.start())].lines().count() + 1;
+            let line = m.source[..c.get(0).map_or(0, |x| x.start())]
+                .lines()
+                .count()
+                + 1;
             looked_up.push((c.get(2).is_some(), format!("{}:{line}", m.path)));
         }
     }
     if !known.is_empty() {
-        let mut bad: Vec<&(String, String)> =
-            compared.iter().filter(|(n, _)| !known.contains(n)).collect();
+        let mut bad: Vec<&(String, String)> = compared
+            .iter()
+            .filter(|(n, _)| !known.contains(n))
+            .collect();
         bad.dedup_by(|a, b| a.0 == b.0);
         if let Some((_, at)) = bad.first() {
             out.push(Defect {

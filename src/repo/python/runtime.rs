@@ -110,8 +110,10 @@ fn input_keys(repo: &Repo<'_>) -> Option<BTreeSet<String>> {
     let mut any = false;
     for m in repo.modules {
         for c in &m.calls {
-            if matches!(c.method.as_str(), "invoke" | "ainvoke" | "stream" | "astream")
-                && let Some(super::expr::Expr::Dict(pairs)) = c.args.first()
+            if matches!(
+                c.method.as_str(),
+                "invoke" | "ainvoke" | "stream" | "astream"
+            ) && let Some(super::expr::Expr::Dict(pairs)) = c.args.first()
             {
                 let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
                 // a graph input names the audit's inputs, not an LLM prompt's variables
@@ -144,7 +146,13 @@ impl Ctx<'_, '_> {
     }
 
     fn effects_loc(&self, n: &str, line: usize) -> String {
-        match self.g.nodes.iter().find(|x| x.name == n).and_then(|x| x.action.as_ref()) {
+        match self
+            .g
+            .nodes
+            .iter()
+            .find(|x| x.name == n)
+            .and_then(|x| x.action.as_ref())
+        {
             Some(Action::Func { module, .. }) => {
                 format!("{}:{line}", self.repo.modules[*module].path)
             }
@@ -160,7 +168,10 @@ impl Ctx<'_, '_> {
 
     fn router_effects(&self, r: &super::graph::Router) -> Option<Effects> {
         let (m, line) = r.func?;
-        let f = self.repo.modules[m].functions.iter().find(|f| f.line == line)?;
+        let f = self.repo.modules[m]
+            .functions
+            .iter()
+            .find(|f| f.line == line)?;
         Some(effects::of_function(self.repo, m, f))
     }
 }
@@ -585,8 +596,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
         let changed = |k: &str| -> bool {
             cycle_effects.iter().any(|e| {
                 e.writes.contains_key(k)
-                    || (e.whole_state.is_some()
-                        && ctx.reducers.get(k).is_some_and(|r| appends(r)))
+                    || (e.whole_state.is_some() && ctx.reducers.get(k).is_some_and(|r| appends(r)))
             })
         };
         if tested.iter().any(|k| changed(k)) {
@@ -611,7 +621,11 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
                 .map(|k| format!("`{k}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            if tested.len() == 1 { "it" } else { "any of them" }
+            if tested.len() == 1 {
+                "it"
+            } else {
+                "any of them"
+            }
         );
         if !never.is_empty() {
             detail.push_str(&format!("; {} is never reached", never.join(", ")));
@@ -655,7 +669,10 @@ impl<'g> Machine<'g> {
             if in_join || (e.from == "START" && e.to == "START") {
                 continue;
             }
-            plain.entry(e.from.as_str()).or_default().push(e.to.as_str());
+            plain
+                .entry(e.from.as_str())
+                .or_default()
+                .push(e.to.as_str());
         }
         let joins = g
             .joins
@@ -668,17 +685,11 @@ impl<'g> Machine<'g> {
                 .outcomes
                 .iter()
                 .filter(|o| {
-                    !(o.len() == 1
-                        && dead
-                            .iter()
-                            .any(|(s, t, _)| *s == r.source && *t == o[0]))
+                    !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
                 })
                 .map(|o| o.iter().map(String::as_str).collect())
                 .collect();
-            routers
-                .entry(r.source.as_str())
-                .or_default()
-                .push(outcomes);
+            routers.entry(r.source.as_str()).or_default().push(outcomes);
         }
         Machine {
             plain,
@@ -803,11 +814,15 @@ type Runs<'g> = BTreeMap<&'g str, Vec<(usize, Vec<String>)>>;
 fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
     let g = ctx.g;
     if !g.unresolved.is_empty() {
-        notes.push("some wiring is not statically known: run counts and reachability not checked".into());
+        notes.push(
+            "some wiring is not statically known: run counts and reachability not checked".into(),
+        );
         return Vec::new();
     }
     if g.routers.iter().any(|r| r.outcomes.is_empty()) {
-        notes.push("a router's outcomes could not be read: run counts and reachability not checked".into());
+        notes.push(
+            "a router's outcomes could not be read: run counts and reachability not checked".into(),
+        );
         return Vec::new();
     }
     let machine = Machine::new(g, dead);
@@ -871,7 +886,9 @@ fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
                 "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
             )
         } else if !g.edges.iter().any(|e| e.to == n) {
-            format!("`{n}` is added to the graph but no edge, router or entry point leads to it: it never runs")
+            format!(
+                "`{n}` is added to the graph but no edge, router or entry point leads to it: it never runs"
+            )
         } else {
             format!("`{n}` is added to the graph but no path from START triggers it: it never runs")
         };
@@ -931,7 +948,10 @@ fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
             steps.join(", ")
         );
         if !after.is_empty() {
-            detail.push_str(&format!("; what follows runs again too: {}", after.join(", ")));
+            detail.push_str(&format!(
+                "; what follows runs again too: {}",
+                after.join(", ")
+            ));
         }
         out.push(Defect {
             kind: "duplicate_execution".into(),
@@ -941,4 +961,199 @@ fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Defect;
+    use crate::repo::python::analyse;
+
+    const STATE: &str = "import operator\nfrom typing import Annotated, TypedDict\n\nclass AgentState(TypedDict):\n    repo_url: str\n    count: int\n    report: str\n    evidences: Annotated[dict, operator.ior]\n    opinions: Annotated[list, operator.add]\n";
+
+    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Send\nfrom src.state import AgentState\n\ndef node(state):\n    return {'report': 'x'}\n\n";
+
+    fn defects(graph: &str) -> Vec<Defect> {
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), STATE.into()),
+                ("src/graph.py".into(), format!("{HEADER}{graph}")),
+            ],
+            &[],
+        );
+        facts.graphs.first().expect("a graph").defects.clone()
+    }
+
+    fn kinds(d: &[Defect]) -> Vec<(&str, Vec<&str>)> {
+        d.iter()
+            .map(|d| {
+                (
+                    d.kind.as_str(),
+                    d.nodes.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect()
+    }
+
+    const TEXTBOOK: &str = "g = StateGraph(AgentState)\nfor n in ['repo', 'doc', 'vision', 'agg', 'p', 'd', 't', 'chief']:\n    g.add_node(n, node)\nfor n in ['repo', 'doc', 'vision']:\n    g.add_edge(START, n)\n    g.add_edge(n, 'agg')\nfor n in ['p', 'd', 't']:\n    g.add_edge('agg', n)\n    g.add_edge(n, 'chief')\ng.add_edge('chief', END)\n";
+
+    #[test]
+    fn a_textbook_graph_has_no_defect() {
+        assert_eq!(kinds(&defects(TEXTBOOK)), vec![]);
+    }
+
+    #[test]
+    fn branches_of_different_lengths_joined_by_plain_edges_run_the_join_twice() {
+        let wiring = "g = StateGraph(AgentState)\nfor n in ['a', 'b', 'c', 'agg', 'judge']:\n    g.add_node(n, node)\ng.add_edge(START, 'a')\ng.add_edge(START, 'b')\ng.add_edge('b', 'c')\n";
+        let d = defects(&format!(
+            "{wiring}g.add_edge('a', 'agg')\ng.add_edge('c', 'agg')\ng.add_edge('agg', 'judge')\ng.add_edge('judge', END)\n"
+        ));
+        assert_eq!(kinds(&d), vec![("duplicate_execution", vec!["agg"])]);
+        assert!(d[0].detail.contains("judge"), "{}", d[0].detail);
+        assert_eq!(d[0].location, "src/graph.py:10");
+        // the list form waits for both branches: one run
+        let d = defects(&format!(
+            "{wiring}g.add_edge(['a', 'c'], 'agg')\ng.add_edge('agg', 'judge')\ng.add_edge('judge', END)\n"
+        ));
+        assert_eq!(kinds(&d), vec![]);
+    }
+
+    #[test]
+    fn two_entry_points_reaching_one_node_run_it_twice() {
+        let d = defects(
+            "g = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('b', node)\ng.set_entry_point('a')\ng.add_edge(START, 'b')\ng.add_edge('b', 'a')\ng.add_edge('a', END)\n",
+        );
+        assert_eq!(kinds(&d), vec![("duplicate_execution", vec!["a"])]);
+        assert!(d[0].detail.contains("entry point"), "{}", d[0].detail);
+    }
+
+    #[test]
+    fn a_retry_edge_that_restarts_the_fan_out_re_runs_the_siblings() {
+        let d = defects(
+            "def fan(state):\n    return [Send('p', state), Send('d', state)]\ndef check(state):\n    if state.get('opinions'):\n        return 'agg'\n    return 'fanout'\ng = StateGraph(AgentState)\nfor n in ['fanout', 'p', 'd', 'agg']:\n    g.add_node(n, node)\ng.add_edge(START, 'fanout')\ng.add_conditional_edges('fanout', fan)\ng.add_edge('p', 'agg')\ng.add_conditional_edges('d', check)\ng.add_edge('agg', END)\n",
+        );
+        let k = kinds(&d);
+        assert!(k.contains(&("duplicate_execution", vec!["p"])), "{k:?}");
+        assert!(!k.iter().any(|(_, n)| n.contains(&"d")), "{k:?}");
+    }
+
+    #[test]
+    fn a_node_without_incoming_edge_and_a_route_on_a_key_nobody_sets_are_unreachable() {
+        let d = defects(&format!(
+            "{TEXTBOOK}g.add_node('orphan', node)\ng.add_edge('orphan', 'agg')\n"
+        ));
+        assert_eq!(kinds(&d), vec![("unreachable_node", vec!["orphan"])]);
+        let d = defects(
+            "def route(state):\n    if state.get('error'):\n        return 'handler'\n    return 'chief'\ng = StateGraph(AgentState)\nfor n in ['work', 'handler', 'chief']:\n    g.add_node(n, node)\ng.add_edge(START, 'work')\ng.add_conditional_edges('work', route)\ng.add_edge('handler', END)\ng.add_edge('chief', END)\n",
+        );
+        let k = kinds(&d);
+        assert!(k.contains(&("unreachable_node", vec!["handler"])), "{k:?}");
+        assert!(
+            k.iter().any(|(kind, _)| *kind == "unknown_state_key"),
+            "{k:?}"
+        );
+        assert!(d.iter().any(|x| x.detail.contains("`error`")));
+    }
+
+    #[test]
+    fn a_loop_whose_counter_nothing_increments_is_unbounded_and_one_that_counts_is_not() {
+        let loop_ = |body: &str| {
+            format!(
+                "def work(state):\n    {body}\ndef again(state):\n    if state['count'] < 3:\n        return 'work'\n    return 'done'\ng = StateGraph(AgentState)\ng.add_node('work', work)\ng.add_node('done', node)\ng.add_edge(START, 'work')\ng.add_conditional_edges('work', again)\ng.add_edge('done', END)\n"
+            )
+        };
+        let d = defects(&loop_("return {'report': 'again'}"));
+        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["work"])]);
+        assert!(d[0].detail.contains("`count`"), "{}", d[0].detail);
+        let d = defects(&loop_("return {'count': state['count'] + 1}"));
+        assert_eq!(kinds(&d), vec![]);
+        // a cycle of plain edges has no exit at all
+        let d = defects(
+            "g = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('b', node)\ng.add_edge(START, 'a')\ng.add_edge('a', 'b')\ng.add_edge('b', 'a')\n",
+        );
+        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["a", "b"])]);
+    }
+
+    #[test]
+    fn keys_outside_the_schema_are_dropped_and_keys_nobody_sets_are_unknown() {
+        let g = |ret: &str, read: &str| {
+            format!(
+                "def first(state):\n    return {ret}\ndef second(state):\n    x = state.get('{read}')\n    return {{'report': 'done'}}\ng = StateGraph(AgentState)\ng.add_node('first', first)\ng.add_node('second', second)\ng.add_edge(START, 'first')\ng.add_edge('first', 'second')\ng.add_edge('second', END)\n"
+            )
+        };
+        let d = defects(&g("{'repo_path': '/tmp/x'}", "repo_url"));
+        assert_eq!(kinds(&d), vec![("undeclared_state_key", vec!["first"])]);
+        assert!(d[0].detail.contains("`repo_path`"));
+        assert_eq!(d[0].location, "src/graph.py:9");
+        // declared: nothing to say
+        let d = defects(&g("{'report': '/tmp/x'}", "repo_url"));
+        assert_eq!(kinds(&d), vec![]);
+        // read but neither declared nor written by anyone
+        let d = defects(&g("{'report': '/tmp/x'}", "forensic_tasks"));
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["second"])]);
+    }
+
+    #[test]
+    fn returning_the_whole_state_doubles_add_reducer_lists_only_when_there_is_one() {
+        let d = defects(&TEXTBOOK.replace("g.add_node(n, node)", "g.add_node(n, lambda s: s)"));
+        let k = kinds(&d);
+        assert_eq!(k.len(), 1, "{k:?}");
+        assert_eq!(k[0].0, "whole_state_return");
+        assert!(d[0].detail.contains("`opinions`"));
+        // the same graph over a state without an appending reducer is harmless
+        let facts = analyse(
+            vec![
+                (
+                    "src/state.py".into(),
+                    "from typing import TypedDict\nclass AgentState(TypedDict):\n    report: str\n"
+                        .into(),
+                ),
+                (
+                    "src/graph.py".into(),
+                    format!(
+                        "{HEADER}{}",
+                        TEXTBOOK.replace("g.add_node(n, node)", "g.add_node(n, lambda s: s)")
+                    ),
+                ),
+            ],
+            &[],
+        );
+        assert_eq!(facts.graphs[0].defects, vec![]);
+    }
+
+    #[test]
+    fn persona_names_outside_the_schema_literal_or_the_rubric_keys_mismatch() {
+        let with = |judges: &str| {
+            analyse(
+                vec![
+                    (
+                        "src/state.py".into(),
+                        format!("{STATE}\nfrom typing import Literal\nfrom pydantic import BaseModel\nclass JudicialOpinion(BaseModel):\n    judge: Literal['Prosecutor', 'Defense', 'TechLead']\n    score: int\n"),
+                    ),
+                    ("src/judges.py".into(), judges.to_string()),
+                    ("src/graph.py".into(), format!("{HEADER}{TEXTBOOK}")),
+                ],
+                &[],
+            )
+            .graphs[0]
+                .defects
+                .clone()
+        };
+        let d = with(
+            "from src.state import JudicialOpinion\ndef t(s):\n    return JudicialOpinion(judge='Tech Lead', score=3)\n",
+        );
+        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["Tech Lead"])]);
+        let d = with(
+            "from src.state import JudicialOpinion\ndef t(s):\n    return JudicialOpinion(judge='TechLead', score=3)\n",
+        );
+        assert_eq!(kinds(&d), vec![]);
+        let d = with("def rule(ops):\n    return [o for o in ops if o.judge == 'Prosecution']\n");
+        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["Prosecution"])]);
+        let d = with(
+            "def logic(dim, persona):\n    return dim['judicial_logic'].get(persona.lower(), '')\n",
+        );
+        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["TechLead"])]);
+        let d =
+            with("def logic(dim, persona):\n    return dim['judicial_logic'].get(persona, '')\n");
+        assert_eq!(kinds(&d), vec![]);
+    }
 }
