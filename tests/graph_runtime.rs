@@ -114,3 +114,21 @@ fn a_plain_edge_and_a_conditional_edge_from_start_are_a_fan_out() {
     assert_eq!(to.len(), 2, "{to:?}");
     assert!(to.contains(&Value::from("repo")));
 }
+
+#[test]
+fn nodes_added_in_a_loop_over_a_file_read_at_run_time_are_one_node_per_item() {
+    let j = evidence(&format!(
+        "{HEADER}import json\nrubric = json.load(open('rubric.json'))\ng = StateGraph(AgentState)\ng.add_node('entry', work)\ng.add_node('aggregate', work)\ng.add_edge(START, 'entry')\nfor dim in rubric['dimensions']:\n    g.add_node(dim['id'], work)\n    g.add_edge('entry', dim['id'])\n    g.add_edge(dim['id'], 'aggregate')\ng.add_edge('aggregate', END)\n"
+    ));
+    let graph = &j["repo"]["graph"];
+    assert_eq!(graph["unresolved"], serde_json::json!([]));
+    let fan_out = graph["fan_out"].as_array().unwrap();
+    assert_eq!(fan_out.len(), 1, "{fan_out:?}");
+    assert_eq!(fan_out[0]["from"], "entry");
+    assert_eq!(
+        fan_out[0]["to"],
+        serde_json::json!([r#"dim["id"] (each of rubric["dimensions"])"#])
+    );
+    assert_eq!(graph["fan_in"][0]["to"], "aggregate");
+    assert_eq!(graph["defects"], serde_json::json!([]));
+}

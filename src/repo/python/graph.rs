@@ -346,6 +346,21 @@ impl Builder {
         let mut unknown = Vec::new();
         v.node_names(&mut out, &mut unknown);
         for u in unknown {
+            // a name built from the variable of a loop over values not known statically
+            // (`for dim in rubric["dimensions"]: add_node(dim["id"], ...)`) stands for one
+            // node per item: kept as one symbolic node so the wiring stays analysable
+            let base = u.split(" (loop over ").next().unwrap_or(&u).to_string();
+            let dynamic = |l: &&super::syntax::LoopCtx| {
+                l.vars.iter().any(|var| mentions_word(&base, var))
+                    || repo
+                        .eval(m, &l.iter, &Vec::new(), None, 0)
+                        .iterate()
+                        .is_none()
+            };
+            if let Some(l) = c.loops.iter().find(dynamic) {
+                out.push(format!("{base} (each of {})", l.iter.render()));
+                continue;
+            }
             self.graph.unresolved.push(format!(
                 "{}:{}: `{}` is not statically known",
                 repo.modules[m].path, c.line, u
@@ -731,7 +746,9 @@ impl Builder {
                     line = line.min(e.line);
                 }
             }
-            let plain = to.len();
+            // a symbolic per-item node stands for several nodes
+            let width = |v: &[String]| v.len() + v.iter().filter(|t| is_per_item(t)).count();
+            let plain = width(&to);
             let mut via = Vec::new();
             if plain >= 2 {
                 via.push("edges".to_string());
@@ -771,7 +788,7 @@ impl Builder {
                     }
                 }
             }
-            if to.len() >= 2 && !via.is_empty() {
+            if width(&to) >= 2 && !via.is_empty() {
                 g.fan_out.push(FanOut {
                     from: s.clone(),
                     to,
@@ -802,16 +819,18 @@ impl Builder {
                     from.push(e.from.clone());
                 }
             }
-            if from.len() >= 2 {
+            let width = from.len() + from.iter().filter(|f| is_per_item(f)).count();
+            if width >= 2 {
                 let plain: BTreeSet<&str> = preds
                     .iter()
                     .filter(|e| !e.conditional)
                     .map(|e| e.from.as_str())
                     .collect();
                 let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
+                let plain_width = plain.len() + plain.iter().filter(|f| is_per_item(f)).count();
                 g.fan_in.push(FanIn {
                     to: t.clone(),
-                    synchronized: plain.len() >= 2,
+                    synchronized: plain_width >= 2,
                     from,
                     location: format!("{path}:{line}"),
                 });
@@ -1013,6 +1032,21 @@ fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     d
 }
 
+/// Whether `text` mentions the identifier `word` (not as part of a longer identifier).
+fn mentions_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// A symbolic node standing for one node per item of a loop (see `Builder::names`).
+pub fn is_per_item(name: &str) -> bool {
+    name.ends_with(')') && name.contains(" (each of ")
+}
+
 fn error_like(name: &str) -> bool {
     let l = name.to_lowercase();
     ["error", "fail", "abort", "fallback", "exception"]
@@ -1041,7 +1075,14 @@ fn branchings(g: &GraphFacts) -> Vec<Branching> {
                     continue;
                 }
                 let hits: Vec<usize> = reach.iter().filter_map(|r| r.get(c).copied()).collect();
-                if hits.len() >= 2 {
+                // a symbolic per-item branch stands for several branches
+                let per_item = fo
+                    .to
+                    .iter()
+                    .zip(&reach)
+                    .filter(|(t, r)| is_per_item(t) && r.contains_key(c))
+                    .count();
+                if hits.len() + per_item >= 2 {
                     // an error handler reached from every branch is not where they join
                     let penalty = if error_like(c) { 1000 } else { 0 };
                     let cost: usize = hits.iter().sum::<usize>() + penalty;
