@@ -295,6 +295,72 @@ fn count(b: &Branching, re: &Regex) -> usize {
     b.branches.iter().filter(|n| re.is_match(n)).count()
 }
 
+/// Nodes that are one detective (`false`) or one judge persona (`true`), not a router,
+/// aggregator or dispatcher around them.
+fn persona_node_re(judges: bool) -> &'static Regex {
+    static J: OnceLock<Regex> = OnceLock::new();
+    static D: OnceLock<Regex> = OnceLock::new();
+    if judges {
+        J.get_or_init(|| Regex::new(r"(?i)prosecut|defen[cs]e|tech.?lead").expect("valid"))
+    } else {
+        D.get_or_init(|| {
+            Regex::new(r"(?i)investigat|analy[sz]|inspector|vision|screenshot").expect("valid")
+        })
+    }
+}
+
+/// A fan-out that leaves out some of the layer's own nodes: they run before or after the
+/// others, not in parallel with them (a failed requirement, only said when it happens).
+fn partial(
+    g: &GraphFacts,
+    b: Option<&Branching>,
+    re: &Regex,
+    layer: &str,
+    id: &str,
+    goal: &str,
+) -> Option<Evidence> {
+    let b = b?;
+    let helper = |n: &str| {
+        let l = n.to_lowercase();
+        ["router", "aggregat", "dispatch", "start", "join", "error"]
+            .iter()
+            .any(|w| l.contains(w))
+    };
+    let inside: Vec<&str> = b
+        .branches
+        .iter()
+        .filter(|n| re.is_match(n))
+        .map(String::as_str)
+        .collect();
+    let outside: Vec<&str> = g
+        .nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .filter(|n| re.is_match(n) && !helper(n) && !inside.contains(n))
+        .filter(|n| {
+            !g.defects
+                .iter()
+                .any(|d| d.kind == "unreachable_node" && d.nodes.iter().any(|x| x == n))
+        })
+        .collect();
+    if inside.len() < 2 || outside.is_empty() {
+        return None;
+    }
+    Some(fact(
+        id,
+        goal,
+        false,
+        b.location.clone(),
+        format!(
+            "partial {layer} fan-out: only {} run in parallel (from `{}`); {} run(s) in another superstep, not on the same input at the same time",
+            inside.join(", "),
+            b.from,
+            outside.join(", ")
+        ),
+        0.8,
+    ))
+}
+
 /// (detectives branching, judges branching) of a graph.
 fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
     let is_judges = |b: &&Branching| count(b, judge_re()) >= 2;
@@ -469,6 +535,22 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         "aggregation fan-in",
     ));
     v.push(pat("repo.graph.judges_fan_out", jud, "judges fan-out"));
+    v.extend(partial(
+        g,
+        det,
+        persona_node_re(false),
+        "detectives",
+        "repo.graph.detectives_partial",
+        goal,
+    ));
+    v.extend(partial(
+        g,
+        jud,
+        persona_node_re(true),
+        "judges",
+        "repo.graph.judges_partial",
+        goal,
+    ));
     v.push(join(
         "repo.graph.judges_fan_in",
         jud,
