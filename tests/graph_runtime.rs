@@ -132,3 +132,19 @@ fn nodes_added_in_a_loop_over_a_file_read_at_run_time_are_one_node_per_item() {
     assert_eq!(graph["fan_in"][0]["to"], "aggregate");
     assert_eq!(graph["defects"], serde_json::json!([]));
 }
+
+#[test]
+fn a_node_reached_by_exclusive_routes_is_not_a_fan_in() {
+    // evidence -> (router) prosecutor | chief; prosecutor -> chief: chief has two
+    // predecessors, but one run takes one route or the other, never both
+    let j = evidence(&format!(
+        "{HEADER}def ok(state):\n    return bool(state.get('report'))\ng = StateGraph(AgentState)\nfor n in ['a', 'b', 'evidence', 'prosecutor', 'chief']:\n    g.add_node(n, work)\ng.add_edge(START, 'a')\ng.add_edge(START, 'b')\ng.add_edge(['a', 'b'], 'evidence')\ng.add_conditional_edges('evidence', ok, {{True: 'prosecutor', False: 'chief'}})\ng.add_edge('prosecutor', 'chief')\ng.add_edge('chief', END)\n"
+    ));
+    let fan_in: Vec<&str> = j["repo"]["graph"]["fan_in"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(fan_in, vec!["evidence"]);
+}

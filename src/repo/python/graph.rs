@@ -1056,7 +1056,7 @@ fn error_like(name: &str) -> bool {
 
 /// For each fan-out, the nearest fan-in node reached from two or more of its branches,
 /// ordered by distance from `START`.
-fn branchings(g: &GraphFacts) -> Vec<Branching> {
+pub(crate) fn branchings(g: &GraphFacts) -> Vec<Branching> {
     let from_start = distances(g, "START");
     let fan_in: BTreeSet<&str> = g.fan_in.iter().map(|f| f.to.as_str()).collect();
     let mut out: Vec<(usize, Branching)> = g

@@ -92,9 +92,15 @@ fn analyse_modules(
         },
     );
     for g in &mut graphs {
-        let (defects, runtime_notes) = runtime::analyse(&repo, g, &state);
-        g.defects = defects;
-        g.runtime_notes = runtime_notes;
+        let a = runtime::analyse(&repo, g, &state);
+        g.defects = a.defects;
+        g.runtime_notes = a.notes;
+        // one resolved graph for every consumer: a node reached by exclusive routes (one or
+        // the other, never both in a run) is not a fan-in
+        if let Some(joins) = a.fan_in {
+            g.fan_in.retain(|f| joins.contains(&f.to));
+            g.branchings = graph::branchings(g);
+        }
     }
     if let Some(main) = graphs.first_mut() {
         main.defects.extend(persona_names::analyse(&repo, &state));

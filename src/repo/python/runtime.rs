@@ -177,7 +177,16 @@ impl Ctx<'_, '_> {
 }
 
 /// The defects of graph `g` and the notes on what could not be decided.
-pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<Defect>, Vec<String>) {
+/// What the run-time analysis found for one graph.
+pub struct Analysis {
+    pub defects: Vec<Defect>,
+    pub notes: Vec<String>,
+    /// The nodes that really join branches (triggered by several nodes in one run), when the
+    /// simulation could decide it.
+    pub fan_in: Option<BTreeSet<String>>,
+}
+
+pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis {
     let mut notes = Vec::new();
     let (declared, reducers) = match g.state_type.as_deref().and_then(|s| schema(repo, state, s)) {
         Some((d, r)) => (Some(d), r),
@@ -219,8 +228,13 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<Defe
     defects.extend(unknown);
     defects.extend(whole_state(&ctx));
     defects.extend(loops(&ctx, &mut notes));
-    defects.extend(simulate(&ctx, &dead, &mut notes));
-    (defects, notes)
+    let (found, fan_in) = simulate(&ctx, &dead, &mut notes);
+    defects.extend(found);
+    Analysis {
+        defects,
+        notes,
+        fan_in,
+    }
 }
 
 fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
@@ -650,6 +664,9 @@ struct Machine<'g> {
 #[derive(Default)]
 struct Explored {
     reached: BTreeSet<String>,
+    /// Nodes some run of which is triggered by two or more distinct nodes at once (or by a
+    /// per-item node): the real fan-ins.
+    joins: BTreeSet<String>,
     /// node → (most runs on one path, the supersteps and what triggered each run)
     dups: BTreeMap<String, Vec<(usize, Vec<String>)>>,
     budget_left: usize,
@@ -714,9 +731,7 @@ impl<'g> Machine<'g> {
         for (i, (from, to)) in self.joins.iter().enumerate() {
             seen[i].extend(active.iter().filter(|a| from.contains(*a)));
             if seen[i].len() == from.len() {
-                base.entry(to)
-                    .or_default()
-                    .push(from.iter().next().copied().unwrap_or("?"));
+                base.entry(to).or_default().extend(from.iter().copied());
                 seen[i].clear();
             }
         }
@@ -771,6 +786,10 @@ impl<'g> Machine<'g> {
         let step = path.len();
         for (n, by) in &active {
             out.reached.insert(n.to_string());
+            let distinct: BTreeSet<&&str> = by.iter().collect();
+            if distinct.len() >= 2 || by.iter().any(|b| super::graph::is_per_item(b)) {
+                out.joins.insert(n.to_string());
+            }
             runs.entry(n)
                 .or_default()
                 .push((step, by.iter().map(|s| s.to_string()).collect()));
@@ -811,19 +830,23 @@ impl<'g> Machine<'g> {
 
 type Runs<'g> = BTreeMap<&'g str, Vec<(usize, Vec<String>)>>;
 
-fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
+fn simulate(
+    ctx: &Ctx,
+    dead: &Dead,
+    notes: &mut Vec<String>,
+) -> (Vec<Defect>, Option<BTreeSet<String>>) {
     let g = ctx.g;
     if !g.unresolved.is_empty() {
         notes.push(
             "some wiring is not statically known: run counts and reachability not checked".into(),
         );
-        return Vec::new();
+        return (Vec::new(), None);
     }
     if g.routers.iter().any(|r| r.outcomes.is_empty()) {
         notes.push(
             "a router's outcomes could not be read: run counts and reachability not checked".into(),
         );
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let machine = Machine::new(g, dead);
     let cyc = cycles(g);
@@ -867,7 +890,7 @@ fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
     }
     if !ex.complete {
         notes.push("too many run paths to explore: run counts and reachability not checked".into());
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let mut out = Vec::new();
     // unreachable nodes
@@ -960,7 +983,7 @@ fn simulate(ctx: &Ctx, dead: &Dead, notes: &mut Vec<String>) -> Vec<Defect> {
             detail,
         });
     }
-    out
+    (out, Some(ex.joins))
 }
 
 #[cfg(test)]
