@@ -85,7 +85,22 @@ struct Patterns {
     getattr: Regex,
 }
 
-fn patterns(p: &str) -> Patterns {
+/// The patterns for a parameter name, compiled once per name (almost always `state`).
+fn patterns(p: &str) -> std::sync::Arc<Patterns> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Patterns>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() > 64 {
+        c.clear();
+    }
+    c.entry(p.to_string())
+        .or_insert_with(|| Arc::new(compile(p)))
+        .clone()
+}
+
+fn compile(p: &str) -> Patterns {
     let p = regex::escape(p);
     Patterns {
         get: Regex::new(&format!(r#"\b{p}\.get\(\s*["'](\w+)["']"#)).expect("regex"),

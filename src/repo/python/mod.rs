@@ -91,7 +91,8 @@ fn analyse_modules(
             )
         },
     );
-    for g in &mut graphs {
+    // the main graph (the largest) is the one the verdict reads; the others keep their wiring
+    if let Some(g) = graphs.first_mut() {
         let a = runtime::analyse(&repo, g, &state);
         g.defects = a.defects;
         g.runtime_notes = a.notes;
