@@ -40,6 +40,9 @@ const BUDGET: usize = 20_000;
 const MAX_CHOICES: usize = 256;
 /// Deepest path followed.
 const MAX_DEPTH: usize = 200;
+/// Largest graph analysed (a student graph has tens of nodes; a crafted one may have
+/// thousands, and the cycle search is quadratic).
+const MAX_NODES: usize = 400;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Defect {
@@ -188,6 +191,18 @@ pub struct Analysis {
 
 pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis {
     let mut notes = Vec::new();
+    if g.nodes.len() > MAX_NODES || g.edges.len() > 4 * MAX_NODES {
+        notes.push(format!(
+            "{} nodes and {} edges: more than the run-time analysis takes on ({MAX_NODES} nodes); run counts, reachability, loop bounds and state keys not checked",
+            g.nodes.len(),
+            g.edges.len()
+        ));
+        return Analysis {
+            defects: Vec::new(),
+            notes,
+            fan_in: None,
+        };
+    }
     let (declared, reducers) = match g.state_type.as_deref().and_then(|s| schema(repo, state, s)) {
         Some((d, r)) => (Some(d), r),
         None => {
@@ -1178,5 +1193,28 @@ mod tests {
         let d =
             with("def logic(dim, persona):\n    return dim['judicial_logic'].get(persona, '')\n");
         assert_eq!(kinds(&d), vec![]);
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use crate::repo::python::analyse;
+
+    #[test]
+    fn a_huge_graph_is_not_analysed_and_says_so() {
+        let names: Vec<String> = (0..1000).map(|i| format!("'n{i}'")).collect();
+        let src = format!(
+            "from langgraph.graph import StateGraph, START\nNODES = [{}]\ng = StateGraph(dict)\nfor n in NODES:\n    g.add_node(n, f)\n    g.add_edge(START, n)\n",
+            names.join(", ")
+        );
+        let facts = analyse(vec![("g.py".into(), src)], &[]);
+        let g = &facts.graphs[0];
+        assert_eq!(g.nodes.len(), 1000);
+        assert!(g.defects.is_empty());
+        assert!(
+            g.runtime_notes.iter().any(|n| n.contains("not checked")),
+            "{:?}",
+            g.runtime_notes
+        );
     }
 }
