@@ -148,3 +148,17 @@ fn a_node_reached_by_exclusive_routes_is_not_a_fan_in() {
         .collect();
     assert_eq!(fan_in, vec!["evidence"]);
 }
+
+#[test]
+fn an_error_handler_the_branches_may_route_to_is_not_their_join() {
+    let j = evidence(&format!(
+        "{HEADER}def route(state):\n    if state.get('report'):\n        return 'error_node'\n    return 'agg'\ng = StateGraph(AgentState)\nfor n in ['repo', 'doc', 'agg', 'error_node']:\n    g.add_node(n, work)\nfor n in ['repo', 'doc']:\n    g.add_edge(START, n)\n    g.add_conditional_edges(n, route)\ng.add_edge('agg', END)\ng.add_edge('error_node', END)\n"
+    ));
+    let fan_in: Vec<&str> = j["repo"]["graph"]["fan_in"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(fan_in, vec!["agg"]);
+}

@@ -1047,7 +1047,7 @@ pub fn is_per_item(name: &str) -> bool {
     name.ends_with(')') && name.contains(" (each of ")
 }
 
-fn error_like(name: &str) -> bool {
+pub(crate) fn error_like(name: &str) -> bool {
     let l = name.to_lowercase();
     ["error", "fail", "abort", "fallback", "exception"]
         .iter()

@@ -99,7 +99,22 @@ fn analyse_modules(
         // one resolved graph for every consumer: a node reached by exclusive routes (one or
         // the other, never both in a run) is not a fan-in
         if let Some(joins) = a.fan_in {
-            g.fan_in.retain(|f| joins.contains(&f.to));
+            // an error handler that parallel branches may route to is not where they join
+            let handler = |f: &graph::FanIn| {
+                graph::error_like(&f.to)
+                    && g.edges
+                        .iter()
+                        .filter(|e| e.to == f.to)
+                        .all(|e| e.conditional)
+            };
+            let handlers: Vec<String> = g
+                .fan_in
+                .iter()
+                .filter(|f| handler(f))
+                .map(|f| f.to.clone())
+                .collect();
+            g.fan_in
+                .retain(|f| joins.contains(&f.to) && !handlers.contains(&f.to));
             g.branchings = graph::branchings(g);
         }
     }

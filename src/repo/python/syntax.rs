@@ -1006,7 +1006,9 @@ impl<'s, 't> Walker<'s, 't> {
                 for k in kids.iter().skip(1) {
                     if kind(k) == "type_parameter" {
                         for t in self.kids(*k) {
-                            params.push(self.type_expr(t, depth + 1));
+                            if kind(&t) != "comment" {
+                                params.push(self.type_expr(t, depth + 1));
+                            }
                         }
                     }
                 }
@@ -1203,6 +1205,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let mut c = n.walk();
                 let items: Vec<Expr> = n
                     .children_by_field_name("subscript", &mut c)
+                    .filter(|x| x.kind() != "comment")
                     .map(|x| self.expr(x, d))
                     .collect();
                 Expr::Subscript(Box::new(v), items)
