@@ -98,8 +98,9 @@ fn a_parallel_claim_over_a_linear_graph_is_a_contradiction() {
             .unwrap_or_else(|| panic!("no evidence {id}"))
     };
     let p = by_id("pdf.report_accuracy.claim.parallel_execution");
+    // a confirmed contradiction (found): what fact supremacy and the judges act on
     assert_eq!(p["kind"], "contradiction", "{p}");
-    assert_eq!(p["found"], false);
+    assert_eq!(p["found"], true);
     assert!(p["location"].as_str().unwrap().ends_with("p.1"), "{p}");
     let r = by_id("pdf.report_accuracy.claim.state_reducers");
     assert_eq!(r["kind"], "fact", "{r}");

@@ -401,7 +401,9 @@ pub fn claim_evidence(
                     "The report's claim of {} matches the code evidence",
                     c.feature.label()
                 ),
-                c.status == ClaimStatus::Supported,
+                // a `Fact` is found when the claim holds; a `Contradiction` is found when the
+                // code contradicts it (a found contradiction is what fact supremacy acts on)
+                true,
                 format!("{src} p.{}", c.page),
                 match c.status {
                     ClaimStatus::Supported => format!(
@@ -439,6 +441,43 @@ pub fn claim_evidence(
 mod tests {
     use super::*;
     use crate::rubric::Rubric;
+
+    #[test]
+    fn a_contradicted_claim_is_a_confirmed_contradiction_and_a_supported_one_a_met_fact() {
+        use super::super::claims::{ClaimStatus, Feature, FeatureClaim};
+        let mut facts = PdfFacts::from_pages("report.pdf", &["The judges run in parallel.".into()]);
+        let claim = |feature, status| FeatureClaim {
+            feature,
+            page: 1,
+            quote: "q".into(),
+            mentions: 1,
+            status,
+            code: "what the code shows".into(),
+            code_location: None,
+        };
+        facts.feature_claims = vec![
+            claim(Feature::ParallelExecution, ClaimStatus::Supported),
+            claim(Feature::StructuredOutput, ClaimStatus::Contradicted),
+        ];
+        let v3 = rubric("official-v3.0.0.json");
+        let ev = claim_evidence(&facts, &v3.dimensions);
+        let all: Vec<&Evidence> = ev.values().flatten().collect();
+        let tally =
+            crate::justice::facts::Tally::of(&all.iter().map(|e| (*e).clone()).collect::<Vec<_>>())
+                .contradictions
+                .len();
+        assert!(
+            tally >= 1,
+            "the contradicted claim must count as a contradiction"
+        );
+        for e in all {
+            if e.id.ends_with("structured_output") {
+                assert_eq!((e.kind, e.found), (EvidenceKind::Contradiction, true));
+            } else {
+                assert_eq!((e.kind, e.found), (EvidenceKind::Fact, true));
+            }
+        }
+    }
 
     fn rubric(file: &str) -> Rubric {
         let text = std::fs::read_to_string(format!(
