@@ -717,9 +717,15 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
             s.sandboxed_clone,
             at.clone(),
             format!(
-                "{} clone call(s); {} inside tempfile.TemporaryDirectory/mkdtemp",
+                "{} clone call(s); {} inside tempfile.TemporaryDirectory/mkdtemp; {} with a list of arguments (no shell){}",
                 s.clone_calls.len(),
-                s.clone_calls.iter().filter(|c| c.sandboxed).count()
+                s.clone_calls.iter().filter(|c| c.sandboxed).count(),
+                s.clone_calls.iter().filter(|c| c.list_args).count(),
+                s.clone_calls
+                    .iter()
+                    .find_map(|c| c.via.as_ref())
+                    .map(|w| format!("; through the repository's own wrapper {w}"))
+                    .unwrap_or_default()
             ),
             0.9,
         )
