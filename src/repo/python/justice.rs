@@ -72,6 +72,31 @@ pub const SECTIONS: [&str; 3] = [
     "Remediation Plan",
 ];
 
+/// How each of [`SECTIONS`] may be written, as a human grader reads it: its own name, the
+/// names people give it ("per-dimension results", "## Final Verdicts"), or (the breakdown) a
+/// heading per criterion written in a loop (`### {criterion.dimension_name}`). `<H>` is a
+/// Markdown heading's start, `<B>` a word for a breakdown's content.
+const SECTION_PATTERNS: [&str; 3] = [
+    r"(?i)executive[\s_-]*summary|<H>(summary|overview|overall\s+(verdict|assessment|score))\b",
+    r"(?i)(criteri(on|a)|dimension|rubric)[\s_-]*breakdown|breakdown\s+(by|per)\s+(criteri(on|a)|dimension)|per[\s_-]*(criteri(on|a)|dimension)[\s_-]+<B>|<H>[^\n]*per[\s_-]*(criteri(on|a)|dimension)|<H>(criteri(on|a)|dimension)s?\s*<B>|<H>(detailed|final)\s+(scores|verdicts|results)\b|<H>[^\n{}]*\{[^}\n]*(criteri(on|a)|dimension)[^}\n]*\}",
+    r"(?i)remediation[\s_-]*plan|<H>(remediation|recommendations|action\s+items|next\s+steps|improvement\s+plan)\b",
+];
+
+fn section_res() -> &'static Vec<Regex> {
+    static R: OnceLock<Vec<Regex>> = OnceLock::new();
+    R.get_or_init(|| {
+        SECTION_PATTERNS
+            .iter()
+            .map(|p| {
+                let p = p
+                    .replace("<H>", r"(^|\n)\s*#+\s*[^\w\s{]*\s*")
+                    .replace("<B>", r"(breakdown|results|scores|verdicts|analysis|details|assessments?)\b");
+                Regex::new(&p).expect("valid regex")
+            })
+            .collect()
+    })
+}
+
 fn rule_res() -> &'static Vec<Regex> {
     static R: OnceLock<Vec<Regex>> = OnceLock::new();
     R.get_or_init(|| {
@@ -238,20 +263,19 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             break;
         }
     }
-    for section in SECTIONS {
-        let needle = section.to_lowercase();
+    for (section, re) in SECTIONS.iter().zip(section_res()) {
         let loc = modules
             .iter()
             .find_map(|m| {
                 m.strings
                     .iter()
-                    .find(|s| s.text.to_lowercase().contains(&needle))
+                    .find(|s| re.is_match(&s.text))
                     .map(|s| format!("{}:{}", m.path, s.line))
             })
             .or_else(|| {
                 texts.iter().find_map(|(p, t)| {
                     t.lines()
-                        .position(|l| l.to_lowercase().contains(&needle))
+                        .position(|l| re.is_match(l))
                         .map(|i| format!("{p}:{}", i + 1))
                 })
             });
@@ -341,5 +365,26 @@ def chief_justice(state):
         // Security named, nothing capped.
         let src = "def chief_justice(state):\n    notes = []\n    if 'security' in state['summary']:\n        notes.append('security was discussed')\n    return notes\n";
         assert_eq!(security_override(src), None);
+    }
+
+    fn sections(src: &str) -> Vec<bool> {
+        let ms = vec![parse_module("src/report.py", src.into()).unwrap()];
+        analyse(&ms, &[]).sections.iter().map(|(_, l)| l.is_some()).collect()
+    }
+
+    #[test]
+    fn sections_a_grader_reads_as_the_rubrics_count() {
+        let per_dimension = "def render(r):\n    out = '## Overview\\n' + r.summary\n    out += '## Per-Dimension Results\\n'\n    out += '## Recommendations\\n'\n    return out\n";
+        assert_eq!(sections(per_dimension), vec![true, true, true]);
+        let looped = "def render(f, report):\n    f.write(f\"## Executive Summary\\n{report.executive_summary}\\n\")\n    for criterion in report.criteria:\n        f.write(f\"### {criterion.dimension_name}\\n\")\n        f.write(f\"#### Remediation\\n{criterion.remediation}\\n\")\n";
+        assert_eq!(sections(looped), vec![true, true, true]);
+        let verdicts = "def render():\n    return '## \u{1f4ca} Final Verdicts\\n' + 'Breakdown by criterion follows.'\n";
+        assert_eq!(sections(verdicts)[1], true);
+    }
+
+    #[test]
+    fn words_in_prompts_and_keys_are_not_sections() {
+        let src = "PROMPT = 'Give one score per criterion and a remediation for each.'\nKEYS = {'remediation': '', 'summary_text': ''}\n";
+        assert_eq!(sections(src), vec![false, false, false]);
     }
 }
