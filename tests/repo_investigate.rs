@@ -424,3 +424,96 @@ fn bulk_upload_is_detected() {
     assert_eq!(f.history.pattern, "single_init_dump");
     assert!(f.history.clustered);
 }
+
+fn py_lines(n: usize, tag: &str) -> String {
+    (0..n).map(|i| format!("{tag}_{i} = {i}\n")).collect()
+}
+
+#[test]
+fn placeholder_scaffold_does_not_break_the_progression() {
+    // The first commit creates empty tools/ and graph files: a scaffold, not the tools or the
+    // graph. The story setup → tools → graph is told by the commits that fill them.
+    let scaffold = |ts: i64, with_placeholders: bool| {
+        let c = FixtureCommit::new("chore: scaffold", ts)
+            .file("pyproject.toml", "[project]\nname = \"x\"\n")
+            .file("src/state.py", py_lines(20, "s"));
+        if with_placeholders {
+            c.file("src/tools/repo_tools.py", "")
+                .file("src/graph.py", "")
+                .file("src/nodes/__init__.py", "")
+        } else {
+            c
+        }
+    };
+    let rest = |base: i64| {
+        vec![
+            FixtureCommit::new("feat: clone sandbox", base + 7_200)
+                .file("src/tools/repo_tools.py", py_lines(60, "t")),
+            FixtureCommit::new("feat: detectives", base + 14_400)
+                .file("src/nodes/detectives.py", py_lines(80, "d")),
+            FixtureCommit::new("feat: wire it", base + 21_600)
+                .file("src/graph.py", py_lines(40, "g")),
+        ]
+    };
+    for placeholders in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut commits = vec![scaffold(10_000, placeholders)];
+        commits.extend(rest(10_000));
+        build_repo(dir.path(), &commits).unwrap();
+        let h = run(dir.path()).unwrap().history;
+        assert!(h.progression, "placeholders={placeholders}: {h:?}");
+        assert_eq!(h.first_tools, Some(1));
+        assert_eq!(h.first_graph, Some(2));
+    }
+    // A first commit that really holds tools and graph code is the whole story at once.
+    let dir = tempfile::tempdir().unwrap();
+    let mut commits = vec![
+        scaffold(10_000, false)
+            .file("src/tools/repo_tools.py", py_lines(10, "t"))
+            .file("src/graph.py", py_lines(10, "g")),
+    ];
+    commits.extend(rest(10_000));
+    build_repo(dir.path(), &commits).unwrap();
+    assert!(!run(dir.path()).unwrap().history.progression);
+}
+
+#[test]
+fn bulk_commits_seconds_apart_read_as_few_large() {
+    // One file per commit, but three of them are hundreds of lines committed 40 s apart.
+    let mut commits = vec![FixtureCommit::new("init", 10_000).file("README.md", "x")];
+    for (i, n) in [400, 500, 600].iter().enumerate() {
+        commits.push(
+            FixtureCommit::new(format!("feat: part {i}"), 20_000 + 40 * i as i64)
+                .file(format!("src/part{i}.py"), py_lines(*n, "p")),
+        );
+    }
+    for i in 0..8 {
+        commits.push(
+            FixtureCommit::new(format!("fix: step {i}"), 40_000 + 3_600 * i as i64)
+                .file(format!("src/step{i}.py"), py_lines(150, "s")),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path(), &commits).unwrap();
+    let h = run(dir.path()).unwrap().history;
+    assert_eq!(h.lines_counted, "python");
+    assert_eq!(h.lines_added, 2_700);
+    assert_eq!(h.bulk_deliveries.len(), 1, "{h:?}");
+    assert_eq!(h.bulk_deliveries[0].lines, 1_500);
+    assert_eq!(h.pattern, "few_large");
+
+    // The same lines spread over hours are steps, whatever their size.
+    let mut spread = vec![FixtureCommit::new("init", 10_000).file("README.md", "x")];
+    for (i, n) in [400, 500, 600].iter().enumerate() {
+        spread.push(
+            FixtureCommit::new(format!("feat: part {i}"), 20_000 + 3_600 * i as i64)
+                .file(format!("src/part{i}.py"), py_lines(*n, "p")),
+        );
+    }
+    spread.extend(commits.into_iter().skip(4));
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path(), &spread).unwrap();
+    let h = run(dir.path()).unwrap().history;
+    assert!(h.bulk_deliveries.is_empty());
+    assert_eq!(h.pattern, "iterative", "{}", h.top2_share);
+}

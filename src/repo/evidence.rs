@@ -192,12 +192,7 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             goal,
             h.pattern == "iterative",
             loc.clone(),
-            format!(
-                "pattern {}: the largest commit adds {:.0}% of code lines, the three largest {:.0}% (single_init_dump: one commit or ≥90%; few_large: ≤3 commits or top three ≥80% with <10 commits)",
-                h.pattern,
-                h.largest_commit_share * 100.0,
-                h.top3_share * 100.0
-            ),
+            pattern_rationale(h),
             0.9,
         ),
     ];
@@ -257,6 +252,38 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
         0.8,
     ));
     v
+}
+
+/// Why the history got its pattern, with the rule's thresholds.
+fn pattern_rationale(h: &crate::repo::history::HistoryFacts) -> String {
+    use crate::repo::history::{BULK_GAP_SECONDS, BULK_LINES, FEW_LARGE_TOP2};
+    let bulk: Vec<String> = h
+        .bulk_deliveries
+        .iter()
+        .map(|b| {
+            format!(
+                "{} commits of ≥{BULK_LINES} lines within {} s ({}…, {} lines)",
+                b.commits.len(),
+                b.seconds,
+                b.commits.first().map(|c| short(c)).unwrap_or(""),
+                b.lines
+            )
+        })
+        .collect();
+    format!(
+        "pattern {}: {} {} lines added; the largest commit adds {:.0}%, the two largest deliveries {:.0}%{} (single_init_dump: one commit or one delivery ≥90%; few_large: ≤3 commits or the two largest deliveries ≥{:.0}%, where bulk commits of ≥{BULK_LINES} lines less than {BULK_GAP_SECONDS} s apart are one delivery)",
+        h.pattern,
+        h.lines_added,
+        h.lines_counted,
+        h.largest_commit_share * 100.0,
+        h.top2_share * 100.0,
+        if bulk.is_empty() {
+            String::new()
+        } else {
+            format!("; bulk deliveries: {}", bulk.join("; "))
+        },
+        FEW_LARGE_TOP2 * 100.0
+    )
 }
 
 fn meaningful_message(m: &str) -> bool {
@@ -846,9 +873,15 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
             s.sandboxed_clone,
             at.clone(),
             format!(
-                "{} clone call(s); {} inside tempfile.TemporaryDirectory/mkdtemp",
+                "{} clone call(s); {} inside tempfile.TemporaryDirectory/mkdtemp; {} with a list of arguments (no shell){}",
                 s.clone_calls.len(),
-                s.clone_calls.iter().filter(|c| c.sandboxed).count()
+                s.clone_calls.iter().filter(|c| c.sandboxed).count(),
+                s.clone_calls.iter().filter(|c| c.list_args).count(),
+                s.clone_calls
+                    .iter()
+                    .find_map(|c| c.via.as_ref())
+                    .map(|w| format!("; through the repository's own wrapper {w}"))
+                    .unwrap_or_default()
             ),
             0.9,
         )

@@ -1,26 +1,41 @@
 //! Git forensics over the full history of the audited commit.
 //!
 //! Rules (documented here and in `auditor evidence` output):
-//! - **lines** of a commit are the lines it adds to *code* files (see [`is_code`]), diffed
-//!   against its first parent (the empty tree for a root commit). Merge commits are counted
-//!   but their lines are not (they repeat their branches' work).
+//! - **lines** of a commit are the Python lines (`.py`, `.pyi`) it adds, diffed against its
+//!   first parent (the empty tree for a root commit); a history without Python falls back to
+//!   every code file (see [`is_code`]). Merge commits are counted but their lines are not (they
+//!   repeat their branches' work), and a commit repeated with the same author time, message and
+//!   line count (the same history merged twice) counts once.
+//! - **deliveries**: commits of at least [`BULK_LINES`] lines that land less than
+//!   [`BULK_GAP_SECONDS`] after one another are one delivery — pre-written code committed file
+//!   by file (nobody writes hundreds of lines in a minute); commits that add no lines neither
+//!   join nor interrupt them. Every other commit is a delivery of its own: small commits seconds
+//!   apart stay separate, they read as small steps.
 //! - **pattern**:
-//!   - `single_init_dump`: one commit, or one commit adds ≥ 90% of all code lines;
-//!   - `few_large`: three commits or fewer, or the three largest commits add ≥ 80% of all
-//!     code lines while the history has fewer than ten commits;
+//!   - `single_init_dump`: one commit, or one delivery adds ≥ 90% of all lines;
+//!   - `few_large`: three commits or fewer, or the two largest deliveries add ≥
+//!     [`FEW_LARGE_TOP2`] of all lines;
 //!   - `iterative`: anything else.
 //! - **clustered**: two or more commits, all within [`CLUSTER_SECONDS`] of the first.
 //! - **progression**: each commit is tagged with the phases its paths and message touch
 //!   (setup: project files, `requirements`, `pyproject`, `.env.example`, messages like
 //!   "init"/"setup"; tools: `tools/` paths or "tool" in the message; graph: `graph.py`,
-//!   `nodes/`, or "graph"/"node" in the message). The story holds when all three phases occur
-//!   and their first commits come in the order setup ≤ tools ≤ graph, not all in one commit.
+//!   `nodes/`, or "graph"/"node" in the message). A path counts only when the commit adds
+//!   lines to it or deletes it: empty placeholder files (a scaffold) tag no phase. The story
+//!   holds when all three phases occur and their first commits come in the order
+//!   setup ≤ tools ≤ graph, not all in one commit.
 
 use super::RepoError;
 use git2::{DiffOptions, Repository, Sort};
 use serde::{Deserialize, Serialize};
 
 pub const CLUSTER_SECONDS: i64 = 30 * 60;
+/// A commit at least this large (lines added) can be part of a bulk delivery.
+pub const BULK_LINES: usize = 200;
+/// Bulk commits closer than this (author time) are one delivery.
+pub const BULK_GAP_SECONDS: i64 = 120;
+/// Share of all lines held by the two largest deliveries from which the history is `few_large`.
+pub const FEW_LARGE_TOP2: f64 = 0.55;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommitFact {
@@ -35,6 +50,9 @@ pub struct CommitFact {
     pub insertions: usize,
     pub deletions: usize,
     pub code_lines_added: usize,
+    /// Python lines added (0 for a merge).
+    #[serde(default)]
+    pub python_lines_added: usize,
     pub merge: bool,
     /// Phases this commit touches: setup, tools, graph.
     pub phases: Vec<String>,
@@ -46,10 +64,16 @@ pub struct HistoryFacts {
     pub merge_count: usize,
     /// `single_init_dump`, `few_large`, `iterative` or `empty`.
     pub pattern: String,
-    /// Share of all code lines added by the single largest commit.
+    /// Which lines the shares count: `python` or `code` (no Python in the history).
+    pub lines_counted: String,
+    /// Lines added over the history (non-merge, repeated commits once).
+    pub lines_added: usize,
+    /// Share of all lines added by the single largest commit.
     pub largest_commit_share: f64,
-    /// Share added by the three largest commits.
-    pub top3_share: f64,
+    /// Share added by the two largest deliveries (bulk commits seconds apart count as one).
+    pub top2_share: f64,
+    /// Bulk deliveries of two or more commits (see the module docs).
+    pub bulk_deliveries: Vec<BulkDelivery>,
     pub clustered: bool,
     /// Seconds between the first and last commit.
     pub span_seconds: i64,
@@ -62,7 +86,22 @@ pub struct HistoryFacts {
     pub commits: Vec<CommitFact>,
 }
 
-/// Source-code files whose added lines count towards the pattern.
+/// Two or more bulk commits that landed seconds apart.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct BulkDelivery {
+    /// Commit hashes, oldest first.
+    pub commits: Vec<String>,
+    pub lines: usize,
+    /// Seconds from the first to the last of them.
+    pub seconds: i64,
+}
+
+/// Python files, whose added lines make the pattern.
+pub fn is_python(path: &str) -> bool {
+    path.ends_with(".py") || path.ends_with(".pyi")
+}
+
+/// Source-code files whose added lines count when a history has no Python.
 pub fn is_code(path: &str) -> bool {
     let ext = path.rsplit('.').next().unwrap_or("");
     matches!(
@@ -108,6 +147,7 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
         let mut insertions = 0;
         let mut deletions = 0;
         let mut code = 0;
+        let mut python = 0;
         let mut paths = Vec::new();
         for i in 0..diff.deltas().len() {
             let path = diff
@@ -119,16 +159,27 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
                         .map(|p| p.to_string_lossy().into_owned())
                 })
                 .unwrap_or_default();
+            let deleted = diff
+                .get_delta(i)
+                .is_some_and(|d| d.status() == git2::Delta::Deleted);
+            let mut added = 0;
             if let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i)
                 && let Ok((_, add, del)) = patch.line_stats()
             {
                 insertions += add;
                 deletions += del;
+                added = add;
                 if is_code(&path) {
                     code += add;
                 }
+                if is_python(&path) {
+                    python += add;
+                }
             }
-            paths.push(path);
+            // An empty placeholder file says nothing about what the commit built.
+            if added > 0 || deleted {
+                paths.push(path);
+            }
         }
         let message = c
             .summary_bytes()
@@ -148,6 +199,7 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
             insertions,
             deletions,
             code_lines_added: if merge { 0 } else { code },
+            python_lines_added: if merge { 0 } else { python },
             merge,
             phases: phases(&paths, &full_message),
         });
@@ -218,19 +270,68 @@ pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
         h.pattern = "empty".into();
         return h;
     }
-    let mut sizes: Vec<usize> = commits.iter().map(|c| c.code_lines_added).collect();
+    let python = commits.iter().any(|c| c.python_lines_added > 0);
+    h.lines_counted = if python { "python" } else { "code" }.into();
+    let lines = |c: &CommitFact| {
+        if python {
+            c.python_lines_added
+        } else {
+            c.code_lines_added
+        }
+    };
+    // Non-merge commits that add lines, in author-time order, a repeated commit once.
+    let mut seen = std::collections::HashSet::new();
+    let mut counted: Vec<&CommitFact> = commits
+        .iter()
+        .filter(|c| !c.merge && lines(c) > 0)
+        .filter(|c| seen.insert((c.timestamp, &c.message, lines(c))))
+        .collect();
+    counted.sort_by_key(|c| c.timestamp);
+    let mut deliveries: Vec<(Vec<&CommitFact>, usize)> = Vec::new();
+    let mut previous_bulk: Option<i64> = None;
+    for c in counted.iter().copied() {
+        let bulk = lines(c) >= BULK_LINES;
+        match deliveries.last_mut() {
+            Some((group, total))
+                if bulk && previous_bulk.is_some_and(|t| c.timestamp - t < BULK_GAP_SECONDS) =>
+            {
+                group.push(c);
+                *total += lines(c);
+            }
+            _ => deliveries.push((vec![c], lines(c))),
+        }
+        previous_bulk = bulk.then_some(c.timestamp);
+    }
+    h.bulk_deliveries = deliveries
+        .iter()
+        .filter(|(group, _)| group.len() > 1)
+        .map(|(group, total)| BulkDelivery {
+            commits: group.iter().map(|c| c.hash.clone()).collect(),
+            lines: *total,
+            seconds: group.last().map(|c| c.timestamp).unwrap_or(0)
+                - group.first().map(|c| c.timestamp).unwrap_or(0),
+        })
+        .collect();
+    let mut sizes: Vec<usize> = deliveries.iter().map(|(_, total)| *total).collect();
     sizes.sort_unstable_by(|a, b| b.cmp(a));
     let total: usize = sizes.iter().sum();
+    h.lines_added = total;
     if total > 0 {
-        h.largest_commit_share = sizes[0] as f64 / total as f64;
-        h.top3_share = sizes.iter().take(3).sum::<usize>() as f64 / total as f64;
+        let largest_commit = counted.iter().map(|c| lines(c)).max().unwrap_or(0);
+        h.largest_commit_share = largest_commit as f64 / total as f64;
+        h.top2_share = sizes.iter().take(2).sum::<usize>() as f64 / total as f64;
     } else {
         h.largest_commit_share = if n == 1 { 1.0 } else { 0.0 };
-        h.top3_share = if n <= 3 { 1.0 } else { 0.0 };
+        h.top2_share = if n <= 2 { 1.0 } else { 0.0 };
     }
-    h.pattern = if n == 1 || h.largest_commit_share >= 0.9 {
+    let largest_delivery_share = if total > 0 {
+        sizes[0] as f64 / total as f64
+    } else {
+        h.largest_commit_share
+    };
+    h.pattern = if n == 1 || largest_delivery_share >= 0.9 {
         "single_init_dump"
-    } else if n <= 3 || (h.top3_share >= 0.8 && n < 10) {
+    } else if n <= 3 || h.top2_share >= FEW_LARGE_TOP2 {
         "few_large"
     } else {
         "iterative"
@@ -266,10 +367,13 @@ mod tests {
             insertions: code,
             deletions: 0,
             code_lines_added: code,
+            python_lines_added: code,
             merge: false,
             phases: phases.iter().map(|s| s.to_string()).collect(),
         }
     }
+
+    const HOUR: i64 = 3_600;
 
     #[test]
     fn patterns_follow_the_documented_rule() {
@@ -295,6 +399,91 @@ mod tests {
         assert_eq!(h.pattern, "iterative");
         assert!(!h.clustered);
         assert_eq!(summarise(vec![]).pattern, "empty");
+    }
+
+    /// Ten commits hours apart: two of `big` lines, eight of 100.
+    fn two_big_among_ten(big: usize) -> Vec<CommitFact> {
+        (0..10)
+            .map(|i| c(i * HOUR, if i == 2 || i == 6 { big } else { 100 }, &[]))
+            .collect()
+    }
+
+    #[test]
+    fn two_largest_commits_decide_few_large_at_55_percent() {
+        // 2 × 500 of 1800 lines = 56%.
+        let h = summarise(two_big_among_ten(500));
+        assert!((h.top2_share - 1000.0 / 1800.0).abs() < 1e-9);
+        assert_eq!(h.pattern, "few_large");
+        // 2 × 450 of 1700 lines = 53%.
+        let h = summarise(two_big_among_ten(450));
+        assert_eq!(h.pattern, "iterative", "{}", h.top2_share);
+    }
+
+    #[test]
+    fn bulk_commits_seconds_apart_are_one_delivery() {
+        // Four commits of 400 lines, 40 s apart, then commits hours apart (700, 7 × 200, 100):
+        // the two largest commits hold 1100/3800 = 29%, the delivery and the 700 hold 61%.
+        let mut commits: Vec<CommitFact> = (0..4).map(|i| c(i * 40, 400, &[])).collect();
+        commits.extend((1..=8).map(|i| c(i * HOUR, if i == 1 { 700 } else { 200 }, &[])));
+        commits.push(c(10 * HOUR, 100, &[]));
+        let h = summarise(commits);
+        assert_eq!(h.bulk_deliveries.len(), 1);
+        assert_eq!(h.bulk_deliveries[0].commits.len(), 4);
+        assert_eq!(h.bulk_deliveries[0].lines, 1600);
+        assert_eq!(h.bulk_deliveries[0].seconds, 120);
+        assert!((h.top2_share - 2300.0 / 3800.0).abs() < 1e-9);
+        assert_eq!(h.pattern, "few_large");
+    }
+
+    #[test]
+    fn small_commits_seconds_apart_stay_small_steps() {
+        // The same 1600 lines in sixteen commits of 100, 30 s apart, then the same tail.
+        let mut commits: Vec<CommitFact> = (0..16).map(|i| c(i * 30, 100, &[])).collect();
+        commits.extend((1..=8).map(|i| c(i * HOUR, if i == 1 { 700 } else { 200 }, &[])));
+        commits.push(c(10 * HOUR, 100, &[]));
+        let h = summarise(commits);
+        assert!(h.bulk_deliveries.is_empty());
+        assert_eq!(h.pattern, "iterative", "{}", h.top2_share);
+        // Bulk commits too far apart are separate deliveries as well.
+        let mut commits: Vec<CommitFact> = (0..4).map(|i| c(i * 600, 400, &[])).collect();
+        commits.extend((1..=8).map(|i| c(i * HOUR, if i == 1 { 700 } else { 200 }, &[])));
+        commits.push(c(10 * HOUR, 100, &[]));
+        let h = summarise(commits);
+        assert!(h.bulk_deliveries.is_empty());
+        assert_eq!(h.pattern, "iterative", "{}", h.top2_share);
+    }
+
+    #[test]
+    fn a_repeated_commit_counts_once_and_merges_not_at_all() {
+        // Two copies of one 600-line commit (same time, message and size) among steps of 100.
+        let mut commits = vec![c(0, 600, &[]), c(0, 600, &[])];
+        commits.extend((1..=10).map(|i| c(i * HOUR, 100, &[])));
+        let mut merge = c(11 * HOUR, 5_000, &[]);
+        merge.merge = true;
+        merge.python_lines_added = 0;
+        merge.code_lines_added = 0;
+        commits.push(merge);
+        let h = summarise(commits);
+        assert_eq!(h.lines_added, 1600);
+        assert!(h.bulk_deliveries.is_empty());
+        assert_eq!(h.pattern, "iterative", "{}", h.top2_share);
+        assert_eq!(h.commit_count, 13);
+    }
+
+    #[test]
+    fn python_lines_decide_and_other_code_only_without_python() {
+        let mut commits = two_big_among_ten(100);
+        // A 5000-line YAML file changes nothing while there is Python.
+        commits[0].code_lines_added = 5_000;
+        let h = summarise(commits.clone());
+        assert_eq!(h.lines_counted, "python");
+        assert_eq!(h.pattern, "iterative");
+        for c in &mut commits {
+            c.python_lines_added = 0;
+        }
+        let h = summarise(commits);
+        assert_eq!(h.lines_counted, "code");
+        assert_eq!(h.pattern, "few_large", "{}", h.top2_share);
     }
 
     #[test]

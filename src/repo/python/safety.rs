@@ -8,10 +8,16 @@
 //! `string_built_shell_command` when such a shell call's command is built at run time (f-string,
 //! `+`, `%`, `.format`). Strings and comments never produce findings (they are not calls).
 //! `subprocess.run([...])` without `shell=True` is not a finding.
+//!
+//! A clone is a call whose command is `git clone ...`: a list literal, or a local variable
+//! assigned one, given to `subprocess`/`os` directly or to the repository's own wrapper (a
+//! function that passes one of its parameters to `subprocess` as the command, like
+//! `run(cmd)` → `subprocess.run(cmd, ...)`). It is sandboxed when it sits in a
+//! `with tempfile.TemporaryDirectory()` or its function makes a temp dir (`mkdtemp`, ...).
 
 use super::expr::Expr;
 use super::resolve::Repo;
-use super::syntax::CallInfo;
+use super::syntax::{CallInfo, ModuleInfo};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,8 +42,24 @@ pub struct CloneCall {
     /// The enclosing function catches or mentions authentication failures.
     pub auth_handled: bool,
     pub function: Option<String>,
+    /// The command is a list of arguments (no shell parses it).
+    #[serde(default)]
+    pub list_args: bool,
+    /// The repository's own wrapper the command goes through (`path:line qualname`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     #[serde(skip)]
     pub function_snippet: String,
+}
+
+/// A function of the repository that runs one of its parameters as a command.
+struct Wrapper {
+    module: usize,
+    func: usize,
+    /// Index of the parameter given to `subprocess` as the command.
+    param: usize,
+    shell: bool,
+    line: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -83,6 +105,7 @@ fn kw<'c>(c: &'c CallInfo, name: &str) -> Option<&'c Expr> {
 
 pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
     let mut facts = SecurityFacts::default();
+    let wrappers = wrappers(repo);
     for (m, module) in repo.modules.iter().enumerate() {
         let builtin = |name: &str| {
             !module.imports.contains_key(name)
@@ -158,9 +181,9 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
         }
         // clone calls
         for c in &module.calls {
-            if !is_clone(repo, m, c) {
+            let Some((list_args, via)) = clone_command(repo, m, c, &wrappers) else {
                 continue;
-            }
+            };
             let func = c.func.map(|f| &module.functions[f]);
             let in_with = c.withs.iter().any(|w| repo.is(m, w, TEMP));
             let func_makes_temp = c.func.is_some_and(|fi| {
@@ -192,6 +215,8 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
                 error_handled,
                 auth_handled,
                 function: func.map(|f| f.qualname.clone()),
+                list_args,
+                via,
                 function_snippet: func
                     .map(|f| module.snippet(f.line, f.end_line, 40))
                     .unwrap_or_default(),
@@ -203,18 +228,94 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
     facts
 }
 
-/// A call that clones a git repository: `git.Repo.clone_from`, `pygit2.clone_repository`,
-/// `dulwich.porcelain.clone`, or a subprocess/os call whose command contains `git clone`.
-fn is_clone(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
-    let Some(callee) = c.callee.as_deref() else {
-        return false;
+/// The command a `subprocess`/`os` call runs: its first argument, or `args=`/`cmd=`.
+fn command(c: &CallInfo) -> Option<&Expr> {
+    c.args
+        .first()
+        .or_else(|| kw(c, "args"))
+        .or_else(|| kw(c, "cmd"))
+        .or_else(|| kw(c, "command"))
+}
+
+/// Functions that hand one of their parameters to `subprocess`/`os` as the command.
+fn wrappers(repo: &Repo<'_>) -> Vec<Wrapper> {
+    let mut out = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.calls {
+            let (Some(fi), Some(callee)) = (c.func, c.callee.as_deref()) else {
+                continue;
+            };
+            if !SHELL_LAST_NAMES.contains(&repo.last_segment(m, callee)) || !shellish(repo, m, callee)
+            {
+                continue;
+            }
+            let Some(Expr::Name(name)) = command(c) else {
+                continue;
+            };
+            let f = &module.functions[fi];
+            if f.locals.contains_key(name) {
+                continue;
+            }
+            if let Some(param) = f.params.iter().position(|p| p == name) {
+                out.push(Wrapper {
+                    module: m,
+                    func: fi,
+                    param,
+                    shell: matches!(kw(c, "shell"), Some(Expr::Bool(true)))
+                        || !repo.is(m, callee, SUBPROCESS),
+                    line: c.line,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn shellish(repo: &Repo<'_>, m: usize, callee: &str) -> bool {
+    repo.is(m, callee, SUBPROCESS)
+        || repo.is(
+            m,
+            callee,
+            &["os.system", "os.popen", "subprocess.getoutput"],
+        )
+}
+
+/// Whether a command (a literal, or a local variable of the calling function assigned one)
+/// is `git clone ...`; `Some(list_args)` when it is.
+fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<bool> {
+    let values: Vec<&Expr> = match cmd {
+        Expr::Name(v) => c
+            .func
+            .and_then(|fi| module.functions[fi].locals.get(v))
+            .map(|vals| vals.iter().collect())
+            .unwrap_or_default(),
+        other => vec![other],
     };
+    values.into_iter().find_map(|cmd| match cmd {
+        Expr::List(items) => {
+            let words: Vec<&str> = items.iter().filter_map(Expr::as_str).collect();
+            (words.windows(2).any(|w| w[0] == "git" && w[1] == "clone")
+                || words.first().is_some_and(|w| w.ends_with("git")) && words.contains(&"clone"))
+            .then_some(true)
+        }
+        other => other.render().contains("git clone").then_some(false),
+    })
+}
+
+/// A call that clones a git repository: `git.Repo.clone_from`, `pygit2.clone_repository`,
+/// `dulwich.porcelain.clone`, or a subprocess/os call whose command is `git clone`, directly
+/// or through one of the repository's wrappers. Returns (list arguments, the wrapper).
+fn clone_command(
+    repo: &Repo<'_>,
+    m: usize,
+    c: &CallInfo,
+    wrappers: &[Wrapper],
+) -> Option<(bool, Option<String>)> {
+    let callee = c.callee.as_deref()?;
+    let module = &repo.modules[m];
     // Name resolution only for calls whose last name segment can match (nearly none do).
     let last = repo.last_segment(m, callee);
     let clone_named = matches!(last, "clone_repository" | "clone" | "clone_from");
-    if !clone_named && !SHELL_LAST_NAMES.contains(&last) {
-        return false;
-    }
     if c.method == "clone_from"
         || clone_named
             && repo.is(
@@ -227,28 +328,37 @@ fn is_clone(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
                 ],
             )
     {
-        return true;
+        return Some((true, None));
     }
-    let shellish = repo.is(m, callee, SUBPROCESS)
-        || repo.is(
-            m,
-            callee,
-            &["os.system", "os.popen", "subprocess.getoutput"],
-        );
-    if !shellish {
-        return false;
+    if SHELL_LAST_NAMES.contains(&last) && shellish(repo, m, callee) {
+        let list = git_clone_command(module, c, command(c)?)?;
+        let shell = matches!(kw(c, "shell"), Some(Expr::Bool(true))) || !repo.is(m, callee, SUBPROCESS);
+        return Some((list && !shell, None));
     }
-    let Some(cmd) = c.args.first().or_else(|| c.kwargs.first().map(|(_, v)| v)) else {
-        return false;
-    };
-    match cmd {
-        Expr::List(items) => {
-            let words: Vec<&str> = items.iter().filter_map(Expr::as_str).collect();
-            words.windows(2).any(|w| w[0] == "git" && w[1] == "clone")
-                || words.first().is_some_and(|w| w.ends_with("git")) && words.contains(&"clone")
-        }
-        other => other.render().contains("git clone"),
+    if wrappers.is_empty() {
+        return None;
     }
+    let (wm, f) = repo.function(m, callee)?;
+    let w = wrappers
+        .iter()
+        .find(|w| w.module == wm && std::ptr::eq(&repo.modules[wm].functions[w.func], f))?;
+    // A method called on an object does not pass `self`.
+    let skip = usize::from(
+        c.receiver.is_some() && f.params.first().is_some_and(|p| p == "self" || p == "cls"),
+    );
+    let arg = w
+        .param
+        .checked_sub(skip)
+        .and_then(|i| c.args.get(i))
+        .or_else(|| kw(c, &f.params[w.param]))?;
+    let list = git_clone_command(module, c, arg)?;
+    Some((
+        list && !w.shell,
+        Some(format!(
+            "{}:{} {}",
+            repo.modules[wm].path, w.line, f.qualname
+        )),
+    ))
 }
 
 #[cfg(test)]
@@ -257,9 +367,18 @@ mod tests {
     use crate::repo::python::syntax::parse_module;
 
     fn facts(src: &str) -> SecurityFacts {
-        let ms = vec![parse_module("src/tools/repo_tools.py", src.into()).unwrap()];
+        facts_of(&[("src/tools/repo_tools.py", src)])
+    }
+
+    fn facts_of(files: &[(&str, &str)]) -> SecurityFacts {
+        let ms: Vec<_> = files
+            .iter()
+            .map(|(p, src)| parse_module(p, (*src).into()).unwrap())
+            .collect();
         analyse(&Repo::new(&ms))
     }
+
+    const WRAPPER: &str = "import subprocess\n\ndef run(cmd, cwd=None):\n    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)\n";
 
     fn kinds(src: &str) -> Vec<String> {
         facts(src).findings.into_iter().map(|f| f.kind).collect()
@@ -307,5 +426,49 @@ mod tests {
         let f = facts("import os\ndef clone(url):\n    os.system('git clone ' + url)\n");
         assert!(!f.sandboxed_clone);
         assert_eq!(f.clone_calls.len(), 1);
+    }
+
+    #[test]
+    fn clone_through_the_repositorys_own_wrapper_is_a_list_argument_clone() {
+        let caller = "import tempfile\nfrom src.tools import safety\n\ndef clone_repo(url):\n    tmp = tempfile.mkdtemp(prefix='audit_')\n    result = safety.run([\"git\", \"clone\", url, tmp])\n    if result.returncode != 0:\n        raise RuntimeError(result.stderr)\n    return tmp\n";
+        let f = facts_of(&[("src/tools/safety.py", WRAPPER), ("src/tools/repo_tools.py", caller)]);
+        assert_eq!(f.clone_calls.len(), 1, "{f:?}");
+        let c = &f.clone_calls[0];
+        assert!(f.sandboxed_clone && c.sandboxed && c.list_args && c.error_handled);
+        assert_eq!(c.via.as_deref(), Some("src/tools/safety.py:4 run"));
+        assert_eq!(c.line, 6);
+        // The same with a TemporaryDirectory, a keyword argument and a method wrapper.
+        let wrapper = "import subprocess\nclass Shell:\n    def run(self, command):\n        return subprocess.run(command, check=True)\n";
+        let caller = "import tempfile\nfrom src.shell import Shell\ndef clone(url):\n    with tempfile.TemporaryDirectory() as d:\n        shell = Shell()\n        shell.run(command=['git', 'clone', url, d])\n";
+        let f = facts_of(&[("src/shell.py", wrapper), ("src/tools/repo_tools.py", caller)]);
+        assert!(f.sandboxed_clone, "{f:?}");
+    }
+
+    #[test]
+    fn wrapper_clones_that_are_not_sandboxed_or_not_clones_say_so() {
+        // No temp dir: a clone, but not sandboxed.
+        let caller = "from src.tools.safety import run\ndef clone_repo(url, dest):\n    run(['git', 'clone', url, dest])\n";
+        let f = facts_of(&[("src/tools/safety.py", WRAPPER), ("src/tools/repo_tools.py", caller)]);
+        assert_eq!(f.clone_calls.len(), 1);
+        assert!(!f.sandboxed_clone && f.clone_calls[0].list_args);
+        // A wrapper that runs a shell: the clone is not a list-argument clone.
+        let shell = "import subprocess\ndef run(cmd):\n    return subprocess.run(cmd, shell=True)\n";
+        let caller = "import tempfile\nfrom src.tools.safety import run\ndef clone_repo(url):\n    d = tempfile.mkdtemp()\n    run(['git', 'clone', url, d])\n";
+        let f = facts_of(&[("src/tools/safety.py", shell), ("src/tools/repo_tools.py", caller)]);
+        assert!(f.clone_calls[0].sandboxed && !f.clone_calls[0].list_args);
+        // Other commands through the wrapper, and a function running its own fixed command, are
+        // no clones.
+        let caller = "from src.tools.safety import run\nimport subprocess\ndef log(p):\n    run(['git', 'log', '--oneline'])\ndef fixed(url):\n    cmd = ['git', 'status']\n    subprocess.run(cmd)\n";
+        let f = facts_of(&[("src/tools/safety.py", WRAPPER), ("src/tools/repo_tools.py", caller)]);
+        assert!(f.clone_calls.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn clone_command_held_in_a_local_variable() {
+        let f = facts(
+            "import subprocess, tempfile\ndef clone(url):\n    tmp = tempfile.TemporaryDirectory()\n    git_cmd = ['git', 'clone', '--depth', '1', url, tmp.name]\n    result = subprocess.run(git_cmd, timeout=300, check=False)\n    return result.returncode\n",
+        );
+        assert_eq!(f.clone_calls.len(), 1, "{f:?}");
+        assert!(f.sandboxed_clone && f.clone_calls[0].list_args);
     }
 }

@@ -13,7 +13,7 @@ use tree_sitter::{Node, Parser, TreeCursor};
 
 /// Field names the walker asks for, looked up once: `child_by_field_name` compares the name
 /// against every field name of the grammar at each call.
-const FIELD_NAMES: [&str; 20] = [
+const FIELD_NAMES: [&str; 21] = [
     "alias",
     "alternative",
     "arguments",
@@ -34,6 +34,7 @@ const FIELD_NAMES: [&str; 20] = [
     "type",
     "value",
     "return_type",
+    "parameters",
 ];
 const F_ALIAS: usize = 0;
 const F_ALTERNATIVE: usize = 1;
@@ -55,8 +56,9 @@ const F_SUPERCLASSES: usize = 16;
 const F_TYPE: usize = 17;
 const F_VALUE: usize = 18;
 const F_RETURN_TYPE: usize = 19;
+const F_PARAMETERS: usize = 20;
 
-static FIELD_IDS: LazyLock<[u16; 20]> = LazyLock::new(|| {
+static FIELD_IDS: LazyLock<[u16; 21]> = LazyLock::new(|| {
     crate::alloc::tree_sitter_to_mimalloc();
     let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     // 0 is never a field id: a missing name makes `child_by_field_id` return `None`.
@@ -155,6 +157,8 @@ pub struct FuncInfo {
     pub line: usize,
     pub end_line: usize,
     pub decorators: Vec<String>,
+    /// Parameter names in order (`self` included; `*args`/`**kwargs` without the stars).
+    pub params: Vec<String>,
     pub returns: Vec<Expr>,
     /// The return annotation (`-> Command[Literal["a", "b"]]`).
     pub return_type: Option<Expr>,
@@ -727,6 +731,25 @@ impl<'s, 't> Walker<'s, 't> {
             Some(c) if scope.func.is_none() => format!("{c}.{name}"),
             _ => name.clone(),
         };
+        let params = node
+            .field(F_PARAMETERS)
+            .map(|ps| {
+                self.kids(ps)
+                    .into_iter()
+                    .filter_map(|p| match kind(p) {
+                        "identifier" => Some(self.text(p).to_string()),
+                        _ => p
+                            .field(F_NAME)
+                            .or_else(|| {
+                                self.kids(p)
+                                    .into_iter()
+                                    .find(|k| kind(k) == "identifier")
+                            })
+                            .map(|n| self.text(n).to_string()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let idx = self.info.functions.len();
         self.info.functions.push(FuncInfo {
             name,
@@ -734,6 +757,7 @@ impl<'s, 't> Walker<'s, 't> {
             line: line_of(node),
             end_line: node.end_position().row + 1,
             decorators,
+            params,
             return_type: node.field(F_RETURN_TYPE).map(|t| self.type_expr(t, 0)),
             ..FuncInfo::default()
         });
