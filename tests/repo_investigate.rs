@@ -8,7 +8,7 @@ use std::path::Path;
 
 fn request(source: &str) -> RepoRequest {
     RepoRequest {
-        source: source.to_string(),
+        source: source.into(),
         git_ref: None,
         limits: RepoLimits::default(),
         extract_pdf: None,
@@ -371,7 +371,7 @@ fn bad_sources_are_refused_before_anything_runs() {
         "git@github.com:a/b.git",
         "/no/such/dir/anywhere",
     ] {
-        let e = repo::validate_source(bad).unwrap_err();
+        let e = repo::validate_source(&bad.into()).unwrap_err();
         assert!(matches!(e, RepoError::InvalidSource(_)), "{bad}: {e}");
     }
     let not_git = tempfile::tempdir().unwrap();

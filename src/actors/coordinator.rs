@@ -818,7 +818,7 @@ async fn judge_and_rule(
     };
     let report = match chief
         .send(Compose {
-            repo_url: input.repo.source.clone(),
+            repo_url: input.repo.source.shown().to_string(),
             commit: repo_facts.as_ref().map(|f| f.commit.clone()),
             rubric: rubric.clone(),
             results: ordered.clone(),
@@ -833,7 +833,7 @@ async fn judge_and_rule(
         Err(e) => {
             tracing::error!(error = %e, "Chief Justice could not compose the report");
             crate::justice::compose(
-                &input.repo.source,
+                input.repo.source.shown(),
                 repo_facts.as_ref().map(|f| f.commit.clone()),
                 &rubric,
                 ordered,

@@ -9,7 +9,7 @@
 //! - Files are read straight from the object database of the audited commit's tree. Symlinks
 //!   are never followed; huge, binary and non-UTF-8 files are skipped or decoded with a note.
 
-use super::{RepoError, RepoLimits};
+use super::{RepoError, RepoLimits, RepoSource};
 use git2::{FetchOptions, ObjectType, RemoteCallbacks, Repository, build::RepoBuilder};
 use std::cell::Cell;
 use std::path::{Component, Path, PathBuf};
@@ -42,17 +42,13 @@ impl Source {
 
 /// A URL without user name, password, query or fragment (tokens live there).
 pub fn redact(u: &url::Url) -> String {
-    let mut u = u.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.set_query(None);
-    u.set_fragment(None);
-    u.to_string()
+    super::source::redact_text(u.as_str()).0
 }
 
-/// Checks the source without touching the network.
-pub fn parse_source(source: &str) -> Result<Source, RepoError> {
-    let s = source.trim();
+/// Checks the source without touching the network. Messages quote the source redacted.
+pub fn parse_source(source: &RepoSource) -> Result<Source, RepoError> {
+    let s = source.expose().trim();
+    let shown = source.shown().trim();
     if s.is_empty() {
         return Err(RepoError::InvalidSource(
             "--repo is empty: give an https URL, a local path or a file:// URL".into(),
@@ -62,8 +58,7 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
     if lower.starts_with("https://") {
         let u = url::Url::parse(s).map_err(|e| {
             RepoError::InvalidSource(format!(
-                "--repo {:?} is not a valid URL ({e}); expected e.g. https://github.com/owner/repo",
-                strip_userinfo(s)
+                "--repo {shown:?} is not a valid URL ({e}); expected e.g. https://github.com/owner/repo"
             ))
         })?;
         if u.host_str().is_none_or(str::is_empty) {
@@ -76,14 +71,14 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
     }
     if lower.starts_with("file://") {
         let u = url::Url::parse(s).map_err(|e| {
-            RepoError::InvalidSource(format!("--repo {s:?} is not a valid file:// URL ({e})"))
+            RepoError::InvalidSource(format!("--repo {shown:?} is not a valid file:// URL ({e})"))
         })?;
         let p = u.to_file_path().map_err(|_| {
             RepoError::InvalidSource(format!(
-                "--repo {s:?}: a file:// URL must name an absolute local path (file:///path/to/repo)"
+                "--repo {shown:?}: a file:// URL must name an absolute local path (file:///path/to/repo)"
             ))
         })?;
-        return local(p, s);
+        return local(p, shown);
     }
     if let Some((scheme, _)) = s.split_once("://") {
         let hint = if scheme.eq_ignore_ascii_case("http") {
@@ -93,17 +88,14 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
                 "scheme {scheme:?} is not supported; use an https URL, a local path or a file:// URL"
             )
         };
-        return Err(RepoError::InvalidSource(format!(
-            "--repo {}: {hint}",
-            strip_userinfo(s)
-        )));
+        return Err(RepoError::InvalidSource(format!("--repo {shown}: {hint}")));
     }
     if is_scp_like(s) {
         return Err(RepoError::InvalidSource(format!(
-            "--repo {s:?} looks like an SSH address; SSH is not supported: use the https URL of the repository"
+            "--repo {shown:?} looks like an SSH address; SSH is not supported: use the https URL of the repository"
         )));
     }
-    local(PathBuf::from(s), s)
+    local(PathBuf::from(s), shown)
 }
 
 fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
@@ -125,13 +117,6 @@ fn is_scp_like(s: &str) -> bool {
             host.contains('@') && !host.contains('/') && !rest.starts_with('\\') && host.len() > 1
         }
         None => false,
-    }
-}
-
-fn strip_userinfo(s: &str) -> String {
-    match (s.find("://"), s.find('@')) {
-        (Some(i), Some(j)) if j > i => format!("{}{}", &s[..i + 3], &s[j + 1..]),
-        _ => s.to_string(),
     }
 }
 
@@ -187,7 +172,7 @@ pub fn clone(
                 limits.max_repo_bytes
             )));
         }
-        Err(e) => return Err(clone_error(&shown, &e)),
+        Err(e) => return Err(clone_error(source, &e)),
     };
     if started.elapsed() > limits.clone_timeout {
         return Err(RepoError::Limit(format!(
@@ -205,9 +190,11 @@ pub fn clone(
     Ok((dir, repo))
 }
 
-fn clone_error(shown: &str, e: &git2::Error) -> RepoError {
+fn clone_error(source: &Source, e: &git2::Error) -> RepoError {
     use git2::{ErrorClass, ErrorCode};
-    let msg = e.message();
+    let shown = &source.display();
+    // libgit2 may quote the URL it was given, credentials included.
+    let msg = &RepoSource::new(source.clone_url()).scrub(e.message());
     let auth = e.code() == ErrorCode::Auth
         || msg.contains("401")
         || msg.contains("403")
@@ -448,7 +435,7 @@ mod tests {
     #[test]
     fn sources_are_validated_without_network() {
         assert!(matches!(
-            parse_source("https://github.com/o/r").unwrap(),
+            parse_source(&"https://github.com/o/r".into()).unwrap(),
             Source::Https(_)
         ));
         for bad in [
@@ -460,24 +447,27 @@ mod tests {
             "/definitely/not/here",
             "https://",
         ] {
-            let e = parse_source(bad).unwrap_err().to_string();
+            let e = parse_source(&bad.into()).unwrap_err().to_string();
             assert!(!e.is_empty(), "{bad}");
         }
-        let e = parse_source("https://user:s3cret@github.com/o r%").map(|s| s.display());
+        let e = parse_source(&"https://user:s3cret@github.com/o r%".into()).map(|s| s.display());
         if let Ok(shown) = e {
             assert!(!shown.contains("s3cret"));
         }
-        let e = parse_source("ftp://user:s3cret@host/x")
+        let e = parse_source(&"ftp://user:s3cret@host/x".into())
             .unwrap_err()
             .to_string();
         assert!(!e.contains("s3cret"), "{e}");
         let d = tempfile::tempdir().unwrap();
         assert!(matches!(
-            parse_source(d.path().to_str().unwrap()),
+            parse_source(&d.path().to_str().unwrap().into()),
             Ok(Source::Local(_))
         ));
         let url = url::Url::from_file_path(d.path()).unwrap();
-        assert!(matches!(parse_source(url.as_str()), Ok(Source::Local(_))));
+        assert!(matches!(
+            parse_source(&url.as_str().into()),
+            Ok(Source::Local(_))
+        ));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! of the Python (LangGraph) code. Plain blocking functions; the actor shell runs them off the
 //! actor thread.
 //!
-//! Codemap: [`clone`] (source validation, sandboxed bare clone, reading the audited tree),
+//! Codemap: [`source`] (the `--repo` text, redacted once), [`clone`] (source validation, sandboxed bare clone, reading the audited tree),
 //! [`history`] (git forensics), [`python`] (tree-sitter analysis: graph, state, safety,
 //! structured output, judge personas, Chief Justice rules), [`evidence`] (facts → `Evidence`
 //! per rubric dimension), [`facts`] (`auditor evidence` JSON and text).
@@ -12,9 +12,11 @@ pub mod evidence;
 pub mod facts;
 pub mod history;
 pub mod python;
+pub mod source;
 
 pub use evidence::evidence;
 pub use facts::{facts_json, summary_text};
+pub use source::RepoSource;
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -50,8 +52,8 @@ impl Default for RepoLimits {
 /// What to audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoRequest {
-    /// https URL, local path or `file://` URL (bare repositories included).
-    pub source: String,
+    /// https URL, local path or `file://` URL (bare repositories included); shown redacted.
+    pub source: RepoSource,
     /// Branch, tag or commit to audit; default HEAD.
     pub git_ref: Option<String>,
     pub limits: RepoLimits,
@@ -103,7 +105,7 @@ pub enum RepoError {
 
 /// Cheap pre-flight check run before the graph starts (exit 2 on error): empty source,
 /// malformed URL, unsupported scheme (http, ssh, ...), or a local path that does not exist.
-pub fn validate_source(source: &str) -> Result<(), RepoError> {
+pub fn validate_source(source: &RepoSource) -> Result<(), RepoError> {
     clone::parse_source(source).map(|_| ())
 }
 
