@@ -104,7 +104,8 @@ pub struct SourceArgs {
     /// Branch, tag or commit to audit (default: the repository's HEAD).
     #[arg(long = "ref", value_name = "REF")]
     pub git_ref: Option<String>,
-    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
+    /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
 }
@@ -127,8 +128,8 @@ pub struct JudgeArgs {
     /// Which judges rule.
     #[arg(long, value_enum, default_value = "auto")]
     pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: ./prompts if present, else the
-    /// prompts built into the binary).
+    /// Directory with the judges' prompt files (default: the prompts built into the binary;
+    /// never ./prompts, which may belong to the audited submission).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
     /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);

@@ -797,7 +797,9 @@ async fn judge_and_rule(
         rubric_name: rubric.rubric_metadata.rubric_name.clone(),
         rubric_version: rubric.rubric_metadata.version.clone(),
         rubric_source: input.rubric.source.clone(),
+        rubric_sha256: input.rubric.sha256.clone(),
         judge_mode: service.mode(),
+        prompts: service.prompts(),
         judge_models: Judge::ALL
             .iter()
             .filter_map(|j| service.model(*j).map(|m| (j.as_str().to_string(), m)))

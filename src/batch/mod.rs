@@ -72,7 +72,8 @@ pub struct BatchArgs {
     /// Re-grade every submission.
     #[arg(long)]
     pub regrade_all: bool,
-    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
+    /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]

@@ -100,7 +100,16 @@ pub fn parse_source(source: &RepoSource) -> Result<Source, RepoError> {
 
 fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
     match std::fs::metadata(&p) {
-        Ok(m) if m.is_dir() => Ok(Source::Local(std::fs::canonicalize(&p).unwrap_or(p))),
+        Ok(m) if m.is_dir() => {
+            let root = std::fs::canonicalize(&p).unwrap_or(p);
+            confined(&root).map_err(|why| {
+                RepoError::InvalidSource(format!(
+                    "--repo {given:?}: {why}; a local repository must keep its git data inside the \
+                     directory given (audit the other repository by its own path if that is meant)"
+                ))
+            })?;
+            Ok(Source::Local(root))
+        }
         Ok(_) => Err(RepoError::InvalidSource(format!(
             "--repo {given:?} is a file, not a repository directory"
         ))),
@@ -108,6 +117,68 @@ fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
             "--repo {given:?}: local path cannot be read ({e}); check the path, or give an https URL"
         ))),
     }
+}
+
+/// Refuses a local repository whose git data lives outside `root` (which is canonical): a
+/// `.git` file saying `gitdir: /elsewhere`, a `commondir` pointing out, or object alternates
+/// outside. libgit2 follows all three, so a submission could be graded as another repository
+/// (or read another repository's objects). Missing or unreadable files are left to libgit2.
+fn confined(root: &Path) -> Result<(), String> {
+    let inside = |base: &Path, target: &str, what: &str| -> Result<PathBuf, String> {
+        let target = target.trim();
+        let joined = base.join(target);
+        // A target that does not exist cannot be followed; libgit2 reports it.
+        let real = std::fs::canonicalize(&joined).unwrap_or(joined);
+        if real.starts_with(root) {
+            Ok(real)
+        } else {
+            Err(format!(
+                "{what} points outside the directory, to {}",
+                real.display()
+            ))
+        }
+    };
+    let small = |p: &Path| -> Option<String> {
+        let m = std::fs::symlink_metadata(p).ok()?;
+        (m.is_file() && m.len() <= 64 * 1024)
+            .then(|| std::fs::read_to_string(p).ok())
+            .flatten()
+    };
+    let dot_git = root.join(".git");
+    let git_dir = match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_file() => {
+            let text = small(&dot_git).unwrap_or_default();
+            match text.lines().find_map(|l| l.trim().strip_prefix("gitdir:")) {
+                Some(target) => inside(root, target, "its .git file (gitdir:)")?,
+                None => return Ok(()),
+            }
+        }
+        Ok(m) if m.is_symlink() => inside(
+            root,
+            &std::fs::read_link(&dot_git)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default(),
+            "its .git symlink",
+        )?,
+        Ok(_) => dot_git,
+        Err(_) => root.to_path_buf(), // a bare repository
+    };
+    let mut object_dirs = vec![git_dir.join("objects")];
+    if let Some(common) = small(&git_dir.join("commondir")) {
+        let common = inside(&git_dir, &common, "its commondir")?;
+        object_dirs.push(common.join("objects"));
+    }
+    for objects in object_dirs {
+        if let Some(alternates) = small(&objects.join("info/alternates")) {
+            for line in alternates.lines() {
+                let line = line.trim();
+                if !line.is_empty() && !line.starts_with('#') {
+                    inside(&objects, line, "its objects/info/alternates")?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `git@github.com:owner/repo.git`
@@ -474,6 +545,44 @@ mod tests {
     fn credentials_are_redacted() {
         let u = url::Url::parse("https://user:tok@github.com/o/r?token=x").unwrap();
         assert_eq!(redact(&u), "https://github.com/o/r");
+    }
+
+    #[test]
+    fn git_data_outside_the_given_directory_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let other = d.path().join("other");
+        git2::Repository::init(&other).unwrap();
+        let root = d.path().join("sub");
+        std::fs::create_dir(&root).unwrap();
+        let given = |p: &Path| parse_source(&p.to_str().unwrap().into());
+
+        std::fs::write(root.join(".git"), "gitdir: ../other/.git\n").unwrap();
+        let e = given(&root).unwrap_err().to_string();
+        assert!(e.contains("gitdir") && e.contains("outside"), "{e}");
+
+        // Inside the directory: fine (a worktree-like layout).
+        git2::Repository::init_bare(root.join("inner.git")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: inner.git\n").unwrap();
+        assert!(given(&root).is_ok());
+
+        // A bare repository borrowing another repository's objects.
+        let bare = d.path().join("bare.git");
+        git2::Repository::init_bare(&bare).unwrap();
+        std::fs::create_dir_all(bare.join("objects/info")).unwrap();
+        std::fs::write(
+            bare.join("objects/info/alternates"),
+            format!("{}\n", other.join(".git/objects").display()),
+        )
+        .unwrap();
+        let e = given(&bare).unwrap_err().to_string();
+        assert!(e.contains("alternates"), "{e}");
+
+        // A commondir pointing out.
+        let wt = d.path().join("wt");
+        std::fs::create_dir_all(wt.join(".git")).unwrap();
+        std::fs::write(wt.join(".git/commondir"), "../../other/.git\n").unwrap();
+        let e = given(&wt).unwrap_err().to_string();
+        assert!(e.contains("commondir"), "{e}");
     }
 
     #[test]

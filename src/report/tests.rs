@@ -25,6 +25,8 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         rubric_name: "Automaton Auditor Bench Rubric".into(),
         rubric_version: "1.0.0".into(),
         rubric_source: "<embedded>".into(),
+        rubric_sha256: String::new(),
+        prompts: None,
         judge_mode: mode,
         judge_models: BTreeMap::new(),
         vision_model: None,
