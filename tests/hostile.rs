@@ -232,3 +232,97 @@ fn a_git_file_pointing_elsewhere_is_refused() {
     );
     assert!(!ws.path().join("out").exists(), "nothing ran");
 }
+
+/// `src/tools.py`: a shell call hidden behind 3 MB of padding (over the 2 MB parse limit).
+fn padded_tool() -> String {
+    let mut text =
+        String::from("import os\n\ndef clone(url):\n    os.system(\"git clone \" + url)\n");
+    let pad = format!("# {}\n", "padding ".repeat(12));
+    while text.len() < 3 << 20 {
+        text.push_str(&pad);
+    }
+    text
+}
+
+#[test]
+fn a_padded_python_file_is_still_scanned_for_shell_calls() {
+    let ws = tempfile::tempdir().unwrap();
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[git::FixtureCommit::new("tools", 1_700_000_000)
+            .file("src/tools.py", padded_tool())
+            .file("src/graph.py", "from langgraph.graph import StateGraph\n")],
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("out/report.json")).unwrap())
+            .unwrap();
+    let security: Vec<&serde_json::Value> = json["evidence"]["safe_tool_engineering"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "security_finding")
+        .collect();
+    assert!(
+        security.iter().any(|e| e["location"] == "src/tools.py:4"
+            && e["rationale"].as_str().unwrap().contains("textual scan")),
+        "{}",
+        json["evidence"]["safe_tool_engineering"]
+    );
+    let criterion = json["report"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["dimension_id"] == "safe_tool_engineering")
+        .unwrap();
+    assert!(
+        criterion["final_score"].as_u64().unwrap() <= 3,
+        "the security override applies: {criterion}"
+    );
+    let notes = json["repo"]["notes"].to_string();
+    assert!(notes.contains("scanned textually"), "{notes}");
+}
+
+#[test]
+fn a_python_file_over_every_limit_is_reported_unscanned() {
+    let ws = tempfile::tempdir().unwrap();
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[git::FixtureCommit::new("tools", 1_700_000_000)
+            .file("src/tools.py", padded_tool())
+            .file("src/ok.py", "import subprocess\nsubprocess.run(['ls'])\n")],
+    )
+    .unwrap();
+    let limits = auditor::repo::RepoLimits {
+        max_scan_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let facts = auditor::repo::investigate(&auditor::repo::RepoRequest {
+        source: ws.path().join("repo").to_str().unwrap().into(),
+        git_ref: None,
+        limits,
+        extract_pdf: None,
+    })
+    .unwrap();
+    assert_eq!(facts.unscanned_python, vec!["src/tools.py".to_string()]);
+    let ev = auditor::repo::evidence(
+        &facts,
+        &auditor::rubric::Rubric::parse(auditor::rubric::EMBEDDED_RUBRIC, "r")
+            .unwrap()
+            .dimensions,
+    );
+    let no_shell = ev
+        .values()
+        .flatten()
+        .find(|e| e.id.ends_with("no_raw_shell"))
+        .expect("no_raw_shell fact");
+    assert!(!no_shell.found, "{no_shell:?}");
+    assert!(no_shell.rationale.contains("not verified"), "{no_shell:?}");
+}

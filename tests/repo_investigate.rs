@@ -329,16 +329,16 @@ fn odd_files_are_noted_not_fatal() {
     );
     assert!(!notes.contains("inside"), "{notes}");
     assert_eq!(f.files.len(), 7);
-    // the non-UTF-8 file is still analysed; the huge one is not
-    let paths: Vec<&str> = f
+    // the non-UTF-8 file is still analysed; the huge one is not parsed but scanned textually
+    let found: Vec<(&str, usize)> = f
         .python
         .security
         .findings
         .iter()
-        .map(|x| x.path.as_str())
+        .map(|x| (x.path.as_str(), x.line))
         .collect();
-    assert_eq!(paths, vec!["src/latin1.py"]);
-    assert_eq!(f.python.security.findings[0].line, 3);
+    assert_eq!(found, vec![("src/latin1.py", 3), ("src/huge.py", 2002)]);
+    assert!(f.python.security.findings[1].detail.contains("textual scan"));
 }
 
 #[test]

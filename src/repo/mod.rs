@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod facts;
 pub mod history;
 pub mod python;
+pub mod scan;
 pub mod source;
 
 pub use evidence::evidence;
@@ -31,6 +32,14 @@ pub struct RepoLimits {
     /// Largest report PDF extracted from the repository.
     #[serde(default = "default_max_pdf_bytes")]
     pub max_pdf_bytes: u64,
+    /// Largest Python file scanned textually for dangerous calls when it is over
+    /// `max_file_bytes` (too large to parse); larger ones are listed as unscanned.
+    #[serde(default = "default_max_scan_bytes")]
+    pub max_scan_bytes: u64,
+}
+
+fn default_max_scan_bytes() -> u64 {
+    64 << 20
 }
 
 fn default_max_pdf_bytes() -> u64 {
@@ -45,6 +54,7 @@ impl Default for RepoLimits {
             max_files: 50_000,
             max_file_bytes: 2 << 20,
             max_pdf_bytes: default_max_pdf_bytes(),
+            max_scan_bytes: default_max_scan_bytes(),
         }
     }
 }
@@ -87,6 +97,10 @@ pub struct RepoFacts {
     /// Graphs, state, security, structured output, personas, Chief Justice.
     #[serde(default)]
     pub python: python::PythonFacts,
+    /// Python files neither parsed nor scanned for dangerous calls (over every size limit):
+    /// the security analysis cannot vouch for them.
+    #[serde(default)]
+    pub unscanned_python: Vec<String>,
     #[serde(skip)]
     pub report_pdf: Option<RepoFile>,
 }
@@ -151,10 +165,15 @@ pub fn investigate_in(
 
     let mut sources = Vec::new();
     let mut texts = Vec::new();
+    let mut scanned = Vec::new();
     for f in &files {
         let py = f.path.ends_with(".py");
         let text_like = is_prompt_or_template(&f.path);
         if !py && !text_like {
+            continue;
+        }
+        if py && !f.symlink && f.size > req.limits.max_file_bytes {
+            scan_large(&repo, f, &req.limits, &mut facts, &mut scanned);
             continue;
         }
         let bytes = match clone::read_blob(&repo, f, req.limits.max_file_bytes) {
@@ -189,6 +208,7 @@ pub fn investigate_in(
         }
     }
     facts.python = python::analyse(sources, &texts);
+    facts.python.security.findings.extend(scanned);
     facts.notes.extend(facts.python.notes.iter().cloned());
     for p in &facts.python.files_with_syntax_errors {
         facts.notes.push(format!(
@@ -199,6 +219,43 @@ pub fn investigate_in(
         facts.report_pdf = extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes);
     }
     Ok(facts)
+}
+
+/// A Python file too large to parse: scanned textually for dangerous calls (see [`scan`]), or,
+/// over `max_scan_bytes`, recorded as unscanned. Either way the note says so.
+fn scan_large(
+    repo: &git2::Repository,
+    f: &clone::TreeFile,
+    limits: &RepoLimits,
+    facts: &mut RepoFacts,
+    findings: &mut Vec<python::safety::Finding>,
+) {
+    let over = format!(
+        "{}: {} bytes, over the single-file limit ({} bytes); not parsed",
+        f.path, f.size, limits.max_file_bytes
+    );
+    let bytes = match clone::read_blob(repo, f, limits.max_scan_bytes) {
+        Ok(b) => b,
+        Err(_) => {
+            facts.notes.push(format!(
+                "{over}, and over the scan limit ({} bytes): NOT scanned for shell or eval calls",
+                limits.max_scan_bytes
+            ));
+            facts.unscanned_python.push(f.path.clone());
+            return;
+        }
+    };
+    let s = scan::scan(&f.path, &bytes);
+    facts.notes.push(format!(
+        "{over}; scanned textually for shell and eval calls: {} found{}",
+        s.matches,
+        if s.matches > s.findings.len() {
+            format!(" (the first {} kept)", s.findings.len())
+        } else {
+            String::new()
+        }
+    ));
+    findings.extend(s.findings);
 }
 
 /// Non-Python text files that can hold judge prompts or report templates.
