@@ -326,3 +326,99 @@ fn a_python_file_over_every_limit_is_reported_unscanned() {
     assert!(!no_shell.found, "{no_shell:?}");
     assert!(no_shell.rationale.contains("not verified"), "{no_shell:?}");
 }
+
+const EVIL_MESSAGE: &str = "![pixel](https://evil.example/p.png) [click me](https://evil.example/x) \u{1b}]0;pwned\u{7}\u{1b}[2J";
+
+#[test]
+fn markdown_and_terminal_escapes_from_the_submission_are_neutralised() {
+    let ws = tempfile::tempdir().unwrap();
+    let evil_name = "src/\u{1b}[31m![f](evil.example.png)\u{7}.py";
+    let commits: Vec<git::FixtureCommit> = (0..3)
+        .map(|i| {
+            git::FixtureCommit::new(format!("{EVIL_MESSAGE} {i}"), 1_700_000_000 + i * 60)
+                .file(evil_name, format!("import os\nos.system(x{i})\n"))
+                .file(
+                    "src/graph.py",
+                    "from langgraph.graph import StateGraph\nb = StateGraph(dict)\n",
+                )
+        })
+        .collect();
+    // git accepts any byte but NUL and '/' in a name; libgit2 checks more unless told not to.
+    git2::opts::strict_object_creation(false);
+    git::build_repo(&ws.path().join("repo"), &commits).unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    let md = std::fs::read_to_string(ws.path().join("out/report.md")).unwrap();
+    assert!(
+        md.contains("evil.example"),
+        "the crafted text reaches the report (else this test proves nothing):\n{md}"
+    );
+    for c in ['\u{1b}', '\u{7}'] {
+        assert!(!md.contains(c), "control character {c:?} in report.md");
+    }
+    let live_link = regex_lite_find(&md);
+    assert!(live_link.is_none(), "live link or image: {live_link:?}");
+}
+
+/// The first `[text](url` or `![alt](url` whose brackets are not escaped.
+fn regex_lite_find(md: &str) -> Option<String> {
+    let b = md.as_bytes();
+    for (i, _) in md.match_indices("](") {
+        let escaped = i > 0 && b[i - 1] == b'\\';
+        if escaped {
+            continue;
+        }
+        if let Some(open) = md[..i].rfind('[') {
+            if open == 0 || b[open - 1] != b'\\' {
+                return Some(md[open..(i + 30).min(md.len())].to_string());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn grades_csv_cells_are_never_spreadsheet_formulas() {
+    let root = tempfile::tempdir().unwrap();
+    let good = root.path().join("repos/good");
+    std::fs::create_dir_all(&good).unwrap();
+    batch_support::student_repo(&good, "good");
+    let manifest = root.path().join("cohort.csv");
+    // Ids may start with '+', '-' or '@'; a ref may be anything a branch name can be.
+    std::fs::write(
+        &manifest,
+        "id,repo,pdf,ref\n+cmd,repos/good,,\n-2+3,repos/good,,\"=HYPERLINK(\"\"http://evil\"\")\"\n@SUM,repos/good,,\n",
+    )
+    .unwrap();
+    let out_dir = root.path().join("grades");
+    let out = auditor(root.path())
+        .arg("batch")
+        .arg(&manifest)
+        .arg("--out")
+        .arg(&out_dir)
+        .args(["--judges", "offline", "--progress-every", "1"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let csv = std::fs::read_to_string(out_dir.join("grades.csv")).expect("grades.csv");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let mut rows = 0;
+    for rec in reader.records() {
+        let rec = rec.unwrap();
+        rows += 1;
+        for cell in rec.iter() {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "formula cell {cell:?} in\n{csv}\n{stderr}"
+            );
+        }
+    }
+    assert_eq!(rows, 3, "{csv}\n{stderr}");
+    assert!(csv.contains("'+cmd") && csv.contains("'@SUM"), "{csv}");
+}

@@ -338,7 +338,11 @@ fn odd_files_are_noted_not_fatal() {
         .map(|x| (x.path.as_str(), x.line))
         .collect();
     assert_eq!(found, vec![("src/latin1.py", 3), ("src/huge.py", 2002)]);
-    assert!(f.python.security.findings[1].detail.contains("textual scan"));
+    assert!(
+        f.python.security.findings[1]
+            .detail
+            .contains("textual scan")
+    );
 }
 
 #[test]
