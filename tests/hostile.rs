@@ -422,3 +422,43 @@ fn grades_csv_cells_are_never_spreadsheet_formulas() {
     assert_eq!(rows, 3, "{csv}\n{stderr}");
     assert!(csv.contains("'+cmd") && csv.contains("'@SUM"), "{csv}");
 }
+
+#[test]
+fn huge_file_versions_are_not_diffed_and_the_skip_is_reported() {
+    let ws = tempfile::tempdir().unwrap();
+    // 5 MiB of short lines, over the 4 MiB per-file diff limit, rewritten by the next commit.
+    let big = |seed: &str| format!("{seed} line\n").repeat((5 << 20) / (seed.len() + 6));
+    let code = "def f():\n    return 1\n".repeat(10);
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[
+            git::FixtureCommit::new("init", 1_700_000_000)
+                .file("src/app.py", &code)
+                .file("data.txt", big("a")),
+            git::FixtureCommit::new("rewrite data", 1_700_090_000).file("data.txt", big("b")),
+            git::FixtureCommit::new("more code", 1_700_190_000)
+                .file("src/more.py", "x = 1\ny = 2\n"),
+        ],
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let commits = json["repo"]["history"]["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 3, "{json}");
+    assert_eq!(commits[0]["not_diffed"], serde_json::json!(["data.txt"]));
+    assert_eq!(commits[1]["not_diffed"], serde_json::json!(["data.txt"]));
+    assert!(commits[2].get("not_diffed").is_none());
+    // The code around the skipped files is still counted.
+    assert_eq!(commits[0]["code_lines_added"], 20);
+    assert_eq!(commits[2]["code_lines_added"], 2);
+    let notes = json["repo"]["notes"].to_string();
+    assert!(
+        notes.contains("2 file version(s) in 2 commit(s) not diffed"),
+        "{notes}"
+    );
+}

@@ -162,6 +162,23 @@ pub fn investigate_in(
     let files = clone::list_files(&repo, &tree, &req.limits, &mut facts.notes)?;
     facts.files = files.iter().map(|f| f.path.clone()).collect();
     facts.history = history::analyse(&repo, commit.id())?;
+    let not_diffed: Vec<&history::CommitFact> = facts
+        .history
+        .commits
+        .iter()
+        .filter(|c| !c.not_diffed.is_empty())
+        .collect();
+    if let Some(first) = not_diffed.first() {
+        facts.notes.push(format!(
+            "{} file version(s) in {} commit(s) not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
+            not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
+            not_diffed.len(),
+            history::MAX_DIFF_BLOB_BYTES >> 20,
+            history::MAX_DIFF_COMMIT_BYTES >> 20,
+            first.not_diffed[0],
+            &first.hash[..first.hash.len().min(12)],
+        ));
+    }
 
     let mut sources = Vec::new();
     let mut texts = Vec::new();
