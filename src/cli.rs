@@ -9,7 +9,7 @@ use crate::actors::{
 };
 use crate::judges::{JudgeService, OfflineJudges};
 use crate::model::AuditReport;
-use crate::repo::{RepoLimits, RepoRequest};
+use crate::repo::{RepoLimits, RepoRequest, RepoSource};
 use crate::rubric::{LoadedRubric, Rubric};
 use actix::Actor;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -104,7 +104,8 @@ pub struct SourceArgs {
     /// Branch, tag or commit to audit (default: the repository's HEAD).
     #[arg(long = "ref", value_name = "REF")]
     pub git_ref: Option<String>,
-    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
+    /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
 }
@@ -127,8 +128,8 @@ pub struct JudgeArgs {
     /// Which judges rule.
     #[arg(long, value_enum, default_value = "auto")]
     pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: ./prompts if present, else the
-    /// prompts built into the binary).
+    /// Directory with the judges' prompt files (default: the prompts built into the binary;
+    /// never ./prompts, which may belong to the audited submission).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
     /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);
@@ -276,7 +277,9 @@ struct Prepared {
 
 fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
     let rubric = Rubric::load(source.rubric.as_deref()).map_err(|e| BadInput(e.to_string()))?;
-    crate::repo::validate_source(&source.repo).map_err(|e| BadInput(e.to_string()))?;
+    // The boundary: from here on the source is shown redacted everywhere (see RepoSource).
+    let repo = RepoSource::new(source.repo.as_str());
+    crate::repo::validate_source(&repo).map_err(|e| BadInput(e.to_string()))?;
     let pdf = match &source.pdf {
         Some(path) => {
             crate::pdf::validate_path(path).map_err(|e| BadInput(e.to_string()))?;
@@ -294,7 +297,7 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
     Ok(Prepared {
         input: AuditInput {
             repo: RepoRequest {
-                source: source.repo.clone(),
+                source: repo.clone(),
                 git_ref: source.git_ref.clone(),
                 limits: RepoLimits::default(),
                 extract_pdf: None,
@@ -303,7 +306,7 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
             rubric: Arc::new(rubric),
             timeouts: Timeouts::default(),
             restarts: RestartPolicy::default(),
-            submission: source.repo.clone(),
+            submission: repo.shown().to_string(),
             vision: None,
         },
     })
@@ -408,7 +411,7 @@ fn price_from_env() -> Result<Option<crate::llm::Price>, BadInput> {
     }
 }
 
-/// Resolves `--output` to the Markdown file to write.
+/// Resolves `--output` to the Markdown file to write. `repo`: the redacted source.
 pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<PathBuf, BadInput> {
     let file_name = format!("report-{}-{now}.md", slug(repo));
     match output {
@@ -469,7 +472,11 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     prepared.input.timeouts.judge_request = bench.judge_timeout;
     let service = bench.service;
     let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let md_path = resolve_output(args.output.as_deref(), &args.source.repo, &now)?;
+    let md_path = resolve_output(
+        args.output.as_deref(),
+        prepared.input.repo.source.shown(),
+        &now,
+    )?;
     if let Some(parent) = md_path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| {
             BadInput(format!(
@@ -573,6 +580,7 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
 
 fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
     let prepared = prepare(&args.source)?;
+    let prepared_source = prepared.input.repo.source.clone();
     let system = actix::System::new();
     let collected = system.block_on(async move {
         let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
@@ -591,7 +599,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
             .map(crate::repo::facts_json)
             .unwrap_or(serde_json::Value::Null);
         if repo.is_null() {
-            repo = serde_json::json!({ "url": args.source.repo, "error": first_error(&collected, crate::model::Stage::RepoInvestigator) });
+            repo = serde_json::json!({ "url": prepared_source.shown(), "error": first_error(&collected, crate::model::Stage::RepoInvestigator) });
         }
         let pdf = collected
             .pdf_facts

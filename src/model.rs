@@ -496,7 +496,13 @@ pub struct RunMetadata {
     pub rubric_name: String,
     pub rubric_version: String,
     pub rubric_source: String,
+    /// sha256 of the rubric file's bytes (which rubric exactly).
+    #[serde(default)]
+    pub rubric_sha256: String,
     pub judge_mode: JudgeMode,
+    /// The judges' prompts: where they come from and their digest; `None` for offline judges.
+    #[serde(default)]
+    pub prompts: Option<String>,
     /// Model per persona (empty for offline judges).
     pub judge_models: BTreeMap<String, String>,
     pub vision_model: Option<String>,

@@ -124,6 +124,8 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
         rubric_name: rubric.rubric_metadata.rubric_name.clone(),
         rubric_version: rubric.rubric_metadata.version.clone(),
         rubric_source: "<embedded>".into(),
+        rubric_sha256: String::new(),
+        prompts: None,
         judge_mode: JudgeMode::Offline,
         judge_models: BTreeMap::new(),
         vision_model: None,

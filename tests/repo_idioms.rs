@@ -13,7 +13,7 @@ fn investigate(files: &[(&str, &str)]) -> RepoFacts {
     }
     build_repo(dir.path(), &[c]).unwrap();
     repo::investigate(&RepoRequest {
-        source: dir.path().to_str().unwrap().to_string(),
+        source: dir.path().to_str().unwrap().into(),
         git_ref: None,
         limits: RepoLimits::default(),
         extract_pdf: None,

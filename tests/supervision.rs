@@ -104,7 +104,7 @@ fn input(repo: &std::path::Path, judge_timeout: Duration) -> AuditInput {
     .unwrap();
     AuditInput {
         repo: RepoRequest {
-            source: repo.display().to_string(),
+            source: repo.display().to_string().into(),
             git_ref: None,
             limits: RepoLimits::default(),
             extract_pdf: None,

@@ -87,7 +87,7 @@ fn input(repo: &std::path::Path) -> AuditInput {
     .expect("rubric fixture");
     AuditInput {
         repo: RepoRequest {
-            source: repo.display().to_string(),
+            source: repo.display().to_string().into(),
             git_ref: None,
             limits: RepoLimits::default(),
             extract_pdf: None,

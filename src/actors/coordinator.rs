@@ -797,7 +797,9 @@ async fn judge_and_rule(
         rubric_name: rubric.rubric_metadata.rubric_name.clone(),
         rubric_version: rubric.rubric_metadata.version.clone(),
         rubric_source: input.rubric.source.clone(),
+        rubric_sha256: input.rubric.sha256.clone(),
         judge_mode: service.mode(),
+        prompts: service.prompts(),
         judge_models: Judge::ALL
             .iter()
             .filter_map(|j| service.model(*j).map(|m| (j.as_str().to_string(), m)))
@@ -818,7 +820,7 @@ async fn judge_and_rule(
     };
     let report = match chief
         .send(Compose {
-            repo_url: input.repo.source.clone(),
+            repo_url: input.repo.source.shown().to_string(),
             commit: repo_facts.as_ref().map(|f| f.commit.clone()),
             rubric: rubric.clone(),
             results: ordered.clone(),
@@ -833,7 +835,7 @@ async fn judge_and_rule(
         Err(e) => {
             tracing::error!(error = %e, "Chief Justice could not compose the report");
             crate::justice::compose(
-                &input.repo.source,
+                input.repo.source.shown(),
                 repo_facts.as_ref().map(|f| f.commit.clone()),
                 &rubric,
                 ordered,

@@ -72,7 +72,8 @@ pub struct BatchArgs {
     /// Re-grade every submission.
     #[arg(long)]
     pub regrade_all: bool,
-    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
+    /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
@@ -411,7 +412,7 @@ fn grade_rows(
                 let mut r = GradeRow::without_report(
                     sub.line,
                     &sub.id,
-                    &sub.repo_raw,
+                    &sub.repo_shown,
                     RowStatus::Failed,
                     Some(reason.clone()),
                 );
@@ -444,7 +445,7 @@ fn grade_rows(
                         tracing::error!(error = %e, "could not write a report");
                     }
                 }
-                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_raw, &report);
+                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &report);
                 if stale {
                     r.flags.push(if interrupted {
                         "stale: graded in an earlier run, not re-checked in this interrupted run"
@@ -458,14 +459,14 @@ fn grade_rows(
             Some(Err(reason)) => GradeRow::without_report(
                 sub.line,
                 &sub.id,
-                &sub.repo_raw,
+                &sub.repo_shown,
                 RowStatus::Failed,
                 Some(reason),
             ),
             None => GradeRow::without_report(
                 sub.line,
                 &sub.id,
-                &sub.repo_raw,
+                &sub.repo_shown,
                 RowStatus::Pending,
                 Some(
                     "not graded yet: the run was interrupted; run the same command again to resume"

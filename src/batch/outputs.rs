@@ -195,10 +195,10 @@ pub fn grades_csv(rows: &[GradeRow], dims: &Columns) -> Result<String, csv::Erro
     for r in rows {
         let mut rec: Vec<String> = vec![
             r.line.to_string(),
-            r.id.clone(),
-            r.repo.clone(),
-            r.git_ref.clone().unwrap_or_default(),
-            r.commit.clone().unwrap_or_default(),
+            csv_cell(&r.id),
+            csv_cell(&r.repo),
+            csv_cell(r.git_ref.as_deref().unwrap_or_default()),
+            csv_cell(r.commit.as_deref().unwrap_or_default()),
             r.status.as_str().to_string(),
             r.overall.map(exact_f64).unwrap_or_default(),
             r.overall_exact.clone().unwrap_or_default(),
@@ -215,16 +215,32 @@ pub fn grades_csv(rows: &[GradeRow], dims: &Columns) -> Result<String, csv::Erro
         }
         rec.push(r.needs_human_review.to_string());
         rec.push(r.degraded.to_string());
-        rec.push(r.flags.join(";"));
-        rec.push(r.failed_reason.clone().unwrap_or_default());
+        rec.push(csv_cell(&r.flags.join(";")));
+        rec.push(csv_cell(r.failed_reason.as_deref().unwrap_or_default()));
         w.write_record(&rec)?;
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Untrusted text in a Markdown table cell (see [`crate::report::inline`]).
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    crate::report::inline(s)
+}
+
+/// A CSV cell a spreadsheet will not run as a formula: text starting with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return gets a leading `'` (OWASP's advice); control characters are
+/// replaced.
+pub fn csv_cell(s: &str) -> String {
+    let clean: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{clean}")
+    } else {
+        clean
+    }
 }
 
 /// Competition rank ("1224") of a graded row among graded rows: ties share a rank.
@@ -546,6 +562,7 @@ pub fn write_report(
 /// so no output shows a grade the store does not stand behind).
 pub fn write_failure(out: &Path, id: &str, repo: &str, reason: &str) -> Result<(), String> {
     let dir = submission_dir(out, id);
+    let (repo, reason) = (crate::report::inline(repo), crate::report::inline(reason));
     let text = format!(
         "# {id}: not graded\n\nRepository: {repo}\n\nReason: {reason}\n\nFix the cause and run the same `auditor batch` command again: failed submissions are retried.\n"
     );
@@ -608,6 +625,21 @@ mod tests {
         assert_eq!(exact_f64(4.0), "4");
         let back: f64 = exact_f64(11.0 / 3.0).parse().unwrap();
         assert_eq!(back, 11.0 / 3.0);
+    }
+
+    #[test]
+    fn csv_cells_are_never_formulas() {
+        for (input, expected) in [
+            ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+            ("+1", "'+1"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "' =1"),
+            ("s1", "s1"),
+            ("a\u{1b}[31m", "a [31m"),
+        ] {
+            assert_eq!(csv_cell(input), expected, "{input:?}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - a remote is asked for its refs (`ls-remote`, no clone): `HEAD`, a branch, a tag (peeled),
 //!   a full ref name, or a full 40-character commit hash (taken as given; the clone checks it).
 
+use crate::repo::RepoSource;
 use std::path::PathBuf;
 
 fn is_full_hash(s: &str) -> bool {
@@ -28,9 +29,14 @@ fn local_path(source: &str) -> Option<PathBuf> {
     Some(PathBuf::from(source))
 }
 
-/// The full commit hash to audit.
-pub fn resolve_commit(source: &str, git_ref: Option<&str>) -> Result<String, String> {
-    match local_path(source) {
+/// The full commit hash to audit. Messages quote the source redacted (libgit2's own messages
+/// scrubbed of its credentials).
+pub fn resolve_commit(repo: &RepoSource, git_ref: Option<&str>) -> Result<String, String> {
+    resolve(repo.expose(), repo.shown(), git_ref).map_err(|e| repo.scrub(&e))
+}
+
+fn resolve(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String, String> {
+    match local_path(raw) {
         Some(path) => {
             let repo = git2::Repository::open(&path).map_err(|e| {
                 format!(
@@ -60,7 +66,7 @@ pub fn resolve_commit(source: &str, git_ref: Option<&str>) -> Result<String, Str
             if let Some(r) = git_ref.filter(|r| is_full_hash(r)) {
                 return Ok(r.to_ascii_lowercase());
             }
-            let mut remote = git2::Remote::create_detached(source)
+            let mut remote = git2::Remote::create_detached(raw)
                 .map_err(|e| format!("invalid repository URL {source}: {}", e.message()))?;
             remote
                 .connect(git2::Direction::Fetch)
@@ -129,7 +135,7 @@ mod tests {
         assert_eq!(local_path("/a/b"), Some(PathBuf::from("/a/b")));
         assert_eq!(local_path("https://h/o/r.git"), None);
         assert_eq!(local_path("git@h:o/r.git"), None);
-        let e = resolve_commit("/definitely/not/here", None).unwrap_err();
+        let e = resolve_commit(&"/definitely/not/here".into(), None).unwrap_err();
         assert!(e.contains("cannot open the repository"), "{e}");
     }
 }

@@ -506,6 +506,8 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         rubric_name: "r".into(),
         rubric_version: "1".into(),
         rubric_source: "<embedded>".into(),
+        rubric_sha256: String::new(),
+        prompts: None,
         judge_mode: mode,
         judge_models: BTreeMap::new(),
         vision_model: None,

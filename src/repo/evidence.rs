@@ -920,15 +920,24 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         .iter()
         .filter(|x| x.kind != "eval" && x.kind != "exec")
         .collect();
+    let unscanned = &f.unscanned_python;
     v.push(fact(
         "repo.security.no_raw_shell",
         goal,
-        shell.is_empty() && f.python.files_parsed > 0,
+        shell.is_empty() && f.python.files_parsed > 0 && unscanned.is_empty(),
         shell
             .first()
             .map(|x| format!("{}:{}", x.path, x.line))
+            .or_else(|| unscanned.first().cloned())
             .unwrap_or_else(|| f.url.clone()),
-        if shell.is_empty() {
+        if shell.is_empty() && !unscanned.is_empty() {
+            format!(
+                "not verified: {} Python file(s) too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
+                unscanned.len(),
+                unscanned.join(", "),
+                f.python.files_parsed
+            )
+        } else if shell.is_empty() {
             format!(
                 "no os.system, os.popen or shell=True in {} Python files ({} subprocess call(s) without a shell)",
                 f.python.files_parsed, s.subprocess_calls

@@ -32,6 +32,7 @@ pub fn facts_json(f: &RepoFacts) -> Value {
         "ref": f.git_ref,
         "file_count": f.files.len(),
         "notes": f.notes,
+        "unscanned_python": f.unscanned_python,
         "history": {
             "commit_count": h.commit_count,
             "merge_count": h.merge_count,
@@ -44,18 +45,25 @@ pub fn facts_json(f: &RepoFacts) -> Value {
             "clustered": h.clustered,
             "span_seconds": h.span_seconds,
             "progression": h.progression,
-            "commits": h.commits.iter().map(|c| json!({
-                "hash": c.hash,
-                "timestamp": c.timestamp,
-                "date": c.date,
-                "message": c.message,
-                "files_changed": c.files_changed,
-                "insertions": c.insertions,
-                "deletions": c.deletions,
-                "python_lines_added": c.python_lines_added,
-                "merge": c.merge,
-                "phases": c.phases,
-            })).collect::<Vec<_>>(),
+            "commits": h.commits.iter().map(|c| {
+                let mut v = json!({
+                    "hash": c.hash,
+                    "timestamp": c.timestamp,
+                    "date": c.date,
+                    "message": c.message,
+                    "files_changed": c.files_changed,
+                    "insertions": c.insertions,
+                    "deletions": c.deletions,
+                    "code_lines_added": c.code_lines_added,
+                    "python_lines_added": c.python_lines_added,
+                    "merge": c.merge,
+                    "phases": c.phases,
+                });
+                if !c.not_diffed.is_empty() {
+                    v["not_diffed"] = json!(c.not_diffed);
+                }
+                v
+            }).collect::<Vec<_>>(),
         },
         "graph": graph,
         "state": {

@@ -25,6 +25,8 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         rubric_name: "Automaton Auditor Bench Rubric".into(),
         rubric_version: "1.0.0".into(),
         rubric_source: "<embedded>".into(),
+        rubric_sha256: String::new(),
+        prompts: None,
         judge_mode: mode,
         judge_models: BTreeMap::new(),
         vision_model: None,
@@ -237,6 +239,16 @@ fn inline_neutralises_block_starts_and_code() {
         ("x <img src=y>", "x &lt;img src=y>"),
         ("a | b", "a \\| b"),
         ("src/graph.py:12 -> fan-in", "src/graph.py:12 -> fan-in"),
+        (
+            "fix ![t](https://evil.example/p.png) [x](https://e.example)",
+            "fix !\\[t\\](https://evil.example/p.png) \\[x\\](https://e.example)",
+        ),
+        ("[start", "\\[start"),
+        (
+            "bell\u{7}esc\u{1b}[31mred",
+            "bell\u{FFFD}esc\u{FFFD}\\[31mred",
+        ),
+        ("a\u{202E}b\u{2066}c", "a\u{FFFD}b\u{FFFD}c"),
     ];
     for (input, expected) in cases {
         assert_eq!(inline(input), expected, "{input:?}");
