@@ -33,6 +33,15 @@ fn evidence(graph: &str) -> Value {
     })
 }
 
+fn fan_in_nodes(j: &Value) -> Vec<&str> {
+    j["repo"]["graph"]["fan_in"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["to"].as_str().unwrap())
+        .collect()
+}
+
 const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n\ndef work(state):\n    return {'report': 'x'}\n\ndef setup(state):\n    state['scratch'] = 1\n    return state\n\n";
 
 #[test]
@@ -140,12 +149,7 @@ fn a_node_reached_by_exclusive_routes_is_not_a_fan_in() {
     let j = evidence(&format!(
         "{HEADER}def ok(state):\n    return bool(state.get('report'))\ng = StateGraph(AgentState)\nfor n in ['a', 'b', 'evidence', 'prosecutor', 'chief']:\n    g.add_node(n, work)\ng.add_edge(START, 'a')\ng.add_edge(START, 'b')\ng.add_edge(['a', 'b'], 'evidence')\ng.add_conditional_edges('evidence', ok, {{True: 'prosecutor', False: 'chief'}})\ng.add_edge('prosecutor', 'chief')\ng.add_edge('chief', END)\n"
     ));
-    let fan_in: Vec<&str> = j["repo"]["graph"]["fan_in"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["to"].as_str().unwrap())
-        .collect();
+    let fan_in = fan_in_nodes(&j);
     assert_eq!(fan_in, vec!["evidence"]);
 }
 
@@ -154,11 +158,6 @@ fn an_error_handler_the_branches_may_route_to_is_not_their_join() {
     let j = evidence(&format!(
         "{HEADER}def route(state):\n    if state.get('report'):\n        return 'error_node'\n    return 'agg'\ng = StateGraph(AgentState)\nfor n in ['repo', 'doc', 'agg', 'error_node']:\n    g.add_node(n, work)\nfor n in ['repo', 'doc']:\n    g.add_edge(START, n)\n    g.add_conditional_edges(n, route)\ng.add_edge('agg', END)\ng.add_edge('error_node', END)\n"
     ));
-    let fan_in: Vec<&str> = j["repo"]["graph"]["fan_in"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["to"].as_str().unwrap())
-        .collect();
+    let fan_in = fan_in_nodes(&j);
     assert_eq!(fan_in, vec!["agg"]);
 }

@@ -175,44 +175,22 @@ fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> E
             }
             e.reads.entry(c[1].to_string()).or_insert(*n);
         }
-        for c in pats.sub.captures_iter(code) {
-            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
-                continue;
-            }
+        let accesses = (pats.sub.captures_iter(code).map(|c| (c, false)))
+            .chain(pats.attr.captures_iter(code).map(|c| (c, true)));
+        for (c, attribute) in accesses {
             let key = c[1].to_string();
-            match c.get(2) {
-                Some(w) if !w.as_str().trim_start().starts_with('=') => {
-                    // `+=`, `.append(`: read and write
-                    e.reads.entry(key.clone()).or_insert(*n);
-                    inplace.entry(key).or_insert(*n);
-                }
-                Some(_) => {
-                    inplace.entry(key).or_insert(*n);
-                }
-                None => {
-                    e.reads.entry(key).or_insert(*n);
-                }
-            }
-        }
-        for c in pats.attr.captures_iter(code) {
-            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
+            let method_or_internal =
+                attribute && (c.get(3).is_some() || NOT_FIELDS.contains(&key.as_str()));
+            if in_string(code, c.get(0).map_or(0, |x| x.start())) || method_or_internal {
                 continue;
             }
-            let key = c[1].to_string();
-            if NOT_FIELDS.contains(&key.as_str()) || c.get(3).is_some() {
-                continue;
+            // `state["k"]` reads; `= v` writes; `+= v`, `.append(v)` read and write
+            let assign = c.get(2).map(|w| w.as_str().trim_start().starts_with('='));
+            if assign != Some(true) {
+                e.reads.entry(key.clone()).or_insert(*n);
             }
-            match c.get(2) {
-                Some(w) if !w.as_str().trim_start().starts_with('=') => {
-                    e.reads.entry(key.clone()).or_insert(*n);
-                    inplace.entry(key).or_insert(*n);
-                }
-                Some(_) => {
-                    inplace.entry(key).or_insert(*n);
-                }
-                None => {
-                    e.reads.entry(key).or_insert(*n);
-                }
+            if assign.is_some() {
+                inplace.entry(key).or_insert(*n);
             }
         }
         if return_whole(code, &p) {
