@@ -63,6 +63,7 @@ fn appends(reducer: &str) -> bool {
 fn schema(
     repo: &Repo<'_>,
     state: &StateFacts,
+    graph_module: Option<usize>,
     name: &str,
 ) -> Option<(BTreeSet<String>, BTreeMap<String, String>)> {
     let mut fields = BTreeSet::new();
@@ -73,7 +74,7 @@ fn schema(
         if !seen.insert(cls.clone()) {
             continue;
         }
-        let c = state.class(&cls)?;
+        let c = class_named(repo, state, graph_module, &cls)?;
         fields.extend(c.fields.iter().map(|f| f.name.clone()));
         for f in &c.fields {
             if let Some(r) = &f.reducer {
@@ -105,6 +106,33 @@ fn schema(
         }
     }
     Some((fields, reducers))
+}
+
+/// The state class `name` as the graph's module sees it: the only class of that name, or the
+/// one its imports (or its own definitions) point to; `None` when that cannot be told.
+fn class_named<'s>(
+    repo: &Repo<'_>,
+    state: &'s StateFacts,
+    graph_module: Option<usize>,
+    name: &str,
+) -> Option<&'s super::state::StateClass> {
+    let all: Vec<&super::state::StateClass> = state
+        .typed_dicts
+        .iter()
+        .chain(&state.pydantic_models)
+        .filter(|c| c.name == name)
+        .collect();
+    if all.len() <= 1 {
+        return all.first().copied();
+    }
+    let m = graph_module?;
+    let qualified = repo.qualify(m, name);
+    let module = qualified
+        .rsplit_once('.')
+        .and_then(|(module, _)| repo.find_module(module))
+        .unwrap_or(m);
+    let path = &repo.modules[module].path;
+    all.into_iter().find(|c| &c.path == path)
 }
 
 /// Keys given to `invoke`/`stream` as a literal dict anywhere in the repository, or `None`.
@@ -203,7 +231,12 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
             fan_in: None,
         };
     }
-    let (declared, reducers) = match g.state_type.as_deref().and_then(|s| schema(repo, state, s)) {
+    let graph_module = repo.modules.iter().position(|m| m.path == g.path);
+    let (declared, reducers) = match g
+        .state_type
+        .as_deref()
+        .and_then(|s| schema(repo, state, graph_module, s))
+    {
         Some((d, r)) => (Some(d), r),
         None => {
             notes.push(format!(
@@ -1159,6 +1192,21 @@ mod tests {
     }
 
     #[test]
+    fn the_schema_is_the_class_the_graph_imports_when_two_share_a_name() {
+        let graph = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\ndef first(state):\n    return {'report': 'x'}\ng = StateGraph(AgentState)\ng.add_node('first', first)\ng.add_edge(START, 'first')\ng.add_edge('first', END)\n";
+        let old = "from typing import TypedDict\nclass AgentState(TypedDict):\n    other: str\n";
+        let facts = analyse(
+            vec![
+                ("legacy/state.py".into(), old.into()),
+                ("src/state.py".into(), STATE.into()),
+                ("src/graph.py".into(), graph.into()),
+            ],
+            &[],
+        );
+        assert_eq!(facts.graphs[0].defects, vec![]);
+    }
+
+    #[test]
     fn persona_names_outside_the_schema_literal_or_the_rubric_keys_mismatch() {
         let with = |judges: &str| {
             analyse(
@@ -1186,6 +1234,21 @@ mod tests {
         assert_eq!(kinds(&d), vec![]);
         let d = with("def rule(ops):\n    return [o for o in ops if o.judge == 'Prosecution']\n");
         assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["Prosecution"])]);
+        // no Literal and one literal name: the other names may be built elsewhere, say nothing
+        let one = |produced: &str| {
+            let src = format!("def a(o):\n    {produced}\n    return o.judge == 'Prosecution'\n");
+            let ms = vec![crate::repo::python::syntax::parse_module("src/j.py", src).unwrap()];
+            let repo = crate::repo::python::resolve::Repo::new(&ms);
+            let state = crate::repo::python::state::analyse(&repo);
+            super::super::persona_names::analyse(&repo, &state).len()
+        };
+        assert_eq!(one("x = Opinion(judge='Prosecutor')"), 0);
+        assert_eq!(
+            one(
+                "x = [Opinion(judge='Prosecutor'), Opinion(judge='Defense'), Opinion(judge='TechLead')]"
+            ),
+            1
+        );
         let d = with(
             "def logic(dim, persona):\n    return dim['judicial_logic'].get(persona.lower(), '')\n",
         );
