@@ -485,6 +485,7 @@ pub fn cross_reference(
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     paths::check(&mut facts.claimed_paths, repo_files);
+    paths::merge_duplicates(&mut facts.claimed_paths);
     evidence::path_evidence(facts, repo_files.is_empty(), dimensions)
 }
 
