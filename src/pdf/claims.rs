@@ -208,7 +208,16 @@ fn overlap_figure(lower: &str) -> Option<f64> {
     let about_overlap = ["overlap", "similar", "share", "in common", "collusion", "identical"]
         .iter()
         .any(|w| lower.contains(w));
-    if !about_prompts || !about_overlap {
+    // A rule or a threshold ("if prompts share more than 50%"), or someone else's prompts
+    // ("the peer's prompts shared 90%"), is no figure for this repository's prompts.
+    let padded = format!(" {lower}");
+    let not_ours = [
+        " if ", " when", "whenever", "more than", "above", "exceed", "threshold", "flag",
+        "should", "must", "would", "peer",
+    ]
+    .iter()
+    .any(|w| padded.contains(w));
+    if !about_prompts || !about_overlap || not_ours {
         return None;
     }
     PCT.captures_iter(lower)
@@ -756,8 +765,16 @@ mod tests {
     #[test]
     fn overlap_figures_are_read_from_sentences_about_prompts_only() {
         assert_eq!(
-            overlap_figure("the persona prompts share 12% of their text, well under the 50% threshold"),
+            overlap_figure("the persona prompts share 12% of their text, well under 50%"),
             Some(12.0)
+        );
+        assert_eq!(
+            overlap_figure("if two persona prompts share more than 50% of text, we flag collusion"),
+            None
+        );
+        assert_eq!(
+            overlap_figure("persona collusion: the peer's judge prompts shared 90% identical text"),
+            None
         );
         assert_eq!(overlap_figure("prompt similarity stays below 30 percent"), Some(30.0));
         assert_eq!(overlap_figure("test coverage is 85%"), None);
