@@ -554,3 +554,67 @@ fn messages_state_subclasses_inherit_the_add_messages_reducer() {
         ]
     );
 }
+
+fn nuance_evidence(f: &RepoFacts) -> Vec<auditor::model::Evidence> {
+    let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
+    let r = auditor::rubric::Rubric::parse(&text, "v3").unwrap();
+    let d = r.dimension("judicial_nuance").unwrap().clone();
+    repo::evidence(f, &[d]).remove("judicial_nuance").unwrap()
+}
+
+fn persona_module(shared: &str) -> String {
+    format!(
+        "PROSECUTOR_PROMPT = \"Prosecutor: trust nothing, hunt for gaps, security flaws, laziness and missing tests; charge every shortcut. {shared}\"\n\
+         DEFENSE_PROMPT = \"Defense: reward effort, intent, creative workarounds and the spirit of the work; explain what was attempted. {shared}\"\n\
+         TECH_LEAD_PROMPT = \"Tech Lead: weigh architecture, maintainability, modular design, technical debt and practical viability. {shared}\"\n"
+    )
+}
+
+#[test]
+fn the_persona_collusion_figure_is_evidence_the_judges_see() {
+    let shared = "Read the evidence for the criterion, cite the evidence ids you rely on, give a \
+                  score from one to five with a short argument grounded in the code, and answer \
+                  with the JSON schema of a judicial opinion only, nothing else at all.";
+    let f = investigate(&[("src/nodes/judges.py", &persona_module(shared))]);
+    let ev = nuance_evidence(&f);
+    let c = &ev[0];
+    assert_eq!(c.id, "repo.personas.collusion");
+    assert!(!c.found);
+    assert!(
+        c.rationale.starts_with("Persona Collusion: the ")
+            && c.rationale.contains("% of their text"),
+        "{}",
+        c.rationale
+    );
+    let top = f
+        .python
+        .personas
+        .similarity
+        .iter()
+        .map(|s| s.share)
+        .fold(0.0, f64::max);
+    assert!(
+        c.rationale.contains(&format!("{:.0}%", top * 100.0)),
+        "{}",
+        c.rationale
+    );
+
+    // Short shared instructions: distinct personas, the figure still stated.
+    let f = investigate(&[("src/nodes/judges.py", &persona_module("Answer in JSON."))]);
+    let ev = nuance_evidence(&f);
+    assert_eq!(ev[0].id, "repo.personas.collusion");
+    assert!(ev[0].found, "{}", ev[0].rationale);
+    assert!(
+        ev[0].rationale.starts_with("Distinct personas: "),
+        "{}",
+        ev[0].rationale
+    );
+
+    // No prompts: nothing to compare, no collusion verdict either way.
+    let f = investigate(&[("src/nodes/judges.py", "X = 1\n")]);
+    assert!(
+        !nuance_evidence(&f)
+            .iter()
+            .any(|e| e.id == "repo.personas.collusion")
+    );
+}

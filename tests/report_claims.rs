@@ -98,9 +98,13 @@ fn a_parallel_claim_over_a_linear_graph_is_a_contradiction() {
             .unwrap_or_else(|| panic!("no evidence {id}"))
     };
     let p = by_id("pdf.report_accuracy.claim.parallel_execution");
-    // a confirmed contradiction (found): what fact supremacy and the judges act on
     assert_eq!(p["kind"], "contradiction", "{p}");
+    // a confirmed contradiction: the tally counts it against the report, not as a clean check
     assert_eq!(p["found"], true);
+    assert_eq!(
+        p["goal"],
+        "The report's claim of parallel execution (fan-out)"
+    );
     assert!(p["location"].as_str().unwrap().ends_with("p.1"), "{p}");
     let r = by_id("pdf.report_accuracy.claim.state_reducers");
     assert_eq!(r["kind"], "fact", "{r}");
@@ -120,5 +124,111 @@ fn denied_and_planned_features_are_not_claims() {
         !evs.iter()
             .any(|e| e["id"].as_str().unwrap().contains(".claim.")),
         "{evs:?}"
+    );
+}
+
+const STATE: &str = r#"import operator
+from typing import Annotated, Dict, List
+from typing_extensions import TypedDict
+
+
+class AgentState(TypedDict):
+    evidences: Annotated[Dict[str, list], operator.ior]
+    opinions: Annotated[List[str], operator.add]
+"#;
+
+/// Three persona prompts that share most of their text (one sentence each differs).
+fn judges_py() -> String {
+    let common = "Read the evidence for the criterion below, cite the evidence ids you rely on, \
+                  give a score from one to five and a short argument grounded in the code, \
+                  and answer with the JSON schema of a judicial opinion only.";
+    format!(
+        "PROSECUTOR_PROMPT = \"You are the Prosecutor: look for gaps and security flaws. {common}\"\n\
+         DEFENSE_PROMPT = \"You are the Defense: reward effort and intent. {common}\"\n\
+         TECH_LEAD_PROMPT = \"You are the Tech Lead: judge maintainability. {common}\"\n"
+    )
+}
+
+fn evidence_json_for(files: &[(&str, String)], report_lines: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let mut commit = FixtureCommit::new("State and judges", 1_770_000_000);
+    for (path, text) in files {
+        commit = commit.file(*path, text.as_str());
+    }
+    build_repo(&repo, &[commit]).unwrap();
+    let pdf = dir.path().join("report.pdf");
+    std::fs::write(&pdf, build_pdf(&[PageSpec::text(report_lines)]).unwrap()).unwrap();
+    let out = Command::cargo_bin("auditor")
+        .unwrap()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("AUDITOR_VISION_MODEL")
+        .args(["evidence", "--json", "--repo"])
+        .arg(&repo)
+        .arg("--pdf")
+        .arg(&pdf)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).expect("evidence --json is JSON")
+}
+
+fn evidence<'a>(json: &'a Value, id: &str) -> &'a Value {
+    json["evidences"]["report_accuracy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no evidence {id}"))
+}
+
+#[test]
+fn claims_the_detectives_measurements_contradict_are_contradictions() {
+    let files = [
+        ("src/state.py", STATE.to_string()),
+        ("src/nodes/judges.py", judges_py()),
+    ];
+    let json = evidence_json_for(
+        &files,
+        &[
+            "State",
+            "The evidences field uses operator.add and the opinions field uses operator.ior.",
+            "Our three persona prompts share only 10% of their text.",
+        ],
+    );
+    let reducers = claim(&json, "state_reducers");
+    assert_eq!(reducers["status"], "contradicted", "{reducers}");
+    assert!(
+        reducers["code"]
+            .as_str()
+            .unwrap()
+            .contains("evidences the reducer operator.add, but AgentState.evidences is declared with operator.ior"),
+        "{reducers}"
+    );
+    let overlap = claim(&json, "prompt_overlap");
+    assert_eq!(overlap["status"], "contradicted", "{overlap}");
+    assert_eq!(overlap["figure"], 10.0);
+    let e = evidence(&json, "pdf.report_accuracy.claim.prompt_overlap");
+    assert_eq!(
+        (e["kind"].as_str(), e["found"].as_bool()),
+        (Some("contradiction"), Some(true))
+    );
+    assert!(e["rationale"].as_str().unwrap().contains("measured"), "{e}");
+
+    // The same report telling the truth.
+    let json = evidence_json_for(
+        &files,
+        &[
+            "State",
+            "The evidences field uses operator.ior and the opinions field uses operator.add.",
+            "Our three persona prompts share about 90% of their text.",
+        ],
+    );
+    assert_eq!(claim(&json, "state_reducers")["status"], "supported");
+    let overlap = claim(&json, "prompt_overlap");
+    assert_eq!(overlap["status"], "supported", "{overlap}");
+    let e = evidence(&json, "pdf.report_accuracy.claim.prompt_overlap");
+    assert_eq!(
+        (e["kind"].as_str(), e["found"].as_bool()),
+        (Some("fact"), Some(true))
     );
 }

@@ -11,6 +11,14 @@
 //! negated ("we did not parallelise"), future work ("we plan to add reducers") or a question.
 //! Only the first claiming sentence per feature is kept (with the count of the others): one
 //! verdict per feature, quoted with its page.
+//!
+//! Two claims are checked against the detectives' own measurements, not just their presence:
+//! - a **prompt overlap** figure ("our persona prompts share 12% of their text") is contradicted
+//!   when the RepoInvestigator measured at least [`OVERLAP_TOLERANCE`] more between two
+//!   persona prompts;
+//! - **reducers** named for fields ("evidences are merged with `operator.add`") are
+//!   contradicted when the state declares another reducer for that field (a report that swaps
+//!   what `state.py` declares).
 
 use super::ingest::Sentence;
 use crate::repo::python::PythonFacts;
@@ -32,16 +40,19 @@ pub enum Feature {
     SandboxedClone,
     /// The final verdict comes from deterministic rules, not from an LLM.
     DeterministicSynthesis,
+    /// A figure for the text the persona prompts share.
+    PromptOverlap,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 6] = [
+    pub const ALL: [Feature; 7] = [
         Feature::ParallelExecution,
         Feature::FanIn,
         Feature::StructuredOutput,
         Feature::StateReducers,
         Feature::SandboxedClone,
         Feature::DeterministicSynthesis,
+        Feature::PromptOverlap,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +63,7 @@ impl Feature {
             Feature::StateReducers => "state_reducers",
             Feature::SandboxedClone => "sandboxed_clone",
             Feature::DeterministicSynthesis => "deterministic_synthesis",
+            Feature::PromptOverlap => "prompt_overlap",
         }
     }
 
@@ -64,6 +76,7 @@ impl Feature {
             Feature::StateReducers => "state reducers",
             Feature::SandboxedClone => "cloning in a temporary sandbox",
             Feature::DeterministicSynthesis => "deterministic synthesis rules",
+            Feature::PromptOverlap => "a figure for the text the persona prompts share",
         }
     }
 
@@ -124,6 +137,8 @@ impl Feature {
                 "hardcoded deterministic",
                 "hard-coded deterministic",
             ],
+            // Decided by `overlap_figure`, not by cue phrases.
+            Feature::PromptOverlap => &[],
         }
     }
 }
@@ -167,6 +182,65 @@ pub struct FeatureClaim {
     /// `path:line` of the deciding code fact, when there is one.
     #[serde(default)]
     pub code_location: Option<String>,
+    /// The figure claimed, in percent (prompt overlap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<f64>,
+    /// Every claiming sentence (page, text), for checks that read each one (reducers).
+    #[serde(skip)]
+    pub sentences: Vec<(u32, String)>,
+}
+
+/// Percentage points by which the measured prompt overlap may exceed a claimed figure (the
+/// report may have measured another way) before the claim is contradicted.
+pub const OVERLAP_TOLERANCE: f64 = 5.0;
+
+/// Claiming sentences kept per feature for sentence-level checks.
+const MAX_SENTENCES: usize = 30;
+
+/// The overlap figure a sentence claims for the persona prompts: the smallest percentage in a
+/// sentence about prompts or personas and their shared text (the others are thresholds).
+fn overlap_figure(lower: &str) -> Option<f64> {
+    use std::sync::LazyLock;
+    static PCT: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(\d{1,3}(?:\.\d+)?)\s*(?:%|percent\b)").expect("static regex")
+    });
+    let about_prompts = lower.contains("prompt") || lower.contains("persona");
+    let about_overlap = [
+        "overlap",
+        "similar",
+        "share",
+        "in common",
+        "collusion",
+        "identical",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    // A rule or a threshold ("if prompts share more than 50%"), or someone else's prompts
+    // ("the peer's prompts shared 90%"), is no figure for this repository's prompts.
+    let padded = format!(" {lower}");
+    let not_ours = [
+        " if ",
+        " when",
+        "whenever",
+        "more than",
+        "above",
+        "exceed",
+        "threshold",
+        "flag",
+        "should",
+        "must",
+        "would",
+        "peer",
+    ]
+    .iter()
+    .any(|w| padded.contains(w));
+    if !about_prompts || !about_overlap || not_ours {
+        return None;
+    }
+    PCT.captures_iter(lower)
+        .filter_map(|c| c[1].parse::<f64>().ok())
+        .filter(|v| *v <= 100.0)
+        .min_by(f64::total_cmp)
 }
 
 /// Words that, shortly before a cue, turn the sentence into a denial.
@@ -249,12 +323,31 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
             continue;
         }
         let padded = format!(" {lower}");
+        let figure = overlap_figure(&lower);
         for feature in Feature::ALL {
-            if !claims(&padded, feature) {
+            let claimed = match feature {
+                Feature::PromptOverlap => figure.is_some(),
+                _ => claims(&padded, feature),
+            };
+            if !claimed {
                 continue;
             }
             match out.iter_mut().find(|c| c.feature == feature) {
-                Some(c) => c.mentions += 1,
+                Some(c) => {
+                    c.mentions += 1;
+                    if c.sentences.len() < MAX_SENTENCES {
+                        c.sentences.push((s.page, s.text.clone()));
+                    }
+                    // The lowest figure claimed is the one to check.
+                    if let (Some(old), Some(new)) = (c.figure, figure)
+                        && feature == Feature::PromptOverlap
+                        && new < old
+                    {
+                        c.figure = Some(new);
+                        c.page = s.page;
+                        c.quote = crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX);
+                    }
+                }
                 None => out.push(FeatureClaim {
                     feature,
                     page: s.page,
@@ -263,6 +356,12 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                     status: ClaimStatus::Unchecked,
                     code: String::new(),
                     code_location: None,
+                    figure: if feature == Feature::PromptOverlap {
+                        figure
+                    } else {
+                        None
+                    },
+                    sentences: vec![(s.page, s.text.clone())],
                 }),
             }
         }
@@ -274,16 +373,104 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
 /// Settles every claim against the code facts.
 pub fn check(claims: &mut [FeatureClaim], code: &PythonFacts) {
     for c in claims {
-        let (status, text, location) = verdict(c.feature, code);
+        let (status, text, location) = verdict(c, code);
         c.status = status;
         c.code = text;
         c.code_location = location;
     }
 }
 
-fn verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+/// Reducer names as reports write them, normalised to the code's spelling.
+const REDUCER_WORDS: [(&str, &str); 6] = [
+    ("operator.add", "operator.add"),
+    ("operator.ior", "operator.ior"),
+    ("operator.or_", "operator.or_"),
+    ("add_messages", "add_messages"),
+    ("operator.iadd", "operator.add"),
+    ("operator.concat", "operator.add"),
+];
+
+/// (field, reducer) pairs a sentence states for the given state fields: a field followed
+/// closely by a reducer name with no other field in between (`evidences use operator.ior`,
+/// `opinions: Annotated[list, operator.add]`).
+fn stated_reducers(sentence: &str, fields: &[&str]) -> Vec<(String, String)> {
+    const WINDOW: usize = 60;
+    let lower = sentence.to_lowercase();
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut mentions: Vec<(usize, usize, &str)> = Vec::new();
+    for f in fields {
+        let fl = f.to_lowercase();
+        for (at, _) in lower.match_indices(&fl) {
+            let end = at + fl.len();
+            if is_word(lower[..at].chars().next_back()) || is_word(lower[end..].chars().next()) {
+                continue;
+            }
+            mentions.push((at, end, f));
+        }
+    }
+    mentions.sort_unstable();
+    let mut out = Vec::new();
+    for (i, (_, end, field)) in mentions.iter().enumerate() {
+        let stop = mentions
+            .get(i + 1)
+            .map(|m| m.0)
+            .unwrap_or(lower.len())
+            .min(end + WINDOW);
+        if stop <= *end || !lower.is_char_boundary(stop) {
+            continue;
+        }
+        let window = &lower[*end..stop];
+        let found = REDUCER_WORDS
+            .iter()
+            .filter_map(|(w, norm)| window.find(w).map(|at| (at, *norm)))
+            .min_by_key(|(at, _)| *at);
+        if let Some((_, reducer)) = found {
+            out.push((field.to_string(), reducer.to_string()));
+        }
+    }
+    out
+}
+
+/// A reducer the report names for a field that the state declares with another one.
+fn reducer_swap(claim: &FeatureClaim, code: &PythonFacts) -> Option<(u32, String, String)> {
+    let declared = &code.state.reducers;
+    let fields: Vec<&str> = declared.iter().map(|r| r.field.as_str()).collect();
+    for (page, sentence) in &claim.sentences {
+        for (field, said) in stated_reducers(sentence, &fields) {
+            let Some(r) = declared.iter().find(|r| r.field == field) else {
+                continue;
+            };
+            if r.reducer != said && REDUCER_WORDS.iter().any(|(_, n)| *n == r.reducer) {
+                return Some((
+                    *page,
+                    crate::repo::python::syntax::truncate(sentence.trim(), QUOTE_MAX),
+                    format!(
+                        "the report gives {field} the reducer {said}, but {}.{field} is declared with {} ({}:{})",
+                        r.class, r.reducer, r.path, r.line
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
     use ClaimStatus::{Contradicted, Supported};
     let no_graph = code.graphs.is_empty();
+    let feature = claim.feature;
+    if feature == Feature::StateReducers
+        && let Some((page, quote, text)) = reducer_swap(claim, code)
+    {
+        claim.page = page;
+        claim.quote = quote;
+        let at = code
+            .state
+            .reducers
+            .first()
+            .map(|r| format!("{}:{}", r.path, r.line));
+        return (Contradicted, text, at);
+    }
     match feature {
         Feature::ParallelExecution => match code.graphs.iter().find_map(|g| g.fan_out.first()) {
             Some(f) => (
@@ -398,6 +585,34 @@ fn verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String, Option
                         None,
                     ),
                 },
+            }
+        }
+        Feature::PromptOverlap => {
+            let p = &code.personas;
+            let measured = p
+                .similarity
+                .iter()
+                .max_by(|a, b| a.share.total_cmp(&b.share));
+            let at = p.prompts.first().map(|x| format!("{}:{}", x.path, x.line));
+            match (claim.figure, measured) {
+                (Some(claimed), Some(m)) => {
+                    let measured_pct = m.share * 100.0;
+                    let text = format!(
+                        "the RepoInvestigator measured {measured_pct:.0}% shared text between the {} and {} prompts (the report says {claimed:.0}%)",
+                        m.a, m.b
+                    );
+                    if measured_pct >= claimed + OVERLAP_TOLERANCE {
+                        (Contradicted, text, at)
+                    } else {
+                        (Supported, text, at)
+                    }
+                }
+                // Nothing measured: the claim can be neither confirmed nor refuted.
+                _ => (
+                    ClaimStatus::Unchecked,
+                    "fewer than two persona prompts were found to compare".into(),
+                    None,
+                ),
             }
         }
         Feature::DeterministicSynthesis => {
@@ -564,5 +779,49 @@ mod tests {
         check(&mut claims, &map);
         assert_eq!(claims[0].status, ClaimStatus::Supported);
         assert_eq!(claims[0].code_location.as_deref(), Some("src/graph.py:30"));
+    }
+
+    #[test]
+    fn overlap_figures_are_read_from_sentences_about_prompts_only() {
+        assert_eq!(
+            overlap_figure("the persona prompts share 12% of their text, well under 50%"),
+            Some(12.0)
+        );
+        assert_eq!(
+            overlap_figure("if two persona prompts share more than 50% of text, we flag collusion"),
+            None
+        );
+        assert_eq!(
+            overlap_figure("persona collusion: the peer's judge prompts shared 90% identical text"),
+            None
+        );
+        assert_eq!(
+            overlap_figure("prompt similarity stays below 30 percent"),
+            Some(30.0)
+        );
+        assert_eq!(overlap_figure("test coverage is 85%"), None);
+        assert_eq!(overlap_figure("the prompts are distinct"), None);
+    }
+
+    #[test]
+    fn reducers_are_paired_with_the_field_they_follow() {
+        let fields = ["evidences", "opinions"];
+        assert_eq!(
+            stated_reducers(
+                "evidences are merged with operator.ior, while opinions use operator.add",
+                &fields
+            ),
+            vec![
+                ("evidences".to_string(), "operator.ior".to_string()),
+                ("opinions".to_string(), "operator.add".to_string())
+            ]
+        );
+        // Fields listed together are not paired with a reducer named after the others.
+        assert_eq!(
+            stated_reducers("evidences and opinions have reducers", &fields),
+            vec![]
+        );
+        // A field name inside another word is not a mention.
+        assert!(stated_reducers("all_opinions_raw uses operator.add", &fields).is_empty());
     }
 }

@@ -6,7 +6,13 @@
 //! the following sentence of the same page when it continues the thought) is running prose that
 //! ties the concept to components of the architecture (nodes, edges, judges, state, reducers,
 //! files ...) and says how (via, by, in parallel, merges, ...). It is a **buzzword** in a list
-//! item, a heading, a short fragment, or prose with no such ties.
+//! item, a heading, a short fragment, prose with no such ties, or a line that lists keywords
+//! (three or more short comma- or bullet-separated items around the mention), however many
+//! words follow the list.
+//!
+//! A concept is found in its spelling variants: British or American (`synchronisation`),
+//! inflected (`synchronised`, `dialectic`, `metacognitive`, `meta-cognition`), its words
+//! joined by spaces, hyphens or slashes or in the reverse order (`synchronisation of state`).
 
 use super::ingest::Sentence;
 use regex::Regex;
@@ -87,32 +93,118 @@ pub fn concepts_from_instruction(instruction: &str) -> Vec<String> {
     out
 }
 
-/// Patterns that find a concept in text: its words separated by spaces, hyphens or slashes,
-/// British or American spelling; `A / B` terms are also found by each half.
+/// The regex of one word of a concept, accepting its spelling variants.
+fn word_pattern(w: &str) -> String {
+    let w = w.to_lowercase();
+    let (stem, tail) = if let Some(stem) = w
+        .strip_suffix("ization")
+        .or_else(|| w.strip_suffix("isation"))
+    {
+        (stem.to_string(), "i[sz](?:ations?|e|ed|es|ing)")
+    } else if let Some(stem) = w.strip_suffix("ize").or_else(|| w.strip_suffix("ise")) {
+        (stem.to_string(), "i[sz](?:e|ed|es|ing|ations?)")
+    } else if let Some(stem) = w.strip_suffix("ical") {
+        (stem.to_string(), "ic(?:al)?")
+    } else if let Some(stem) = w.strip_suffix("ition") {
+        (stem.to_string(), "iti(?:ons?|ve)")
+    } else {
+        (w.clone(), "s?")
+    };
+    let mut stem = regex::escape(&stem);
+    if let Some(rest) = stem.strip_prefix("meta")
+        && !rest.is_empty()
+    {
+        stem = format!("meta[\\s\\-]?{rest}");
+    }
+    format!("{stem}{tail}")
+}
+
+/// Patterns that find a concept in text: its words (in their spelling variants, see
+/// [`word_pattern`]) separated by spaces, hyphens or slashes, or two words in the reverse order
+/// joined by "of" (`synchronisation of the state`); `A / B` terms are also found by each half.
 fn patterns(concept: &str) -> Vec<Regex> {
     let mut variants = vec![concept.to_string()];
     if concept.contains('/') {
         variants.extend(concept.split('/').map(|s| s.trim().to_string()));
     }
-    variants
+    let mut out = Vec::new();
+    for v in &variants {
+        let words: Vec<String> = v
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(word_pattern)
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        out.extend(Regex::new(&format!(r"(?i)\b{}\b", words.join(r"[\s\-/]*"))).ok());
+        if let [a, b] = words.as_slice() {
+            out.extend(Regex::new(&format!(r"(?i)\b{b}\s+of\s+(?:the\s+)?(?:\w+\s+)?{a}\b")).ok());
+        }
+    }
+    out
+}
+
+/// Whether the mention at `at` sits in a line that lists keywords: three or more short items
+/// (at most four words each, none saying how anything is done) separated by commas,
+/// semicolons, bullets or pipes, one of them the mention, whatever prose follows the list.
+fn in_keyword_list(text: &str, at: usize) -> bool {
+    const SEPARATORS: &[char] = &[',', ';', '\u{2022}', '\u{b7}', '|', '\u{25cf}'];
+    let mut items: Vec<(usize, &str)> = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if SEPARATORS.contains(&c) {
+            items.push((start, &text[start..i]));
+            start = i + c.len_utf8();
+        }
+    }
+    items.push((start, &text[start..]));
+    // "Key concepts: A, B and C": the label and a final "and" do not lengthen an item.
+    let words = |item: &str| {
+        let item = item.rsplit(':').next().unwrap_or(item);
+        item.split_whitespace()
+            .filter(|w| !matches!(w.to_lowercase().as_str(), "and" | "or" | "&"))
+            .count()
+    };
+    // Words that make an item a clause rather than a keyword.
+    const VERBS: &[&str] = &[
+        " is ",
+        " are ",
+        " was ",
+        " were ",
+        " uses ",
+        " use ",
+        " using ",
+        " via ",
+        " by ",
+        " through ",
+        " runs ",
+        " run ",
+        " merges ",
+        " sends ",
+        " implement",
+        " when ",
+        " which ",
+        " then ",
+    ];
+    let short =
+        |item: &str| (1..=4).contains(&words(item)) && cue_count(&format!(" {item} "), VERBS) == 0;
+    let Some(idx) = items.iter().rposition(|(s, _)| *s <= at) else {
+        return false;
+    };
+    if !short(items[idx].1) {
+        return false;
+    }
+    let left = items[..idx]
         .iter()
-        .filter_map(|v| {
-            let words: Vec<String> = v
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(|w| {
-                    let w = regex::escape(&w.to_lowercase());
-                    w.replace("ization", "i[sz]ation")
-                        .replace("ize", "i[sz]e")
-                        .replace("isation", "i[sz]ation")
-                })
-                .collect();
-            if words.is_empty() {
-                return None;
-            }
-            Regex::new(&format!(r"(?i)\b{}\b", words.join(r"[\s\-/]*"))).ok()
-        })
-        .collect()
+        .rev()
+        .take_while(|(_, t)| short(t))
+        .count();
+    let right = items[idx + 1..]
+        .iter()
+        .take_while(|(_, t)| short(t))
+        .count();
+    left + right + 1 >= 3
 }
 
 /// Words tying a sentence to the architecture.
@@ -238,6 +330,12 @@ fn explains(sentences: &[Sentence], i: usize, pat: &Regex) -> (bool, String) {
         return (strong(&text), quote);
     }
     let own = window(&s.text, pat, 35);
+    if pat
+        .find(&s.text)
+        .is_some_and(|m| in_keyword_list(&s.text, m.start()))
+    {
+        return (false, own);
+    }
     if s.list_or_title && own.split_whitespace().count() < 14 {
         // A list item may still carry an explanation ("• Fan-out: the graph sends ... via Send").
         return (false, own);
@@ -435,5 +533,53 @@ The chief justice node evaluates the judges' own evaluation quality: when their 
             c[2].quote
         );
         assert!(c[2].quote.contains("Dialectical Synthesis"));
+    }
+
+    fn classified(concept: &str, text: &str) -> Classification {
+        let s = sentences(&[text.to_string()]);
+        classify(&[concept.to_string()], &s)[0].classification
+    }
+
+    #[test]
+    fn spelling_variants_of_a_concept_are_the_concept() {
+        let explained = "State synchronisation happens in the aggregator node: the reducers merge the evidence of the parallel detective branches so no update is lost.";
+        assert_eq!(
+            classified("State Synchronization", explained),
+            Classification::Explained
+        );
+        let reversed = "Synchronisation of the state is done by operator.add reducers, which merge the opinions each judge node returns in parallel.";
+        assert_eq!(
+            classified("State Synchronization", reversed),
+            Classification::Explained
+        );
+        let inflected = "The graph is dialectic: the Prosecutor and Defense judge nodes argue, then the Chief Justice node merges their opinions via deterministic rules.";
+        assert_eq!(
+            classified("Dialectical Synthesis", inflected),
+            Classification::Absent
+        );
+        let meta = "Meta-cognition is implemented by the chief justice node, which evaluates the judges' scores and routes a criterion back when they disagree.";
+        assert_eq!(classified("Metacognition", meta), Classification::Explained);
+        assert_eq!(
+            classified("Metacognition", "Synchronisation of stuff."),
+            Classification::Absent
+        );
+    }
+
+    #[test]
+    fn a_line_that_lists_keywords_is_keyword_dropping_however_long() {
+        let listed = "Key concepts: Metacognition, Dialectical Synthesis, Fan-In / Fan-Out, State Synchronization, all implemented across the graph nodes and the judges, which run in parallel via LangGraph edges and merge their evidence through reducers.";
+        for c in [
+            "Metacognition",
+            "Dialectical Synthesis",
+            "State Synchronization",
+        ] {
+            assert_eq!(classified(c, listed), Classification::Buzzword, "{c}");
+        }
+        // Prose that names three things in a row is not a keyword list.
+        let prose = "The graph uses fan-out, and the Prosecutor, Defense and TechLead judge nodes run in parallel on the same state before the aggregator merges them.";
+        assert_eq!(
+            classified("Fan-In / Fan-Out", prose),
+            Classification::Explained
+        );
     }
 }

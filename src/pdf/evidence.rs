@@ -374,8 +374,9 @@ pub fn path_evidence(
 }
 
 /// Evidence for the report's feature claims (after [`super::claims::check`]), for the dimensions
-/// that cross-reference the report with the code. A contradicted claim is a `Contradiction`:
-/// the Chief Justice's fact supremacy then outranks any judge who believed the report.
+/// that cross-reference the report with the code. A contradicted claim is a confirmed
+/// `Contradiction` (`found`): the Chief Justice's fact supremacy then outranks any judge who
+/// believed the report.
 pub fn claim_evidence(
     facts: &PdfFacts,
     dimensions: &[Dimension],
@@ -394,15 +395,20 @@ pub fn claim_evidence(
                 .as_deref()
                 .map(|l| format!(" ({l})"))
                 .unwrap_or_default();
+            let supported = c.status == ClaimStatus::Supported;
+            // A contradiction is a confirmed finding (`found`), like a hallucinated path: the
+            // goal names the claim, the rationale the verdict.
             let e = Evidence::fact(
                 format!("pdf.{}.claim.{}", d.id, c.feature.as_str()),
                 Detective::EvidenceAggregator,
-                format!(
-                    "The report's claim of {} matches the code evidence",
-                    c.feature.label()
-                ),
-                // a `Fact` is found when the claim holds; a `Contradiction` is found when the
-                // code contradicts it (a found contradiction is what fact supremacy acts on)
+                if supported {
+                    format!(
+                        "The report's claim of {} matches the code evidence",
+                        c.feature.label()
+                    )
+                } else {
+                    format!("The report's claim of {}", c.feature.label())
+                },
                 true,
                 format!("{src} p.{}", c.page),
                 match c.status {
@@ -454,6 +460,8 @@ mod tests {
             status,
             code: "what the code shows".into(),
             code_location: None,
+            figure: None,
+            sentences: Vec::new(),
         };
         facts.feature_claims = vec![
             claim(Feature::ParallelExecution, ClaimStatus::Supported),

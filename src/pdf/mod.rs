@@ -485,6 +485,7 @@ pub fn cross_reference(
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     paths::check(&mut facts.claimed_paths, repo_files);
+    paths::merge_duplicates(&mut facts.claimed_paths);
     evidence::path_evidence(facts, repo_files.is_empty(), dimensions)
 }
 
@@ -528,15 +529,19 @@ pub fn facts_json(facts: &PdfFacts) -> serde_json::Value {
             if c.directory { v["directory"] = true.into(); }
             v
         }).collect::<Vec<_>>(),
-        "feature_claims": facts.feature_claims.iter().map(|c| serde_json::json!({
-            "feature": c.feature.as_str(),
-            "status": c.status.as_str(),
-            "page": c.page,
-            "quote": c.quote,
-            "mentions": c.mentions,
-            "code": c.code,
-            "code_location": c.code_location,
-        })).collect::<Vec<_>>(),
+        "feature_claims": facts.feature_claims.iter().map(|c| {
+            let mut v = serde_json::json!({
+                "feature": c.feature.as_str(),
+                "status": c.status.as_str(),
+                "page": c.page,
+                "quote": c.quote,
+                "mentions": c.mentions,
+                "code": c.code,
+                "code_location": c.code_location,
+            });
+            if let Some(f) = c.figure { v["figure"] = f.into(); }
+            v
+        }).collect::<Vec<_>>(),
         "concepts": facts.concepts.iter().map(|c| serde_json::json!({
             "concept": c.concept,
             "classification": c.classification.as_str(),

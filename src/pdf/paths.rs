@@ -6,9 +6,15 @@
 //! normalised first (one word per line, hyphenation and paths split after `/` are repaired by
 //! [`super::ingest::normalise_page`]).
 //!
+//! Claims include dotfiles (`.env.example`, `.github/workflows/ci.yml`) and documents and images
+//! (`reports/final_report.pdf`, `.tex`, `.png`, `.mmd`).
+//!
 //! Matching is exact and repo-relative; a claim that is a unique path-component suffix of a repo
 //! file (`nodes/judges.py` for `src/nodes/judges.py`) is verified and says so. A path that exists
-//! in the repository is never called hallucinated.
+//! in the repository is never called hallucinated. A file name that text extraction split at a
+//! space or an underscore (`src/tools/repo tools.py`, `Final Report.pdf` in a long name) is
+//! matched, with the words before it, to the repository file it spells; a fragment of a longer
+//! path is never reported as a path of its own.
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -72,17 +78,31 @@ pub struct ClaimedPath {
     /// Whether every mention says the file does not exist (hallucinated, renamed, removed).
     #[serde(default)]
     pub disclaimed: bool,
+    /// The words just before the first mention (nearest last), when the path may be the end of
+    /// a name that text extraction split at spaces.
+    #[serde(skip)]
+    pub preceding: Vec<String>,
 }
 
 /// File extensions of repository files a LangGraph project report talks about.
-const EXTENSIONS: &str = "py|pyi|ipynb|toml|json|jsonl|yaml|yml|md|txt|lock|cfg|ini|sh|env\\.example|sql|csv|html|js|ts|tsx|rs|dockerfile";
+const EXTENSIONS: &str = "py|pyi|ipynb|toml|json|jsonl|yaml|yml|md|txt|lock|cfg|ini|sh|sql|csv|html|js|ts|tsx|rs|dockerfile|pdf|tex|bib|docx|png|jpe?g|svg|gif|mmd|mermaid|drawio";
+
+/// Dotfiles a report names as part of the repository (a bare `.env` is a secret, not a claim).
+const DOTFILES: &str = r"env\.(?:example|sample|template)|gitignore|gitattributes|python-version|dockerignore|pre-commit-config\.ya?ml|flake8|pylintrc|editorconfig";
 
 static PATH_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)(?:[A-Za-z0-9_.\-]+[/\\])*[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.(?:{EXTENSIONS})\b(?::(\d+)(?:-\d+)?)?"
+        r"(?i)(?:[A-Za-z0-9_.\-]+[/\\])*(?:\.?[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.(?:{EXTENSIONS})|\.(?:{DOTFILES}))\b(?::(\d+)(?:-\d+)?)?"
     ))
     .expect("static regex")
 });
+
+/// A bare extension (`.py`, `.json`) is a file type, not a file.
+static BARE_EXTENSION_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"(?i)^\.(?:{EXTENSIONS})$")).expect("static regex"));
+
+/// Words kept before a mention to repair a file name split at spaces.
+const PRECEDING_WORDS: usize = 12;
 
 static DIR_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:\./)?(?:[A-Za-z0-9_\-]+/)+").expect("static regex"));
@@ -134,7 +154,7 @@ pub fn clean_path(raw: &str) -> Option<String> {
         p = rest.to_string();
     }
     let p = p.trim_matches('/').to_string();
-    if p.is_empty() || p.starts_with('.') && !p.contains('/') && p.matches('.').count() == 1 {
+    if p.is_empty() || BARE_EXTENSION_RE.is_match(&p) {
         return None;
     }
     // Reject things like `v1.2.py`? keep; reject pure numbers before the extension (`1.py`)
@@ -285,7 +305,13 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
             let line = m.get(1).and_then(|l| l.as_str().parse().ok());
             let ctx = context_around(text, whole.start(), whole.end());
             seen_spans.push((whole.start(), whole.end()));
+            let before = out.len();
             add(&mut out, path, page, ctx, line, false);
+            if out.len() > before
+                && let Some(c) = out.last_mut()
+            {
+                c.preceding = preceding_words(text, whole.start());
+            }
         }
         for m in DIR_RE.find_iter(text) {
             if seen_spans
@@ -319,6 +345,24 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
         }
     }
     out
+}
+
+/// Up to [`PRECEDING_WORDS`] whitespace-separated words right before `start` (nearest last),
+/// when the mention directly follows a space (a name split by text extraction continues
+/// there); empty otherwise.
+fn preceding_words(text: &str, start: usize) -> Vec<String> {
+    let before = &text[..start];
+    if !before.ends_with([' ', '\u{a0}']) {
+        return Vec::new();
+    }
+    let mut words: Vec<String> = before
+        .split_whitespace()
+        .rev()
+        .take(PRECEDING_WORDS)
+        .map(|w| w.trim_start_matches(['`', '"', '\'', '(', '[']).to_string())
+        .collect();
+    words.reverse();
+    words
 }
 
 /// Bare `word.ext` tokens that are usually prose, not files (`Node.js`, `README` is fine).
@@ -361,6 +405,7 @@ fn add(
         directory,
         future_work: future,
         disclaimed,
+        preceding: Vec::new(),
     });
 }
 
@@ -397,6 +442,9 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
     }
     for c in claims.iter_mut() {
         c.matched = None;
+        if !c.directory {
+            rejoin_split_name(c, &files, &exact);
+        }
         let p = c.path.as_str();
         let found = if c.directory {
             if dirs.contains(p) {
@@ -451,6 +499,98 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
             None => PathStatus::Hallucinated,
         };
     }
+}
+
+/// Puts back the words text extraction split from a file name: when the words before the
+/// mention, joined to it by a space, an underscore, a hyphen or nothing, spell a repository
+/// file (exactly or as its path-component suffix), the claim is that file. Otherwise, when
+/// the word just before is a path that runs into the mention (`src/tools/repo tools.py`), the
+/// claim is the whole text the report wrote, not its last fragment.
+fn rejoin_split_name(c: &mut ClaimedPath, files: &[String], exact: &HashSet<&str>) {
+    if c.preceding.is_empty() {
+        return;
+    }
+    let words: Vec<String> = c
+        .preceding
+        .iter()
+        .map(|w| w.trim_start_matches("./").to_string())
+        .collect();
+    let exists = |cand: &str| {
+        exact.contains(cand) || {
+            let suffix = format!("/{cand}");
+            files.iter().filter(|f| f.ends_with(&suffix)).count() == 1
+        }
+    };
+    for k in 1..=words.len() {
+        let tail = &words[words.len() - k..];
+        if tail.iter().any(|w| w.is_empty() || is_url(w)) {
+            break;
+        }
+        for sep in [" ", "_", "-", ""] {
+            let cand = format!("{}{sep}{}", tail.join(sep), c.path);
+            if exists(&cand) {
+                c.path = cand;
+                c.preceding.clear();
+                return;
+            }
+        }
+    }
+    let last = &words[words.len() - 1];
+    let path_like = last.contains('/')
+        && last.ends_with(|ch: char| ch.is_alphanumeric())
+        && last
+            .chars()
+            .all(|ch| ch.is_alphanumeric() || "/_-.".contains(ch));
+    if path_like && !c.path.contains('/') {
+        c.path = format!("{last} {}", c.path);
+    }
+    c.preceding.clear();
+}
+
+/// Claims that [`check`] resolved to the same path are one claim (pages united), and a path
+/// not found that is the tail of exactly one longer claimed path (`report_peer_abc.md`,
+/// `reports/report_peer_abc.md` beside `audit/reports/report_peer_abc.md`) is a mention of
+/// that path, not a claim of its own.
+pub fn merge_duplicates(claims: &mut Vec<ClaimedPath>) {
+    let mut out: Vec<ClaimedPath> = Vec::with_capacity(claims.len());
+    for c in claims.drain(..) {
+        if let Some(first) = out.iter_mut().find(|o| o.path == c.path) {
+            unite_pages(first, &c);
+            continue;
+        }
+        out.push(c);
+    }
+    let mut i = 0;
+    while i < out.len() {
+        let c = &out[i];
+        let fragment =
+            !c.directory && !matches!(c.status, PathStatus::Verified | PathStatus::Unchecked);
+        let suffix = format!("/{}", c.path);
+        let longer: Vec<usize> = (0..out.len())
+            .filter(|&j| j != i && !out[j].directory && out[j].path.ends_with(&suffix))
+            .collect();
+        if fragment && longer.len() == 1 {
+            let c = out.remove(i);
+            let j = if longer[0] > i {
+                longer[0] - 1
+            } else {
+                longer[0]
+            };
+            unite_pages(&mut out[j], &c);
+            continue;
+        }
+        i += 1;
+    }
+    *claims = out;
+}
+
+fn unite_pages(into: &mut ClaimedPath, from: &ClaimedPath) {
+    for p in &from.pages {
+        if !into.pages.contains(p) {
+            into.pages.push(*p);
+        }
+    }
+    into.pages.sort_unstable();
 }
 
 #[cfg(test)]
@@ -579,5 +719,99 @@ mod tests {
     fn no_repo_files_means_unchecked() {
         let r = checked("src/graph.py", &[]);
         assert_eq!(r, vec![("src/graph.py".into(), PathStatus::Unchecked)]);
+    }
+
+    fn resolved(text: &str, files: &[&str]) -> Vec<(String, PathStatus)> {
+        let mut c = extract(&[text.to_string()]);
+        let files: Vec<String> = files.iter().map(|s| s.to_string()).collect();
+        check(&mut c, &files);
+        merge_duplicates(&mut c);
+        c.into_iter().map(|c| (c.path, c.status)).collect()
+    }
+
+    #[test]
+    fn dotfiles_and_documents_are_claims_file_types_are_not() {
+        assert_eq!(
+            paths(
+                "Copy .env.example to .env; CI runs .github/workflows/ci.yml and .pre-commit-config.yaml."
+            ),
+            vec![
+                ".env.example",
+                ".github/workflows/ci.yml",
+                ".pre-commit-config.yaml"
+            ]
+        );
+        assert_eq!(
+            paths(
+                "The report is reports/final_report.pdf (source report/main.tex, figure docs/graph.png)."
+            ),
+            vec![
+                "reports/final_report.pdf",
+                "report/main.tex",
+                "docs/graph.png"
+            ]
+        );
+        assert!(paths("every .py and .json file, and .env").is_empty());
+        let r = resolved(
+            "See .env.example and .github/workflows/ci.yml.",
+            &[".env.example", ".github/workflows/ci.yml"],
+        );
+        assert!(r.iter().all(|(_, s)| *s == PathStatus::Verified), "{r:?}");
+    }
+
+    #[test]
+    fn a_name_split_by_text_extraction_is_matched_to_the_file_it_spells() {
+        let files = [
+            "src/tools/repo_tools.py",
+            "reports/Jane Doe Week 2 Final Report.pdf",
+        ];
+        assert_eq!(
+            resolved(
+                "The sandbox lives in src/tools/repo tools.py today.",
+                &files
+            ),
+            vec![("src/tools/repo_tools.py".into(), PathStatus::Verified)]
+        );
+        assert_eq!(
+            resolved(
+                "Our report reports/Jane Doe Week 2 Final Report.pdf explains it.",
+                &files
+            ),
+            vec![(
+                "reports/Jane Doe Week 2 Final Report.pdf".into(),
+                PathStatus::Verified
+            )]
+        );
+        // No such file: the claim is what the report wrote, never its last fragment alone.
+        assert_eq!(
+            resolved(
+                "The sandbox lives in src/tools/git runner.py today.",
+                &files
+            ),
+            vec![("src/tools/git runner.py".into(), PathStatus::Hallucinated)]
+        );
+        // Prose before a real bare name changes nothing.
+        assert_eq!(
+            resolved("we wrote repo_tools.py first", &files),
+            vec![("repo_tools.py".into(), PathStatus::Verified)]
+        );
+    }
+
+    #[test]
+    fn a_fragment_of_a_longer_claimed_path_is_not_a_claim_of_its_own() {
+        let r = resolved(
+            "The peer report audit/received/peer_report.md scored us 85. Its author (received/peer_report.md) and peer_report.md again.",
+            &["src/graph.py"],
+        );
+        assert_eq!(
+            r,
+            vec![(
+                "audit/received/peer_report.md".into(),
+                PathStatus::Hallucinated
+            )]
+        );
+        // Two longer candidates: the bare name stays (it is not clear which one it means).
+        let r = resolved("see a/x.md and b/x.md and x.md", &["src/graph.py"]);
+        assert_eq!(r.len(), 3);
     }
 }

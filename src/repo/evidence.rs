@@ -1120,30 +1120,46 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         },
         0.85,
     ));
-    v.push(fact(
-        "repo.personas.distinct",
-        goal,
-        p.prompts.len() == 3 && !p.collusion,
-        first_loc.clone(),
-        if p.similarity.is_empty() {
-            "fewer than two persona prompts to compare".to_string()
-        } else {
-            format!(
-                "shared text: {}{}",
-                p.similarity
-                    .iter()
-                    .map(|s| format!("{}/{} {:.0}%", s.a, s.b, s.share * 100.0))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if p.collusion {
-                    " — over 50%: Persona Collusion"
-                } else {
-                    ""
-                }
-            )
-        },
-        0.85,
-    ));
+    // The collusion figure the rubric asks for, first in the list so that every summary of
+    // this dimension quotes it. With fewer than two prompts nothing can be compared, and the
+    // missing prompts are already the fact above.
+    if let Some(top) = p
+        .similarity
+        .iter()
+        .max_by(|a, b| a.share.total_cmp(&b.share))
+    {
+        let others: Vec<String> = p
+            .similarity
+            .iter()
+            .filter(|s| !std::ptr::eq(*s, top))
+            .map(|s| format!("{}/{} {:.0}%", s.a, s.b, s.share * 100.0))
+            .collect();
+        let threshold = super::python::prompts::COLLUSION_THRESHOLD * 100.0;
+        let figure = format!(
+            "the {} and {} prompts share {:.0}% of their text{}",
+            top.a,
+            top.b,
+            top.share * 100.0,
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(" (other pairs: {})", others.join(", "))
+            }
+        );
+        let e = fact(
+            "repo.personas.collusion",
+            "Persona prompts share at most 50% of their text (no Persona Collusion)",
+            !p.collusion,
+            first_loc.clone(),
+            if p.collusion {
+                format!("Persona Collusion: {figure}, over the rubric's {threshold:.0}%")
+            } else {
+                format!("Distinct personas: {figure}, under the rubric's {threshold:.0}%")
+            },
+            0.95,
+        );
+        v.insert(0, e);
+    }
     for (persona, id) in [
         ("Prosecutor", "repo.personas.prosecutor_language"),
         ("Defense", "repo.personas.defense_language"),

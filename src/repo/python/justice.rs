@@ -396,7 +396,7 @@ def chief_justice(state):
         let looped = "def render(f, report):\n    f.write(f\"## Executive Summary\\n{report.executive_summary}\\n\")\n    for criterion in report.criteria:\n        f.write(f\"### {criterion.dimension_name}\\n\")\n        f.write(f\"#### Remediation\\n{criterion.remediation}\\n\")\n";
         assert_eq!(sections(looped), vec![true, true, true]);
         let verdicts = "def render():\n    return '## \u{1f4ca} Final Verdicts\\n' + 'Breakdown by criterion follows.'\n";
-        assert_eq!(sections(verdicts)[1], true);
+        assert!(sections(verdicts)[1]);
     }
 
     #[test]

@@ -722,6 +722,10 @@ struct Explored {
 }
 
 type JoinSeen<'g> = Vec<BTreeSet<&'g str>>;
+/// The nodes triggered for the next superstep, each with the nodes that triggered it.
+type Triggers<'g> = BTreeMap<&'g str, Vec<&'g str>>;
+/// The runs of one node on one path: (superstep, what triggered it).
+type RunLog = Vec<(usize, Vec<String>)>;
 
 impl<'g> Machine<'g> {
     fn new(g: &'g GraphFacts, dead: &Dead) -> Self {
@@ -768,7 +772,7 @@ impl<'g> Machine<'g> {
         &self,
         active: &BTreeSet<&'g str>,
         seen: &JoinSeen<'g>,
-    ) -> Option<Vec<(BTreeMap<&'g str, Vec<&'g str>>, JoinSeen<'g>)>> {
+    ) -> Option<Vec<(Triggers<'g>, JoinSeen<'g>)>> {
         let mut base: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for a in active {
             for t in self.plain.get(a).into_iter().flatten() {
@@ -876,7 +880,7 @@ impl<'g> Machine<'g> {
     }
 }
 
-type Runs<'g> = BTreeMap<&'g str, Vec<(usize, Vec<String>)>>;
+type Runs<'g> = BTreeMap<&'g str, RunLog>;
 
 fn simulate(
     ctx: &Ctx,
@@ -979,7 +983,7 @@ fn simulate(
         .map(String::as_str)
         .filter(|n| !on_cycle(n) || terminal(n))
         .collect();
-    let mut roots: Vec<(&String, &Vec<(usize, Vec<String>)>)> = ex
+    let mut roots: Vec<(&String, &RunLog)> = ex
         .dups
         .iter()
         .filter(|(n, runs)| {

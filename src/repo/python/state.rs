@@ -249,27 +249,28 @@ mod tests {
     }
 
     #[test]
-    fn a_comment_inside_a_multi_line_annotated_is_not_the_reducer() {
-        let src = "import operator\nfrom typing import Annotated, TypedDict\nclass S(TypedDict):\n    evidences: Annotated[\n        dict,\n        operator.ior  # merge: keeps every key\n    ]\n    opinions: Annotated[\n        list,  # the judges' opinions\n        operator.add\n    ]\n";
-        let ms = vec![parse_module("src/state.py", src.into()).unwrap()];
-        let f = analyse(&Repo::new(&ms));
-        let r: Vec<(&str, &str)> = f
-            .reducers
-            .iter()
-            .map(|r| (r.field.as_str(), r.reducer.as_str()))
-            .collect();
-        assert_eq!(
-            r,
-            vec![("evidences", "operator.ior"), ("opinions", "operator.add")]
-        );
-    }
-
-    #[test]
     fn annotated_without_reducer_metadata_is_not_a_reducer() {
         let src = "from typing import Annotated, TypedDict\nclass S(TypedDict):\n    a: Annotated[list]\n    b: List[int]\n";
         let ms = vec![parse_module("s.py", src.into()).unwrap()];
         let f = analyse(&Repo::new(&ms));
         assert!(f.reducers.is_empty(), "{:?}", f.reducers);
         assert_eq!(f.typed_dicts.len(), 1);
+    }
+
+    #[test]
+    fn a_comment_inside_annotated_is_not_the_reducer() {
+        let src = "import operator\nfrom typing import Annotated, Dict, List, TypedDict\nclass AgentState(TypedDict):\n    evidences: Annotated[\n        Dict[str, list],\n        operator.ior  # dict merge: keeps every key\n    ]\n    opinions: Annotated[List[str], operator.add]  # appended\n";
+        let ms =
+            vec![crate::repo::python::syntax::parse_module("src/state.py", src.into()).unwrap()];
+        let f = analyse(&Repo::new(&ms));
+        let got: Vec<(&str, &str)> = f
+            .reducers
+            .iter()
+            .map(|r| (r.field.as_str(), r.reducer.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("evidences", "operator.ior"), ("opinions", "operator.add")]
+        );
     }
 }

@@ -1025,10 +1025,9 @@ impl<'s, 't> Walker<'s, 't> {
                 let mut params = Vec::new();
                 for k in kids.iter().skip(1) {
                     if kind(k) == "type_parameter" {
-                        for t in self.kids(*k) {
-                            if kind(&t) != "comment" {
-                                params.push(self.type_expr(t, depth + 1));
-                            }
+                        // A comment after a parameter (`operator.ior  # merge`) is no parameter.
+                        for t in self.kids(*k).into_iter().filter(|t| kind(t) != "comment") {
+                            params.push(self.type_expr(t, depth + 1));
                         }
                     }
                 }
