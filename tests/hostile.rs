@@ -462,3 +462,39 @@ fn huge_file_versions_are_not_diffed_and_the_skip_is_reported() {
         "{notes}"
     );
 }
+
+#[test]
+fn an_image_bomb_is_not_decoded() {
+    let ws = workspace();
+    // 8000 x 8000 = 64 million pixels declared, in a 1 MB file.
+    let bomb = auditor::testkit::pdf::image_bomb_pdf(8_000, 8_000);
+    assert!(bomb.len() < 1_100_000);
+    std::fs::write(ws.path().join("bomb.pdf"), &bomb).unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--pdf", "bomb.pdf", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let notes = json["pdf"]["notes"].to_string();
+    assert!(
+        notes.contains("declares 8000x8000 pixels") && notes.contains("not decoded"),
+        "{notes}\n{}\n{stderr}",
+        json["errors"]
+    );
+
+    // A thin image is no diagram, but rendering its page (a vector drawing) would decode it.
+    std::fs::write(
+        ws.path().join("thin.pdf"),
+        auditor::testkit::pdf::image_bomb_pdf(10, 4_000_000),
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--pdf", "thin.pdf", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = json["pdf"]["notes"].to_string();
+    assert!(notes.contains("page 1: not rendered"), "{notes}");
+}
