@@ -498,3 +498,25 @@ fn an_image_bomb_is_not_decoded() {
     let notes = json["pdf"]["notes"].to_string();
     assert!(notes.contains("page 1: not rendered"), "{notes}");
 }
+
+#[test]
+fn an_oversized_pdf_is_refused_before_it_is_read() {
+    let ws = workspace();
+    // A sparse 3 GB file: nothing is allocated on disk, reading it whole would cost 3 GB.
+    let huge = ws.path().join("huge.pdf");
+    std::fs::write(&huge, b"%PDF-1.4\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--pdf", "huge.pdf", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("above the 200 MB limit"), "{stderr}");
+}
