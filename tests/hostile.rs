@@ -520,3 +520,46 @@ fn an_oversized_pdf_is_refused_before_it_is_read() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("above the 200 MB limit"), "{stderr}");
 }
+
+#[test]
+fn a_finding_explosion_is_capped_and_counted() {
+    let ws = tempfile::tempdir().unwrap();
+    let line = "os.system(1);".repeat(5_000);
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[git::FixtureCommit::new("init", 1_700_000_000)
+            .file("src/x.py", format!("import os\n{line}\n"))],
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("out/report.json")).unwrap())
+            .unwrap();
+    let evidence = json["evidence"]["safe_tool_engineering"]
+        .as_array()
+        .unwrap();
+    let findings = evidence
+        .iter()
+        .filter(|e| e["kind"] == "security_finding")
+        .count();
+    assert_eq!(findings, 20, "the first 20 findings kept");
+    let no_shell = evidence
+        .iter()
+        .find(|e| e["id"] == "repo.security.no_raw_shell")
+        .unwrap();
+    assert_eq!(no_shell["rationale"], "5000 raw shell call(s)");
+    assert_eq!(json["repo"]["finding_counts"]["os_system"], 5000);
+    assert!(
+        json["repo"]["notes"]
+            .to_string()
+            .contains("5000 security findings of kind os_system"),
+        "{}",
+        json["repo"]["notes"]
+    );
+}
