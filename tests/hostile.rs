@@ -563,3 +563,49 @@ fn a_finding_explosion_is_capped_and_counted() {
         json["repo"]["notes"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_llm_answers_are_neither_read_whole_nor_logged() {
+    for size in [12 << 20, 1 << 20] {
+        let body = "x".repeat(size);
+        let server = llm_support::server(llm_support::Script::new(vec![llm_support::Step::Fixed(
+            wiremock::ResponseTemplate::new(200).set_body_string(body),
+        )]))
+        .await;
+        let ws = workspace();
+        let mut cmd = auditor(ws.path());
+        cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("AUDITOR_MODEL", llm_support::MODEL)
+            .env("AUDITOR_LLM_MAX_RETRIES", "0")
+            .env_remove("AUDITOR_VISION_MODEL")
+            .args([
+                "--repo",
+                "repo",
+                "--pdf",
+                "report.pdf",
+                "--judges",
+                "llm",
+                "-v",
+            ])
+            .args(["--output", "out/report.md"]);
+        let out = run(cmd).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{}",
+            &stderr[..stderr.len().min(3000)]
+        );
+        assert!(
+            out.stderr.len() < 200_000,
+            "{} bytes of stderr for a {size}-byte answer",
+            out.stderr.len()
+        );
+        let json = std::fs::read_to_string(ws.path().join("out/report.json")).unwrap();
+        assert!(json.len() < 2_000_000, "{} bytes of JSON", json.len());
+        if size > auditor::llm::client::MAX_RESPONSE_BYTES {
+            assert!(json.contains("larger than 8 MiB"), "the failure says why");
+        }
+    }
+}
