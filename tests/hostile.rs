@@ -609,3 +609,86 @@ async fn huge_llm_answers_are_neither_read_whole_nor_logged() {
         }
     }
 }
+
+#[test]
+fn an_unwritable_output_is_found_before_the_audit() {
+    if !Path::new("/proc/self").exists() {
+        return; // /proc is the one directory even root cannot write to
+    }
+    let ws = workspace();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "repo",
+            "--pdf",
+            "report.pdf",
+            "--judges",
+            "offline",
+        ])
+        .args(["--output", "/proc/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the report in /proc"),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing ran: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn a_rubric_with_a_byte_order_mark_is_accepted() {
+    let ws = workspace();
+    let mut bom = "\u{feff}".to_string();
+    bom.push_str(auditor::rubric::EMBEDDED_RUBRIC);
+    std::fs::write(ws.path().join("bom.json"), bom).unwrap();
+    let out = auditor(ws.path())
+        .args(audit_args())
+        .args(["--rubric", "bom.json"])
+        .output()
+        .unwrap();
+    assert_report_written(&out, ws.path());
+}
+
+#[test]
+fn history_timestamps_at_the_extremes_do_not_overflow() {
+    let ws = tempfile::tempdir().unwrap();
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[git::FixtureCommit::new("init", 1_700_000_000).file("a.py", "x = 1\n")],
+    )
+    .unwrap();
+    // libgit2 clamps the times it writes; a crafted object says what it likes.
+    let repo = git2::Repository::open(ws.path().join("repo")).unwrap();
+    let tree = repo.head().unwrap().peel_to_tree().unwrap().id();
+    let raw = |parent: Option<git2::Oid>, when: i64, msg: &str| {
+        let parent = parent.map(|p| format!("parent {p}\n")).unwrap_or_default();
+        let text = format!(
+            "tree {tree}\n{parent}author s <s@x> {when} +0000\ncommitter s <s@x> {when} +0000\n\n{msg}\n"
+        );
+        repo.odb()
+            .unwrap()
+            .write(git2::ObjectType::Commit, text.as_bytes())
+            .unwrap()
+    };
+    let first = raw(None, i64::MIN, "init");
+    let last = raw(Some(first), i64::MAX, "later");
+    repo.reference("refs/heads/main", last, true, "crafted")
+        .unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let h = &json["repo"]["history"];
+    assert!(h["span_seconds"].as_i64().unwrap() > 0, "{h}");
+    assert_eq!(h["clustered"], false, "{h}");
+}
