@@ -477,14 +477,7 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
         prepared.input.repo.source.shown(),
         &now,
     )?;
-    if let Some(parent) = md_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            BadInput(format!(
-                "cannot create the output directory {}: {e}",
-                parent.display()
-            ))
-        })?;
-    }
+    check_writable(&md_path)?;
 
     let price = price_from_env()?;
     let mut outcome = run_actor_graph(prepared.input, service)?;
@@ -500,6 +493,37 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     } else {
         EXIT_INCOMPLETE
     })
+}
+
+/// The report's directory is created and proved writable before the (possibly paid) audit
+/// runs: a file is created in it and removed.
+fn check_writable(md_path: &Path) -> Result<(), BadInput> {
+    let parent = md_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| {
+        BadInput(format!(
+            "cannot create the output directory {}: {e}. Choose another --output",
+            parent.display()
+        ))
+    })?;
+    tempfile::Builder::new()
+        .prefix(".auditor-write-check-")
+        .tempfile_in(parent)
+        .map_err(|e| {
+            BadInput(format!(
+                "cannot write the report in {}: {e}. Choose a writable --output",
+                parent.display()
+            ))
+        })?;
+    if md_path.is_dir() {
+        return Err(BadInput(format!(
+            "--output {} is a directory where the report file would go: choose another --output",
+            md_path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn run_actor_graph(

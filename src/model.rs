@@ -360,18 +360,27 @@ impl AuditState {
     pub fn merge(&mut self, update: StateUpdate) {
         for (dimension, incoming) in update.evidences {
             let list = self.evidences.entry(dimension).or_default();
+            // Linear in the evidence count: ids are looked up, not scanned for.
+            let mut ids: std::collections::HashMap<String, Vec<usize>> =
+                std::collections::HashMap::with_capacity(list.len() + incoming.len());
+            for (i, e) in list.iter().enumerate() {
+                ids.entry(e.id.clone()).or_default().push(i);
+            }
             for mut ev in incoming {
-                if list.iter().any(|e| e == &ev) {
+                // Evidence equal to one already merged has a taken id (its own or `id#n`).
+                let same = |at: &Vec<usize>| at.iter().any(|&i| list[i] == ev);
+                if ids.get(&ev.id).is_some_and(same) {
                     continue;
                 }
-                if list.iter().any(|e| e.id == ev.id) {
+                if ids.contains_key(&ev.id) {
                     let base = ev.id.clone();
                     let mut n = 2;
-                    while list.iter().any(|e| e.id == format!("{base}#{n}")) {
+                    while ids.contains_key(&format!("{base}#{n}")) {
                         n += 1;
                     }
                     ev.id = format!("{base}#{n}");
                 }
+                ids.entry(ev.id.clone()).or_default().push(list.len());
                 list.push(ev);
             }
         }

@@ -145,8 +145,10 @@ impl Rubric {
         self.dimensions.iter().find(|d| d.id == id)
     }
 
-    /// Parses and validates rubric JSON. `file` is used in error messages only.
+    /// Parses and validates rubric JSON. `file` is used in error messages only. A UTF-8
+    /// byte-order mark (Windows editors write one) is skipped.
     pub fn parse(text: &str, file: &str) -> Result<Rubric, RubricError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| RubricError::Syntax {
                 file: file.to_string(),

@@ -462,3 +462,233 @@ fn huge_file_versions_are_not_diffed_and_the_skip_is_reported() {
         "{notes}"
     );
 }
+
+#[test]
+fn an_image_bomb_is_not_decoded() {
+    let ws = workspace();
+    // 8000 x 8000 = 64 million pixels declared, in a 1 MB file.
+    let bomb = auditor::testkit::pdf::image_bomb_pdf(8_000, 8_000);
+    assert!(bomb.len() < 1_100_000);
+    std::fs::write(ws.path().join("bomb.pdf"), &bomb).unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--pdf", "bomb.pdf", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let notes = json["pdf"]["notes"].to_string();
+    assert!(
+        notes.contains("declares 8000x8000 pixels") && notes.contains("not decoded"),
+        "{notes}\n{}\n{stderr}",
+        json["errors"]
+    );
+
+    // A thin image is no diagram, but rendering its page (a vector drawing) would decode it.
+    std::fs::write(
+        ws.path().join("thin.pdf"),
+        auditor::testkit::pdf::image_bomb_pdf(10, 4_000_000),
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--pdf", "thin.pdf", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = json["pdf"]["notes"].to_string();
+    assert!(notes.contains("page 1: not rendered"), "{notes}");
+}
+
+#[test]
+fn an_oversized_pdf_is_refused_before_it_is_read() {
+    let ws = workspace();
+    // A sparse 3 GB file: nothing is allocated on disk, reading it whole would cost 3 GB.
+    let huge = ws.path().join("huge.pdf");
+    std::fs::write(&huge, b"%PDF-1.4\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--pdf", "huge.pdf", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("above the 200 MB limit"), "{stderr}");
+}
+
+#[test]
+fn a_finding_explosion_is_capped_and_counted() {
+    let ws = tempfile::tempdir().unwrap();
+    let line = "os.system(1);".repeat(5_000);
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[git::FixtureCommit::new("init", 1_700_000_000)
+            .file("src/x.py", format!("import os\n{line}\n"))],
+    )
+    .unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("out/report.json")).unwrap())
+            .unwrap();
+    let evidence = json["evidence"]["safe_tool_engineering"]
+        .as_array()
+        .unwrap();
+    let findings = evidence
+        .iter()
+        .filter(|e| e["kind"] == "security_finding")
+        .count();
+    assert_eq!(findings, 20, "the first 20 findings kept");
+    let no_shell = evidence
+        .iter()
+        .find(|e| e["id"] == "repo.security.no_raw_shell")
+        .unwrap();
+    assert_eq!(no_shell["rationale"], "5000 raw shell call(s)");
+    assert_eq!(json["repo"]["finding_counts"]["os_system"], 5000);
+    assert!(
+        json["repo"]["notes"]
+            .to_string()
+            .contains("5000 security findings of kind os_system"),
+        "{}",
+        json["repo"]["notes"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_llm_answers_are_neither_read_whole_nor_logged() {
+    for size in [12 << 20, 1 << 20] {
+        let body = "x".repeat(size);
+        let server = llm_support::server(llm_support::Script::new(vec![llm_support::Step::Fixed(
+            wiremock::ResponseTemplate::new(200).set_body_string(body),
+        )]))
+        .await;
+        let ws = workspace();
+        let mut cmd = auditor(ws.path());
+        cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("AUDITOR_MODEL", llm_support::MODEL)
+            .env("AUDITOR_LLM_MAX_RETRIES", "0")
+            .env_remove("AUDITOR_VISION_MODEL")
+            .args([
+                "--repo",
+                "repo",
+                "--pdf",
+                "report.pdf",
+                "--judges",
+                "llm",
+                "-v",
+            ])
+            .args(["--output", "out/report.md"]);
+        let out = run(cmd).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{}",
+            &stderr[..stderr.len().min(3000)]
+        );
+        assert!(
+            out.stderr.len() < 200_000,
+            "{} bytes of stderr for a {size}-byte answer",
+            out.stderr.len()
+        );
+        let json = std::fs::read_to_string(ws.path().join("out/report.json")).unwrap();
+        assert!(json.len() < 2_000_000, "{} bytes of JSON", json.len());
+        if size > auditor::llm::client::MAX_RESPONSE_BYTES {
+            assert!(json.contains("larger than 8 MiB"), "the failure says why");
+        }
+    }
+}
+
+#[test]
+fn an_unwritable_output_is_found_before_the_audit() {
+    if !Path::new("/proc/self").exists() {
+        return; // /proc is the one directory even root cannot write to
+    }
+    let ws = workspace();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "repo",
+            "--pdf",
+            "report.pdf",
+            "--judges",
+            "offline",
+        ])
+        .args(["--output", "/proc/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the report in /proc"),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing ran: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn a_rubric_with_a_byte_order_mark_is_accepted() {
+    let ws = workspace();
+    let mut bom = "\u{feff}".to_string();
+    bom.push_str(auditor::rubric::EMBEDDED_RUBRIC);
+    std::fs::write(ws.path().join("bom.json"), bom).unwrap();
+    let out = auditor(ws.path())
+        .args(audit_args())
+        .args(["--rubric", "bom.json"])
+        .output()
+        .unwrap();
+    assert_report_written(&out, ws.path());
+}
+
+#[test]
+fn history_timestamps_at_the_extremes_do_not_overflow() {
+    let ws = tempfile::tempdir().unwrap();
+    git::build_repo(
+        &ws.path().join("repo"),
+        &[git::FixtureCommit::new("init", 1_700_000_000).file("a.py", "x = 1\n")],
+    )
+    .unwrap();
+    // libgit2 clamps the times it writes; a crafted object says what it likes.
+    let repo = git2::Repository::open(ws.path().join("repo")).unwrap();
+    let tree = repo.head().unwrap().peel_to_tree().unwrap().id();
+    let raw = |parent: Option<git2::Oid>, when: i64, msg: &str| {
+        let parent = parent.map(|p| format!("parent {p}\n")).unwrap_or_default();
+        let text = format!(
+            "tree {tree}\n{parent}author s <s@x> {when} +0000\ncommitter s <s@x> {when} +0000\n\n{msg}\n"
+        );
+        repo.odb()
+            .unwrap()
+            .write(git2::ObjectType::Commit, text.as_bytes())
+            .unwrap()
+    };
+    let first = raw(None, i64::MIN, "init");
+    let last = raw(Some(first), i64::MAX, "later");
+    repo.reference("refs/heads/main", last, true, "crafted")
+        .unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let out = auditor(ws.path())
+        .args(["evidence", "--repo", "repo", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let h = &json["repo"]["history"];
+    assert!(h["span_seconds"].as_i64().unwrap() > 0, "{h}");
+    assert_eq!(h["clustered"], false, "{h}");
+}

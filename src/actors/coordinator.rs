@@ -380,12 +380,15 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         PdfSource::File(path) => {
             let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
                 .instrument(repo_span.clone());
-            let read = tokio::fs::read(path.clone());
+            let file = path.clone();
+            let read = tokio::task::spawn_blocking(move || crate::pdf::read_bounded(&file));
             let (repo_branch, bytes) = futures::join!(repo_fut, read);
             let name = path.display().to_string();
-            let bytes = bytes
-                .map(|b| (Arc::new(b), name.clone()))
-                .map_err(|e| format!("cannot read PDF report {name}: {e}"));
+            let bytes = match bytes {
+                Ok(Ok(b)) => Ok((Arc::new(b), name.clone())),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(format!("cannot read PDF report {name}: {e}")),
+            };
             (repo_branch, bytes)
         }
         PdfSource::InRepo(_) => {

@@ -943,7 +943,13 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
                 f.python.files_parsed, s.subprocess_calls
             )
         } else {
-            format!("{} raw shell call(s)", shell.len())
+            let total: usize = f
+                .finding_counts
+                .iter()
+                .filter(|(k, _)| *k != "eval" && *k != "exec")
+                .map(|(_, n)| n)
+                .sum();
+            format!("{} raw shell call(s)", total.max(shell.len()))
         },
         1.0,
     ));

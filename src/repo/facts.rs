@@ -33,6 +33,7 @@ pub fn facts_json(f: &RepoFacts) -> Value {
         "file_count": f.files.len(),
         "notes": f.notes,
         "unscanned_python": f.unscanned_python,
+        "finding_counts": f.finding_counts,
         "history": {
             "commit_count": h.commit_count,
             "merge_count": h.merge_count,

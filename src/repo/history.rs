@@ -397,7 +397,8 @@ pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
     .to_string();
     let first = commits.iter().map(|c| c.timestamp).min().unwrap_or(0);
     let last = commits.iter().map(|c| c.timestamp).max().unwrap_or(0);
-    h.span_seconds = last - first;
+    // Saturating: author times are whatever the submission wrote (i64::MIN .. i64::MAX).
+    h.span_seconds = last.saturating_sub(first);
     h.clustered = n >= 2 && h.span_seconds <= CLUSTER_SECONDS;
     let first_of = |p: &str| commits.iter().position(|c| c.phases.iter().any(|x| x == p));
     h.first_setup = first_of("setup");
@@ -543,6 +544,13 @@ mod tests {
         let h = summarise(commits);
         assert_eq!(h.lines_counted, "code");
         assert_eq!(h.pattern, "few_large", "{}", h.top2_share);
+    }
+
+    #[test]
+    fn extreme_timestamps_do_not_overflow() {
+        let h = summarise(vec![c(i64::MIN, 1, &[]), c(i64::MAX, 1, &[])]);
+        assert_eq!(h.span_seconds, i64::MAX);
+        assert!(!h.clustered, "a span of -1 s would read as a bulk upload");
     }
 
     #[test]

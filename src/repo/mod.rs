@@ -97,6 +97,10 @@ pub struct RepoFacts {
     /// Graphs, state, security, structured output, personas, Chief Justice.
     #[serde(default)]
     pub python: python::PythonFacts,
+    /// Security findings per kind, all of them counted (`python.security.findings` keeps the
+    /// first [`MAX_FINDINGS_PER_KIND`] of each kind).
+    #[serde(default)]
+    pub finding_counts: std::collections::BTreeMap<String, usize>,
     /// Python files neither parsed nor scanned for dangerous calls (over every size limit):
     /// the security analysis cannot vouch for them.
     #[serde(default)]
@@ -226,6 +230,7 @@ pub fn investigate_in(
     }
     facts.python = python::analyse(sources, &texts);
     facts.python.security.findings.extend(scanned);
+    cap_findings(&mut facts);
     facts.notes.extend(facts.python.notes.iter().cloned());
     for p in &facts.python.files_with_syntax_errors {
         facts.notes.push(format!(
@@ -236,6 +241,27 @@ pub fn investigate_in(
         facts.report_pdf = extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes);
     }
     Ok(facts)
+}
+
+/// Security findings kept per kind; the others are counted (a line of 150,000 `os.system`
+/// calls must not become 150,000 pieces of evidence).
+pub const MAX_FINDINGS_PER_KIND: usize = 20;
+
+fn cap_findings(facts: &mut RepoFacts) {
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    facts.python.security.findings.retain(|f| {
+        let n = counts.entry(f.kind.clone()).or_default();
+        *n += 1;
+        *n <= MAX_FINDINGS_PER_KIND
+    });
+    for (kind, n) in &counts {
+        if *n > MAX_FINDINGS_PER_KIND {
+            facts.notes.push(format!(
+                "{n} security findings of kind {kind}: the first {MAX_FINDINGS_PER_KIND} are kept as evidence, all are counted"
+            ));
+        }
+    }
+    facts.finding_counts = counts;
 }
 
 /// A Python file too large to parse: scanned textually for dangerous calls (see [`scan`]), or,
