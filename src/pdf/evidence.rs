@@ -424,7 +424,12 @@ pub fn claim_evidence(
             )
             .with_content(format!("p.{}: \"{}\"", c.page, c.quote));
             evs.push(if c.status == ClaimStatus::Contradicted {
-                e.with_kind(EvidenceKind::Contradiction)
+                // A confirmed contradiction is `found` (see `EvidenceKind::Contradiction`):
+                // with `found == false` it would read as a check that came back clean.
+                Evidence {
+                    found: true,
+                    ..e.with_kind(EvidenceKind::Contradiction)
+                }
             } else {
                 e
             });
