@@ -388,11 +388,16 @@ fn grades_csv_cells_are_never_spreadsheet_formulas() {
     let good = root.path().join("repos/good");
     std::fs::create_dir_all(&good).unwrap();
     batch_support::student_repo(&good, "good");
+    // A ref may be anything a branch name can be, a formula included (an unknown ref is bad
+    // input and stops the batch before it runs, so the branch exists).
+    let repo = git2::Repository::open(&good).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    repo.branch("=cmd|calc", &head, false).unwrap();
     let manifest = root.path().join("cohort.csv");
-    // Ids may start with '+', '-' or '@'; a ref may be anything a branch name can be.
+    // Ids may start with '+', '-' or '@'.
     std::fs::write(
         &manifest,
-        "id,repo,pdf,ref\n+cmd,repos/good,,\n-2+3,repos/good,,\"=HYPERLINK(\"\"http://evil\"\")\"\n@SUM,repos/good,,\n",
+        "id,repo,pdf,ref\n+cmd,repos/good,,\n-2+3,repos/good,,=cmd|calc\n@SUM,repos/good,,\n",
     )
     .unwrap();
     let out_dir = root.path().join("grades");

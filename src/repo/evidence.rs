@@ -405,7 +405,12 @@ fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
 }
 
 /// Run-time defect kinds (see `python::runtime`) by the dimension they harm.
-const GRAPH_DEFECTS: &[&str] = &["duplicate_execution", "unreachable_node", "unbounded_loop"];
+const GRAPH_DEFECTS: &[&str] = &[
+    "import_error",
+    "duplicate_execution",
+    "unreachable_node",
+    "unbounded_loop",
+];
 const STATE_DEFECTS: &[&str] = &[
     "undeclared_state_key",
     "unknown_state_key",

@@ -21,7 +21,9 @@
 //! - `unknown_state_key`: a router or node reads a key that nothing can set;
 //! - `whole_state_return`: a node returns the whole state while fields have an `add` reducer
 //!   (the lists are appended to themselves);
-//! - `persona_mismatch` (see [`super::persona_names`]).
+//! - `persona_mismatch` (see [`super::persona_names`]);
+//! - `import_error` (beyond the list): the graph's module imports a name that the
+//!   repository module it names does not define, so the graph cannot even be imported.
 //!
 //! A false defect costs a student marks: where the code does not let us decide (unresolved
 //! wiring, a node whose function cannot be read, an unknown schema), the analysis stays silent
@@ -271,6 +273,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         reducers,
     };
     let mut defects = Vec::new();
+    defects.extend(broken_imports(repo, graph_module));
     defects.extend(undeclared_keys(&ctx));
     let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
     defects.extend(unknown);
@@ -283,6 +286,98 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         notes,
         fan_in,
     }
+}
+
+/// `import_error`: the graph's module imports a name from a module of the repository that
+/// defines no such name, so importing the graph raises `ImportError` and nothing runs.
+/// Silent when the target module could define it in a way not read here (a star import,
+/// `__getattr__`, `globals()`, recovered syntax errors).
+fn broken_imports(repo: &Repo<'_>, graph_module: Option<usize>) -> Vec<Defect> {
+    let Some(gm) = graph_module else {
+        return Vec::new();
+    };
+    let module = &repo.modules[gm];
+    let mut out = Vec::new();
+    for (local, qualified) in &module.imports {
+        if local.starts_with('*') {
+            continue;
+        }
+        let Some((from, name)) = qualified.rsplit_once('.') else {
+            continue;
+        };
+        let Some(t) = repo.find_module(from) else {
+            continue;
+        };
+        let target = &repo.modules[t];
+        if t == gm
+            || target.module != from
+            || repo.find_module(qualified).is_some()
+            || target.syntax_errors
+            || target.truncated
+            || target.imports.keys().any(|k| k.starts_with('*'))
+            || defines(&target.source, name)
+        {
+            continue;
+        }
+        let line = module
+            .source
+            .lines()
+            .position(|l| l.contains("import") && mentions(l, name))
+            .map_or(1, |i| i + 1);
+        out.push(Defect {
+            kind: "import_error".into(),
+            nodes: vec![local.clone()],
+            location: format!("{}:{line}", module.path),
+            detail: format!(
+                "{} imports `{name}` from {}, which defines no such name: importing the graph raises ImportError, so the graph cannot run at all",
+                module.path, target.path
+            ),
+        });
+    }
+    out
+}
+
+fn mentions(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
+}
+
+/// Whether module source defines `name` at any level: `def`, `class`, an assignment, an
+/// import, or a dynamic definition that cannot be ruled out.
+fn defines(source: &str, name: &str) -> bool {
+    if source.contains("__getattr__") || source.contains("globals()") {
+        return true;
+    }
+    source.lines().any(|l| {
+        let t = l.trim_start();
+        let code = t.split('#').next().unwrap_or("");
+        let after_kw = |kw: &str| {
+            code.strip_prefix(kw)
+                .map(|r| r.trim_start())
+                .is_some_and(|r| {
+                    r.starts_with(name)
+                        && !r[name.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+        };
+        after_kw("def ")
+            || after_kw("async def ")
+            || after_kw("class ")
+            || ((code.starts_with("import ") || code.starts_with("from ")) && mentions(code, name))
+            || (code.starts_with(name) && {
+                let rest = code[name.len()..].trim_start();
+                rest.starts_with('=') && !rest.starts_with("==")
+                    || rest.starts_with(':')
+                    || rest.starts_with(',')
+            })
+            || (code.contains('=') && !code.starts_with("if ") && {
+                // tuple targets `a, name = ...`
+                let lhs = code.split('=').next().unwrap_or("");
+                lhs.contains(',') && mentions(lhs, name)
+            })
+    })
 }
 
 fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
@@ -1193,6 +1288,34 @@ mod tests {
             &[],
         );
         assert_eq!(facts.graphs[0].defects, vec![]);
+    }
+
+    #[test]
+    fn importing_a_name_the_module_does_not_define_breaks_the_graph() {
+        let with = |nodes: &str| {
+            let graph = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\nfrom src.nodes import work, vision_inspector\ng = StateGraph(AgentState)\ng.add_node('work', work)\ng.add_node('vision', vision_inspector)\ng.add_edge(START, 'work')\ng.add_edge('work', 'vision')\ng.add_edge('vision', END)\n";
+            let facts = analyse(
+                vec![
+                    ("src/state.py".into(), STATE.into()),
+                    ("src/nodes.py".into(), nodes.into()),
+                    ("src/graph.py".into(), graph.into()),
+                ],
+                &[],
+            );
+            kinds(&facts.graphs[0].defects)
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n.join(",")))
+                .collect::<Vec<_>>()
+        };
+        let renamed = "def work(state):\n    return {'report': 'x'}\ndef vision_cheinspector(state):\n    tasks = state.get('vision_inspector')\n    return {'report': 'y'}\n";
+        assert_eq!(
+            with(renamed),
+            vec![("import_error".to_string(), "vision_inspector".to_string())]
+        );
+        let defined = "def work(state):\n    return {'report': 'x'}\nasync def vision_inspector(state):\n    return {'report': 'y'}\n";
+        assert_eq!(with(defined), vec![]);
+        let reexported = "from src.vision import inspect as vision_inspector\ndef work(state):\n    return {'report': 'x'}\n";
+        assert!(with(reexported).iter().all(|(k, _)| k != "import_error"));
     }
 
     #[test]
