@@ -579,7 +579,8 @@ fn the_persona_collusion_figure_is_evidence_the_judges_see() {
     assert_eq!(c.id, "repo.personas.collusion");
     assert!(!c.found);
     assert!(
-        c.rationale.starts_with("Persona Collusion: the ") && c.rationale.contains("% of their text"),
+        c.rationale.starts_with("Persona Collusion: the ")
+            && c.rationale.contains("% of their text"),
         "{}",
         c.rationale
     );
@@ -590,16 +591,28 @@ fn the_persona_collusion_figure_is_evidence_the_judges_see() {
         .iter()
         .map(|s| s.share)
         .fold(0.0, f64::max);
-    assert!(c.rationale.contains(&format!("{:.0}%", top * 100.0)), "{}", c.rationale);
+    assert!(
+        c.rationale.contains(&format!("{:.0}%", top * 100.0)),
+        "{}",
+        c.rationale
+    );
 
     // Short shared instructions: distinct personas, the figure still stated.
     let f = investigate(&[("src/nodes/judges.py", &persona_module("Answer in JSON."))]);
     let ev = nuance_evidence(&f);
     assert_eq!(ev[0].id, "repo.personas.collusion");
     assert!(ev[0].found, "{}", ev[0].rationale);
-    assert!(ev[0].rationale.starts_with("Distinct personas: "), "{}", ev[0].rationale);
+    assert!(
+        ev[0].rationale.starts_with("Distinct personas: "),
+        "{}",
+        ev[0].rationale
+    );
 
     // No prompts: nothing to compare, no collusion verdict either way.
     let f = investigate(&[("src/nodes/judges.py", "X = 1\n")]);
-    assert!(!nuance_evidence(&f).iter().any(|e| e.id == "repo.personas.collusion"));
+    assert!(
+        !nuance_evidence(&f)
+            .iter()
+            .any(|e| e.id == "repo.personas.collusion")
+    );
 }

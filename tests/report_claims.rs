@@ -101,7 +101,10 @@ fn a_parallel_claim_over_a_linear_graph_is_a_contradiction() {
     assert_eq!(p["kind"], "contradiction", "{p}");
     // a confirmed contradiction: the tally counts it against the report, not as a clean check
     assert_eq!(p["found"], true);
-    assert_eq!(p["goal"], "The report's claim of parallel execution (fan-out)");
+    assert_eq!(
+        p["goal"],
+        "The report's claim of parallel execution (fan-out)"
+    );
     assert!(p["location"].as_str().unwrap().ends_with("p.1"), "{p}");
     let r = by_id("pdf.report_accuracy.claim.state_reducers");
     assert_eq!(r["kind"], "fact", "{r}");
@@ -205,7 +208,10 @@ fn claims_the_detectives_measurements_contradict_are_contradictions() {
     assert_eq!(overlap["status"], "contradicted", "{overlap}");
     assert_eq!(overlap["figure"], 10.0);
     let e = evidence(&json, "pdf.report_accuracy.claim.prompt_overlap");
-    assert_eq!((e["kind"].as_str(), e["found"].as_bool()), (Some("contradiction"), Some(true)));
+    assert_eq!(
+        (e["kind"].as_str(), e["found"].as_bool()),
+        (Some("contradiction"), Some(true))
+    );
     assert!(e["rationale"].as_str().unwrap().contains("measured"), "{e}");
 
     // The same report telling the truth.
@@ -221,5 +227,8 @@ fn claims_the_detectives_measurements_contradict_are_contradictions() {
     let overlap = claim(&json, "prompt_overlap");
     assert_eq!(overlap["status"], "supported", "{overlap}");
     let e = evidence(&json, "pdf.report_accuracy.claim.prompt_overlap");
-    assert_eq!((e["kind"].as_str(), e["found"].as_bool()), (Some("fact"), Some(true)));
+    assert_eq!(
+        (e["kind"].as_str(), e["found"].as_bool()),
+        (Some("fact"), Some(true))
+    );
 }

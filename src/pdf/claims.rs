@@ -205,15 +205,32 @@ fn overlap_figure(lower: &str) -> Option<f64> {
         regex::Regex::new(r"(\d{1,3}(?:\.\d+)?)\s*(?:%|percent\b)").expect("static regex")
     });
     let about_prompts = lower.contains("prompt") || lower.contains("persona");
-    let about_overlap = ["overlap", "similar", "share", "in common", "collusion", "identical"]
-        .iter()
-        .any(|w| lower.contains(w));
+    let about_overlap = [
+        "overlap",
+        "similar",
+        "share",
+        "in common",
+        "collusion",
+        "identical",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
     // A rule or a threshold ("if prompts share more than 50%"), or someone else's prompts
     // ("the peer's prompts shared 90%"), is no figure for this repository's prompts.
     let padded = format!(" {lower}");
     let not_ours = [
-        " if ", " when", "whenever", "more than", "above", "exceed", "threshold", "flag",
-        "should", "must", "would", "peer",
+        " if ",
+        " when",
+        "whenever",
+        "more than",
+        "above",
+        "exceed",
+        "threshold",
+        "flag",
+        "should",
+        "must",
+        "would",
+        "peer",
     ]
     .iter()
     .any(|w| padded.contains(w));
@@ -776,7 +793,10 @@ mod tests {
             overlap_figure("persona collusion: the peer's judge prompts shared 90% identical text"),
             None
         );
-        assert_eq!(overlap_figure("prompt similarity stays below 30 percent"), Some(30.0));
+        assert_eq!(
+            overlap_figure("prompt similarity stays below 30 percent"),
+            Some(30.0)
+        );
         assert_eq!(overlap_figure("test coverage is 85%"), None);
         assert_eq!(overlap_figure("the prompts are distinct"), None);
     }

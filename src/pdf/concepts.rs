@@ -168,24 +168,42 @@ fn in_keyword_list(text: &str, at: usize) -> bool {
     };
     // Words that make an item a clause rather than a keyword.
     const VERBS: &[&str] = &[
-        " is ", " are ", " was ", " were ", " uses ", " use ", " using ", " via ", " by ",
-        " through ", " runs ", " run ", " merges ", " sends ", " implement", " when ", " which ",
+        " is ",
+        " are ",
+        " was ",
+        " were ",
+        " uses ",
+        " use ",
+        " using ",
+        " via ",
+        " by ",
+        " through ",
+        " runs ",
+        " run ",
+        " merges ",
+        " sends ",
+        " implement",
+        " when ",
+        " which ",
         " then ",
     ];
-    let short = |item: &str| {
-        (1..=4).contains(&words(item)) && cue_count(&format!(" {item} "), VERBS) == 0
-    };
-    let Some(idx) = items
-        .iter()
-        .rposition(|(s, _)| *s <= at)
-    else {
+    let short =
+        |item: &str| (1..=4).contains(&words(item)) && cue_count(&format!(" {item} "), VERBS) == 0;
+    let Some(idx) = items.iter().rposition(|(s, _)| *s <= at) else {
         return false;
     };
     if !short(items[idx].1) {
         return false;
     }
-    let left = items[..idx].iter().rev().take_while(|(_, t)| short(t)).count();
-    let right = items[idx + 1..].iter().take_while(|(_, t)| short(t)).count();
+    let left = items[..idx]
+        .iter()
+        .rev()
+        .take_while(|(_, t)| short(t))
+        .count();
+    let right = items[idx + 1..]
+        .iter()
+        .take_while(|(_, t)| short(t))
+        .count();
     left + right + 1 >= 3
 }
 
@@ -525,24 +543,43 @@ The chief justice node evaluates the judges' own evaluation quality: when their 
     #[test]
     fn spelling_variants_of_a_concept_are_the_concept() {
         let explained = "State synchronisation happens in the aggregator node: the reducers merge the evidence of the parallel detective branches so no update is lost.";
-        assert_eq!(classified("State Synchronization", explained), Classification::Explained);
+        assert_eq!(
+            classified("State Synchronization", explained),
+            Classification::Explained
+        );
         let reversed = "Synchronisation of the state is done by operator.add reducers, which merge the opinions each judge node returns in parallel.";
-        assert_eq!(classified("State Synchronization", reversed), Classification::Explained);
+        assert_eq!(
+            classified("State Synchronization", reversed),
+            Classification::Explained
+        );
         let inflected = "The graph is dialectic: the Prosecutor and Defense judge nodes argue, then the Chief Justice node merges their opinions via deterministic rules.";
-        assert_eq!(classified("Dialectical Synthesis", inflected), Classification::Absent);
+        assert_eq!(
+            classified("Dialectical Synthesis", inflected),
+            Classification::Absent
+        );
         let meta = "Meta-cognition is implemented by the chief justice node, which evaluates the judges' scores and routes a criterion back when they disagree.";
         assert_eq!(classified("Metacognition", meta), Classification::Explained);
-        assert_eq!(classified("Metacognition", "Synchronisation of stuff."), Classification::Absent);
+        assert_eq!(
+            classified("Metacognition", "Synchronisation of stuff."),
+            Classification::Absent
+        );
     }
 
     #[test]
     fn a_line_that_lists_keywords_is_keyword_dropping_however_long() {
         let listed = "Key concepts: Metacognition, Dialectical Synthesis, Fan-In / Fan-Out, State Synchronization, all implemented across the graph nodes and the judges, which run in parallel via LangGraph edges and merge their evidence through reducers.";
-        for c in ["Metacognition", "Dialectical Synthesis", "State Synchronization"] {
+        for c in [
+            "Metacognition",
+            "Dialectical Synthesis",
+            "State Synchronization",
+        ] {
             assert_eq!(classified(c, listed), Classification::Buzzword, "{c}");
         }
         // Prose that names three things in a row is not a keyword list.
         let prose = "The graph uses fan-out, and the Prosecutor, Defense and TechLead judge nodes run in parallel on the same state before the aggregator merges them.";
-        assert_eq!(classified("Fan-In / Fan-Out", prose), Classification::Explained);
+        assert_eq!(
+            classified("Fan-In / Fan-Out", prose),
+            Classification::Explained
+        );
     }
 }

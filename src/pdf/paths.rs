@@ -98,9 +98,8 @@ static PATH_RE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A bare extension (`.py`, `.json`) is a file type, not a file.
-static BARE_EXTENSION_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"(?i)^\.(?:{EXTENSIONS})$")).expect("static regex")
-});
+static BARE_EXTENSION_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"(?i)^\.(?:{EXTENSIONS})$")).expect("static regex"));
 
 /// Words kept before a mention to repair a file name split at spaces.
 const PRECEDING_WORDS: usize = 12;
@@ -564,15 +563,19 @@ pub fn merge_duplicates(claims: &mut Vec<ClaimedPath>) {
     let mut i = 0;
     while i < out.len() {
         let c = &out[i];
-        let fragment = !c.directory
-            && !matches!(c.status, PathStatus::Verified | PathStatus::Unchecked);
+        let fragment =
+            !c.directory && !matches!(c.status, PathStatus::Verified | PathStatus::Unchecked);
         let suffix = format!("/{}", c.path);
         let longer: Vec<usize> = (0..out.len())
             .filter(|&j| j != i && !out[j].directory && out[j].path.ends_with(&suffix))
             .collect();
         if fragment && longer.len() == 1 {
             let c = out.remove(i);
-            let j = if longer[0] > i { longer[0] - 1 } else { longer[0] };
+            let j = if longer[0] > i {
+                longer[0] - 1
+            } else {
+                longer[0]
+            };
             unite_pages(&mut out[j], &c);
             continue;
         }
@@ -729,12 +732,24 @@ mod tests {
     #[test]
     fn dotfiles_and_documents_are_claims_file_types_are_not() {
         assert_eq!(
-            paths("Copy .env.example to .env; CI runs .github/workflows/ci.yml and .pre-commit-config.yaml."),
-            vec![".env.example", ".github/workflows/ci.yml", ".pre-commit-config.yaml"]
+            paths(
+                "Copy .env.example to .env; CI runs .github/workflows/ci.yml and .pre-commit-config.yaml."
+            ),
+            vec![
+                ".env.example",
+                ".github/workflows/ci.yml",
+                ".pre-commit-config.yaml"
+            ]
         );
         assert_eq!(
-            paths("The report is reports/final_report.pdf (source report/main.tex, figure docs/graph.png)."),
-            vec!["reports/final_report.pdf", "report/main.tex", "docs/graph.png"]
+            paths(
+                "The report is reports/final_report.pdf (source report/main.tex, figure docs/graph.png)."
+            ),
+            vec![
+                "reports/final_report.pdf",
+                "report/main.tex",
+                "docs/graph.png"
+            ]
         );
         assert!(paths("every .py and .json file, and .env").is_empty());
         let r = resolved(
@@ -746,13 +761,22 @@ mod tests {
 
     #[test]
     fn a_name_split_by_text_extraction_is_matched_to_the_file_it_spells() {
-        let files = ["src/tools/repo_tools.py", "reports/Jane Doe Week 2 Final Report.pdf"];
+        let files = [
+            "src/tools/repo_tools.py",
+            "reports/Jane Doe Week 2 Final Report.pdf",
+        ];
         assert_eq!(
-            resolved("The sandbox lives in src/tools/repo tools.py today.", &files),
+            resolved(
+                "The sandbox lives in src/tools/repo tools.py today.",
+                &files
+            ),
             vec![("src/tools/repo_tools.py".into(), PathStatus::Verified)]
         );
         assert_eq!(
-            resolved("Our report reports/Jane Doe Week 2 Final Report.pdf explains it.", &files),
+            resolved(
+                "Our report reports/Jane Doe Week 2 Final Report.pdf explains it.",
+                &files
+            ),
             vec![(
                 "reports/Jane Doe Week 2 Final Report.pdf".into(),
                 PathStatus::Verified
@@ -760,7 +784,10 @@ mod tests {
         );
         // No such file: the claim is what the report wrote, never its last fragment alone.
         assert_eq!(
-            resolved("The sandbox lives in src/tools/git runner.py today.", &files),
+            resolved(
+                "The sandbox lives in src/tools/git runner.py today.",
+                &files
+            ),
             vec![("src/tools/git runner.py".into(), PathStatus::Hallucinated)]
         );
         // Prose before a real bare name changes nothing.
@@ -778,7 +805,10 @@ mod tests {
         );
         assert_eq!(
             r,
-            vec![("audit/received/peer_report.md".into(), PathStatus::Hallucinated)]
+            vec![(
+                "audit/received/peer_report.md".into(),
+                PathStatus::Hallucinated
+            )]
         );
         // Two longer candidates: the bare name stays (it is not clear which one it means).
         let r = resolved("see a/x.md and b/x.md and x.md", &["src/graph.py"]);

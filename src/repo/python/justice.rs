@@ -88,9 +88,10 @@ fn section_res() -> &'static Vec<Regex> {
         SECTION_PATTERNS
             .iter()
             .map(|p| {
-                let p = p
-                    .replace("<H>", r"(^|\n)\s*#+\s*[^\w\s{]*\s*")
-                    .replace("<B>", r"(breakdown|results|scores|verdicts|analysis|details|assessments?)\b");
+                let p = p.replace("<H>", r"(^|\n)\s*#+\s*[^\w\s{]*\s*").replace(
+                    "<B>",
+                    r"(breakdown|results|scores|verdicts|analysis|details|assessments?)\b",
+                );
                 Regex::new(&p).expect("valid regex")
             })
             .collect()
@@ -124,8 +125,10 @@ fn caps_a_score(text: &str) -> bool {
     let (simple, assign) = R.get_or_init(|| {
         (
             Regex::new(r"(?i)\bmin\s*\(|\bcap(ped|s)?\b|_cap\b|\bcap_").expect("valid"),
-            Regex::new(r"(?m)\bif\s+([\w.\[\]]+)\s*>=?\s*([\w.]+)\s*:\s*\n?\s*([\w.\[\]]+)\s*=\s*([\w.]+)")
-                .expect("valid"),
+            Regex::new(
+                r"(?m)\bif\s+([\w.\[\]]+)\s*>=?\s*([\w.]+)\s*:\s*\n?\s*([\w.\[\]]+)\s*=\s*([\w.]+)",
+            )
+            .expect("valid"),
         )
     });
     simple.is_match(text)
@@ -340,7 +343,11 @@ def chief_justice(state):
     fn security_override(src: &str) -> Option<String> {
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
         let f = analyse(&ms, &[]);
-        let r = f.rules.iter().find(|r| r.rule == "security_override").unwrap();
+        let r = f
+            .rules
+            .iter()
+            .find(|r| r.rule == "security_override")
+            .unwrap();
         r.found.then(|| r.location.clone())
     }
 
@@ -348,10 +355,16 @@ def chief_justice(state):
     fn a_cap_under_a_security_condition_is_the_security_override_whatever_the_names() {
         // The flag is computed from security findings; the cap is min().
         let src = "def chief_justice(state):\n    flagged = any(e.kind == 'os_system' for e in state['evidences'])\n    score = average(state)\n    if flagged:\n        score = min(score, 3)\n    return score\n";
-        assert_eq!(security_override(src).as_deref(), Some("src/nodes/justice.py:4"));
+        assert_eq!(
+            security_override(src).as_deref(),
+            Some("src/nodes/justice.py:4")
+        );
         // `if x > cap: x = cap` introduced by a comment naming the rule.
         let src = "def synthesize(opinions):\n    final = mean(opinions)\n    # Rule of Security: critical findings cap the dimension\n    if bad_tools or violation:\n        if final > ceiling:\n            final = ceiling\n    return final\n";
-        assert_eq!(security_override(src).as_deref(), Some("src/nodes/justice.py:5"));
+        assert_eq!(
+            security_override(src).as_deref(),
+            Some("src/nodes/justice.py:5")
+        );
         // A cap variable in a function named for the rule.
         let src = "def apply_security_rule(p, final):\n    if p.score <= 2 and final > limit_cap:\n        return limit_cap\n    return final\n";
         assert!(security_override(src).is_some());
@@ -369,7 +382,11 @@ def chief_justice(state):
 
     fn sections(src: &str) -> Vec<bool> {
         let ms = vec![parse_module("src/report.py", src.into()).unwrap()];
-        analyse(&ms, &[]).sections.iter().map(|(_, l)| l.is_some()).collect()
+        analyse(&ms, &[])
+            .sections
+            .iter()
+            .map(|(_, l)| l.is_some())
+            .collect()
     }
 
     #[test]
@@ -379,7 +396,7 @@ def chief_justice(state):
         let looped = "def render(f, report):\n    f.write(f\"## Executive Summary\\n{report.executive_summary}\\n\")\n    for criterion in report.criteria:\n        f.write(f\"### {criterion.dimension_name}\\n\")\n        f.write(f\"#### Remediation\\n{criterion.remediation}\\n\")\n";
         assert_eq!(sections(looped), vec![true, true, true]);
         let verdicts = "def render():\n    return '## \u{1f4ca} Final Verdicts\\n' + 'Breakdown by criterion follows.'\n";
-        assert_eq!(sections(verdicts)[1], true);
+        assert!(sections(verdicts)[1]);
     }
 
     #[test]

@@ -245,7 +245,8 @@ fn wrappers(repo: &Repo<'_>) -> Vec<Wrapper> {
             let (Some(fi), Some(callee)) = (c.func, c.callee.as_deref()) else {
                 continue;
             };
-            if !SHELL_LAST_NAMES.contains(&repo.last_segment(m, callee)) || !shellish(repo, m, callee)
+            if !SHELL_LAST_NAMES.contains(&repo.last_segment(m, callee))
+                || !shellish(repo, m, callee)
             {
                 continue;
             }
@@ -332,7 +333,8 @@ fn clone_command(
     }
     if SHELL_LAST_NAMES.contains(&last) && shellish(repo, m, callee) {
         let list = git_clone_command(module, c, command(c)?)?;
-        let shell = matches!(kw(c, "shell"), Some(Expr::Bool(true))) || !repo.is(m, callee, SUBPROCESS);
+        let shell =
+            matches!(kw(c, "shell"), Some(Expr::Bool(true))) || !repo.is(m, callee, SUBPROCESS);
         return Some((list && !shell, None));
     }
     if wrappers.is_empty() {
@@ -431,7 +433,10 @@ mod tests {
     #[test]
     fn clone_through_the_repositorys_own_wrapper_is_a_list_argument_clone() {
         let caller = "import tempfile\nfrom src.tools import safety\n\ndef clone_repo(url):\n    tmp = tempfile.mkdtemp(prefix='audit_')\n    result = safety.run([\"git\", \"clone\", url, tmp])\n    if result.returncode != 0:\n        raise RuntimeError(result.stderr)\n    return tmp\n";
-        let f = facts_of(&[("src/tools/safety.py", WRAPPER), ("src/tools/repo_tools.py", caller)]);
+        let f = facts_of(&[
+            ("src/tools/safety.py", WRAPPER),
+            ("src/tools/repo_tools.py", caller),
+        ]);
         assert_eq!(f.clone_calls.len(), 1, "{f:?}");
         let c = &f.clone_calls[0];
         assert!(f.sandboxed_clone && c.sandboxed && c.list_args && c.error_handled);
@@ -440,7 +445,10 @@ mod tests {
         // The same with a TemporaryDirectory, a keyword argument and a method wrapper.
         let wrapper = "import subprocess\nclass Shell:\n    def run(self, command):\n        return subprocess.run(command, check=True)\n";
         let caller = "import tempfile\nfrom src.shell import Shell\ndef clone(url):\n    with tempfile.TemporaryDirectory() as d:\n        shell = Shell()\n        shell.run(command=['git', 'clone', url, d])\n";
-        let f = facts_of(&[("src/shell.py", wrapper), ("src/tools/repo_tools.py", caller)]);
+        let f = facts_of(&[
+            ("src/shell.py", wrapper),
+            ("src/tools/repo_tools.py", caller),
+        ]);
         assert!(f.sandboxed_clone, "{f:?}");
     }
 
@@ -448,18 +456,28 @@ mod tests {
     fn wrapper_clones_that_are_not_sandboxed_or_not_clones_say_so() {
         // No temp dir: a clone, but not sandboxed.
         let caller = "from src.tools.safety import run\ndef clone_repo(url, dest):\n    run(['git', 'clone', url, dest])\n";
-        let f = facts_of(&[("src/tools/safety.py", WRAPPER), ("src/tools/repo_tools.py", caller)]);
+        let f = facts_of(&[
+            ("src/tools/safety.py", WRAPPER),
+            ("src/tools/repo_tools.py", caller),
+        ]);
         assert_eq!(f.clone_calls.len(), 1);
         assert!(!f.sandboxed_clone && f.clone_calls[0].list_args);
         // A wrapper that runs a shell: the clone is not a list-argument clone.
-        let shell = "import subprocess\ndef run(cmd):\n    return subprocess.run(cmd, shell=True)\n";
+        let shell =
+            "import subprocess\ndef run(cmd):\n    return subprocess.run(cmd, shell=True)\n";
         let caller = "import tempfile\nfrom src.tools.safety import run\ndef clone_repo(url):\n    d = tempfile.mkdtemp()\n    run(['git', 'clone', url, d])\n";
-        let f = facts_of(&[("src/tools/safety.py", shell), ("src/tools/repo_tools.py", caller)]);
+        let f = facts_of(&[
+            ("src/tools/safety.py", shell),
+            ("src/tools/repo_tools.py", caller),
+        ]);
         assert!(f.clone_calls[0].sandboxed && !f.clone_calls[0].list_args);
         // Other commands through the wrapper, and a function running its own fixed command, are
         // no clones.
         let caller = "from src.tools.safety import run\nimport subprocess\ndef log(p):\n    run(['git', 'log', '--oneline'])\ndef fixed(url):\n    cmd = ['git', 'status']\n    subprocess.run(cmd)\n";
-        let f = facts_of(&[("src/tools/safety.py", WRAPPER), ("src/tools/repo_tools.py", caller)]);
+        let f = facts_of(&[
+            ("src/tools/safety.py", WRAPPER),
+            ("src/tools/repo_tools.py", caller),
+        ]);
         assert!(f.clone_calls.is_empty(), "{f:?}");
     }
 

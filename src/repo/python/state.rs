@@ -260,13 +260,17 @@ mod tests {
     #[test]
     fn a_comment_inside_annotated_is_not_the_reducer() {
         let src = "import operator\nfrom typing import Annotated, Dict, List, TypedDict\nclass AgentState(TypedDict):\n    evidences: Annotated[\n        Dict[str, list],\n        operator.ior  # dict merge: keeps every key\n    ]\n    opinions: Annotated[List[str], operator.add]  # appended\n";
-        let ms = vec![crate::repo::python::syntax::parse_module("src/state.py", src.into()).unwrap()];
+        let ms =
+            vec![crate::repo::python::syntax::parse_module("src/state.py", src.into()).unwrap()];
         let f = analyse(&Repo::new(&ms));
         let got: Vec<(&str, &str)> = f
             .reducers
             .iter()
             .map(|r| (r.field.as_str(), r.reducer.as_str()))
             .collect();
-        assert_eq!(got, vec![("evidences", "operator.ior"), ("opinions", "operator.add")]);
+        assert_eq!(
+            got,
+            vec![("evidences", "operator.ior"), ("opinions", "operator.add")]
+        );
     }
 }

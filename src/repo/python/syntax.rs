@@ -740,11 +740,7 @@ impl<'s, 't> Walker<'s, 't> {
                         "identifier" => Some(self.text(p).to_string()),
                         _ => p
                             .field(F_NAME)
-                            .or_else(|| {
-                                self.kids(p)
-                                    .into_iter()
-                                    .find(|k| kind(k) == "identifier")
-                            })
+                            .or_else(|| self.kids(p).into_iter().find(|k| kind(k) == "identifier"))
                             .map(|n| self.text(n).to_string()),
                     })
                     .collect()
