@@ -40,7 +40,7 @@ fn sources(n: usize) -> Vec<(String, String)> {
 
 fn request(dir: &std::path::Path) -> RepoRequest {
     RepoRequest {
-        source: dir.to_str().unwrap_or_default().to_string(),
+        source: dir.to_str().unwrap_or_default().into(),
         git_ref: None,
         limits: RepoLimits::default(),
         extract_pdf: None,

@@ -9,7 +9,7 @@ use crate::actors::{
 };
 use crate::judges::{JudgeService, OfflineJudges};
 use crate::model::AuditReport;
-use crate::repo::{RepoLimits, RepoRequest};
+use crate::repo::{RepoLimits, RepoRequest, RepoSource};
 use crate::rubric::{LoadedRubric, Rubric};
 use actix::Actor;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -65,6 +65,30 @@ pub enum Command {
     /// Write a sample submission to try auditor on: a small LangGraph project with dated
     /// commits (OUT/repo) and its PDF report (OUT/report.pdf).
     Sample(SampleArgs),
+    /// Compare the auditor's grades (a batch output directory or its grades.csv) with a
+    /// human's (CSV id,criterion,score): agreement, weighted kappa, bias, confusion tables.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// The auditor's grades: an `auditor batch` output directory, or its grades.csv.
+    #[arg(value_name = "GRADES")]
+    pub grades: PathBuf,
+    /// The human's grades: CSV with the columns id, criterion, score (others ignored; a
+    /// justification column is quoted beside the largest disagreements). Criteria may be
+    /// given by id or by name.
+    #[arg(value_name = "HUMAN_CSV")]
+    pub human: PathBuf,
+    /// Rubric whose criterion names are matched (default: ./rubric.json, else built in).
+    #[arg(long, value_name = "PATH")]
+    pub rubric: Option<PathBuf>,
+    /// Print JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// How many of the largest disagreements to list.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub top: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -104,7 +128,8 @@ pub struct SourceArgs {
     /// Branch, tag or commit to audit (default: the repository's HEAD).
     #[arg(long = "ref", value_name = "REF")]
     pub git_ref: Option<String>,
-    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
+    /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
 }
@@ -127,8 +152,8 @@ pub struct JudgeArgs {
     /// Which judges rule.
     #[arg(long, value_enum, default_value = "auto")]
     pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: ./prompts if present, else the
-    /// prompts built into the binary).
+    /// Directory with the judges' prompt files (default: the prompts built into the binary;
+    /// never ./prompts, which may belong to the audited submission).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
     /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);
@@ -198,6 +223,7 @@ pub fn main() -> i32 {
         Command::Evidence(args) => run_evidence(args),
         Command::Batch(args) => Ok(crate::batch::run_batch(args)),
         Command::Sample(args) => run_sample(args),
+        Command::Calibrate(args) => run_calibrate(args),
     };
     let code = match result {
         Ok(code) => code,
@@ -276,7 +302,9 @@ struct Prepared {
 
 fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
     let rubric = Rubric::load(source.rubric.as_deref()).map_err(|e| BadInput(e.to_string()))?;
-    crate::repo::validate_source(&source.repo).map_err(|e| BadInput(e.to_string()))?;
+    // The boundary: from here on the source is shown redacted everywhere (see RepoSource).
+    let repo = RepoSource::new(source.repo.as_str());
+    crate::repo::validate_source(&repo).map_err(|e| BadInput(e.to_string()))?;
     let pdf = match &source.pdf {
         Some(path) => {
             crate::pdf::validate_path(path).map_err(|e| BadInput(e.to_string()))?;
@@ -290,11 +318,18 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
                 "--ref is empty: give a branch, tag or commit".into(),
             ));
         }
+        // An unknown ref is bad input, said before anything runs. A repository that cannot be
+        // reached is not: the audit reports it (not assessed, with the fix).
+        if let Err(crate::batch::resolve::ResolveError::UnknownRef(e)) =
+            crate::batch::resolve::resolve(&repo, Some(r))
+        {
+            return Err(BadInput(format!("--ref {r}: {e}")));
+        }
     }
     Ok(Prepared {
         input: AuditInput {
             repo: RepoRequest {
-                source: source.repo.clone(),
+                source: repo.clone(),
                 git_ref: source.git_ref.clone(),
                 limits: RepoLimits::default(),
                 extract_pdf: None,
@@ -303,7 +338,7 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
             rubric: Arc::new(rubric),
             timeouts: Timeouts::default(),
             restarts: RestartPolicy::default(),
-            submission: source.repo.clone(),
+            submission: repo.shown().to_string(),
             vision: None,
         },
     })
@@ -408,7 +443,7 @@ fn price_from_env() -> Result<Option<crate::llm::Price>, BadInput> {
     }
 }
 
-/// Resolves `--output` to the Markdown file to write.
+/// Resolves `--output` to the Markdown file to write. `repo`: the redacted source.
 pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<PathBuf, BadInput> {
     let file_name = format!("report-{}-{now}.md", slug(repo));
     match output {
@@ -469,15 +504,12 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     prepared.input.timeouts.judge_request = bench.judge_timeout;
     let service = bench.service;
     let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let md_path = resolve_output(args.output.as_deref(), &args.source.repo, &now)?;
-    if let Some(parent) = md_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            BadInput(format!(
-                "cannot create the output directory {}: {e}",
-                parent.display()
-            ))
-        })?;
-    }
+    let md_path = resolve_output(
+        args.output.as_deref(),
+        prepared.input.repo.source.shown(),
+        &now,
+    )?;
+    check_writable(&md_path)?;
 
     let price = price_from_env()?;
     let mut outcome = run_actor_graph(prepared.input, service)?;
@@ -493,6 +525,37 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     } else {
         EXIT_INCOMPLETE
     })
+}
+
+/// The report's directory is created and proved writable before the (possibly paid) audit
+/// runs: a file is created in it and removed.
+fn check_writable(md_path: &Path) -> Result<(), BadInput> {
+    let parent = md_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| {
+        BadInput(format!(
+            "cannot create the output directory {}: {e}. Choose another --output",
+            parent.display()
+        ))
+    })?;
+    tempfile::Builder::new()
+        .prefix(".auditor-write-check-")
+        .tempfile_in(parent)
+        .map_err(|e| {
+            BadInput(format!(
+                "cannot write the report in {}: {e}. Choose a writable --output",
+                parent.display()
+            ))
+        })?;
+    if md_path.is_dir() {
+        return Err(BadInput(format!(
+            "--output {} is a directory where the report file would go: choose another --output",
+            md_path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn run_actor_graph(
@@ -573,6 +636,7 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
 
 fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
     let prepared = prepare(&args.source)?;
+    let prepared_source = prepared.input.repo.source.clone();
     let system = actix::System::new();
     let collected = system.block_on(async move {
         let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
@@ -591,7 +655,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
             .map(crate::repo::facts_json)
             .unwrap_or(serde_json::Value::Null);
         if repo.is_null() {
-            repo = serde_json::json!({ "url": args.source.repo, "error": first_error(&collected, crate::model::Stage::RepoInvestigator) });
+            repo = serde_json::json!({ "url": prepared_source.shown(), "error": first_error(&collected, crate::model::Stage::RepoInvestigator) });
         }
         let pdf = collected
             .pdf_facts
@@ -695,6 +759,52 @@ fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
         repo_dir.display(),
         pdf_path.display()
     );
+    Ok(EXIT_OK)
+}
+
+fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
+    use crate::calibrate;
+    let grades_path = if args.grades.is_dir() {
+        args.grades.join("grades.csv")
+    } else {
+        args.grades.clone()
+    };
+    let read = |p: &Path, what: &str| {
+        std::fs::read_to_string(p).map_err(|e| {
+            BadInput(format!(
+                "cannot read {what} {}: {e}; give {}",
+                p.display(),
+                if what == "the auditor's grades" {
+                    "an `auditor batch` output directory or its grades.csv"
+                } else {
+                    "a CSV file with the columns id, criterion, score"
+                }
+            ))
+        })
+    };
+    let grades_text = read(&grades_path, "the auditor's grades")?;
+    let human_text = read(&args.human, "the human grades")?;
+    let bad = |e: calibrate::CalibrateError| Failure::BadInput(BadInput(e.0));
+    let grades =
+        calibrate::parse_grades(&grades_text, &grades_path.display().to_string()).map_err(bad)?;
+    let human =
+        calibrate::parse_human(&human_text, &args.human.display().to_string()).map_err(bad)?;
+    let rubric = load_rubric(args.rubric.as_deref())?;
+    let names: std::collections::BTreeMap<String, String> = rubric
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| (d.id.clone(), d.name.clone()))
+        .collect();
+    let result = calibrate::calibrate(&grades, &human, &names, args.top).map_err(bad)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).map_err(|e| Failure::Internal(e.to_string()))?
+        );
+    } else {
+        print!("{}", calibrate::markdown(&result, &names));
+    }
     Ok(EXIT_OK)
 }
 

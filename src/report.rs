@@ -35,8 +35,11 @@ pub enum ReportError {
 }
 
 /// Neutralises untrusted text for one line of Markdown: whitespace (newlines included) is
-/// collapsed, backticks, `|` and backslashes are escaped, `<` becomes `&lt;` (no raw HTML), and a leading character that
-/// would open a block (heading, quote, list, fence, setext underline, table) is escaped.
+/// collapsed, backticks, `|`, brackets and backslashes are escaped (no links, no remote
+/// images), `<` becomes `&lt;` (no raw HTML), control characters (ESC, BEL, ... which a
+/// terminal would obey on `cat report.md`) and bidirectional overrides become `\u{FFFD}`, and a
+/// leading character that would open a block (heading, quote, list, fence, setext underline,
+/// table) is escaped.
 pub fn inline(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::with_capacity(collapsed.len() + 8);
@@ -45,11 +48,19 @@ pub fn inline(text: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '`' => out.push_str("\\`"),
             '|' => out.push_str("\\|"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
             '<' => out.push_str("&lt;"),
+            c if c.is_control() || is_bidi_control(c) => out.push('\u{FFFD}'),
             _ => out.push(c),
         }
     }
     escape_block_start(out)
+}
+
+/// Characters that reorder the text around them when displayed ("Trojan Source").
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 fn escape_block_start(line: String) -> String {
@@ -89,6 +100,8 @@ struct View {
     rubric_name: String,
     rubric_version: String,
     rubric_source: String,
+    rubric_sha256: String,
+    prompts: String,
     judge_mode: String,
     vision_model: String,
     tokens: String,
@@ -179,6 +192,10 @@ fn flag_view(flag: &CriterionFlag) -> FlagView {
         },
         CriterionFlag::NeedsHumanReview { reason } => FlagView {
             kind: "NEEDS HUMAN REVIEW",
+            text: inline(reason),
+        },
+        CriterionFlag::NotAssessed { reason } => FlagView {
+            kind: "NOT ASSESSED (grader-side, no score)",
             text: inline(reason),
         },
     }
@@ -298,7 +315,15 @@ fn view(report: &AuditReport) -> View {
         },
         rubric_name: inline(&md.rubric_name),
         rubric_version: inline(&md.rubric_version),
-        rubric_source: inline(&md.rubric_source),
+        rubric_source: match md.rubric_source.as_str() {
+            "<embedded>" => "built into auditor".to_string(),
+            other => inline(other),
+        },
+        rubric_sha256: inline(&md.rubric_sha256),
+        prompts: match &md.prompts {
+            Some(p) => inline(p),
+            None => "none (offline judges)".to_string(),
+        },
         judge_mode: inline(&judge_mode),
         vision_model: md.vision_model.as_deref().map(inline).unwrap_or_default(),
         tokens,

@@ -1,14 +1,15 @@
 //! The rubric as runtime configuration: loading, validation, and routing of dimensions to the
 //! detective that serves their `target_artifact`.
 //!
-//! The rubric is read at run time (`--rubric PATH`, else `./rubric.json`, else the copy compiled
-//! into the binary), so changing it never needs a rebuild. Validation errors name the file, the
+//! The rubric is read at run time (`--rubric PATH`, else the copy compiled into the binary;
+//! never a `rubric.json` of the working directory, which may be the audited submission), so
+//! changing it never needs a rebuild. Validation errors name the file, the
 //! dimension and the field.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The rubric shipped inside the binary (our own `rubric.json`).
 pub const EMBEDDED_RUBRIC: &str = include_str!("../rubric.json");
@@ -144,8 +145,10 @@ impl Rubric {
         self.dimensions.iter().find(|d| d.id == id)
     }
 
-    /// Parses and validates rubric JSON. `file` is used in error messages only.
+    /// Parses and validates rubric JSON. `file` is used in error messages only. A UTF-8
+    /// byte-order mark (Windows editors write one) is skipped.
     pub fn parse(text: &str, file: &str) -> Result<Rubric, RubricError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| RubricError::Syntax {
                 file: file.to_string(),
@@ -156,18 +159,13 @@ impl Rubric {
         validate(&value, file)
     }
 
-    /// Loads the rubric: the given path, else `./rubric.json`, else the embedded copy.
+    /// Loads the rubric: the given path, else the copy built into the binary. Never a file
+    /// found in the working directory: run from inside a submission, its own `rubric.json`
+    /// would grade it.
     pub fn load(path: Option<&Path>) -> Result<LoadedRubric, RubricError> {
         let (text, source) = match path {
             Some(p) => (read(p)?, p.display().to_string()),
-            None => {
-                let local = PathBuf::from("rubric.json");
-                if local.is_file() {
-                    (read(&local)?, local.display().to_string())
-                } else {
-                    (EMBEDDED_RUBRIC.to_string(), "<embedded>".to_string())
-                }
-            }
+            None => (EMBEDDED_RUBRIC.to_string(), "<embedded>".to_string()),
         };
         let rubric = Rubric::parse(&text, &source)?;
         Ok(LoadedRubric {

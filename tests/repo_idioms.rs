@@ -13,7 +13,7 @@ fn investigate(files: &[(&str, &str)]) -> RepoFacts {
     }
     build_repo(dir.path(), &[c]).unwrap();
     repo::investigate(&RepoRequest {
-        source: dir.path().to_str().unwrap().to_string(),
+        source: dir.path().to_str().unwrap().into(),
         git_ref: None,
         limits: RepoLimits::default(),
         extract_pdf: None,
@@ -474,8 +474,10 @@ fn a_graph_whose_wiring_is_not_statically_known_is_not_called_linear() {
     let g = graph(
         "from langgraph.graph import StateGraph, START\ndef make(agents):\n    builder = StateGraph(S)\n    for agent in agents:\n        builder.add_node(agent.name, agent)\n        builder.add_edge(START, agent.name)\n    return builder\n",
     );
-    assert!(!g.unresolved.is_empty());
-    assert!(!g.linear, "nothing is known about its shape");
+    // one symbolic node per agent, each started from START: a fan-out, not a linear graph
+    assert!(g.unresolved.is_empty(), "{:?}", g.unresolved);
+    assert_eq!(fan_out(&g), vec!["START->[agent.name (each of agents)]"]);
+    assert!(!g.linear);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 fn request(source: &str) -> RepoRequest {
     RepoRequest {
-        source: source.to_string(),
+        source: source.into(),
         git_ref: None,
         limits: RepoLimits::default(),
         extract_pdf: None,
@@ -329,16 +329,20 @@ fn odd_files_are_noted_not_fatal() {
     );
     assert!(!notes.contains("inside"), "{notes}");
     assert_eq!(f.files.len(), 7);
-    // the non-UTF-8 file is still analysed; the huge one is not
-    let paths: Vec<&str> = f
+    // the non-UTF-8 file is still analysed; the huge one is not parsed but scanned textually
+    let found: Vec<(&str, usize)> = f
         .python
         .security
         .findings
         .iter()
-        .map(|x| x.path.as_str())
+        .map(|x| (x.path.as_str(), x.line))
         .collect();
-    assert_eq!(paths, vec!["src/latin1.py"]);
-    assert_eq!(f.python.security.findings[0].line, 3);
+    assert_eq!(found, vec![("src/latin1.py", 3), ("src/huge.py", 2002)]);
+    assert!(
+        f.python.security.findings[1]
+            .detail
+            .contains("textual scan")
+    );
 }
 
 #[test]
@@ -371,7 +375,7 @@ fn bad_sources_are_refused_before_anything_runs() {
         "git@github.com:a/b.git",
         "/no/such/dir/anywhere",
     ] {
-        let e = repo::validate_source(bad).unwrap_err();
+        let e = repo::validate_source(&bad.into()).unwrap_err();
         assert!(matches!(e, RepoError::InvalidSource(_)), "{bad}: {e}");
     }
     let not_git = tempfile::tempdir().unwrap();

@@ -104,12 +104,12 @@ fn input(repo: &std::path::Path, judge_timeout: Duration) -> AuditInput {
     .unwrap();
     AuditInput {
         repo: RepoRequest {
-            source: repo.display().to_string(),
+            source: repo.display().to_string().into(),
             git_ref: None,
             limits: RepoLimits::default(),
             extract_pdf: None,
         },
-        pdf: PdfSource::File(repo.join("missing-report.pdf")),
+        pdf: PdfSource::NoReport,
         rubric: Arc::new(rubric),
         timeouts: Timeouts {
             detectives: Duration::from_secs(120),

@@ -224,6 +224,10 @@ impl JudgeService for CachedJudges {
     fn mode(&self) -> JudgeMode {
         self.shared.inner.mode()
     }
+
+    fn prompts(&self) -> Option<String> {
+        self.shared.inner.prompts()
+    }
 }
 
 fn persist(
@@ -276,6 +280,9 @@ impl JudgeService for SimulatedLatency {
     }
     fn mode(&self) -> JudgeMode {
         self.inner.mode()
+    }
+    fn prompts(&self) -> Option<String> {
+        self.inner.prompts()
     }
 }
 

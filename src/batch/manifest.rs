@@ -2,6 +2,7 @@
 //! optional), or JSON Lines with the same keys.
 //!
 //! - `pdf` is a local path (relative to the manifest's directory), `repo:<path in repository>`,
+//!   `none` (the submission has no PDF report: the report criteria are judged on that absence),
 //!   or empty: look for the report inside the repository, as a single audit does.
 //! - `repo` is an URL (`https`, `http`, `ssh`, `git`, `file`), an scp-like `user@host:path`, or a
 //!   local path (relative to the manifest's directory).
@@ -10,6 +11,8 @@
 //!   bad header, is an error for the whole batch.
 
 use crate::actors::PdfSource;
+use crate::repo::RepoSource;
+use crate::repo::source::redact_text;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -22,10 +25,10 @@ pub struct Submission {
     /// 1-based line of the manifest where the row starts.
     pub line: usize,
     pub id: String,
-    /// The repository as written in the manifest.
-    pub repo_raw: String,
-    /// The repository to clone: an URL, or a local path made absolute.
-    pub repo: String,
+    /// The repository as written in the manifest, credentials redacted.
+    pub repo_shown: String,
+    /// The repository to clone: an URL, or a local path made absolute (shown redacted).
+    pub repo: RepoSource,
     pub pdf: PdfSource,
     /// Branch, tag or commit to audit; `None` means the repository's HEAD.
     pub git_ref: Option<String>,
@@ -310,7 +313,7 @@ impl<'a> Validator<'a> {
                 .filter(|s| !s.is_empty()),
             repo: raw
                 .repo
-                .map(|s| s.trim().to_string())
+                .map(|s| redact_text(s.trim()).0)
                 .filter(|s| !s.is_empty()),
             reason,
         }));
@@ -335,7 +338,7 @@ impl<'a> Validator<'a> {
             ));
         }
         let repo_raw = raw.repo.as_deref().map(str::trim).unwrap_or("");
-        let repo = check_repo(repo_raw, self.base)?;
+        let repo = RepoSource::new(check_repo(repo_raw, self.base)?);
         let pdf = check_pdf(raw.pdf.as_deref().map(str::trim).unwrap_or(""), self.base)?;
         let git_ref = match raw.git_ref.as_deref().map(str::trim) {
             None | Some("") => None,
@@ -349,7 +352,7 @@ impl<'a> Validator<'a> {
         Ok(Submission {
             line,
             id: id.to_string(),
-            repo_raw: repo_raw.to_string(),
+            repo_shown: redact_text(repo_raw).0,
             repo,
             pdf,
             git_ref,
@@ -392,12 +395,13 @@ const URL_SCHEMES: [&str; 6] = ["https", "http", "ssh", "git", "file", "git+ssh"
 
 /// Checks the repository and returns what to clone (local paths made absolute).
 pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
+    let shown = redact_text(repo).0;
     if repo.is_empty() {
         return Err("missing repo: give an https URL, a file:// URL or a local path".into());
     }
     if repo.chars().any(char::is_whitespace) {
         return Err(format!(
-            "malformed repository {repo:?}: it contains whitespace"
+            "malformed repository {shown:?}: it contains whitespace"
         ));
     }
     let fix = "give an https URL (https://host/owner/repo.git), a file:// URL or a local path";
@@ -405,28 +409,32 @@ pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
         let scheme_l = scheme.to_ascii_lowercase();
         if !URL_SCHEMES.contains(&scheme_l.as_str()) {
             return Err(format!(
-                "malformed repository URL {repo:?}: unsupported scheme {scheme:?}; {fix}"
+                "malformed repository URL {shown:?}: unsupported scheme {scheme:?}; {fix}"
             ));
         }
         let url = url::Url::parse(repo)
-            .map_err(|e| format!("malformed repository URL {repo:?}: {e}; {fix}"))?;
+            .map_err(|e| format!("malformed repository URL {shown:?}: {e}; {fix}"))?;
         if scheme_l != "file" && url.host_str().is_none_or(str::is_empty) {
-            return Err(format!("malformed repository URL {repo:?}: no host; {fix}"));
+            return Err(format!(
+                "malformed repository URL {shown:?}: no host; {fix}"
+            ));
         }
         if scheme_l != "file" && url.path().trim_matches('/').is_empty() {
             return Err(format!(
-                "malformed repository URL {repo:?}: no repository path after the host; {fix}"
+                "malformed repository URL {shown:?}: no repository path after the host; {fix}"
             ));
         }
         if scheme_l == "file" && url.path().is_empty() {
-            return Err(format!("malformed repository URL {repo:?}: no path; {fix}"));
+            return Err(format!(
+                "malformed repository URL {shown:?}: no path; {fix}"
+            ));
         }
         return Ok(repo.to_string());
     }
     if let Some((scheme, _)) = repo.split_once(':') {
         if URL_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
             return Err(format!(
-                "malformed repository URL {repo:?}: expected \"{scheme}://\" after the scheme; {fix}"
+                "malformed repository URL {shown:?}: expected \"{scheme}://\" after the scheme; {fix}"
             ));
         }
         // scp-like `user@host:owner/repo.git`
@@ -448,6 +456,9 @@ pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
 pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, String> {
     if pdf.is_empty() {
         return Ok(PdfSource::InRepo(None));
+    }
+    if pdf.eq_ignore_ascii_case("none") {
+        return Ok(PdfSource::NoReport);
     }
     if let Some(inner) = pdf.strip_prefix("repo:") {
         let inner = inner.trim();
@@ -515,7 +526,7 @@ mod tests {
         assert_eq!(subs[1].git_ref.as_deref(), Some("main"));
         assert_eq!(subs[2].pdf, PdfSource::File(dir.path().join("r.pdf")));
         assert_eq!(
-            subs[2].repo,
+            subs[2].repo.expose(),
             dir.path().join("./local/c").display().to_string()
         );
         assert_eq!(subs[2].line, 4);
@@ -573,7 +584,7 @@ mod tests {
         let m = parse_csv("repo,id\n\"https://h/o/r.git\",\"s-1\"\n", &base(), "m.csv").unwrap();
         let s: Vec<&Submission> = m.submissions().collect();
         assert_eq!(s[0].id, "s-1");
-        assert_eq!(s[0].repo, "https://h/o/r.git");
+        assert_eq!(s[0].repo.expose(), "https://h/o/r.git");
     }
 
     #[test]

@@ -72,7 +72,8 @@ pub struct BatchArgs {
     /// Re-grade every submission.
     #[arg(long)]
     pub regrade_all: bool,
-    /// Rubric file (default: ./rubric.json, else the rubric built into the binary).
+    /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
+    /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
@@ -267,6 +268,20 @@ fn run_batch_inner(
             args.manifest.display()
         )));
     }
+    // An unknown ref is bad input: said before anything runs, naming the refs that exist.
+    for sub in manifest.submissions() {
+        if let Some(r) = &sub.git_ref {
+            if let Err(resolve::ResolveError::UnknownRef(e)) = resolve::resolve(&sub.repo, Some(r))
+            {
+                return Err(BatchError::BadInput(format!(
+                    "{}: line {} ({}): ref {r:?}: {e}",
+                    args.manifest.display(),
+                    sub.line,
+                    sub.id
+                )));
+            }
+        }
+    }
     for r in &args.regrade {
         if !ids.contains(r) {
             return Err(BatchError::BadInput(format!(
@@ -411,7 +426,7 @@ fn grade_rows(
                 let mut r = GradeRow::without_report(
                     sub.line,
                     &sub.id,
-                    &sub.repo_raw,
+                    &sub.repo_shown,
                     RowStatus::Failed,
                     Some(reason.clone()),
                 );
@@ -444,7 +459,7 @@ fn grade_rows(
                         tracing::error!(error = %e, "could not write a report");
                     }
                 }
-                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_raw, &report);
+                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &report);
                 if stale {
                     r.flags.push(if interrupted {
                         "stale: graded in an earlier run, not re-checked in this interrupted run"
@@ -458,14 +473,14 @@ fn grade_rows(
             Some(Err(reason)) => GradeRow::without_report(
                 sub.line,
                 &sub.id,
-                &sub.repo_raw,
+                &sub.repo_shown,
                 RowStatus::Failed,
                 Some(reason),
             ),
             None => GradeRow::without_report(
                 sub.line,
                 &sub.id,
-                &sub.repo_raw,
+                &sub.repo_shown,
                 RowStatus::Pending,
                 Some(
                     "not graded yet: the run was interrupted; run the same command again to resume"

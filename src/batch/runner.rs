@@ -230,7 +230,7 @@ fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outco
             tracing::error!(error = %e, "could not record a failure");
         }
     }
-    if let Err(e) = outputs::write_failure(&ctx.cfg.out, &sub.id, &sub.repo_raw, reason) {
+    if let Err(e) = outputs::write_failure(&ctx.cfg.out, &sub.id, &sub.repo_shown, reason) {
         tracing::error!(error = %e, "could not write failed.md");
     }
     Outcome::Failed {
@@ -265,7 +265,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     };
     let job = match ctx
         .store
-        .begin_job(&key, &sub.repo, sub.git_ref.as_deref(), regrade)
+        .begin_job(&key, sub.repo.shown(), sub.git_ref.as_deref(), regrade)
     {
         Ok(Begin::Finished(job)) => {
             return Outcome::Done {

@@ -1,6 +1,7 @@
 //! The judicial layer's core: what a judge is asked ([`JudgeRequest`]) and the two ways of
 //! answering it: deterministic [`offline`] rules, or an LLM ([`llm`]).
 
+pub mod levels;
 pub mod llm;
 pub mod offline;
 
@@ -96,6 +97,10 @@ pub trait JudgeService: 'static {
     /// The model used for a persona, `None` for offline rules.
     fn model(&self, persona: Judge) -> Option<String>;
     fn mode(&self) -> crate::model::JudgeMode;
+    /// Where the judges' prompts come from, with their digest; `None`: no prompts (offline).
+    fn prompts(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The deterministic offline judges as a [`JudgeService`].
@@ -140,5 +145,9 @@ impl JudgeService for llm::LlmJudges {
 
     fn mode(&self) -> crate::model::JudgeMode {
         crate::model::JudgeMode::Llm
+    }
+
+    fn prompts(&self) -> Option<String> {
+        Some(llm::LlmJudges::prompts(self).describe())
     }
 }

@@ -88,6 +88,12 @@ pub fn build(cfg: &LlmConfig) -> Result<LlmClient, super::config::ConfigError> {
 /// One HTTP attempt. A non-success status becomes an [`HttpStatusError`] (boxed into
 /// `OpenAIError::Boxed`) so the retry loop sees the status, `Retry-After` and body whatever
 /// their format.
+/// Largest response body read from the LLM endpoint; a larger one is refused unread (a
+/// hostile or broken server can answer with gigabytes).
+pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
+/// Bytes of an error body kept for the error message.
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
 async fn send(
     http: &reqwest::Client,
     factory: HttpRequestFactory,
@@ -96,22 +102,57 @@ async fn send(
     let response = http.execute(request).await.map_err(OpenAIError::Reqwest)?;
     let status = response.status();
     if status.is_success() {
-        return Ok(response);
+        // Read here, bounded, and hand async-openai a response rebuilt from the bytes.
+        let mut builder = http::Response::builder().status(status);
+        for (k, v) in response.headers() {
+            builder = builder.header(k, v);
+        }
+        let (body, complete) = read_capped(response, MAX_RESPONSE_BYTES).await?;
+        if !complete {
+            return Err(OpenAIError::Boxed(Box::new(BodyTooLarge)));
+        }
+        let rebuilt = builder.body(body).map_err(|e| {
+            OpenAIError::InvalidArgument(format!("cannot rebuild the response: {e}"))
+        })?;
+        return Ok(reqwest::Response::from(rebuilt));
     }
     let retry_after = response
         .headers()
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| retry::parse_retry_after(v, chrono::Utc::now()));
-    let body = response.text().await.unwrap_or_default();
+    let (body, _) = read_capped(response, MAX_ERROR_BODY_BYTES)
+        .await
+        .unwrap_or_default();
     Err(OpenAIError::Boxed(Box::new(HttpStatusError {
         status: status.as_u16(),
         retry_after,
-        body,
+        body: String::from_utf8_lossy(&body).into_owned(),
     })))
 }
 
-/// Records a chat call's outcome on its span (GenAI semantic conventions).
+/// At most `cap` bytes of the body, and whether that was all of it (chunks stop being read
+/// past the cap).
+async fn read_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), OpenAIError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(OpenAIError::Reqwest)? {
+        if body.len() + chunk.len() > cap {
+            body.extend_from_slice(&chunk[..cap - body.len()]);
+            return Ok((body, false));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, true))
+}
+
+/// The server answered with a body over [`MAX_RESPONSE_BYTES`].
+#[derive(Debug, thiserror::Error)]
+#[error("the response body is larger than {} MiB: not read", MAX_RESPONSE_BYTES >> 20)]
+pub struct BodyTooLarge;
+
 fn record_outcome(
     chat: &ChatSpan,
     result: &Result<async_openai::types::chat::CreateChatCompletionResponse, OpenAIError>,

@@ -1,6 +1,6 @@
 //! The judges' and the vision inspector's prompts, read at run time so they can be edited
-//! without a rebuild: `--prompts DIR`, else `./prompts` (when it holds our files), else the
-//! copies compiled into the binary.
+//! without a rebuild: `--prompts DIR`, else the copies compiled into the binary (never a
+//! `./prompts` of the working directory, which may be the audited submission).
 
 use crate::model::Judge;
 use std::path::{Path, PathBuf};
@@ -69,20 +69,35 @@ impl Prompts {
         }
     }
 
-    /// `dir` given: every file must be there. Else `./prompts` when it holds at least one of
-    /// our files (then all must be there), else the embedded copies.
+    /// `dir` given: every file must be there. Else the embedded copies.
     pub fn load(dir: Option<&Path>) -> Result<Prompts, PromptError> {
         match dir {
             Some(d) => Self::from_dir(d),
-            None => {
-                let local = Path::new("prompts");
-                if local.is_dir() && FILES.iter().any(|f| local.join(f).is_file()) {
-                    Self::from_dir(local)
-                } else {
-                    Ok(Self::embedded())
-                }
-            }
+            None => Ok(Self::embedded()),
         }
+    }
+
+    /// Where the prompts come from and a digest of their text, for the report:
+    /// `built into auditor (sha256 0123abcd4567)` or `/path/to/prompts (sha256 ...)`.
+    pub fn describe(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for text in [
+            &self.prosecutor,
+            &self.defense,
+            &self.techlead,
+            &self.judge_common,
+            &self.vision,
+        ] {
+            h.update(text.as_bytes());
+            h.update([0]);
+        }
+        let digest = hex::encode(h.finalize());
+        let source = match self.source.as_str() {
+            "<embedded>" => "built into auditor",
+            dir => dir,
+        };
+        format!("{source} (sha256 {})", &digest[..12])
     }
 
     fn from_dir(dir: &Path) -> Result<Prompts, PromptError> {

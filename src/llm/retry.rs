@@ -70,6 +70,11 @@ pub fn classify(err: &OpenAIError) -> Failure {
             if let Some(r) = inner.downcast_ref::<reqwest::Error>() {
                 return classify_reqwest(r);
             }
+            if let Some(big) = inner.downcast_ref::<super::client::BodyTooLarge>() {
+                return Failure::Permanent {
+                    detail: big.to_string(),
+                };
+            }
             Failure::Transient {
                 detail: inner.to_string(),
             }

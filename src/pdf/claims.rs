@@ -771,6 +771,8 @@ mod tests {
                 router: "assign_workers".into(),
                 targets: vec!["write_section".into()],
                 parallel: true,
+                outcomes: vec![vec!["write_section".into()]],
+                func: None,
                 path: "src/graph.py".into(),
                 line: 30,
             });

@@ -277,7 +277,8 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
             format!("{what} '{p}' claimed by the report, checked against the repository"),
             location,
             format!("'{p}' was not checked against the audited commit's files"),
-        ),
+        )
+        .with_fix("re-run the audit so that the repository's file list is available"),
     }
 }
 
@@ -309,7 +310,7 @@ pub fn path_evidence(
                     "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} path(s) the report mentions could not be checked",
                     facts.claimed_paths.len()
                 ),
-            ));
+            ).with_fix("make the repository readable by the grader (see the RepoInvestigator's error) and re-run"));
             out.insert(d.id.clone(), evs);
             continue;
         }
@@ -431,7 +432,12 @@ pub fn claim_evidence(
             )
             .with_content(format!("p.{}: \"{}\"", c.page, c.quote));
             evs.push(if c.status == ClaimStatus::Contradicted {
-                e.with_kind(EvidenceKind::Contradiction)
+                // A confirmed contradiction is `found` (see `EvidenceKind::Contradiction`):
+                // with `found == false` it would read as a check that came back clean.
+                Evidence {
+                    found: true,
+                    ..e.with_kind(EvidenceKind::Contradiction)
+                }
             } else {
                 e
             });
@@ -447,6 +453,45 @@ pub fn claim_evidence(
 mod tests {
     use super::*;
     use crate::rubric::Rubric;
+
+    #[test]
+    fn a_contradicted_claim_is_a_confirmed_contradiction_and_a_supported_one_a_met_fact() {
+        use super::super::claims::{ClaimStatus, Feature, FeatureClaim};
+        let mut facts = PdfFacts::from_pages("report.pdf", &["The judges run in parallel.".into()]);
+        let claim = |feature, status| FeatureClaim {
+            feature,
+            page: 1,
+            quote: "q".into(),
+            mentions: 1,
+            status,
+            code: "what the code shows".into(),
+            code_location: None,
+            figure: None,
+            sentences: Vec::new(),
+        };
+        facts.feature_claims = vec![
+            claim(Feature::ParallelExecution, ClaimStatus::Supported),
+            claim(Feature::StructuredOutput, ClaimStatus::Contradicted),
+        ];
+        let v3 = rubric("official-v3.0.0.json");
+        let ev = claim_evidence(&facts, &v3.dimensions);
+        let all: Vec<&Evidence> = ev.values().flatten().collect();
+        let tally =
+            crate::justice::facts::Tally::of(&all.iter().map(|e| (*e).clone()).collect::<Vec<_>>())
+                .contradictions
+                .len();
+        assert!(
+            tally >= 1,
+            "the contradicted claim must count as a contradiction"
+        );
+        for e in all {
+            if e.id.ends_with("structured_output") {
+                assert_eq!((e.kind, e.found), (EvidenceKind::Contradiction, true));
+            } else {
+                assert_eq!((e.kind, e.found), (EvidenceKind::Fact, true));
+            }
+        }
+    }
 
     fn rubric(file: &str) -> Rubric {
         let text = std::fs::read_to_string(format!(

@@ -1,6 +1,7 @@
 //! Diagram candidates for the VisionInspector: embedded raster images (decoded, re-encoded as
 //! PNG, icons skipped) and pages drawn with vector paths but holding no raster image (rendered
-//! to PNG). Everything is capped: count, pixels, pages scanned.
+//! to PNG). Everything is capped: count, pixels (declared, checked before decoding), pages
+//! scanned.
 
 use super::DiagramImage;
 use image::DynamicImage;
@@ -21,6 +22,9 @@ pub struct ImageCaps {
     pub min_paths: usize,
     /// Pages scanned for images (the first N).
     pub max_pages_scanned: usize,
+    /// Most pixels an embedded image may declare to be decoded: the size is read from the
+    /// image's dictionary before anything is decoded (a 1 MB PDF can declare 20000x20000).
+    pub max_pixels: u64,
 }
 
 impl Default for ImageCaps {
@@ -32,6 +36,7 @@ impl Default for ImageCaps {
             min_side: 64,
             min_paths: 6,
             max_pages_scanned: 200,
+            max_pixels: 25_000_000,
         }
     }
 }
@@ -46,6 +51,20 @@ pub struct PageInventory {
     /// Path objects with a diagonal line or a curve: arrows, connectors, shapes. Tables, rules and
     /// code-block backgrounds are axis-aligned only, so a page of them is not a drawing.
     pub shaped_paths: usize,
+    /// Images declaring more than `max_pixels` (whatever their shape): never decoded, and the
+    /// page is not rendered (rendering would decode them).
+    pub oversized: usize,
+}
+
+/// Pixels an image object declares (its dictionary's width x height; nothing decoded).
+fn declared_pixels(img: &PdfPageImageObject) -> (i32, i32, u64) {
+    let w = img.width().unwrap_or(0);
+    let h = img.height().unwrap_or(0);
+    (
+        w,
+        h,
+        u64::from(w.unsigned_abs()) * u64::from(h.unsigned_abs()),
+    )
 }
 
 impl PageInventory {
@@ -93,8 +112,10 @@ fn count_objects<'a>(
             }
             PdfPageObjectType::Image => {
                 if let Some(img) = obj.as_image_object() {
-                    let w = img.width().unwrap_or(0);
-                    let h = img.height().unwrap_or(0);
+                    let (w, h, pixels) = declared_pixels(img);
+                    if pixels > caps.max_pixels {
+                        inv.oversized += 1;
+                    }
                     if w >= caps.min_side as i32 && h >= caps.min_side as i32 {
                         inv.rasters += 1;
                     }
@@ -156,9 +177,15 @@ pub fn extract_rasters(
         let Some(img) = obj.as_image_object() else {
             continue;
         };
-        let w = img.width().unwrap_or(0);
-        let h = img.height().unwrap_or(0);
+        let (w, h, pixels) = declared_pixels(img);
         if w < caps.min_side as i32 || h < caps.min_side as i32 {
+            continue;
+        }
+        if pixels > caps.max_pixels {
+            notes.push(format!(
+                "page {page_no}: an embedded image declares {w}x{h} pixels, over the decoding cap ({} pixels): not decoded",
+                caps.max_pixels
+            ));
             continue;
         }
         // The processed image applies masks and filters; fall back to the raw bitmap.
@@ -216,6 +243,13 @@ impl DiagramScan {
         if inv.rasters > 0 {
             extract_rasters(page, page_no, caps, &mut self.images, &mut self.notes);
         } else if inv.has_drawing(caps) || text_art() {
+            if inv.oversized > 0 {
+                self.notes.push(format!(
+                    "page {page_no}: not rendered: it holds an image declaring more than {} pixels",
+                    caps.max_pixels
+                ));
+                return;
+            }
             if self.rendered >= caps.max_rendered_pages {
                 self.capped = true;
                 return;

@@ -220,6 +220,10 @@ pub fn validate_path(path: &Path) -> Result<(), PdfError> {
             "PDF report {shown} cannot be read: {e}. Check its permissions"
         ))
     })?;
+    too_large(
+        f.metadata().map(|m| m.len()).unwrap_or(0),
+        &shown.to_string(),
+    )?;
     let mut head = vec![0u8; 1024];
     let mut n = 0;
     while n < head.len() {
@@ -251,10 +255,37 @@ pub fn validate_path(path: &Path) -> Result<(), PdfError> {
 /// Validates, reads and analyses a PDF file. Blocking (PDFium).
 pub fn analyse_path(path: &Path) -> Result<PdfFacts, PdfError> {
     validate_path(path)?;
-    let bytes = std::fs::read(path).map_err(|e| {
-        PdfError::Unreadable(format!("PDF report {} cannot be read: {e}", path.display()))
-    })?;
+    let bytes = read_bounded(path)?;
     analyse_bytes(&bytes, &path.display().to_string())
+}
+
+fn too_large(len: u64, source: &str) -> Result<(), PdfError> {
+    if len > MAX_BYTES as u64 {
+        return Err(PdfError::TooLarge(format!(
+            "PDF report {source} is {} MB, above the {} MB limit: compress its images or split it",
+            len / (1024 * 1024),
+            MAX_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a PDF file, never more than [`MAX_BYTES`]: the size is checked before reading, and
+/// the read stops past the limit (the file may grow meanwhile). Blocking.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>, PdfError> {
+    use std::io::Read;
+    let shown = path.display().to_string();
+    let unreadable =
+        |e: std::io::Error| PdfError::Unreadable(format!("PDF report {shown} cannot be read: {e}"));
+    let f = std::fs::File::open(path).map_err(unreadable)?;
+    let len = f.metadata().map_err(unreadable)?.len();
+    too_large(len, &shown)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    too_large(bytes.len() as u64, &shown)?;
+    Ok(bytes)
 }
 
 fn load_error(source: &str, e: PdfiumError) -> PdfError {
@@ -290,13 +321,7 @@ fn check_bytes(bytes: &[u8], source: &str) -> Result<(), PdfError> {
             "PDF report {source} is empty (0 bytes): the upload or export failed; export the report again"
         )));
     }
-    if bytes.len() > MAX_BYTES {
-        return Err(PdfError::TooLarge(format!(
-            "PDF report {source} is {} MB, above the {} MB limit: compress its images or split it",
-            bytes.len() / (1024 * 1024),
-            MAX_BYTES / (1024 * 1024)
-        )));
-    }
+    too_large(bytes.len() as u64, source)?;
     let head = &bytes[..bytes.len().min(1024)];
     if !header_ok(head) {
         return Err(PdfError::NotAPdf(format!(

@@ -9,7 +9,7 @@
 //! - Files are read straight from the object database of the audited commit's tree. Symlinks
 //!   are never followed; huge, binary and non-UTF-8 files are skipped or decoded with a note.
 
-use super::{RepoError, RepoLimits};
+use super::{RepoError, RepoLimits, RepoSource};
 use git2::{FetchOptions, ObjectType, RemoteCallbacks, Repository, build::RepoBuilder};
 use std::cell::Cell;
 use std::path::{Component, Path, PathBuf};
@@ -42,17 +42,13 @@ impl Source {
 
 /// A URL without user name, password, query or fragment (tokens live there).
 pub fn redact(u: &url::Url) -> String {
-    let mut u = u.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.set_query(None);
-    u.set_fragment(None);
-    u.to_string()
+    super::source::redact_text(u.as_str()).0
 }
 
-/// Checks the source without touching the network.
-pub fn parse_source(source: &str) -> Result<Source, RepoError> {
-    let s = source.trim();
+/// Checks the source without touching the network. Messages quote the source redacted.
+pub fn parse_source(source: &RepoSource) -> Result<Source, RepoError> {
+    let s = source.expose().trim();
+    let shown = source.shown().trim();
     if s.is_empty() {
         return Err(RepoError::InvalidSource(
             "--repo is empty: give an https URL, a local path or a file:// URL".into(),
@@ -62,8 +58,7 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
     if lower.starts_with("https://") {
         let u = url::Url::parse(s).map_err(|e| {
             RepoError::InvalidSource(format!(
-                "--repo {:?} is not a valid URL ({e}); expected e.g. https://github.com/owner/repo",
-                strip_userinfo(s)
+                "--repo {shown:?} is not a valid URL ({e}); expected e.g. https://github.com/owner/repo"
             ))
         })?;
         if u.host_str().is_none_or(str::is_empty) {
@@ -76,14 +71,14 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
     }
     if lower.starts_with("file://") {
         let u = url::Url::parse(s).map_err(|e| {
-            RepoError::InvalidSource(format!("--repo {s:?} is not a valid file:// URL ({e})"))
+            RepoError::InvalidSource(format!("--repo {shown:?} is not a valid file:// URL ({e})"))
         })?;
         let p = u.to_file_path().map_err(|_| {
             RepoError::InvalidSource(format!(
-                "--repo {s:?}: a file:// URL must name an absolute local path (file:///path/to/repo)"
+                "--repo {shown:?}: a file:// URL must name an absolute local path (file:///path/to/repo)"
             ))
         })?;
-        return local(p, s);
+        return local(p, shown);
     }
     if let Some((scheme, _)) = s.split_once("://") {
         let hint = if scheme.eq_ignore_ascii_case("http") {
@@ -93,22 +88,28 @@ pub fn parse_source(source: &str) -> Result<Source, RepoError> {
                 "scheme {scheme:?} is not supported; use an https URL, a local path or a file:// URL"
             )
         };
-        return Err(RepoError::InvalidSource(format!(
-            "--repo {}: {hint}",
-            strip_userinfo(s)
-        )));
+        return Err(RepoError::InvalidSource(format!("--repo {shown}: {hint}")));
     }
     if is_scp_like(s) {
         return Err(RepoError::InvalidSource(format!(
-            "--repo {s:?} looks like an SSH address; SSH is not supported: use the https URL of the repository"
+            "--repo {shown:?} looks like an SSH address; SSH is not supported: use the https URL of the repository"
         )));
     }
-    local(PathBuf::from(s), s)
+    local(PathBuf::from(s), shown)
 }
 
 fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
     match std::fs::metadata(&p) {
-        Ok(m) if m.is_dir() => Ok(Source::Local(std::fs::canonicalize(&p).unwrap_or(p))),
+        Ok(m) if m.is_dir() => {
+            let root = std::fs::canonicalize(&p).unwrap_or(p);
+            confined(&root).map_err(|why| {
+                RepoError::InvalidSource(format!(
+                    "--repo {given:?}: {why}; a local repository must keep its git data inside the \
+                     directory given (audit the other repository by its own path if that is meant)"
+                ))
+            })?;
+            Ok(Source::Local(root))
+        }
         Ok(_) => Err(RepoError::InvalidSource(format!(
             "--repo {given:?} is a file, not a repository directory"
         ))),
@@ -118,6 +119,68 @@ fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
     }
 }
 
+/// Refuses a local repository whose git data lives outside `root` (which is canonical): a
+/// `.git` file saying `gitdir: /elsewhere`, a `commondir` pointing out, or object alternates
+/// outside. libgit2 follows all three, so a submission could be graded as another repository
+/// (or read another repository's objects). Missing or unreadable files are left to libgit2.
+fn confined(root: &Path) -> Result<(), String> {
+    let inside = |base: &Path, target: &str, what: &str| -> Result<PathBuf, String> {
+        let target = target.trim();
+        let joined = base.join(target);
+        // A target that does not exist cannot be followed; libgit2 reports it.
+        let real = std::fs::canonicalize(&joined).unwrap_or(joined);
+        if real.starts_with(root) {
+            Ok(real)
+        } else {
+            Err(format!(
+                "{what} points outside the directory, to {}",
+                real.display()
+            ))
+        }
+    };
+    let small = |p: &Path| -> Option<String> {
+        let m = std::fs::symlink_metadata(p).ok()?;
+        (m.is_file() && m.len() <= 64 * 1024)
+            .then(|| std::fs::read_to_string(p).ok())
+            .flatten()
+    };
+    let dot_git = root.join(".git");
+    let git_dir = match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_file() => {
+            let text = small(&dot_git).unwrap_or_default();
+            match text.lines().find_map(|l| l.trim().strip_prefix("gitdir:")) {
+                Some(target) => inside(root, target, "its .git file (gitdir:)")?,
+                None => return Ok(()),
+            }
+        }
+        Ok(m) if m.is_symlink() => inside(
+            root,
+            &std::fs::read_link(&dot_git)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default(),
+            "its .git symlink",
+        )?,
+        Ok(_) => dot_git,
+        Err(_) => root.to_path_buf(), // a bare repository
+    };
+    let mut object_dirs = vec![git_dir.join("objects")];
+    if let Some(common) = small(&git_dir.join("commondir")) {
+        let common = inside(&git_dir, &common, "its commondir")?;
+        object_dirs.push(common.join("objects"));
+    }
+    for objects in object_dirs {
+        if let Some(alternates) = small(&objects.join("info/alternates")) {
+            for line in alternates.lines() {
+                let line = line.trim();
+                if !line.is_empty() && !line.starts_with('#') {
+                    inside(&objects, line, "its objects/info/alternates")?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `git@github.com:owner/repo.git`
 fn is_scp_like(s: &str) -> bool {
     match s.split_once(':') {
@@ -125,13 +188,6 @@ fn is_scp_like(s: &str) -> bool {
             host.contains('@') && !host.contains('/') && !rest.starts_with('\\') && host.len() > 1
         }
         None => false,
-    }
-}
-
-fn strip_userinfo(s: &str) -> String {
-    match (s.find("://"), s.find('@')) {
-        (Some(i), Some(j)) if j > i => format!("{}{}", &s[..i + 3], &s[j + 1..]),
-        _ => s.to_string(),
     }
 }
 
@@ -187,7 +243,7 @@ pub fn clone(
                 limits.max_repo_bytes
             )));
         }
-        Err(e) => return Err(clone_error(&shown, &e)),
+        Err(e) => return Err(clone_error(source, &e)),
     };
     if started.elapsed() > limits.clone_timeout {
         return Err(RepoError::Limit(format!(
@@ -205,9 +261,11 @@ pub fn clone(
     Ok((dir, repo))
 }
 
-fn clone_error(shown: &str, e: &git2::Error) -> RepoError {
+fn clone_error(source: &Source, e: &git2::Error) -> RepoError {
     use git2::{ErrorClass, ErrorCode};
-    let msg = e.message();
+    let shown = &source.display();
+    // libgit2 may quote the URL it was given, credentials included.
+    let msg = &RepoSource::new(source.clone_url()).scrub(e.message());
     let auth = e.code() == ErrorCode::Auth
         || msg.contains("401")
         || msg.contains("403")
@@ -448,7 +506,7 @@ mod tests {
     #[test]
     fn sources_are_validated_without_network() {
         assert!(matches!(
-            parse_source("https://github.com/o/r").unwrap(),
+            parse_source(&"https://github.com/o/r".into()).unwrap(),
             Source::Https(_)
         ));
         for bad in [
@@ -460,30 +518,71 @@ mod tests {
             "/definitely/not/here",
             "https://",
         ] {
-            let e = parse_source(bad).unwrap_err().to_string();
+            let e = parse_source(&bad.into()).unwrap_err().to_string();
             assert!(!e.is_empty(), "{bad}");
         }
-        let e = parse_source("https://user:s3cret@github.com/o r%").map(|s| s.display());
+        let e = parse_source(&"https://user:s3cret@github.com/o r%".into()).map(|s| s.display());
         if let Ok(shown) = e {
             assert!(!shown.contains("s3cret"));
         }
-        let e = parse_source("ftp://user:s3cret@host/x")
+        let e = parse_source(&"ftp://user:s3cret@host/x".into())
             .unwrap_err()
             .to_string();
         assert!(!e.contains("s3cret"), "{e}");
         let d = tempfile::tempdir().unwrap();
         assert!(matches!(
-            parse_source(d.path().to_str().unwrap()),
+            parse_source(&d.path().to_str().unwrap().into()),
             Ok(Source::Local(_))
         ));
         let url = url::Url::from_file_path(d.path()).unwrap();
-        assert!(matches!(parse_source(url.as_str()), Ok(Source::Local(_))));
+        assert!(matches!(
+            parse_source(&url.as_str().into()),
+            Ok(Source::Local(_))
+        ));
     }
 
     #[test]
     fn credentials_are_redacted() {
         let u = url::Url::parse("https://user:tok@github.com/o/r?token=x").unwrap();
         assert_eq!(redact(&u), "https://github.com/o/r");
+    }
+
+    #[test]
+    fn git_data_outside_the_given_directory_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let other = d.path().join("other");
+        git2::Repository::init(&other).unwrap();
+        let root = d.path().join("sub");
+        std::fs::create_dir(&root).unwrap();
+        let given = |p: &Path| parse_source(&p.to_str().unwrap().into());
+
+        std::fs::write(root.join(".git"), "gitdir: ../other/.git\n").unwrap();
+        let e = given(&root).unwrap_err().to_string();
+        assert!(e.contains("gitdir") && e.contains("outside"), "{e}");
+
+        // Inside the directory: fine (a worktree-like layout).
+        git2::Repository::init_bare(root.join("inner.git")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: inner.git\n").unwrap();
+        assert!(given(&root).is_ok());
+
+        // A bare repository borrowing another repository's objects.
+        let bare = d.path().join("bare.git");
+        git2::Repository::init_bare(&bare).unwrap();
+        std::fs::create_dir_all(bare.join("objects/info")).unwrap();
+        std::fs::write(
+            bare.join("objects/info/alternates"),
+            format!("{}\n", other.join(".git/objects").display()),
+        )
+        .unwrap();
+        let e = given(&bare).unwrap_err().to_string();
+        assert!(e.contains("alternates"), "{e}");
+
+        // A commondir pointing out.
+        let wt = d.path().join("wt");
+        std::fs::create_dir_all(wt.join(".git")).unwrap();
+        std::fs::write(wt.join(".git/commondir"), "../../other/.git\n").unwrap();
+        let e = given(&wt).unwrap_err().to_string();
+        assert!(e.contains("commondir"), "{e}");
     }
 
     #[test]

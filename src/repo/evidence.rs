@@ -322,6 +322,72 @@ fn count(b: &Branching, re: &Regex) -> usize {
     b.branches.iter().filter(|n| re.is_match(n)).count()
 }
 
+/// Nodes that are one detective (`false`) or one judge persona (`true`), not a router,
+/// aggregator or dispatcher around them.
+fn persona_node_re(judges: bool) -> &'static Regex {
+    static J: OnceLock<Regex> = OnceLock::new();
+    static D: OnceLock<Regex> = OnceLock::new();
+    if judges {
+        J.get_or_init(|| Regex::new(r"(?i)prosecut|defen[cs]e|tech.?lead").expect("valid"))
+    } else {
+        D.get_or_init(|| {
+            Regex::new(r"(?i)investigat|analy[sz]|inspector|vision|screenshot").expect("valid")
+        })
+    }
+}
+
+/// A fan-out that leaves out some of the layer's own nodes: they run before or after the
+/// others, not in parallel with them (a failed requirement, only said when it happens).
+fn partial(
+    g: &GraphFacts,
+    b: Option<&Branching>,
+    re: &Regex,
+    layer: &str,
+    id: &str,
+    goal: &str,
+) -> Option<Evidence> {
+    let b = b?;
+    let helper = |n: &str| {
+        let l = n.to_lowercase();
+        ["router", "aggregat", "dispatch", "start", "join", "error"]
+            .iter()
+            .any(|w| l.contains(w))
+    };
+    let inside: Vec<&str> = b
+        .branches
+        .iter()
+        .filter(|n| re.is_match(n))
+        .map(String::as_str)
+        .collect();
+    let outside: Vec<&str> = g
+        .nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .filter(|n| re.is_match(n) && !helper(n) && !inside.contains(n))
+        .filter(|n| {
+            !g.defects
+                .iter()
+                .any(|d| d.kind == "unreachable_node" && d.nodes.iter().any(|x| x == n))
+        })
+        .collect();
+    if inside.len() < 2 || outside.is_empty() {
+        return None;
+    }
+    Some(fact(
+        id,
+        goal,
+        false,
+        b.location.clone(),
+        format!(
+            "partial {layer} fan-out: only {} run in parallel (from `{}`); {} run(s) in another superstep, not on the same input at the same time",
+            inside.join(", "),
+            b.from,
+            outside.join(", ")
+        ),
+        0.8,
+    ))
+}
+
 /// (detectives branching, judges branching) of a graph.
 fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
     let is_judges = |b: &&Branching| count(b, judge_re()) >= 2;
@@ -336,6 +402,66 @@ fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
             .find(|b| Some(*b) != det && det.is_some_and(|d| d.join.is_some()))
     });
     (det, jud)
+}
+
+/// Run-time defect kinds (see `python::runtime`) by the dimension they harm.
+const GRAPH_DEFECTS: &[&str] = &["duplicate_execution", "unreachable_node", "unbounded_loop"];
+const STATE_DEFECTS: &[&str] = &[
+    "undeclared_state_key",
+    "unknown_state_key",
+    "whole_state_return",
+];
+const NUANCE_DEFECTS: &[&str] = &["persona_mismatch"];
+
+/// The main graph's run-time defects of `kinds`, each a failed requirement
+/// `repo.graph.defect.<kind>.<n>`.
+fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
+    let Some(g) = f.python.graphs.first() else {
+        return Vec::new();
+    };
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    g.defects
+        .iter()
+        .filter(|d| kinds.contains(&d.kind.as_str()))
+        .map(|d| {
+            let n = counts.entry(d.kind.as_str()).or_default();
+            *n += 1;
+            fact(
+                &format!("repo.graph.defect.{}.{n}", d.kind),
+                goal,
+                false,
+                d.location.clone(),
+                format!(
+                    "run-time defect ({}): {}",
+                    d.kind.replace('_', " "),
+                    d.detail
+                ),
+                0.9,
+            )
+        })
+        .collect()
+}
+
+/// The clean result of the run-time simulation, when it could decide everything.
+fn runs_as_wired(g: &GraphFacts) -> Option<Evidence> {
+    let decided = !g
+        .runtime_notes
+        .iter()
+        .any(|n| n.contains("run counts") || n.contains("loop bound"));
+    let clean = !g
+        .defects
+        .iter()
+        .any(|d| GRAPH_DEFECTS.contains(&d.kind.as_str()));
+    (decided && clean).then(|| {
+        fact(
+            "repo.graph.runtime",
+            "StateGraph wired for parallel fan-out/fan-in with error edges",
+            true,
+            g.location(),
+            "simulated in supersteps over every router outcome: each node runs at most once per invocation, every node is reachable from START and every loop can exit",
+            0.8,
+        )
+    })
 }
 
 fn graph(f: &RepoFacts) -> Vec<Evidence> {
@@ -436,6 +562,22 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         "aggregation fan-in",
     ));
     v.push(pat("repo.graph.judges_fan_out", jud, "judges fan-out"));
+    v.extend(partial(
+        g,
+        det,
+        persona_node_re(false),
+        "detectives",
+        "repo.graph.detectives_partial",
+        goal,
+    ));
+    v.extend(partial(
+        g,
+        jud,
+        persona_node_re(true),
+        "judges",
+        "repo.graph.judges_partial",
+        goal,
+    ));
     v.push(join(
         "repo.graph.judges_fan_in",
         jud,
@@ -487,7 +629,12 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         goal,
         !g.fan_out.is_empty(),
         loc.clone(),
-        if g.fan_out.is_empty() {
+        if g.fan_out.is_empty() && !g.unresolved.is_empty() {
+            format!(
+                "no fan-out found, but part of the wiring is built from values not known statically ({}): parallelism cannot be established from the code",
+                g.unresolved.first().map(String::as_str).unwrap_or("")
+            )
+        } else if g.fan_out.is_empty() {
             "no fan-out: the graph runs its nodes one after another".to_string()
         } else {
             format!(
@@ -504,7 +651,11 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
                     .join("; ")
             )
         },
-        1.0,
+        if g.fan_out.is_empty() && !g.unresolved.is_empty() {
+            0.3
+        } else {
+            1.0
+        },
     ));
     v.push(match g.undefined_nodes.first() {
         None => fact(
@@ -531,6 +682,10 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ),
     });
+    v.extend(defects(f, GRAPH_DEFECTS, goal));
+    if let Some(clean) = runs_as_wired(g) {
+        v.push(clean);
+    }
     v
 }
 
@@ -699,6 +854,7 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             ),
         });
     }
+    v.extend(defects(f, STATE_DEFECTS, goal));
     v
 }
 
@@ -764,21 +920,36 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         .iter()
         .filter(|x| x.kind != "eval" && x.kind != "exec")
         .collect();
+    let unscanned = &f.unscanned_python;
     v.push(fact(
         "repo.security.no_raw_shell",
         goal,
-        shell.is_empty() && f.python.files_parsed > 0,
+        shell.is_empty() && f.python.files_parsed > 0 && unscanned.is_empty(),
         shell
             .first()
             .map(|x| format!("{}:{}", x.path, x.line))
+            .or_else(|| unscanned.first().cloned())
             .unwrap_or_else(|| f.url.clone()),
-        if shell.is_empty() {
+        if shell.is_empty() && !unscanned.is_empty() {
+            format!(
+                "not verified: {} Python file(s) too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
+                unscanned.len(),
+                unscanned.join(", "),
+                f.python.files_parsed
+            )
+        } else if shell.is_empty() {
             format!(
                 "no os.system, os.popen or shell=True in {} Python files ({} subprocess call(s) without a shell)",
                 f.python.files_parsed, s.subprocess_calls
             )
         } else {
-            format!("{} raw shell call(s)", shell.len())
+            let total: usize = f
+                .finding_counts
+                .iter()
+                .filter(|(k, _)| *k != "eval" && *k != "exec")
+                .map(|(_, n)| n)
+                .sum();
+            format!("{} raw shell call(s)", total.max(shell.len()))
         },
         1.0,
     ));
@@ -1085,6 +1256,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         },
         0.9,
     ));
+    v.extend(defects(f, NUANCE_DEFECTS, goal));
     v
 }
 

@@ -21,6 +21,8 @@ pub fn facts_json(f: &RepoFacts) -> Value {
         "state_type": main.and_then(|g| g.state_type.clone()),
         "undefined_nodes": main.map(|g| serde_json::to_value(&g.undefined_nodes).unwrap_or(Value::Null)),
         "unresolved": main.map(|g| g.unresolved.clone()).unwrap_or_default(),
+        "defects": main.map(|g| serde_json::to_value(&g.defects).unwrap_or(Value::Null)).unwrap_or_else(|| json!([])),
+        "runtime_notes": main.map(|g| g.runtime_notes.clone()).unwrap_or_default(),
         "graph_count": p.graphs.len(),
         "graphs": serde_json::to_value(&p.graphs).unwrap_or(Value::Null),
     });
@@ -30,6 +32,8 @@ pub fn facts_json(f: &RepoFacts) -> Value {
         "ref": f.git_ref,
         "file_count": f.files.len(),
         "notes": f.notes,
+        "unscanned_python": f.unscanned_python,
+        "finding_counts": f.finding_counts,
         "history": {
             "commit_count": h.commit_count,
             "merge_count": h.merge_count,
@@ -42,18 +46,25 @@ pub fn facts_json(f: &RepoFacts) -> Value {
             "clustered": h.clustered,
             "span_seconds": h.span_seconds,
             "progression": h.progression,
-            "commits": h.commits.iter().map(|c| json!({
-                "hash": c.hash,
-                "timestamp": c.timestamp,
-                "date": c.date,
-                "message": c.message,
-                "files_changed": c.files_changed,
-                "insertions": c.insertions,
-                "deletions": c.deletions,
-                "python_lines_added": c.python_lines_added,
-                "merge": c.merge,
-                "phases": c.phases,
-            })).collect::<Vec<_>>(),
+            "commits": h.commits.iter().map(|c| {
+                let mut v = json!({
+                    "hash": c.hash,
+                    "timestamp": c.timestamp,
+                    "date": c.date,
+                    "message": c.message,
+                    "files_changed": c.files_changed,
+                    "insertions": c.insertions,
+                    "deletions": c.deletions,
+                    "code_lines_added": c.code_lines_added,
+                    "python_lines_added": c.python_lines_added,
+                    "merge": c.merge,
+                    "phases": c.phases,
+                });
+                if !c.not_diffed.is_empty() {
+                    v["not_diffed"] = json!(c.not_diffed);
+                }
+                v
+            }).collect::<Vec<_>>(),
         },
         "graph": graph,
         "state": {

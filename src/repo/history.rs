@@ -37,6 +37,12 @@ pub const BULK_GAP_SECONDS: i64 = 120;
 /// Share of all lines held by the two largest deliveries from which the history is `few_large`.
 pub const FEW_LARGE_TOP2: f64 = 0.55;
 
+/// A file version larger than this is not diffed (its lines are not counted): a few hundred
+/// KB of pack can hold a 200 MB compressible blob, and diffing it costs many times its size.
+pub const MAX_DIFF_BLOB_BYTES: u64 = 4 << 20;
+/// Bytes of file versions diffed per commit; the files past it are not diffed.
+pub const MAX_DIFF_COMMIT_BYTES: u64 = 64 << 20;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommitFact {
     pub hash: String,
@@ -56,6 +62,10 @@ pub struct CommitFact {
     pub merge: bool,
     /// Phases this commit touches: setup, tools, graph.
     pub phases: Vec<String>,
+    /// Files of this commit not diffed (over [`MAX_DIFF_BLOB_BYTES`] or past
+    /// [`MAX_DIFF_COMMIT_BYTES`]): their lines are not counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_diffed: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -149,21 +159,24 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
         let mut code = 0;
         let mut python = 0;
         let mut paths = Vec::new();
+        let mut budget = DiffBudget::new(repo);
+        let mut not_diffed = Vec::new();
         for i in 0..diff.deltas().len() {
-            let path = diff
-                .get_delta(i)
-                .and_then(|d| {
-                    d.new_file()
-                        .path()
-                        .or(d.old_file().path())
-                        .map(|p| p.to_string_lossy().into_owned())
-                })
+            let Some(delta) = diff.get_delta(i) else {
+                continue;
+            };
+            let path = delta
+                .new_file()
+                .path()
+                .or(delta.old_file().path())
+                .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let deleted = diff
-                .get_delta(i)
-                .is_some_and(|d| d.status() == git2::Delta::Deleted);
+            let deleted = delta.status() == git2::Delta::Deleted;
             let mut added = 0;
-            if let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i)
+            let diffed = budget.allows(&delta);
+            if !diffed {
+                not_diffed.push(path.clone());
+            } else if let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i)
                 && let Ok((_, add, del)) = patch.line_stats()
             {
                 insertions += add;
@@ -176,8 +189,9 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
                     python += add;
                 }
             }
-            // An empty placeholder file says nothing about what the commit built.
-            if added > 0 || deleted {
+            // An empty placeholder file says nothing about what the commit built (a file too
+            // large to diff is no placeholder).
+            if added > 0 || deleted || !diffed {
                 paths.push(path);
             }
         }
@@ -202,9 +216,53 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
             python_lines_added: if merge { 0 } else { python },
             merge,
             phases: phases(&paths, &full_message),
+            not_diffed,
         });
     }
     Ok(summarise(commits))
+}
+
+/// What a commit may still diff: sizes are read from the object headers (no blob is
+/// inflated to decide).
+struct DiffBudget<'r> {
+    odb: Option<git2::Odb<'r>>,
+    left: u64,
+}
+
+impl<'r> DiffBudget<'r> {
+    fn new(repo: &'r Repository) -> DiffBudget<'r> {
+        DiffBudget {
+            odb: repo.odb().ok(),
+            left: MAX_DIFF_COMMIT_BYTES,
+        }
+    }
+
+    fn size(&self, id: git2::Oid) -> u64 {
+        if id.is_zero() {
+            return 0;
+        }
+        match &self.odb {
+            Some(odb) => odb
+                .read_header(id)
+                .map(|(n, _)| n as u64)
+                .unwrap_or(u64::MAX),
+            None => u64::MAX,
+        }
+    }
+
+    /// Whether this file change may be diffed; takes its bytes from the budget if so.
+    fn allows(&mut self, delta: &git2::DiffDelta<'_>) -> bool {
+        let bytes = [delta.old_file().id(), delta.new_file().id()].map(|id| self.size(id));
+        if bytes.iter().any(|b| *b > MAX_DIFF_BLOB_BYTES) {
+            return false;
+        }
+        let total = bytes[0] + bytes[1];
+        if total > self.left {
+            return false;
+        }
+        self.left -= total;
+        true
+    }
 }
 
 fn phases(paths: &[String], message: &str) -> Vec<String> {
@@ -339,7 +397,8 @@ pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
     .to_string();
     let first = commits.iter().map(|c| c.timestamp).min().unwrap_or(0);
     let last = commits.iter().map(|c| c.timestamp).max().unwrap_or(0);
-    h.span_seconds = last - first;
+    // Saturating: author times are whatever the submission wrote (i64::MIN .. i64::MAX).
+    h.span_seconds = last.saturating_sub(first);
     h.clustered = n >= 2 && h.span_seconds <= CLUSTER_SECONDS;
     let first_of = |p: &str| commits.iter().position(|c| c.phases.iter().any(|x| x == p));
     h.first_setup = first_of("setup");
@@ -370,6 +429,7 @@ mod tests {
             python_lines_added: code,
             merge: false,
             phases: phases.iter().map(|s| s.to_string()).collect(),
+            not_diffed: Vec::new(),
         }
     }
 
@@ -484,6 +544,13 @@ mod tests {
         let h = summarise(commits);
         assert_eq!(h.lines_counted, "code");
         assert_eq!(h.pattern, "few_large", "{}", h.top2_share);
+    }
+
+    #[test]
+    fn extreme_timestamps_do_not_overflow() {
+        let h = summarise(vec![c(i64::MIN, 1, &[]), c(i64::MAX, 1, &[])]);
+        assert_eq!(h.span_seconds, i64::MAX);
+        assert!(!h.clustered, "a span of -1 s would read as a bulk upload");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! of the Python (LangGraph) code. Plain blocking functions; the actor shell runs them off the
 //! actor thread.
 //!
-//! Codemap: [`clone`] (source validation, sandboxed bare clone, reading the audited tree),
+//! Codemap: [`source`] (the `--repo` text, redacted once), [`clone`] (source validation, sandboxed bare clone, reading the audited tree),
 //! [`history`] (git forensics), [`python`] (tree-sitter analysis: graph, state, safety,
 //! structured output, judge personas, Chief Justice rules), [`evidence`] (facts → `Evidence`
 //! per rubric dimension), [`facts`] (`auditor evidence` JSON and text).
@@ -12,9 +12,12 @@ pub mod evidence;
 pub mod facts;
 pub mod history;
 pub mod python;
+pub mod scan;
+pub mod source;
 
 pub use evidence::evidence;
 pub use facts::{facts_json, summary_text};
+pub use source::RepoSource;
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -29,6 +32,14 @@ pub struct RepoLimits {
     /// Largest report PDF extracted from the repository.
     #[serde(default = "default_max_pdf_bytes")]
     pub max_pdf_bytes: u64,
+    /// Largest Python file scanned textually for dangerous calls when it is over
+    /// `max_file_bytes` (too large to parse); larger ones are listed as unscanned.
+    #[serde(default = "default_max_scan_bytes")]
+    pub max_scan_bytes: u64,
+}
+
+fn default_max_scan_bytes() -> u64 {
+    64 << 20
 }
 
 fn default_max_pdf_bytes() -> u64 {
@@ -43,6 +54,7 @@ impl Default for RepoLimits {
             max_files: 50_000,
             max_file_bytes: 2 << 20,
             max_pdf_bytes: default_max_pdf_bytes(),
+            max_scan_bytes: default_max_scan_bytes(),
         }
     }
 }
@@ -50,8 +62,8 @@ impl Default for RepoLimits {
 /// What to audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoRequest {
-    /// https URL, local path or `file://` URL (bare repositories included).
-    pub source: String,
+    /// https URL, local path or `file://` URL (bare repositories included); shown redacted.
+    pub source: RepoSource,
     /// Branch, tag or commit to audit; default HEAD.
     pub git_ref: Option<String>,
     pub limits: RepoLimits,
@@ -85,6 +97,14 @@ pub struct RepoFacts {
     /// Graphs, state, security, structured output, personas, Chief Justice.
     #[serde(default)]
     pub python: python::PythonFacts,
+    /// Security findings per kind, all of them counted (`python.security.findings` keeps the
+    /// first [`MAX_FINDINGS_PER_KIND`] of each kind).
+    #[serde(default)]
+    pub finding_counts: std::collections::BTreeMap<String, usize>,
+    /// Python files neither parsed nor scanned for dangerous calls (over every size limit):
+    /// the security analysis cannot vouch for them.
+    #[serde(default)]
+    pub unscanned_python: Vec<String>,
     #[serde(skip)]
     pub report_pdf: Option<RepoFile>,
 }
@@ -103,7 +123,7 @@ pub enum RepoError {
 
 /// Cheap pre-flight check run before the graph starts (exit 2 on error): empty source,
 /// malformed URL, unsupported scheme (http, ssh, ...), or a local path that does not exist.
-pub fn validate_source(source: &str) -> Result<(), RepoError> {
+pub fn validate_source(source: &RepoSource) -> Result<(), RepoError> {
     clone::parse_source(source).map(|_| ())
 }
 
@@ -146,13 +166,35 @@ pub fn investigate_in(
     let files = clone::list_files(&repo, &tree, &req.limits, &mut facts.notes)?;
     facts.files = files.iter().map(|f| f.path.clone()).collect();
     facts.history = history::analyse(&repo, commit.id())?;
+    let not_diffed: Vec<&history::CommitFact> = facts
+        .history
+        .commits
+        .iter()
+        .filter(|c| !c.not_diffed.is_empty())
+        .collect();
+    if let Some(first) = not_diffed.first() {
+        facts.notes.push(format!(
+            "{} file version(s) in {} commit(s) not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
+            not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
+            not_diffed.len(),
+            history::MAX_DIFF_BLOB_BYTES >> 20,
+            history::MAX_DIFF_COMMIT_BYTES >> 20,
+            first.not_diffed[0],
+            &first.hash[..first.hash.len().min(12)],
+        ));
+    }
 
     let mut sources = Vec::new();
     let mut texts = Vec::new();
+    let mut scanned = Vec::new();
     for f in &files {
         let py = f.path.ends_with(".py");
         let text_like = is_prompt_or_template(&f.path);
         if !py && !text_like {
+            continue;
+        }
+        if py && !f.symlink && f.size > req.limits.max_file_bytes {
+            scan_large(&repo, f, &req.limits, &mut facts, &mut scanned);
             continue;
         }
         let bytes = match clone::read_blob(&repo, f, req.limits.max_file_bytes) {
@@ -187,6 +229,8 @@ pub fn investigate_in(
         }
     }
     facts.python = python::analyse(sources, &texts);
+    facts.python.security.findings.extend(scanned);
+    cap_findings(&mut facts);
     facts.notes.extend(facts.python.notes.iter().cloned());
     for p in &facts.python.files_with_syntax_errors {
         facts.notes.push(format!(
@@ -197,6 +241,64 @@ pub fn investigate_in(
         facts.report_pdf = extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes);
     }
     Ok(facts)
+}
+
+/// Security findings kept per kind; the others are counted (a line of 150,000 `os.system`
+/// calls must not become 150,000 pieces of evidence).
+pub const MAX_FINDINGS_PER_KIND: usize = 20;
+
+fn cap_findings(facts: &mut RepoFacts) {
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    facts.python.security.findings.retain(|f| {
+        let n = counts.entry(f.kind.clone()).or_default();
+        *n += 1;
+        *n <= MAX_FINDINGS_PER_KIND
+    });
+    for (kind, n) in &counts {
+        if *n > MAX_FINDINGS_PER_KIND {
+            facts.notes.push(format!(
+                "{n} security findings of kind {kind}: the first {MAX_FINDINGS_PER_KIND} are kept as evidence, all are counted"
+            ));
+        }
+    }
+    facts.finding_counts = counts;
+}
+
+/// A Python file too large to parse: scanned textually for dangerous calls (see [`scan`]), or,
+/// over `max_scan_bytes`, recorded as unscanned. Either way the note says so.
+fn scan_large(
+    repo: &git2::Repository,
+    f: &clone::TreeFile,
+    limits: &RepoLimits,
+    facts: &mut RepoFacts,
+    findings: &mut Vec<python::safety::Finding>,
+) {
+    let over = format!(
+        "{}: {} bytes, over the single-file limit ({} bytes); not parsed",
+        f.path, f.size, limits.max_file_bytes
+    );
+    let bytes = match clone::read_blob(repo, f, limits.max_scan_bytes) {
+        Ok(b) => b,
+        Err(_) => {
+            facts.notes.push(format!(
+                "{over}, and over the scan limit ({} bytes): NOT scanned for shell or eval calls",
+                limits.max_scan_bytes
+            ));
+            facts.unscanned_python.push(f.path.clone());
+            return;
+        }
+    };
+    let s = scan::scan(&f.path, &bytes);
+    facts.notes.push(format!(
+        "{over}; scanned textually for shell and eval calls: {} found{}",
+        s.matches,
+        if s.matches > s.findings.len() {
+            format!(" (the first {} kept)", s.findings.len())
+        } else {
+            String::new()
+        }
+    ));
+    findings.extend(s.findings);
 }
 
 /// Non-Python text files that can hold judge prompts or report templates.

@@ -25,6 +25,8 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         rubric_name: "Automaton Auditor Bench Rubric".into(),
         rubric_version: "1.0.0".into(),
         rubric_source: "<embedded>".into(),
+        rubric_sha256: String::new(),
+        prompts: None,
         judge_mode: mode,
         judge_models: BTreeMap::new(),
         vision_model: None,
@@ -130,16 +132,22 @@ fn renders_the_three_sections_in_order_with_every_criterion() {
             c.dimension_name
         );
     }
-    assert_eq!(md.matches("(offline rules, no LLM)").count(), 30);
-    assert_eq!(md.matches("Cited evidence:").count(), 30);
+    // three criteria have facts; the others (no evidence, or only evidence the grader could
+    // not collect) are not assessed and keep no opinion
+    assert_eq!(md.matches("(offline rules, no LLM)").count(), 9);
+    assert_eq!(md.matches("Cited evidence:").count(), 9);
+    assert_eq!(md.matches("**Final score: not assessed**").count(), 7);
 }
 
 #[test]
 fn flags_rules_dissent_and_remediation_are_visible() {
     let report = offline_report();
     let md = render_markdown(&report, DEFAULT_TEMPLATE).unwrap();
-    assert!(md.contains("⚠️ **EVIDENCE MISSING**"), "{md}");
-    assert!(md.contains("the PDF has 0 bytes"));
+    assert!(
+        md.contains("⚠️ **NOT ASSESSED (grader-side, no score)**: the PDF has 0 bytes"),
+        "{md}"
+    );
+    assert!(md.contains("Fix (for whoever runs the grader)"), "{md}");
     assert!(md.contains("**security_override**"), "{md}");
     assert!(md.contains("**functionality_weight**"), "{md}");
     assert!(md.contains("src/graph.py:7: implement"), "{md}");
@@ -201,7 +209,10 @@ fn not_assessed_criteria_failed_judges_dissent_and_errors_render() {
         md.contains("⚠️ **JUDGE FAILED**: Tech Lead: reply was free text"),
         "{md}"
     );
-    assert!(md.contains("⚠️ **NEEDS HUMAN REVIEW**"), "{md}");
+    assert!(
+        md.contains("⚠️ **NOT ASSESSED (grader-side, no score)**"),
+        "{md}"
+    );
     assert!(md.contains("#### Dissent\n\n> Defense (5)"), "{md}");
     assert!(md.contains("## Errors\n"), "{md}");
     assert!(
@@ -237,6 +248,16 @@ fn inline_neutralises_block_starts_and_code() {
         ("x <img src=y>", "x &lt;img src=y>"),
         ("a | b", "a \\| b"),
         ("src/graph.py:12 -> fan-in", "src/graph.py:12 -> fan-in"),
+        (
+            "fix ![t](https://evil.example/p.png) [x](https://e.example)",
+            "fix !\\[t\\](https://evil.example/p.png) \\[x\\](https://e.example)",
+        ),
+        ("[start", "\\[start"),
+        (
+            "bell\u{7}esc\u{1b}[31mred",
+            "bell\u{FFFD}esc\u{FFFD}\\[31mred",
+        ),
+        ("a\u{202E}b\u{2066}c", "a\u{FFFD}b\u{FFFD}c"),
     ];
     for (input, expected) in cases {
         assert_eq!(inline(input), expected, "{input:?}");

@@ -83,15 +83,17 @@ pub struct LogOptions {
 
 impl LogOptions {
     /// The filter directive used when `RUST_LOG` is not set.
+    /// The log filter without `RUST_LOG`. async-openai's own logs are off: it logs a response
+    /// it cannot parse whole, at ERROR (our client reports such failures itself, bounded).
     pub fn default_directive(&self) -> &'static str {
         if self.quiet {
-            return "error";
+            return "error,async_openai=off";
         }
         match self.verbose {
-            0 => "warn",
-            1 => "info",
-            2 => "debug",
-            _ => "trace",
+            0 => "warn,async_openai=off",
+            1 => "info,async_openai=off",
+            2 => "debug,async_openai=off",
+            _ => "trace,async_openai=off",
         }
     }
 }
@@ -912,17 +914,17 @@ mod tests {
         let c = cfg(&[("RUST_LOG", "auditor=debug")]).unwrap();
         assert_eq!(c.log_filter, "auditor=debug");
         let c = cfg(&[]).unwrap();
-        assert_eq!(c.log_filter, "warn");
+        assert_eq!(c.log_filter, "warn,async_openai=off");
         let q = LogOptions {
             quiet: true,
             ..opts()
         };
-        assert_eq!(q.default_directive(), "error");
+        assert_eq!(q.default_directive(), "error,async_openai=off");
         let v = LogOptions {
             verbose: 2,
             ..opts()
         };
-        assert_eq!(v.default_directive(), "debug");
+        assert_eq!(v.default_directive(), "debug,async_openai=off");
     }
 
     #[test]

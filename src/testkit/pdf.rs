@@ -294,6 +294,69 @@ pub fn encrypted_pdf() -> Vec<u8> {
     out
 }
 
+/// A hand-written one-page PDF drawing one grey image that declares `width` x `height`
+/// pixels, all black, run-length encoded (128 pixels per 2 bytes): an image bomb of
+/// `width * height` bytes once decoded, in a file 64 times smaller. The page also holds two
+/// lines of text and six diagonal strokes (a vector drawing, so the page is worth rendering).
+pub fn image_bomb_pdf(width: u32, height: u32) -> Vec<u8> {
+    let pixels = u64::from(width) * u64::from(height);
+    let mut data = Vec::with_capacity((pixels / 64 + 3) as usize);
+    let mut left = pixels;
+    while left > 0 {
+        let n = left.min(128);
+        data.push((257 - n) as u8);
+        data.push(0);
+        left -= n;
+    }
+    data.push(128); // end of data
+    let content = b"q 180 0 0 180 10 10 cm /Im0 Do Q\n\
+        BT /F1 9 Tf 10 190 Td (Architecture report: the detectives run in parallel.) Tj ET\n\
+        BT /F1 9 Tf 10 178 Td (Figure 1 shows the StateGraph and its fan-in.) Tj ET\n\
+        10 10 m 60 90 l S 20 10 m 70 90 l S 30 10 m 80 90 l S\n\
+        40 10 m 90 90 l S 50 10 m 100 90 l S 60 10 m 110 90 l S\n";
+    let mut objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /XObject << /Im0 5 0 R >> /Font << /F1 6 0 R >> >> /Contents 4 0 R >>".to_vec(),
+    ];
+    let mut stream = format!("<< /Length {} >>\nstream\n", content.len()).into_bytes();
+    stream.extend_from_slice(content);
+    stream.extend_from_slice(b"\nendstream");
+    objects.push(stream);
+    let mut image = format!(
+        "<< /Type /XObject /Subtype /Image /Width {width} /Height {height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /RunLengthDecode /Length {} >>\nstream\n",
+        data.len()
+    )
+    .into_bytes();
+    image.extend_from_slice(&data);
+    image.extend_from_slice(b"\nendstream");
+    objects.push(image);
+    objects.push(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec());
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
 /// The first `keep` bytes of a valid PDF (a broken download).
 pub fn truncated(bytes: &[u8], keep: usize) -> Vec<u8> {
     bytes[..keep.min(bytes.len())].to_vec()

@@ -36,6 +36,31 @@ pub struct GraphNode {
     pub name: String,
     pub path: String,
     pub line: usize,
+    /// What the node runs, when it could be resolved (not serialized: module indexes).
+    #[serde(skip)]
+    pub action: Option<Action>,
+}
+
+/// The callable a node runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A function of the repository: (module index, line of its `def`), with the string
+    /// literals a wrapping lambda or `partial` passes to it (`lambda s: judge(s, "Defense")`).
+    Func {
+        module: usize,
+        line: usize,
+        bound: Vec<String>,
+    },
+    /// `lambda s: s`: returns its input unchanged.
+    Identity,
+}
+
+/// `add_edge([a, b], c)`: `c` runs once every source has run (a barrier).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    pub from: Vec<String>,
+    pub to: String,
+    pub line: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +106,13 @@ pub struct Router {
     pub targets: Vec<String>,
     /// The router can return several nodes at once (a list or `Send`s).
     pub parallel: bool,
+    /// Every set of nodes one call of the router can trigger (each `return`, each path-map
+    /// value; a list or `Send`s is one outcome of several nodes).
+    #[serde(default)]
+    pub outcomes: Vec<Vec<String>>,
+    /// Where the router function is defined (module index, line of its `def`).
+    #[serde(skip)]
+    pub func: Option<(usize, usize)>,
     pub path: String,
     pub line: usize,
 }
@@ -101,6 +133,9 @@ pub struct GraphFacts {
     pub state_type: Option<String>,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
+    /// List-form edges (`add_edge([a, b], c)`): real barriers.
+    #[serde(default)]
+    pub joins: Vec<Join>,
     pub fan_out: Vec<FanOut>,
     pub fan_in: Vec<FanIn>,
     pub branchings: Vec<Branching>,
@@ -113,6 +148,12 @@ pub struct GraphFacts {
     /// The source block that builds the graph.
     pub snippet: String,
     pub end_line: usize,
+    /// What breaks at run time (see [`super::runtime`]).
+    #[serde(default)]
+    pub defects: Vec<super::runtime::Defect>,
+    /// What the run-time analysis could not decide, and why it stayed silent.
+    #[serde(default)]
+    pub runtime_notes: Vec<String>,
 }
 
 impl GraphFacts {
@@ -305,6 +346,21 @@ impl Builder {
         let mut unknown = Vec::new();
         v.node_names(&mut out, &mut unknown);
         for u in unknown {
+            // a name built from the variable of a loop over values not known statically
+            // (`for dim in rubric["dimensions"]: add_node(dim["id"], ...)`) stands for one
+            // node per item: kept as one symbolic node so the wiring stays analysable
+            let base = u.split(" (loop over ").next().unwrap_or(&u).to_string();
+            let dynamic = |l: &&super::syntax::LoopCtx| {
+                l.vars.iter().any(|var| mentions_word(&base, var))
+                    || repo
+                        .eval(m, &l.iter, &Vec::new(), None, 0)
+                        .iterate()
+                        .is_none()
+            };
+            if let Some(l) = c.loops.iter().find(dynamic) {
+                out.push(format!("{base} (each of {})", l.iter.render()));
+                continue;
+            }
             self.graph.unresolved.push(format!(
                 "{}:{}: `{}` is not statically known",
                 repo.modules[m].path, c.line, u
@@ -329,7 +385,16 @@ impl Builder {
                 name,
                 path: path.to_string(),
                 line,
+                action: None,
             });
+        }
+    }
+
+    fn set_action(&mut self, name: &str, action: Option<Action>) {
+        if let Some(n) = self.graph.nodes.iter_mut().find(|n| n.name == name)
+            && n.action.is_none()
+        {
+            n.action = action;
         }
     }
 
@@ -426,14 +491,23 @@ impl Builder {
         let parallel = !parallel_targets.is_empty();
         if parallel {
             let send = gotos.iter().any(has_send);
-            self.record_parallel(node, send, parallel_targets, c.line);
+            self.record_parallel(node, send, parallel_targets.clone(), c.line);
         }
         let router = func.map_or_else(|| "Command".to_string(), |(_, f)| f.name.clone());
+        let mut outcomes: Vec<Vec<String>> = targets.iter().map(|t| vec![t.clone()]).collect();
+        if parallel {
+            let mut p = parallel_targets.clone();
+            p.sort();
+            p.dedup();
+            outcomes.push(p);
+        }
         self.graph.routers.push(Router {
             source: node.to_string(),
             router: format!("{router} (Command)"),
             targets,
             parallel,
+            outcomes,
+            func: func.map(|(fm, f)| (fm, f.line)),
             path: repo.modules[m].path.clone(),
             line: c.line,
         });
@@ -465,6 +539,10 @@ impl Builder {
                     kwarg(c, "action").or(c.args.first())
                 };
                 let dest = kwarg(c, "destinations").map(&ev);
+                let resolved = action.and_then(|a| node_action(repo, m, a));
+                for n in &names {
+                    self.set_action(n, resolved.clone());
+                }
                 for n in names {
                     self.command_routes(repo, m, c, &n, action, dest.clone());
                 }
@@ -477,6 +555,15 @@ impl Builder {
                 let chosen = is_choice(&va) || is_choice(&vb);
                 let froms = self.names(repo, m, c, &va);
                 let tos = self.names(repo, m, c, &vb);
+                if matches!(va, Val::List(_)) && froms.len() >= 2 {
+                    for t in &tos {
+                        self.graph.joins.push(Join {
+                            from: froms.clone(),
+                            to: t.clone(),
+                            line: c.line,
+                        });
+                    }
+                }
                 for f in &froms {
                     for t in &tos {
                         self.edge(f.clone(), t.clone(), chosen, c.line);
@@ -539,16 +626,16 @@ impl Builder {
                     };
                     (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
                 };
-                let (router_name, returns) = match path_arg {
-                    Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)]),
+                let (router_name, returns, router_func) = match path_arg {
+                    Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
                     Some(p) => {
                         let name = p.dotted().unwrap_or_else(|| p.render());
                         match repo.router_returns(m, &name) {
-                            Some((_, f, vals)) => (f.name.clone(), vals),
-                            None => (name, Vec::new()),
+                            Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
+                            None => (name, Vec::new(), None),
                         }
                     }
-                    None => ("?".to_string(), Vec::new()),
+                    None => ("?".to_string(), Vec::new(), None),
                 };
                 let map = map_arg.map(&ev);
                 let mut parallel_keys: Vec<Val> = Vec::new();
@@ -587,6 +674,7 @@ impl Builder {
                     out
                 };
                 let parallel = !parallel_targets.is_empty();
+                let outcomes = router_outcomes(&returns, &lookup, &targets, &parallel_targets);
                 for s in &sources {
                     for t in &targets {
                         self.edge(s.clone(), t.clone(), true, c.line);
@@ -600,6 +688,8 @@ impl Builder {
                         router: router_name.clone(),
                         targets: targets.clone(),
                         parallel,
+                        outcomes: outcomes.clone(),
+                        func: router_func,
                         path: path.clone(),
                         line: c.line,
                     });
@@ -650,26 +740,55 @@ impl Builder {
             let mut to: Vec<String> = Vec::new();
             let mut line = usize::MAX;
             for e in g.edges.iter().filter(|e| &e.from == s && !e.conditional) {
-                if e.to != "END" && !to.contains(&e.to) {
+                // a node literally named START looks like an edge from START to itself
+                if e.to != "END" && e.to != *s && !to.contains(&e.to) {
                     to.push(e.to.clone());
                     line = line.min(e.line);
                 }
             }
-            let plain = to.len();
+            // a symbolic per-item node stands for several nodes
+            let width = |v: &[String]| v.len() + v.iter().filter(|t| is_per_item(t)).count();
+            let plain = width(&to);
             let mut via = Vec::new();
             if plain >= 2 {
                 via.push("edges".to_string());
             }
-            if let Some((targets, how, l)) = self.parallel.remove(s) {
-                for t in targets {
-                    if t != "END" && !to.contains(&t) {
-                        to.push(t);
+            // what one call of the source's routers can start at once: the largest outcome
+            let routed: Vec<&Router> = g.routers.iter().filter(|r| &r.source == s).collect();
+            let widest: Option<&Vec<String>> = routed
+                .iter()
+                .flat_map(|r| r.outcomes.iter())
+                .filter(|o| o.iter().any(|t| t != "END"))
+                .max_by_key(|o| o.len());
+            if let Some((_, how, l)) = self.parallel.remove(s)
+                && let Some(w) = widest.filter(|w| w.len() >= 2)
+            {
+                for t in w {
+                    if t != "END" && !to.contains(t) {
+                        to.push(t.clone());
                     }
                 }
                 via.push(how);
                 line = line.min(l);
+            } else if plain >= 1
+                && let Some(w) = widest
+            {
+                // a plain edge and a conditional edge from the same node both fire: the plain
+                // target and the router's choice run in the same superstep
+                let before = to.len();
+                for t in w {
+                    if t != "END" && !to.contains(t) {
+                        to.push(t.clone());
+                    }
+                }
+                if to.len() > before {
+                    via.push("edges+router".to_string());
+                    if let Some(r) = routed.first() {
+                        line = line.min(r.line);
+                    }
+                }
             }
-            if to.len() >= 2 && !via.is_empty() {
+            if width(&to) >= 2 && !via.is_empty() {
                 g.fan_out.push(FanOut {
                     from: s.clone(),
                     to,
@@ -700,16 +819,18 @@ impl Builder {
                     from.push(e.from.clone());
                 }
             }
-            if from.len() >= 2 {
+            let width = from.len() + from.iter().filter(|f| is_per_item(f)).count();
+            if width >= 2 {
                 let plain: BTreeSet<&str> = preds
                     .iter()
                     .filter(|e| !e.conditional)
                     .map(|e| e.from.as_str())
                     .collect();
                 let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
+                let plain_width = plain.len() + plain.iter().filter(|f| is_per_item(f)).count();
                 g.fan_in.push(FanIn {
                     to: t.clone(),
-                    synchronized: plain.len() >= 2,
+                    synchronized: plain_width >= 2,
                     from,
                     location: format!("{path}:{line}"),
                 });
@@ -730,6 +851,109 @@ impl Builder {
             g.fan_out.is_empty() && !branching && !g.edges.is_empty() && g.unresolved.is_empty();
         g.branchings = branchings(&g);
         g
+    }
+}
+
+/// The outcomes of a router: one per alternative of each `return` (a list or `Send`s is one
+/// outcome of several nodes), mapped through the path map. When a return cannot be read, every
+/// target alone (and the parallel set, if any) is an outcome: every choice is considered.
+fn router_outcomes(
+    returns: &[Val],
+    lookup: &dyn Fn(&Val) -> Val,
+    targets: &[String],
+    parallel_targets: &[String],
+) -> Vec<Vec<String>> {
+    fn alternatives(v: &Val, out: &mut Vec<Val>) {
+        match v {
+            Val::Alt(items) => items.iter().for_each(|i| alternatives(i, out)),
+            other => out.push(other.clone()),
+        }
+    }
+    let mut alts = Vec::new();
+    returns.iter().for_each(|r| alternatives(r, &mut alts));
+    let mut outcomes: Vec<Vec<String>> = Vec::new();
+    let mut known = !alts.is_empty();
+    for a in &alts {
+        let items: Vec<Val> = match a {
+            Val::List(items) => items
+                .iter()
+                .map(|i| match i {
+                    Val::Send(t) => lookup(t),
+                    other => lookup(other),
+                })
+                .collect(),
+            Val::Send(t) => vec![lookup(t)],
+            other => vec![lookup(other)],
+        };
+        let mut names = Vec::new();
+        let mut unknown = Vec::new();
+        Val::List(items).node_names(&mut names, &mut unknown);
+        if !unknown.is_empty() {
+            known = false;
+            break;
+        }
+        names.sort();
+        names.dedup();
+        if !outcomes.contains(&names) {
+            outcomes.push(names);
+        }
+    }
+    if known {
+        return outcomes;
+    }
+    let mut out: Vec<Vec<String>> = targets.iter().map(|t| vec![t.clone()]).collect();
+    if !parallel_targets.is_empty() {
+        let mut p = parallel_targets.to_vec();
+        p.sort();
+        p.dedup();
+        out.push(p);
+    }
+    out
+}
+
+/// The callable `add_node` was given: a repository function (directly, through a lambda that
+/// calls it, or `functools.partial`), or the identity lambda.
+fn node_action(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<Action> {
+    let literals = |args: &[Expr], kwargs: &[(String, Expr)]| -> Vec<String> {
+        args.iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .filter_map(|a| a.as_str().map(str::to_string))
+            .collect()
+    };
+    match e {
+        Expr::Lambda(body) => match body.as_ref() {
+            Expr::Name(_) => Some(Action::Identity),
+            Expr::Call { func, args, kwargs } => {
+                let name = func.dotted()?;
+                let (fm, f) = repo.function(m, &name)?;
+                Some(Action::Func {
+                    module: fm,
+                    line: f.line,
+                    bound: literals(args, kwargs),
+                })
+            }
+            _ => None,
+        },
+        Expr::Call { func, args, kwargs }
+            if func.dotted().is_some_and(|d| d.ends_with("partial")) =>
+        {
+            let name = args.first()?.dotted()?;
+            let (fm, f) = repo.function(m, &name)?;
+            Some(Action::Func {
+                module: fm,
+                line: f.line,
+                bound: literals(&args[1..], kwargs),
+            })
+        }
+        other => {
+            let name = other.dotted()?;
+            let (fm, f) = repo.function(m, &name)?;
+            Some(Action::Func {
+                module: fm,
+                line: f.line,
+                bound: Vec::new(),
+            })
+        }
     }
 }
 
@@ -808,9 +1032,31 @@ fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     d
 }
 
+/// Whether `text` mentions the identifier `word` (not as part of a longer identifier).
+fn mentions_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// A symbolic node standing for one node per item of a loop (see `Builder::names`).
+pub fn is_per_item(name: &str) -> bool {
+    name.ends_with(')') && name.contains(" (each of ")
+}
+
+pub(crate) fn error_like(name: &str) -> bool {
+    let l = name.to_lowercase();
+    ["error", "fail", "abort", "fallback", "exception"]
+        .iter()
+        .any(|w| l.contains(w))
+}
+
 /// For each fan-out, the nearest fan-in node reached from two or more of its branches,
 /// ordered by distance from `START`.
-fn branchings(g: &GraphFacts) -> Vec<Branching> {
+pub(crate) fn branchings(g: &GraphFacts) -> Vec<Branching> {
     let from_start = distances(g, "START");
     let fan_in: BTreeSet<&str> = g.fan_in.iter().map(|f| f.to.as_str()).collect();
     let mut out: Vec<(usize, Branching)> = g
@@ -829,8 +1075,17 @@ fn branchings(g: &GraphFacts) -> Vec<Branching> {
                     continue;
                 }
                 let hits: Vec<usize> = reach.iter().filter_map(|r| r.get(c).copied()).collect();
-                if hits.len() >= 2 {
-                    let cost: usize = hits.iter().sum();
+                // a symbolic per-item branch stands for several branches
+                let per_item = fo
+                    .to
+                    .iter()
+                    .zip(&reach)
+                    .filter(|(t, r)| is_per_item(t) && r.contains_key(c))
+                    .count();
+                if hits.len() + per_item >= 2 {
+                    // an error handler reached from every branch is not where they join
+                    let penalty = if error_like(c) { 1000 } else { 0 };
+                    let cost: usize = hits.iter().sum::<usize>() + penalty;
                     if best
                         .as_ref()
                         .is_none_or(|(b, n)| cost < *b || (cost == *b && c < n))

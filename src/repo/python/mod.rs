@@ -3,13 +3,18 @@
 //! Pipeline: every `.py` file is parsed in parallel (rayon) into a plain [`ModuleInfo`]
 //! ([`syntax`]); the modules are then indexed for cross-module name resolution ([`resolve`])
 //! and each fact family is computed from them: [`graph`], [`state`], [`safety`],
-//! [`structured`], [`prompts`] (judge personas) and [`justice`] (Chief Justice rules).
+//! [`structured`], [`prompts`] (judge personas) and [`justice`] (Chief Justice rules); the
+//! main graph's run-time defects come from [`runtime`] (superstep semantics over the resolved
+//! wiring and each node's [`effects`] on the state) and [`persona_names`].
 
+pub mod effects;
 pub mod expr;
 pub mod graph;
 pub mod justice;
+pub mod persona_names;
 pub mod prompts;
 pub mod resolve;
+pub mod runtime;
 pub mod safety;
 pub mod state;
 pub mod structured;
@@ -72,7 +77,7 @@ fn analyse_modules(
     }
     let repo = resolve::Repo::new(modules);
     // The two largest passes (graph and safety walk every call) on separate threads.
-    let ((graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
+    let ((mut graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
         || {
             rayon::join(
                 || graph::analyse(&repo),
@@ -86,6 +91,36 @@ fn analyse_modules(
             )
         },
     );
+    // the main graph (the largest) is the one the verdict reads; the others keep their wiring
+    if let Some(g) = graphs.first_mut() {
+        let a = runtime::analyse(&repo, g, &state);
+        g.defects = a.defects;
+        g.runtime_notes = a.notes;
+        // one resolved graph for every consumer: a node reached by exclusive routes (one or
+        // the other, never both in a run) is not a fan-in
+        if let Some(joins) = a.fan_in {
+            // an error handler that parallel branches may route to is not where they join
+            let handler = |f: &graph::FanIn| {
+                graph::error_like(&f.to)
+                    && g.edges
+                        .iter()
+                        .filter(|e| e.to == f.to)
+                        .all(|e| e.conditional)
+            };
+            let handlers: Vec<String> = g
+                .fan_in
+                .iter()
+                .filter(|f| handler(f))
+                .map(|f| f.to.clone())
+                .collect();
+            g.fan_in
+                .retain(|f| joins.contains(&f.to) && !handlers.contains(&f.to));
+            g.branchings = graph::branchings(g);
+        }
+    }
+    if let Some(main) = graphs.first_mut() {
+        main.defects.extend(persona_names::analyse(&repo, &state));
+    }
     PythonFacts {
         files_parsed: modules.len(),
         files_with_syntax_errors: modules

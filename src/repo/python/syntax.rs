@@ -1224,6 +1224,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let mut c = n.walk();
                 let items: Vec<Expr> = n
                     .children_by_field_name("subscript", &mut c)
+                    .filter(|x| x.kind() != "comment")
                     .map(|x| self.expr(x, d))
                     .collect();
                 Expr::Subscript(Box::new(v), items)

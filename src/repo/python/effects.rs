@@ -1,0 +1,350 @@
+//! What a node or router function does to the graph's state, read from its source: the keys it
+//! reads, the keys its update writes (a returned dict, `Command(update=...)`, or in-place
+//! assignments to the state it returns), and whether it returns the whole state.
+//!
+//! Static and conservative: `known` is false when a return value cannot be read (a helper's
+//! result, an object), and callers stay silent on what they cannot decide.
+
+use super::expr::Expr;
+use super::resolve::Repo;
+use super::syntax::{FuncInfo, ModuleInfo};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Attribute names of a state object that are methods or pydantic internals, not fields.
+const NOT_FIELDS: &[&str] = &[
+    "get",
+    "copy",
+    "update",
+    "keys",
+    "items",
+    "values",
+    "setdefault",
+    "pop",
+    "model_dump",
+    "model_copy",
+    "dict",
+    "json",
+    "model_fields",
+    "model_fields_set",
+];
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Effects {
+    /// Keys read from the state, with the line of the first read.
+    pub reads: BTreeMap<String, usize>,
+    /// Keys in the update the function returns, with the line that sets them.
+    pub writes: BTreeMap<String, usize>,
+    /// Line of a `return state` (the whole incoming state returned as the update).
+    pub whole_state: Option<usize>,
+    /// Every return value could be read.
+    pub known: bool,
+}
+
+/// The first parameter that is not `self`/`cls`, from the `def` line(s).
+fn state_param(module: &ModuleInfo, f: &FuncInfo) -> Option<String> {
+    let text: String = module
+        .source
+        .lines()
+        .skip(f.line.saturating_sub(1))
+        .take(8)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let start = text.find(&format!("{}(", f.name))? + f.name.len() + 1;
+    let params = &text[start..];
+    let end = params.find(')').unwrap_or(params.len());
+    params[..end]
+        .split(',')
+        .map(|p| {
+            p.split([':', '='])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_start_matches('*')
+        })
+        .find(|p| !p.is_empty() && *p != "self" && *p != "cls")
+        .map(str::to_string)
+}
+
+fn body(module: &ModuleInfo, f: &FuncInfo) -> Vec<(usize, String)> {
+    module
+        .source
+        .lines()
+        .enumerate()
+        .skip(f.line)
+        .take(f.end_line.saturating_sub(f.line))
+        .map(|(i, l)| (i + 1, l.to_string()))
+        .collect()
+}
+
+struct Patterns {
+    get: Regex,
+    sub: Regex,
+    attr: Regex,
+    getattr: Regex,
+}
+
+/// The patterns for a parameter name, compiled once per name (almost always `state`).
+fn patterns(p: &str) -> std::sync::Arc<Patterns> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Patterns>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() > 64 {
+        c.clear();
+    }
+    c.entry(p.to_string())
+        .or_insert_with(|| Arc::new(compile(p)))
+        .clone()
+}
+
+fn compile(p: &str) -> Patterns {
+    let p = regex::escape(p);
+    Patterns {
+        get: Regex::new(&format!(r#"\b{p}\.get\(\s*["'](\w+)["']"#)).expect("regex"),
+        sub: Regex::new(&format!(
+            r#"\b{p}\[\s*["'](\w+)["']\s*\](\s*(?:=[^=]|\+=|-=|\|=)|\.(?:append|extend|update)\()?"#
+        ))
+        .expect("regex"),
+        attr: Regex::new(&format!(
+            r#"\b{p}\.([A-Za-z_]\w*)\b(\s*(?:=[^=]|\+=|-=|\|=)|\.(?:append|extend|update)\()?(\s*\()?"#
+        ))
+        .expect("regex"),
+        getattr: Regex::new(&format!(r#"getattr\(\s*{p}\s*,\s*["'](\w+)["']"#)).expect("regex"),
+    }
+}
+
+/// Whether byte `pos` of a line sits inside a string literal (quote parity; f-strings and
+/// triple quotes approximated).
+fn in_string(code: &str, pos: usize) -> bool {
+    let before = &code[..pos];
+    let count = |q: char| before.chars().filter(|c| *c == q).count();
+    count('"') % 2 == 1 || count('\'') % 2 == 1
+}
+
+fn return_whole(line: &str, p: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^\s*return\s+(?:dict\()?\{?\s*(?:\*\*)?([A-Za-z_]\w*)").expect("regex")
+    });
+    re.captures(line).is_some_and(|c| {
+        &c[1] == p && {
+            let rest = line.trim_start().trim_start_matches("return").trim();
+            // `return state`, `return state.copy()`, `return dict(state)`, `return {**state, ...}`
+            rest == p
+                || rest.starts_with(&format!("{p}.copy("))
+                || rest.starts_with(&format!("{p}.model_copy("))
+                || rest.starts_with(&format!("dict({p})"))
+                || rest.starts_with(&format!("{{**{p}"))
+        }
+    })
+}
+
+/// The effects of function `f` of module `m`, following one level of helper calls that
+/// receive the state (`return helper(state)`).
+pub fn of_function(repo: &Repo<'_>, m: usize, f: &FuncInfo) -> Effects {
+    of_function_depth(repo, m, f, 0)
+}
+
+fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> Effects {
+    let module = &repo.modules[m];
+    let mut e = Effects {
+        known: true,
+        ..Effects::default()
+    };
+    let Some(p) = state_param(module, f) else {
+        e.known = false;
+        return e;
+    };
+    let pats = patterns(&p);
+    let lines = body(module, f);
+    let mut inplace: BTreeMap<String, usize> = BTreeMap::new();
+    for (n, l) in &lines {
+        let code = l.split('#').next().unwrap_or("");
+        for c in pats.get.captures_iter(code) {
+            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
+                continue;
+            }
+            e.reads.entry(c[1].to_string()).or_insert(*n);
+        }
+        for c in pats.getattr.captures_iter(code) {
+            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
+                continue;
+            }
+            e.reads.entry(c[1].to_string()).or_insert(*n);
+        }
+        let accesses = (pats.sub.captures_iter(code).map(|c| (c, false)))
+            .chain(pats.attr.captures_iter(code).map(|c| (c, true)));
+        for (c, attribute) in accesses {
+            let key = c[1].to_string();
+            let method_or_internal =
+                attribute && (c.get(3).is_some() || NOT_FIELDS.contains(&key.as_str()));
+            if in_string(code, c.get(0).map_or(0, |x| x.start())) || method_or_internal {
+                continue;
+            }
+            // `state["k"]` reads; `= v` writes; `+= v`, `.append(v)` read and write
+            let assign = c.get(2).map(|w| w.as_str().trim_start().starts_with('='));
+            if assign != Some(true) {
+                e.reads.entry(key.clone()).or_insert(*n);
+            }
+            if assign.is_some() {
+                inplace.entry(key).or_insert(*n);
+            }
+        }
+        if return_whole(code, &p) {
+            e.whole_state.get_or_insert(*n);
+        }
+    }
+    let return_line = |needle: &str| -> usize {
+        lines
+            .iter()
+            .find(|(_, l)| l.trim_start().starts_with("return") && l.contains(needle))
+            .map_or(f.line, |(n, _)| *n)
+    };
+    for r in &f.returns {
+        match r {
+            Expr::Name(n) if *n == p => {}
+            Expr::Dict(pairs) => dict_keys(pairs, &mut e.writes, return_line("{")),
+            Expr::None => {}
+            Expr::Name(local) => match f.locals.get(local).map(Vec::as_slice) {
+                Some(values) if !values.is_empty() => {
+                    let line = return_line(local);
+                    for v in values {
+                        match v {
+                            Expr::Dict(pairs) => dict_keys(pairs, &mut e.writes, line),
+                            Expr::Name(n) if *n == p => {
+                                e.whole_state.get_or_insert(line);
+                            }
+                            _ => e.known = false,
+                        }
+                    }
+                    // `result["key"] = value` on the returned local
+                    let re = Regex::new(&format!(
+                        r#"\b{}\[\s*["'](\w+)["']\s*\]\s*=[^=]"#,
+                        regex::escape(local)
+                    ))
+                    .expect("regex");
+                    for (n, l) in &lines {
+                        for c in re.captures_iter(l) {
+                            e.writes.entry(c[1].to_string()).or_insert(*n);
+                        }
+                    }
+                }
+                _ => e.known = false,
+            },
+            Expr::Call { func, args, kwargs } => {
+                let name = func.dotted().unwrap_or_default();
+                let last = name.rsplit('.').next().unwrap_or("");
+                if last == "Command" {
+                    if let Some((_, Expr::Dict(pairs))) = kwargs.iter().find(|(k, _)| k == "update")
+                    {
+                        dict_keys(pairs, &mut e.writes, return_line("Command"));
+                    }
+                } else if (last == "copy" || last == "model_copy") && name == format!("{p}.{last}")
+                    || (last == "dict" && args.first() == Some(&Expr::Name(p.clone())))
+                {
+                    // whole state, already seen in the text
+                } else if last == "dict" {
+                    for (k, _) in kwargs {
+                        e.writes.entry(k.clone()).or_insert(return_line("dict("));
+                    }
+                    if !args.is_empty() {
+                        e.known = false;
+                    }
+                } else if depth < 2
+                    && args.first() == Some(&Expr::Name(p.clone()))
+                    && let Some((hm, h)) = repo.function(m, &name)
+                {
+                    let inner = of_function_depth(repo, hm, h, depth + 1);
+                    e.writes.extend(inner.writes);
+                    e.reads.extend(inner.reads);
+                    if e.whole_state.is_none() && inner.whole_state.is_some() {
+                        e.whole_state = Some(return_line(last));
+                    }
+                    e.known &= inner.known;
+                } else {
+                    e.known = false;
+                }
+            }
+            _ => e.known = false,
+        }
+    }
+    if e.whole_state.is_some() {
+        for (k, n) in inplace {
+            e.writes.entry(k).or_insert(n);
+        }
+    }
+    e
+}
+
+fn dict_keys(pairs: &[(Expr, Expr)], out: &mut BTreeMap<String, usize>, line: usize) {
+    for (k, _) in pairs {
+        if let Some(s) = k.as_str() {
+            out.entry(s.to_string()).or_insert(line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo::python::syntax::parse_module;
+
+    fn effects(src: &str, func: &str) -> Effects {
+        let ms = vec![parse_module("src/nodes.py", src.to_string()).unwrap()];
+        let repo = Repo::new(&ms);
+        let f = ms[0].function(func).expect("function");
+        of_function(&repo, 0, f)
+    }
+
+    #[test]
+    fn returned_dict_keys_are_writes_and_gets_are_reads() {
+        let e = effects(
+            "def node(state: AgentState) -> dict:\n    url = state['repo_url']\n    if state.get('errors'):\n        return {'errors': []}\n    return {'evidences': {}, 'has_fatal_error': False}\n",
+            "node",
+        );
+        assert!(e.known);
+        assert_eq!(
+            e.writes.keys().collect::<Vec<_>>(),
+            ["errors", "evidences", "has_fatal_error"]
+        );
+        assert_eq!(e.reads.keys().collect::<Vec<_>>(), ["errors", "repo_url"]);
+        assert_eq!(e.whole_state, None);
+    }
+
+    #[test]
+    fn in_place_assignments_count_only_when_the_state_is_returned() {
+        let e = effects(
+            "def setup(state):\n    state['pdf_chunks'] = load()\n    state['opinions'].append(1)\n    return state\n",
+            "setup",
+        );
+        assert_eq!(e.whole_state, Some(4));
+        assert!(e.writes.contains_key("pdf_chunks"));
+        assert!(e.writes.contains_key("opinions"));
+        let e = effects(
+            "def setup(state):\n    state['pdf_chunks'] = load()\n    return {'x': 1}\n",
+            "setup",
+        );
+        assert_eq!(e.whole_state, None);
+        assert!(!e.writes.contains_key("pdf_chunks"));
+    }
+
+    #[test]
+    fn pydantic_attributes_and_command_updates() {
+        let e = effects(
+            "def judge(state: AgentState):\n    if state.retries > 2:\n        return Command(goto='end', update={'retries': state.retries + 1})\n    x = state.model_dump()\n    return {'opinions': [x]}\n",
+            "judge",
+        );
+        assert!(e.reads.contains_key("retries"));
+        assert!(!e.reads.contains_key("model_dump"));
+        assert!(e.writes.contains_key("retries") && e.writes.contains_key("opinions"));
+    }
+
+    #[test]
+    fn an_unreadable_return_is_not_known() {
+        let e = effects("def n(state):\n    return make_update(1)\n", "n");
+        assert!(!e.known);
+    }
+}

@@ -1,0 +1,189 @@
+//! `persona_mismatch`: a persona name the code produces, compares with or looks up differs from
+//! the one the other side uses, so a rule never fires, an opinion fails validation or a judge
+//! gets no rubric instructions.
+//!
+//! Three checks, each only when both sides are literal in the code:
+//! - a name given as `judge=` / `"judge": ...` that the schema's `Literal` does not accept;
+//! - a comparison `judge == "X"` where no judge is ever named X;
+//! - a lookup of the rubric's per-persona logic with a transformed name (`persona.lower()`)
+//!   that yields a key the rubric does not have (`"TechLead".lower()` is `techlead`, the
+//!   rubric's key is `tech_lead`).
+
+use super::resolve::Repo;
+use super::runtime::Defect;
+use super::state::StateFacts;
+use regex::Regex;
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+/// The rubric's `judicial_logic` keys (v2 and v3).
+const RUBRIC_KEYS: &[&str] = &["prosecutor", "defense", "tech_lead"];
+
+fn persona_like(s: &str) -> bool {
+    let l = s.to_lowercase();
+    ["prosecut", "defen", "tech"].iter().any(|p| l.contains(p)) && s.len() <= 30
+}
+
+fn literal_values(annotation: &str) -> Vec<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r#"["']([^"']+)["']"#).expect("regex"));
+    if !annotation.contains("Literal[") {
+        return Vec::new();
+    }
+    re.captures_iter(annotation)
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
+pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
+    let mut out = Vec::new();
+    // names the schema accepts for a judge
+    let mut accepted: BTreeSet<String> = BTreeSet::new();
+    let mut accepted_at = String::new();
+    for c in state.typed_dicts.iter().chain(&state.pydantic_models) {
+        for f in &c.fields {
+            if f.name == "judge" {
+                let vals = literal_values(&f.annotation);
+                if vals.iter().any(|v| persona_like(v)) {
+                    accepted.extend(vals);
+                    accepted_at = format!("{}:{}", c.path, f.line);
+                }
+            }
+        }
+    }
+    // names the code gives a judge
+    let mut produced: Vec<(String, String)> = Vec::new();
+    for m in repo.modules {
+        for c in &m.calls {
+            for (k, v) in &c.kwargs {
+                if k == "judge"
+                    && let Some(s) = v.as_str()
+                    && persona_like(s)
+                {
+                    produced.push((s.to_string(), format!("{}:{}", m.path, c.line)));
+                }
+            }
+        }
+        for s in &m.strings {
+            if s.label == "judge" && persona_like(&s.text) && !s.fstring {
+                produced.push((s.text.clone(), format!("{}:{}", m.path, s.line)));
+            }
+        }
+    }
+    if !accepted.is_empty() {
+        let mut bad: Vec<&(String, String)> = produced
+            .iter()
+            .filter(|(n, _)| !accepted.contains(n))
+            .collect();
+        bad.dedup_by(|a, b| a.0 == b.0);
+        if let Some((_, at)) = bad.first() {
+            let names: Vec<String> = bad.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            out.push(Defect {
+                kind: "persona_mismatch".into(),
+                nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
+                location: at.clone(),
+                detail: format!(
+                    "the code names a judge {} but the schema ({accepted_at}) accepts only {}: that opinion fails validation",
+                    names.join(", "),
+                    accepted
+                        .iter()
+                        .map(|a| format!("\"{a}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    let mut known: BTreeSet<String> = accepted.clone();
+    known.extend(produced.iter().map(|(n, _)| n.clone()));
+    static CMP: OnceLock<Regex> = OnceLock::new();
+    let cmp = CMP.get_or_init(|| {
+        Regex::new(r#"\bjudge["']?\s*(?:,\s*["'][^"']*["']\s*)?\)?\]?\s*==\s*["']([^"']+)["']"#)
+            .expect("regex")
+    });
+    static LOOKUP: OnceLock<Regex> = OnceLock::new();
+    let lookup = LOOKUP.get_or_init(|| {
+        Regex::new(
+            r#"(?:judicial_logic|rubric_logic)\b[^\n]*?(?:\.get\(|\[)\s*\n?\s*([A-Za-z_][\w.]*)\.lower\(\)(\.replace\(\s*["'] ["']\s*,\s*["']_["']\s*\))?"#,
+        )
+        .expect("regex")
+    });
+    let mut compared: Vec<(String, String)> = Vec::new();
+    let mut looked_up: Vec<(bool, String)> = Vec::new();
+    for m in repo.modules {
+        for (i, line) in m.source.lines().enumerate() {
+            let code = line.split('#').next().unwrap_or("");
+            for c in cmp.captures_iter(code) {
+                if persona_like(&c[1]) {
+                    compared.push((c[1].to_string(), format!("{}:{}", m.path, i + 1)));
+                }
+            }
+        }
+        for c in lookup.captures_iter(&m.source) {
+            let line = m.source[..c.get(0).map_or(0, |x| x.start())]
+                .lines()
+                .count()
+                + 1;
+            looked_up.push((c.get(2).is_some(), format!("{}:{line}", m.path)));
+        }
+    }
+    // without a Literal, the names the code gives judges are known only when a whole panel is
+    // named literally (a name built elsewhere could make the compared one real)
+    let distinct_produced: BTreeSet<&str> = produced.iter().map(|(n, _)| n.as_str()).collect();
+    if !accepted.is_empty() || distinct_produced.len() >= 3 {
+        let mut bad: Vec<&(String, String)> = compared
+            .iter()
+            .filter(|(n, _)| !known.contains(n))
+            .collect();
+        bad.dedup_by(|a, b| a.0 == b.0);
+        if let Some((_, at)) = bad.first() {
+            out.push(Defect {
+                kind: "persona_mismatch".into(),
+                nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
+                location: at.clone(),
+                detail: format!(
+                    "the code compares a judge's name with {} but judges are named {}: the rule never fires",
+                    bad.iter()
+                        .map(|(n, _)| format!("\"{n}\""))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    known
+                        .iter()
+                        .map(|a| format!("\"{a}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    if let Some((replace, at)) = looked_up.first() {
+        let missing: Vec<(String, String)> = known
+            .iter()
+            .map(|n| {
+                let mut k = n.to_lowercase();
+                if *replace {
+                    k = k.replace(' ', "_");
+                }
+                (n.clone(), k)
+            })
+            .filter(|(_, k)| !RUBRIC_KEYS.contains(&k.as_str()))
+            .collect();
+        if !missing.is_empty() {
+            out.push(Defect {
+                kind: "persona_mismatch".into(),
+                nodes: missing.iter().map(|(n, _)| n.clone()).collect(),
+                location: at.clone(),
+                detail: format!(
+                    "the rubric's per-persona logic is looked up with the lower-cased name ({}), but the rubric's keys are {}: that judge gets no rubric instructions",
+                    missing
+                        .iter()
+                        .map(|(n, k)| format!("\"{n}\" -> \"{k}\""))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    RUBRIC_KEYS.join(", ")
+                ),
+            });
+        }
+    }
+    out
+}

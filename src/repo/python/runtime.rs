@@ -1,0 +1,1287 @@
+//! Run-time semantics of a resolved LangGraph graph: which nodes one invocation runs and how
+//! often, and the defects that follow (GUIDE §8).
+//!
+//! LangGraph runs a `StateGraph` in supersteps. Every node triggered in step k runs in step k;
+//! a plain edge `a -> c` triggers `c` in step k+1 whenever `a` ran in step k (several plain
+//! edges whose sources ran in the same step trigger `c` once); `add_edge([a, b], c)` waits
+//! until both ran; a router (conditional edge, `Send`, `Command`) triggers one of its outcomes,
+//! and every outcome is considered. A node's update is filtered by the state schema (keys the
+//! schema does not declare are dropped), but the router attached to that node still sees it.
+//!
+//! Defect kinds (`repo.graph.defects[]`):
+//! - `duplicate_execution`: a node runs more than once in one invocation — triggered in two
+//!   supersteps by plain edges (two entry points, branches of different lengths), re-run as a
+//!   bystander of a loop (a retry edge that re-runs siblings), or a node that can end the run
+//!   re-run by a loop;
+//! - `unreachable_node`: added but never triggered from `START`, or only through a route whose
+//!   condition tests a key nothing sets;
+//! - `unbounded_loop`: a cycle with no exit, or whose exits test only keys that no node of the
+//!   cycle writes, so it runs until the recursion limit;
+//! - `undeclared_state_key`: a node's update holds a key the schema does not declare;
+//! - `unknown_state_key`: a router or node reads a key that nothing can set;
+//! - `whole_state_return`: a node returns the whole state while fields have an `add` reducer
+//!   (the lists are appended to themselves);
+//! - `persona_mismatch` (see [`super::persona_names`]).
+//!
+//! A false defect costs a student marks: where the code does not let us decide (unresolved
+//! wiring, a node whose function cannot be read, an unknown schema), the analysis stays silent
+//! and says why in `runtime_notes`.
+
+use super::effects::{self, Effects};
+use super::graph::{Action, GraphFacts};
+use super::resolve::Repo;
+use super::state::StateFacts;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Explored supersteps (over all paths) before the simulation gives up and stays silent.
+const BUDGET: usize = 20_000;
+/// Router choices combined in one superstep before the simulation gives up.
+const MAX_CHOICES: usize = 256;
+/// Deepest path followed.
+const MAX_DEPTH: usize = 200;
+/// Largest graph analysed (a student graph has tens of nodes; a crafted one may have
+/// thousands, and the cycle search is quadratic).
+const MAX_NODES: usize = 400;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Defect {
+    pub kind: String,
+    pub nodes: Vec<String>,
+    pub location: String,
+    pub detail: String,
+}
+
+/// Reducers whose update is appended to the current value (so re-sending the value doubles it).
+fn appends(reducer: &str) -> bool {
+    let r = reducer.rsplit('.').next().unwrap_or(reducer);
+    matches!(r, "add" | "add_messages" | "concat" | "iadd")
+}
+
+/// The schema's declared fields (own and inherited) and their reducers; `None` when the schema
+/// cannot be read completely.
+fn schema(
+    repo: &Repo<'_>,
+    state: &StateFacts,
+    graph_module: Option<usize>,
+    name: &str,
+) -> Option<(BTreeSet<String>, BTreeMap<String, String>)> {
+    let mut fields = BTreeSet::new();
+    let mut reducers = BTreeMap::new();
+    let mut todo = vec![name.rsplit('.').next().unwrap_or(name).to_string()];
+    let mut seen = BTreeSet::new();
+    while let Some(cls) = todo.pop() {
+        if !seen.insert(cls.clone()) {
+            continue;
+        }
+        let c = class_named(repo, state, graph_module, &cls)?;
+        fields.extend(c.fields.iter().map(|f| f.name.clone()));
+        for f in &c.fields {
+            if let Some(r) = &f.reducer {
+                reducers.insert(f.name.clone(), r.clone());
+            }
+        }
+        for r in state.reducers.iter().filter(|r| r.class == cls) {
+            fields.insert(r.field.clone());
+            reducers.insert(r.field.clone(), r.reducer.clone());
+        }
+        let info = repo
+            .modules
+            .iter()
+            .find(|m| m.path == c.path)?
+            .classes
+            .iter()
+            .find(|k| k.name == cls)?;
+        for b in &info.bases {
+            let simple = b.rsplit('.').next().unwrap_or(b);
+            match simple {
+                "TypedDict" | "BaseModel" | "Generic" | "object" => {}
+                "MessagesState" => {
+                    fields.insert("messages".into());
+                    reducers.insert("messages".into(), "add_messages".into());
+                }
+                _ if b.contains('[') => {}
+                other => todo.push(other.to_string()),
+            }
+        }
+    }
+    Some((fields, reducers))
+}
+
+/// The state class `name` as the graph's module sees it: the only class of that name, or the
+/// one its imports (or its own definitions) point to; `None` when that cannot be told.
+fn class_named<'s>(
+    repo: &Repo<'_>,
+    state: &'s StateFacts,
+    graph_module: Option<usize>,
+    name: &str,
+) -> Option<&'s super::state::StateClass> {
+    let all: Vec<&super::state::StateClass> = state
+        .typed_dicts
+        .iter()
+        .chain(&state.pydantic_models)
+        .filter(|c| c.name == name)
+        .collect();
+    if all.len() <= 1 {
+        return all.first().copied();
+    }
+    let m = graph_module?;
+    let qualified = repo.qualify(m, name);
+    let module = qualified
+        .rsplit_once('.')
+        .and_then(|(module, _)| repo.find_module(module))
+        .unwrap_or(m);
+    let path = &repo.modules[module].path;
+    all.into_iter().find(|c| &c.path == path)
+}
+
+/// Keys given to `invoke`/`stream` as a literal dict anywhere in the repository, or `None`.
+fn input_keys(repo: &Repo<'_>) -> Option<BTreeSet<String>> {
+    let mut keys = BTreeSet::new();
+    let mut any = false;
+    for m in repo.modules {
+        for c in &m.calls {
+            if matches!(
+                c.method.as_str(),
+                "invoke" | "ainvoke" | "stream" | "astream"
+            ) && let Some(super::expr::Expr::Dict(pairs)) = c.args.first()
+            {
+                let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
+                // a graph input names the audit's inputs, not an LLM prompt's variables
+                if ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
+                    any = true;
+                    keys.extend(ks.iter().map(|k| k.to_string()));
+                }
+            }
+        }
+    }
+    any.then_some(keys)
+}
+
+struct Ctx<'a, 'r> {
+    repo: &'a Repo<'r>,
+    g: &'a GraphFacts,
+    /// Effects of each node's function, `None` when it cannot be read.
+    effects: BTreeMap<&'a str, Option<Effects>>,
+    declared: Option<BTreeSet<String>>,
+    reducers: BTreeMap<String, String>,
+}
+
+impl Ctx<'_, '_> {
+    fn node_loc(&self, n: &str) -> String {
+        self.g
+            .nodes
+            .iter()
+            .find(|x| x.name == n)
+            .map_or_else(|| self.g.location(), |x| format!("{}:{}", x.path, x.line))
+    }
+
+    fn effects_loc(&self, n: &str, line: usize) -> String {
+        match self
+            .g
+            .nodes
+            .iter()
+            .find(|x| x.name == n)
+            .and_then(|x| x.action.as_ref())
+        {
+            Some(Action::Func { module, .. }) => {
+                format!("{}:{line}", self.repo.modules[*module].path)
+            }
+            _ => self.node_loc(n),
+        }
+    }
+
+    fn all_known(&self) -> bool {
+        self.effects
+            .values()
+            .all(|e| e.as_ref().is_some_and(|e| e.known))
+    }
+
+    fn router_effects(&self, r: &super::graph::Router) -> Option<Effects> {
+        let (m, line) = r.func?;
+        let f = self.repo.modules[m]
+            .functions
+            .iter()
+            .find(|f| f.line == line)?;
+        Some(effects::of_function(self.repo, m, f))
+    }
+}
+
+/// The defects of graph `g` and the notes on what could not be decided.
+/// What the run-time analysis found for one graph.
+pub struct Analysis {
+    pub defects: Vec<Defect>,
+    pub notes: Vec<String>,
+    /// The nodes that really join branches (triggered by several nodes in one run), when the
+    /// simulation could decide it.
+    pub fan_in: Option<BTreeSet<String>>,
+}
+
+pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis {
+    let mut notes = Vec::new();
+    if g.nodes.len() > MAX_NODES || g.edges.len() > 4 * MAX_NODES {
+        notes.push(format!(
+            "{} nodes and {} edges: more than the run-time analysis takes on ({MAX_NODES} nodes); run counts, reachability, loop bounds and state keys not checked",
+            g.nodes.len(),
+            g.edges.len()
+        ));
+        return Analysis {
+            defects: Vec::new(),
+            notes,
+            fan_in: None,
+        };
+    }
+    let graph_module = repo.modules.iter().position(|m| m.path == g.path);
+    let (declared, reducers) = match g
+        .state_type
+        .as_deref()
+        .and_then(|s| schema(repo, state, graph_module, s))
+    {
+        Some((d, r)) => (Some(d), r),
+        None => {
+            notes.push(format!(
+                "state schema `{}` could not be read completely: state keys not checked",
+                g.state_type.as_deref().unwrap_or("?")
+            ));
+            (None, BTreeMap::new())
+        }
+    };
+    let mut effects = BTreeMap::new();
+    for n in &g.nodes {
+        let e = match &n.action {
+            Some(Action::Identity) => Some(Effects {
+                whole_state: Some(n.line),
+                known: true,
+                ..Effects::default()
+            }),
+            Some(Action::Func { module, line, .. }) => repo.modules[*module]
+                .functions
+                .iter()
+                .find(|f| f.line == *line)
+                .map(|f| effects::of_function(repo, *module, f)),
+            None => None,
+        };
+        effects.insert(n.name.as_str(), e);
+    }
+    let ctx = Ctx {
+        repo,
+        g,
+        effects,
+        declared,
+        reducers,
+    };
+    let mut defects = Vec::new();
+    defects.extend(undeclared_keys(&ctx));
+    let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
+    defects.extend(unknown);
+    defects.extend(whole_state(&ctx));
+    defects.extend(loops(&ctx, &mut notes));
+    let (found, fan_in) = simulate(&ctx, &dead, &mut notes);
+    defects.extend(found);
+    Analysis {
+        defects,
+        notes,
+        fan_in,
+    }
+}
+
+fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
+    let Some(declared) = &ctx.declared else {
+        return Vec::new();
+    };
+    let mut by_key: BTreeMap<&str, Vec<(&str, usize)>> = BTreeMap::new();
+    for (n, e) in &ctx.effects {
+        let Some(e) = e else { continue };
+        for (k, line) in &e.writes {
+            if !declared.contains(k) {
+                by_key.entry(k).or_default().push((n, *line));
+            }
+        }
+    }
+    by_key
+        .into_iter()
+        .map(|(k, writers)| {
+            let nodes: Vec<String> = writers.iter().map(|(n, _)| n.to_string()).collect();
+            let readers: Vec<&str> = ctx
+                .g
+                .routers
+                .iter()
+                .filter(|r| nodes.contains(&r.source))
+                .filter(|r| ctx.router_effects(r).is_some_and(|e| e.reads.contains_key(k)))
+                .map(|r| r.router.as_str())
+                .collect();
+            let mut detail = format!(
+                "{} return(s) the key `{k}`, which the state schema `{}` does not declare: LangGraph drops it from the state, so no later node sees it",
+                nodes.join(", "),
+                ctx.g.state_type.as_deref().unwrap_or("?")
+            );
+            if !readers.is_empty() {
+                detail.push_str(&format!(
+                    " (only the router {} attached to the writing node still receives it)",
+                    readers.join(", ")
+                ));
+            }
+            let node_readers: Vec<&str> = ctx
+                .effects
+                .iter()
+                .filter(|(r, e)| {
+                    !nodes.iter().any(|n| n == *r)
+                        && e.as_ref().is_some_and(|e| e.reads.contains_key(k))
+                })
+                .map(|(r, _)| *r)
+                .collect();
+            if !node_readers.is_empty() {
+                detail.push_str(&format!(
+                    "; {} read(s) it and never see(s) the value",
+                    node_readers.join(", ")
+                ));
+            }
+            Defect {
+                kind: "undeclared_state_key".into(),
+                location: ctx.effects_loc(writers[0].0, writers[0].1),
+                nodes,
+                detail,
+            }
+        })
+        .collect()
+}
+
+/// Router outcomes that can never be taken: (router source, target), with the key they test.
+type Dead = Vec<(String, String, String)>;
+
+fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Defect>, Dead) {
+    let mut dead = Vec::new();
+    let Some(declared) = &ctx.declared else {
+        return (Vec::new(), dead);
+    };
+    // keys some node writes into the state (declared ones only: others are dropped)
+    let written: BTreeSet<&str> = ctx
+        .effects
+        .values()
+        .flatten()
+        .flat_map(|e| e.writes.keys().map(String::as_str))
+        .filter(|k| declared.contains(*k))
+        .collect();
+    let inputs = input_keys(repo);
+    let complete = ctx.all_known();
+    let settable = |k: &str| -> bool {
+        if !declared.contains(k) {
+            return false;
+        }
+        if written.contains(k) {
+            return true;
+        }
+        // a declared key nobody writes may still be an input, unless the inputs are known
+        // and every node's update could be read
+        !(complete && inputs.as_ref().is_some_and(|i| !i.contains(k)))
+    };
+    let mut by_key: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
+    for r in &ctx.g.routers {
+        let Some(e) = ctx.router_effects(r) else {
+            continue;
+        };
+        let own = ctx
+            .effects
+            .get(r.source.as_str())
+            .and_then(|x| x.as_ref())
+            .map(|x| x.writes.clone())
+            .unwrap_or_default();
+        for (k, line) in &e.reads {
+            if settable(k) || own.contains_key(k) {
+                continue;
+            }
+            let entry = by_key.entry(k.clone()).or_insert_with(|| {
+                let (m, _) = r.func.unwrap_or((0, 0));
+                (Vec::new(), format!("{}:{line}", repo.modules[m].path))
+            });
+            entry.0.push(format!("{} (router {})", r.source, r.router));
+            for t in guarded_targets(ctx, r, k) {
+                dead.push((r.source.clone(), t, k.clone()));
+            }
+        }
+    }
+    // keys some node writes but the schema drops: their readers are named by the
+    // undeclared-key defect
+    let dropped: BTreeSet<&str> = ctx
+        .effects
+        .values()
+        .flatten()
+        .flat_map(|e| e.writes.keys().map(String::as_str))
+        .collect();
+    for (n, e) in &ctx.effects {
+        let Some(e) = e else { continue };
+        for (k, line) in &e.reads {
+            if settable(k) || e.writes.contains_key(k) || dropped.contains(k.as_str()) {
+                continue;
+            }
+            // a key read only as an optional extra by the node that also could not be written
+            by_key
+                .entry(k.clone())
+                .or_insert_with(|| (Vec::new(), ctx.effects_loc(n, *line)))
+                .0
+                .push(n.to_string());
+        }
+    }
+    if inputs.is_none() {
+        notes.push(
+            "the graph's input keys are not visible (no invoke() with a literal dict): declared keys that no node writes are assumed to be inputs".into(),
+        );
+    }
+    let defects = by_key
+        .into_iter()
+        .map(|(k, (nodes, location))| {
+            let writers: Vec<&str> = ctx
+                .effects
+                .iter()
+                .filter(|(_, e)| e.as_ref().is_some_and(|e| e.writes.contains_key(&k)))
+                .map(|(n, _)| *n)
+                .collect();
+            let why = if declared.contains(&k) {
+                "is declared but no node writes it and the graph's input does not provide it"
+                    .to_string()
+            } else if writers.is_empty() {
+                "is not declared in the state schema and no node sets it".to_string()
+            } else {
+                format!(
+                    "is not declared in the state schema, so what {} return(s) under it is dropped before they run",
+                    writers.join(", ")
+                )
+            };
+            let dead_here: Vec<String> = dead
+                .iter()
+                .filter(|(_, _, key)| *key == k)
+                .map(|(s, t, _)| format!("{s} -> {t}"))
+                .collect();
+            let mut detail = format!("{} read(s) the key `{k}`, which {why}", nodes.join(", "));
+            if !dead_here.is_empty() {
+                detail.push_str(&format!(
+                    "; the route(s) {} guarded by it can never be taken",
+                    dead_here.join(", ")
+                ));
+            }
+            Defect {
+                kind: "unknown_state_key".into(),
+                nodes,
+                location,
+                detail,
+            }
+        })
+        .collect();
+    (defects, dead)
+}
+
+/// Targets a router returns only under a truthy test of `key` (`if state.get("error"): return
+/// "error_node"`).
+fn guarded_targets(ctx: &Ctx, r: &super::graph::Router, key: &str) -> Vec<String> {
+    let Some((m, fline)) = r.func else {
+        return Vec::new();
+    };
+    let module = &ctx.repo.modules[m];
+    let Some(f) = module.functions.iter().find(|f| f.line == fline) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for i in module
+        .ifs
+        .iter()
+        .filter(|i| i.line > f.line && i.line <= f.end_line)
+    {
+        let c = i.condition.trim();
+        let tests = c.contains(&format!("\"{key}\"")) || c.contains(&format!("'{key}'"));
+        if !tests || c.starts_with("not ") || c.contains("is None") || c.contains("==") {
+            continue;
+        }
+        let first_branch: Vec<&str> = i
+            .text
+            .lines()
+            .skip(1)
+            .take_while(|l| {
+                let t = l.trim_start();
+                !(t.starts_with("else") || t.starts_with("elif"))
+            })
+            .collect();
+        for l in first_branch {
+            let t = l.trim();
+            if let Some(v) = t.strip_prefix("return ") {
+                let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+                if r.targets.iter().any(|x| x == v) {
+                    out.push(v.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn whole_state(ctx: &Ctx) -> Vec<Defect> {
+    let doubled: Vec<&str> = ctx
+        .reducers
+        .iter()
+        .filter(|(_, r)| appends(r))
+        .map(|(f, _)| f.as_str())
+        .collect();
+    if doubled.is_empty() {
+        return Vec::new();
+    }
+    let nodes: Vec<(&str, usize)> = ctx
+        .effects
+        .iter()
+        .filter_map(|(n, e)| e.as_ref()?.whole_state.map(|l| (*n, l)))
+        .collect();
+    if nodes.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = nodes.iter().map(|(n, _)| n.to_string()).collect();
+    vec![Defect {
+        kind: "whole_state_return".into(),
+        location: ctx.effects_loc(nodes[0].0, nodes[0].1),
+        detail: format!(
+            "{} return(s) the whole incoming state as the update: the appending reducer of {} adds the current list to itself, so it doubles at each such node",
+            names.join(", "),
+            doubled
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        nodes: names,
+    }]
+}
+
+/// Strongly connected components with a cycle (Tarjan, iterative enough for small graphs).
+fn cycles(g: &GraphFacts) -> Vec<BTreeSet<String>> {
+    // a node literally named START or END cannot be told from the constants: not a cycle
+    let names: Vec<&str> = g
+        .nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .filter(|n| *n != "START" && *n != "END")
+        .collect();
+    let succ = |n: &str| -> Vec<&str> {
+        g.edges
+            .iter()
+            .filter(|e| e.from == n)
+            .map(|e| e.to.as_str())
+            .collect()
+    };
+    // reachability closure (graphs are small: tens of nodes)
+    let mut reach: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for n in &names {
+        let mut seen = BTreeSet::new();
+        let mut stack = succ(n);
+        while let Some(x) = stack.pop() {
+            if seen.insert(x) {
+                stack.extend(succ(x));
+            }
+        }
+        reach.insert(n, seen);
+    }
+    let mut out: Vec<BTreeSet<String>> = Vec::new();
+    for n in &names {
+        if !reach[n].contains(n) {
+            continue;
+        }
+        let scc: BTreeSet<String> = names
+            .iter()
+            .filter(|m| reach[*m].contains(n) && reach[n].contains(*m))
+            .map(|m| m.to_string())
+            .collect();
+        if !out.contains(&scc) {
+            out.push(scc);
+        }
+    }
+    out
+}
+
+fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
+    let g = ctx.g;
+    let mut out = Vec::new();
+    for scc in cycles(g) {
+        let exits: Vec<&super::graph::Router> = g
+            .routers
+            .iter()
+            .filter(|r| scc.contains(&r.source))
+            .filter(|r| {
+                r.outcomes
+                    .iter()
+                    .any(|o| !o.iter().all(|t| scc.contains(t)))
+            })
+            .collect();
+        let members: Vec<String> = scc.iter().cloned().collect();
+        let first = members[0].clone();
+        if exits.is_empty() {
+            let plain_out = g
+                .edges
+                .iter()
+                .any(|e| scc.contains(&e.from) && !scc.contains(&e.to) && e.conditional);
+            if plain_out || !g.unresolved.is_empty() {
+                continue;
+            }
+            out.push(Defect {
+                kind: "unbounded_loop".into(),
+                location: ctx.node_loc(&first),
+                detail: format!(
+                    "the cycle {} has no conditional exit: once entered it runs until LangGraph's recursion limit (GraphRecursionError)",
+                    members.join(" -> ")
+                ),
+                nodes: members,
+            });
+            continue;
+        }
+        // every node of the cycle must be readable to claim it never changes what the exits test
+        let cycle_effects: Vec<&Effects> = scc
+            .iter()
+            .filter_map(|n| ctx.effects.get(n.as_str()).and_then(|e| e.as_ref()))
+            .collect();
+        if cycle_effects.len() != scc.len() || cycle_effects.iter().any(|e| !e.known) {
+            notes.push(format!(
+                "cycle {}: a node's update could not be read, loop bound not checked",
+                members.join(" -> ")
+            ));
+            continue;
+        }
+        let mut tested: BTreeSet<String> = BTreeSet::new();
+        let mut readable = true;
+        for r in &exits {
+            match ctx.router_effects(r) {
+                Some(e) if e.known || !e.reads.is_empty() => tested.extend(e.reads.into_keys()),
+                _ => readable = false,
+            }
+        }
+        if !readable || tested.is_empty() {
+            notes.push(format!(
+                "cycle {}: its exit condition could not be read, loop bound not checked",
+                members.join(" -> ")
+            ));
+            continue;
+        }
+        let changed = |k: &str| -> bool {
+            cycle_effects.iter().any(|e| {
+                e.writes.contains_key(k)
+                    || (e.whole_state.is_some() && ctx.reducers.get(k).is_some_and(|r| appends(r)))
+            })
+        };
+        if tested.iter().any(|k| changed(k)) {
+            continue;
+        }
+        let never: Vec<String> = exits
+            .iter()
+            .flat_map(|r| r.outcomes.iter().flatten())
+            .filter(|t| !scc.contains(*t) && *t != "END")
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let r = exits[0];
+        let mut detail = format!(
+            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
+            members.join(" -> "),
+            r.router,
+            r.source,
+            tested
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if tested.len() == 1 {
+                "it"
+            } else {
+                "any of them"
+            }
+        );
+        if !never.is_empty() {
+            detail.push_str(&format!("; {} is never reached", never.join(", ")));
+        }
+        out.push(Defect {
+            kind: "unbounded_loop".into(),
+            location: format!("{}:{}", r.path, r.line),
+            nodes: members,
+            detail,
+        });
+    }
+    out
+}
+
+/// The superstep machine over the resolved wiring.
+struct Machine<'g> {
+    plain: BTreeMap<&'g str, Vec<&'g str>>,
+    joins: Vec<(BTreeSet<&'g str>, &'g str)>,
+    routers: BTreeMap<&'g str, Vec<Vec<Vec<&'g str>>>>,
+}
+
+#[derive(Default)]
+struct Explored {
+    reached: BTreeSet<String>,
+    /// Nodes some run of which is triggered by two or more distinct nodes at once (or by a
+    /// per-item node): the real fan-ins.
+    joins: BTreeSet<String>,
+    /// node → (most runs on one path, the supersteps and what triggered each run)
+    dups: BTreeMap<String, Vec<(usize, Vec<String>)>>,
+    budget_left: usize,
+    complete: bool,
+}
+
+type JoinSeen<'g> = Vec<BTreeSet<&'g str>>;
+/// The nodes triggered for the next superstep, each with the nodes that triggered it.
+type Triggers<'g> = BTreeMap<&'g str, Vec<&'g str>>;
+/// The runs of one node on one path: (superstep, what triggered it).
+type RunLog = Vec<(usize, Vec<String>)>;
+
+impl<'g> Machine<'g> {
+    fn new(g: &'g GraphFacts, dead: &Dead) -> Self {
+        let mut plain: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for e in g.edges.iter().filter(|e| !e.conditional) {
+            let in_join = g
+                .joins
+                .iter()
+                .any(|j| j.to == e.to && j.line == e.line && j.from.contains(&e.from));
+            if in_join || (e.from == "START" && e.to == "START") {
+                continue;
+            }
+            plain
+                .entry(e.from.as_str())
+                .or_default()
+                .push(e.to.as_str());
+        }
+        let joins = g
+            .joins
+            .iter()
+            .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
+            .collect();
+        let mut routers: BTreeMap<&str, Vec<Vec<Vec<&str>>>> = BTreeMap::new();
+        for r in &g.routers {
+            let outcomes: Vec<Vec<&str>> = r
+                .outcomes
+                .iter()
+                .filter(|o| {
+                    !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
+                })
+                .map(|o| o.iter().map(String::as_str).collect())
+                .collect();
+            routers.entry(r.source.as_str()).or_default().push(outcomes);
+        }
+        Machine {
+            plain,
+            joins,
+            routers,
+        }
+    }
+
+    /// Every combination of router choices for the nodes of `active`.
+    fn next(
+        &self,
+        active: &BTreeSet<&'g str>,
+        seen: &JoinSeen<'g>,
+    ) -> Option<Vec<(Triggers<'g>, JoinSeen<'g>)>> {
+        let mut base: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for a in active {
+            for t in self.plain.get(a).into_iter().flatten() {
+                base.entry(t).or_default().push(a);
+            }
+        }
+        let mut seen = seen.clone();
+        for (i, (from, to)) in self.joins.iter().enumerate() {
+            seen[i].extend(active.iter().filter(|a| from.contains(*a)));
+            if seen[i].len() == from.len() {
+                base.entry(to).or_default().extend(from.iter().copied());
+                seen[i].clear();
+            }
+        }
+        let mut combos: Vec<BTreeMap<&str, Vec<&str>>> = vec![base];
+        for a in active {
+            for outcomes in self.routers.get(a).into_iter().flatten() {
+                if outcomes.is_empty() {
+                    continue;
+                }
+                let mut grown = Vec::new();
+                for c in &combos {
+                    for o in outcomes {
+                        let mut c = c.clone();
+                        for t in o {
+                            c.entry(t).or_default().push(a);
+                        }
+                        grown.push(c);
+                    }
+                }
+                if grown.len() > MAX_CHOICES {
+                    return None;
+                }
+                combos = grown;
+            }
+        }
+        Some(
+            combos
+                .into_iter()
+                .map(|mut c| {
+                    c.remove("END");
+                    c.remove("START");
+                    (c, seen.clone())
+                })
+                .collect(),
+        )
+    }
+
+    fn walk(
+        &self,
+        active: BTreeMap<&'g str, Vec<&'g str>>,
+        seen: JoinSeen<'g>,
+        path: &mut Vec<(BTreeSet<&'g str>, JoinSeen<'g>)>,
+        runs: &mut Runs<'g>,
+        out: &mut Explored,
+    ) {
+        if out.budget_left == 0 || path.len() > MAX_DEPTH {
+            out.complete = false;
+            return;
+        }
+        out.budget_left -= 1;
+        let set: BTreeSet<&str> = active.keys().copied().collect();
+        let step = path.len();
+        for (n, by) in &active {
+            out.reached.insert(n.to_string());
+            let distinct: BTreeSet<&&str> = by.iter().collect();
+            if distinct.len() >= 2 || by.iter().any(|b| super::graph::is_per_item(b)) {
+                out.joins.insert(n.to_string());
+            }
+            runs.entry(n)
+                .or_default()
+                .push((step, by.iter().map(|s| s.to_string()).collect()));
+        }
+        let state = (set.clone(), seen.clone());
+        if set.is_empty() || path.contains(&state) {
+            // a finished run, or a loop closed: record what ran more than once
+            for (n, r) in runs.iter() {
+                if r.len() >= 2 {
+                    let entry = out.dups.entry(n.to_string()).or_default();
+                    let weight = |v: &Vec<(usize, Vec<String>)>| -> (usize, usize) {
+                        (v.len(), v.iter().map(|(_, by)| by.len()).sum())
+                    };
+                    if weight(r) > weight(entry) {
+                        *entry = r.clone();
+                    }
+                }
+            }
+        } else {
+            path.push(state);
+            match self.next(&set, &seen) {
+                None => out.complete = false,
+                Some(nexts) => {
+                    for (a, s) in nexts {
+                        self.walk(a, s, path, runs, out);
+                    }
+                }
+            }
+            path.pop();
+        }
+        for n in active.keys() {
+            if let Some(v) = runs.get_mut(n) {
+                v.pop();
+            }
+        }
+    }
+}
+
+type Runs<'g> = BTreeMap<&'g str, RunLog>;
+
+fn simulate(
+    ctx: &Ctx,
+    dead: &Dead,
+    notes: &mut Vec<String>,
+) -> (Vec<Defect>, Option<BTreeSet<String>>) {
+    let g = ctx.g;
+    if !g.unresolved.is_empty() {
+        notes.push(
+            "some wiring is not statically known: run counts and reachability not checked".into(),
+        );
+        return (Vec::new(), None);
+    }
+    if g.routers.iter().any(|r| r.outcomes.is_empty()) {
+        notes.push(
+            "a router's outcomes could not be read: run counts and reachability not checked".into(),
+        );
+        return (Vec::new(), None);
+    }
+    let machine = Machine::new(g, dead);
+    let cyc = cycles(g);
+    let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
+    // a node that can end the run (edge or outcome to END)
+    let terminal = |n: &str| -> bool {
+        g.edges.iter().any(|e| e.from == n && e.to == "END")
+            || g.routers
+                .iter()
+                .any(|r| r.source == n && r.outcomes.iter().flatten().any(|t| t == "END"))
+    };
+    let mut start: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for t in machine.plain.get("START").into_iter().flatten() {
+        start.entry(t).or_default().push("START");
+    }
+    let mut starts: Vec<BTreeMap<&str, Vec<&str>>> = vec![start];
+    for outcomes in machine.routers.get("START").into_iter().flatten() {
+        let mut grown = Vec::new();
+        for s in &starts {
+            for o in outcomes {
+                let mut s = s.clone();
+                for t in o {
+                    s.entry(t).or_default().push("START");
+                }
+                grown.push(s);
+            }
+        }
+        starts = grown;
+    }
+    let mut ex = Explored {
+        budget_left: BUDGET,
+        complete: true,
+        ..Explored::default()
+    };
+    let seen: JoinSeen = vec![BTreeSet::new(); machine.joins.len()];
+    for mut s in starts {
+        s.remove("END");
+        s.remove("START");
+        let mut runs = BTreeMap::new();
+        machine.walk(s, seen.clone(), &mut Vec::new(), &mut runs, &mut ex);
+    }
+    if !ex.complete {
+        notes.push("too many run paths to explore: run counts and reachability not checked".into());
+        return (Vec::new(), None);
+    }
+    let mut out = Vec::new();
+    // unreachable nodes
+    let mut unreachable: Vec<String> = g
+        .nodes
+        .iter()
+        .map(|n| n.name.clone())
+        .filter(|n| n != "START" && n != "END" && !ex.reached.contains(n))
+        .collect();
+    unreachable.sort();
+    for n in unreachable {
+        let guarded: Vec<&(String, String, String)> =
+            dead.iter().filter(|(_, t, _)| *t == n).collect();
+        let detail = if let Some((s, _, k)) = guarded.first() {
+            format!(
+                "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
+            )
+        } else if !g.edges.iter().any(|e| e.to == n) {
+            format!(
+                "`{n}` is added to the graph but no edge, router or entry point leads to it: it never runs"
+            )
+        } else {
+            format!("`{n}` is added to the graph but no path from START triggers it: it never runs")
+        };
+        out.push(Defect {
+            kind: "unreachable_node".into(),
+            location: ctx.node_loc(&n),
+            nodes: vec![n],
+            detail,
+        });
+    }
+    // duplicate executions: a node re-run as part of its own loop is iteration, not a defect,
+    // unless it can end the run; report the nodes whose extra runs are not inherited from an
+    // eligible duplicated predecessor (the root causes), and list what runs again after them
+    let eligible: BTreeSet<&str> = ex
+        .dups
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !on_cycle(n) || terminal(n))
+        .collect();
+    let mut roots: Vec<(&String, &RunLog)> = ex
+        .dups
+        .iter()
+        .filter(|(n, runs)| {
+            eligible.contains(n.as_str())
+                && !runs
+                    .iter()
+                    .all(|(_, by)| by.iter().all(|b| eligible.contains(b.as_str())))
+        })
+        .collect();
+    roots.sort_by_key(|(_, r)| r.first().map(|x| x.0));
+    let root_names: BTreeSet<&str> = roots.iter().map(|(n, _)| n.as_str()).collect();
+    for (n, runs) in roots {
+        let steps: Vec<String> = runs
+            .iter()
+            .map(|(s, by)| format!("superstep {s} (after {})", by.join(" + ")))
+            .collect();
+        let after: Vec<&str> = eligible
+            .iter()
+            .copied()
+            .filter(|d| !root_names.contains(d))
+            .collect();
+        let from_start = |by: &Vec<String>| by.iter().any(|b| b == "START");
+        let why = if on_cycle(n) {
+            "a loop leads back to it after it could already end the run"
+        } else if runs.iter().filter(|(_, by)| from_start(by)).count() == 1
+            && runs.iter().any(|(_, by)| !from_start(by))
+        {
+            "it is an entry point and is also triggered again by an edge"
+        } else if runs.iter().any(|(_, by)| by.iter().any(|b| on_cycle(b))) {
+            "a loop re-triggers it although it is not part of the loop (a retry that re-runs its siblings)"
+        } else {
+            "its plain incoming edges come from branches that finish in different supersteps (only add_edge([a, b], node) waits for all of them)"
+        };
+        let mut detail = format!(
+            "`{n}` runs {} times in one invocation: {}; {why}",
+            runs.len(),
+            steps.join(", ")
+        );
+        if !after.is_empty() {
+            detail.push_str(&format!(
+                "; what follows runs again too: {}",
+                after.join(", ")
+            ));
+        }
+        out.push(Defect {
+            kind: "duplicate_execution".into(),
+            location: ctx.node_loc(n),
+            nodes: vec![n.clone()],
+            detail,
+        });
+    }
+    (out, Some(ex.joins))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Defect;
+    use crate::repo::python::analyse;
+
+    const STATE: &str = "import operator\nfrom typing import Annotated, TypedDict\n\nclass AgentState(TypedDict):\n    repo_url: str\n    count: int\n    report: str\n    evidences: Annotated[dict, operator.ior]\n    opinions: Annotated[list, operator.add]\n";
+
+    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Send\nfrom src.state import AgentState\n\ndef node(state):\n    return {'report': 'x'}\n\n";
+
+    fn defects(graph: &str) -> Vec<Defect> {
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), STATE.into()),
+                ("src/graph.py".into(), format!("{HEADER}{graph}")),
+            ],
+            &[],
+        );
+        facts.graphs.first().expect("a graph").defects.clone()
+    }
+
+    fn kinds(d: &[Defect]) -> Vec<(&str, Vec<&str>)> {
+        d.iter()
+            .map(|d| {
+                (
+                    d.kind.as_str(),
+                    d.nodes.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect()
+    }
+
+    const TEXTBOOK: &str = "g = StateGraph(AgentState)\nfor n in ['repo', 'doc', 'vision', 'agg', 'p', 'd', 't', 'chief']:\n    g.add_node(n, node)\nfor n in ['repo', 'doc', 'vision']:\n    g.add_edge(START, n)\n    g.add_edge(n, 'agg')\nfor n in ['p', 'd', 't']:\n    g.add_edge('agg', n)\n    g.add_edge(n, 'chief')\ng.add_edge('chief', END)\n";
+
+    #[test]
+    fn a_textbook_graph_has_no_defect() {
+        assert_eq!(kinds(&defects(TEXTBOOK)), vec![]);
+    }
+
+    #[test]
+    fn branches_of_different_lengths_joined_by_plain_edges_run_the_join_twice() {
+        let wiring = "g = StateGraph(AgentState)\nfor n in ['a', 'b', 'c', 'agg', 'judge']:\n    g.add_node(n, node)\ng.add_edge(START, 'a')\ng.add_edge(START, 'b')\ng.add_edge('b', 'c')\n";
+        let d = defects(&format!(
+            "{wiring}g.add_edge('a', 'agg')\ng.add_edge('c', 'agg')\ng.add_edge('agg', 'judge')\ng.add_edge('judge', END)\n"
+        ));
+        assert_eq!(kinds(&d), vec![("duplicate_execution", vec!["agg"])]);
+        assert!(d[0].detail.contains("judge"), "{}", d[0].detail);
+        assert_eq!(d[0].location, "src/graph.py:10");
+        // the list form waits for both branches: one run
+        let d = defects(&format!(
+            "{wiring}g.add_edge(['a', 'c'], 'agg')\ng.add_edge('agg', 'judge')\ng.add_edge('judge', END)\n"
+        ));
+        assert_eq!(kinds(&d), vec![]);
+    }
+
+    #[test]
+    fn two_entry_points_reaching_one_node_run_it_twice() {
+        let d = defects(
+            "g = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('b', node)\ng.set_entry_point('a')\ng.add_edge(START, 'b')\ng.add_edge('b', 'a')\ng.add_edge('a', END)\n",
+        );
+        assert_eq!(kinds(&d), vec![("duplicate_execution", vec!["a"])]);
+        assert!(d[0].detail.contains("entry point"), "{}", d[0].detail);
+    }
+
+    #[test]
+    fn a_retry_edge_that_restarts_the_fan_out_re_runs_the_siblings() {
+        let d = defects(
+            "def fan(state):\n    return [Send('p', state), Send('d', state)]\ndef check(state):\n    if state.get('opinions'):\n        return 'agg'\n    return 'fanout'\ng = StateGraph(AgentState)\nfor n in ['fanout', 'p', 'd', 'agg']:\n    g.add_node(n, node)\ng.add_edge(START, 'fanout')\ng.add_conditional_edges('fanout', fan)\ng.add_edge('p', 'agg')\ng.add_conditional_edges('d', check)\ng.add_edge('agg', END)\n",
+        );
+        let k = kinds(&d);
+        assert!(k.contains(&("duplicate_execution", vec!["p"])), "{k:?}");
+        assert!(!k.iter().any(|(_, n)| n.contains(&"d")), "{k:?}");
+    }
+
+    #[test]
+    fn a_node_without_incoming_edge_and_a_route_on_a_key_nobody_sets_are_unreachable() {
+        let d = defects(&format!(
+            "{TEXTBOOK}g.add_node('orphan', node)\ng.add_edge('orphan', 'agg')\n"
+        ));
+        assert_eq!(kinds(&d), vec![("unreachable_node", vec!["orphan"])]);
+        let d = defects(
+            "def route(state):\n    if state.get('error'):\n        return 'handler'\n    return 'chief'\ng = StateGraph(AgentState)\nfor n in ['work', 'handler', 'chief']:\n    g.add_node(n, node)\ng.add_edge(START, 'work')\ng.add_conditional_edges('work', route)\ng.add_edge('handler', END)\ng.add_edge('chief', END)\n",
+        );
+        let k = kinds(&d);
+        assert!(k.contains(&("unreachable_node", vec!["handler"])), "{k:?}");
+        assert!(
+            k.iter().any(|(kind, _)| *kind == "unknown_state_key"),
+            "{k:?}"
+        );
+        assert!(d.iter().any(|x| x.detail.contains("`error`")));
+    }
+
+    #[test]
+    fn a_loop_whose_counter_nothing_increments_is_unbounded_and_one_that_counts_is_not() {
+        let loop_ = |body: &str| {
+            format!(
+                "def work(state):\n    {body}\ndef again(state):\n    if state['count'] < 3:\n        return 'work'\n    return 'done'\ng = StateGraph(AgentState)\ng.add_node('work', work)\ng.add_node('done', node)\ng.add_edge(START, 'work')\ng.add_conditional_edges('work', again)\ng.add_edge('done', END)\n"
+            )
+        };
+        let d = defects(&loop_("return {'report': 'again'}"));
+        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["work"])]);
+        assert!(d[0].detail.contains("`count`"), "{}", d[0].detail);
+        let d = defects(&loop_("return {'count': state['count'] + 1}"));
+        assert_eq!(kinds(&d), vec![]);
+        // a cycle of plain edges has no exit at all
+        let d = defects(
+            "g = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('b', node)\ng.add_edge(START, 'a')\ng.add_edge('a', 'b')\ng.add_edge('b', 'a')\n",
+        );
+        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["a", "b"])]);
+    }
+
+    #[test]
+    fn keys_outside_the_schema_are_dropped_and_keys_nobody_sets_are_unknown() {
+        let g = |ret: &str, read: &str| {
+            format!(
+                "def first(state):\n    return {ret}\ndef second(state):\n    x = state.get('{read}')\n    return {{'report': 'done'}}\ng = StateGraph(AgentState)\ng.add_node('first', first)\ng.add_node('second', second)\ng.add_edge(START, 'first')\ng.add_edge('first', 'second')\ng.add_edge('second', END)\n"
+            )
+        };
+        let d = defects(&g("{'repo_path': '/tmp/x'}", "repo_url"));
+        assert_eq!(kinds(&d), vec![("undeclared_state_key", vec!["first"])]);
+        assert!(d[0].detail.contains("`repo_path`"));
+        assert_eq!(d[0].location, "src/graph.py:9");
+        // declared: nothing to say
+        let d = defects(&g("{'report': '/tmp/x'}", "repo_url"));
+        assert_eq!(kinds(&d), vec![]);
+        // read but neither declared nor written by anyone
+        let d = defects(&g("{'report': '/tmp/x'}", "forensic_tasks"));
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["second"])]);
+    }
+
+    #[test]
+    fn returning_the_whole_state_doubles_add_reducer_lists_only_when_there_is_one() {
+        let d = defects(&TEXTBOOK.replace("g.add_node(n, node)", "g.add_node(n, lambda s: s)"));
+        let k = kinds(&d);
+        assert_eq!(k.len(), 1, "{k:?}");
+        assert_eq!(k[0].0, "whole_state_return");
+        assert!(d[0].detail.contains("`opinions`"));
+        // the same graph over a state without an appending reducer is harmless
+        let facts = analyse(
+            vec![
+                (
+                    "src/state.py".into(),
+                    "from typing import TypedDict\nclass AgentState(TypedDict):\n    report: str\n"
+                        .into(),
+                ),
+                (
+                    "src/graph.py".into(),
+                    format!(
+                        "{HEADER}{}",
+                        TEXTBOOK.replace("g.add_node(n, node)", "g.add_node(n, lambda s: s)")
+                    ),
+                ),
+            ],
+            &[],
+        );
+        assert_eq!(facts.graphs[0].defects, vec![]);
+    }
+
+    #[test]
+    fn the_schema_is_the_class_the_graph_imports_when_two_share_a_name() {
+        let graph = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\ndef first(state):\n    return {'report': 'x'}\ng = StateGraph(AgentState)\ng.add_node('first', first)\ng.add_edge(START, 'first')\ng.add_edge('first', END)\n";
+        let old = "from typing import TypedDict\nclass AgentState(TypedDict):\n    other: str\n";
+        let facts = analyse(
+            vec![
+                ("legacy/state.py".into(), old.into()),
+                ("src/state.py".into(), STATE.into()),
+                ("src/graph.py".into(), graph.into()),
+            ],
+            &[],
+        );
+        assert_eq!(facts.graphs[0].defects, vec![]);
+    }
+
+    #[test]
+    fn persona_names_outside_the_schema_literal_or_the_rubric_keys_mismatch() {
+        let with = |judges: &str| {
+            analyse(
+                vec![
+                    (
+                        "src/state.py".into(),
+                        format!("{STATE}\nfrom typing import Literal\nfrom pydantic import BaseModel\nclass JudicialOpinion(BaseModel):\n    judge: Literal['Prosecutor', 'Defense', 'TechLead']\n    score: int\n"),
+                    ),
+                    ("src/judges.py".into(), judges.to_string()),
+                    ("src/graph.py".into(), format!("{HEADER}{TEXTBOOK}")),
+                ],
+                &[],
+            )
+            .graphs[0]
+                .defects
+                .clone()
+        };
+        let d = with(
+            "from src.state import JudicialOpinion\ndef t(s):\n    return JudicialOpinion(judge='Tech Lead', score=3)\n",
+        );
+        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["Tech Lead"])]);
+        let d = with(
+            "from src.state import JudicialOpinion\ndef t(s):\n    return JudicialOpinion(judge='TechLead', score=3)\n",
+        );
+        assert_eq!(kinds(&d), vec![]);
+        let d = with("def rule(ops):\n    return [o for o in ops if o.judge == 'Prosecution']\n");
+        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["Prosecution"])]);
+        // no Literal and one literal name: the other names may be built elsewhere, say nothing
+        let one = |produced: &str| {
+            let src = format!("def a(o):\n    {produced}\n    return o.judge == 'Prosecution'\n");
+            let ms = vec![crate::repo::python::syntax::parse_module("src/j.py", src).unwrap()];
+            let repo = crate::repo::python::resolve::Repo::new(&ms);
+            let state = crate::repo::python::state::analyse(&repo);
+            super::super::persona_names::analyse(&repo, &state).len()
+        };
+        assert_eq!(one("x = Opinion(judge='Prosecutor')"), 0);
+        assert_eq!(
+            one(
+                "x = [Opinion(judge='Prosecutor'), Opinion(judge='Defense'), Opinion(judge='TechLead')]"
+            ),
+            1
+        );
+        let d = with(
+            "def logic(dim, persona):\n    return dim['judicial_logic'].get(persona.lower(), '')\n",
+        );
+        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["TechLead"])]);
+        let d =
+            with("def logic(dim, persona):\n    return dim['judicial_logic'].get(persona, '')\n");
+        assert_eq!(kinds(&d), vec![]);
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use crate::repo::python::analyse;
+
+    #[test]
+    fn a_huge_graph_is_not_analysed_and_says_so() {
+        let lines: String = (0..600)
+            .map(|i| format!("g.add_node('n{i}', f)\ng.add_edge(START, 'n{i}')\n"))
+            .collect();
+        let src =
+            format!("from langgraph.graph import StateGraph, START\ng = StateGraph(dict)\n{lines}");
+        let facts = analyse(vec![("g.py".into(), src)], &[]);
+        let g = &facts.graphs[0];
+        assert_eq!(g.nodes.len(), 600);
+        assert!(g.defects.is_empty());
+        assert!(
+            g.runtime_notes.iter().any(|n| n.contains("not checked")),
+            "{:?}",
+            g.runtime_notes
+        );
+    }
+}
