@@ -2,9 +2,12 @@
 //! in Python, dict entries keyed by persona, or prompt files named after the persona), compares
 //! them pairwise and checks each for the language its role calls for.
 //!
-//! Similarity is the share of common text: `2 * LCS(words a, words b) / (|a| + |b|)` over
-//! lower-cased words (the measure of Python's `difflib` ratio, on words). Above 0.5 is
-//! persona collusion.
+//! Similarity is the share of the two prompts' text that they have in common: the share of
+//! their (lower-cased) words that lie in a passage of [`PASSAGE_WORDS`] consecutive words found
+//! in both. Shared passages are what copy-paste and shared templates leave; function words and
+//! the topic's vocabulary, which any two prompts about judging code share, are not (a
+//! word-by-word LCS put distinct, hand-written personas at 50-57%). Above 0.5 is persona
+//! collusion.
 
 use super::syntax::ModuleInfo;
 use regex::Regex;
@@ -16,6 +19,8 @@ const MIN_PROMPT: usize = 60;
 /// Words compared per prompt (longer prompts are compared on their first words).
 const MAX_WORDS: usize = 3000;
 pub const COLLUSION_THRESHOLD: f64 = 0.5;
+/// Consecutive words a passage must have to count as shared text (fewer for shorter prompts).
+pub const PASSAGE_WORDS: usize = 5;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PersonaPrompt {
@@ -232,27 +237,32 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// Share of common text between two prompts, in `0..=1`.
+/// Share of common text between two prompts, in `0..=1` (see the module docs).
 pub fn similarity(a: &str, b: &str) -> f64 {
+    use std::collections::HashSet;
     let a = words(a);
     let b = words(b);
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let mut prev = vec![0usize; b.len() + 1];
-    let mut cur = vec![0usize; b.len() + 1];
-    for x in &a {
-        for (j, y) in b.iter().enumerate() {
-            cur[j + 1] = if x == y {
-                prev[j] + 1
-            } else {
-                cur[j].max(prev[j + 1])
-            };
-        }
-        std::mem::swap(&mut prev, &mut cur);
+    let n = PASSAGE_WORDS.min(a.len()).min(b.len());
+    if n == 0 {
+        return 0.0;
     }
-    let lcs = prev[b.len()];
-    (2 * lcs) as f64 / (a.len() + b.len()) as f64
+    let grams =
+        |w: &[String]| -> HashSet<Vec<String>> { w.windows(n).map(<[String]>::to_vec).collect() };
+    // Words of `x` covered by a passage that also occurs in the other prompt.
+    let covered = |x: &[String], other: &HashSet<Vec<String>>| {
+        let mut hit = vec![false; x.len()];
+        for (i, g) in x.windows(n).enumerate() {
+            if other.contains(g) {
+                hit[i..i + n].iter_mut().for_each(|h| *h = true);
+            }
+        }
+        hit.iter().filter(|h| **h).count()
+    };
+    let (ga, gb) = (grams(&a), grams(&b));
+    (covered(&a, &gb) + covered(&b, &ga)) as f64 / (a.len() + b.len()) as f64
 }
 
 #[cfg(test)]
@@ -261,10 +271,28 @@ mod tests {
     use crate::repo::python::syntax::parse_module;
 
     #[test]
-    fn similarity_is_share_of_common_words() {
+    fn similarity_is_the_share_of_text_in_common_passages() {
         assert!((similarity("a b c d", "a b c d") - 1.0).abs() < 1e-9);
-        assert!((similarity("a b c d", "a b x y") - 0.5).abs() < 1e-9);
+        assert!((similarity("a b c d e f", "a b c d e z") - 10.0 / 12.0).abs() < 1e-9);
+        assert_eq!(similarity("a b c d", "a b x y"), 0.0);
         assert_eq!(similarity("a b", "c d"), 0.0);
+        // A shared ten-word passage in two nineteen-word prompts: ten words of nineteen.
+        let shared = "read the evidence and cite every id you rely on";
+        let a = format!(
+            "{shared} prosecutor hunts gaps flaws laziness shortcuts missing tests charges"
+        );
+        let b = format!(
+            "defense rewards effort intent creative workarounds spirit attempts learning {shared}"
+        );
+        assert!(
+            (similarity(&a, &b) - 10.0 / 19.0).abs() < 1e-9,
+            "{}",
+            similarity(&a, &b)
+        );
+        // The same words in another order share no passage: distinct prose, not collusion.
+        let c = "you are the judge and the score of the evidence is yours to give to the code";
+        let d = "give the code the score you judge the evidence is to yours and of the are";
+        assert!(similarity(c, d) < 0.3, "{}", similarity(c, d));
     }
 
     #[test]
