@@ -65,6 +65,30 @@ pub enum Command {
     /// Write a sample submission to try auditor on: a small LangGraph project with dated
     /// commits (OUT/repo) and its PDF report (OUT/report.pdf).
     Sample(SampleArgs),
+    /// Compare the auditor's grades (a batch output directory or its grades.csv) with a
+    /// human's (CSV id,criterion,score): agreement, weighted kappa, bias, confusion tables.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// The auditor's grades: an `auditor batch` output directory, or its grades.csv.
+    #[arg(value_name = "GRADES")]
+    pub grades: PathBuf,
+    /// The human's grades: CSV with the columns id, criterion, score (others ignored; a
+    /// justification column is quoted beside the largest disagreements). Criteria may be
+    /// given by id or by name.
+    #[arg(value_name = "HUMAN_CSV")]
+    pub human: PathBuf,
+    /// Rubric whose criterion names are matched (default: ./rubric.json, else built in).
+    #[arg(long, value_name = "PATH")]
+    pub rubric: Option<PathBuf>,
+    /// Print JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// How many of the largest disagreements to list.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub top: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -199,6 +223,7 @@ pub fn main() -> i32 {
         Command::Evidence(args) => run_evidence(args),
         Command::Batch(args) => Ok(crate::batch::run_batch(args)),
         Command::Sample(args) => run_sample(args),
+        Command::Calibrate(args) => run_calibrate(args),
     };
     let code = match result {
         Ok(code) => code,
@@ -292,6 +317,13 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
             return Err(BadInput(
                 "--ref is empty: give a branch, tag or commit".into(),
             ));
+        }
+        // An unknown ref is bad input, said before anything runs. A repository that cannot be
+        // reached is not: the audit reports it (not assessed, with the fix).
+        if let Err(crate::batch::resolve::ResolveError::UnknownRef(e)) =
+            crate::batch::resolve::resolve(&repo, Some(r))
+        {
+            return Err(BadInput(format!("--ref {r}: {e}")));
         }
     }
     Ok(Prepared {
@@ -703,6 +735,52 @@ fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
         repo_dir.display(),
         pdf_path.display()
     );
+    Ok(EXIT_OK)
+}
+
+fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
+    use crate::calibrate;
+    let grades_path = if args.grades.is_dir() {
+        args.grades.join("grades.csv")
+    } else {
+        args.grades.clone()
+    };
+    let read = |p: &Path, what: &str| {
+        std::fs::read_to_string(p).map_err(|e| {
+            BadInput(format!(
+                "cannot read {what} {}: {e}; give {}",
+                p.display(),
+                if what == "the auditor's grades" {
+                    "an `auditor batch` output directory or its grades.csv"
+                } else {
+                    "a CSV file with the columns id, criterion, score"
+                }
+            ))
+        })
+    };
+    let grades_text = read(&grades_path, "the auditor's grades")?;
+    let human_text = read(&args.human, "the human grades")?;
+    let bad = |e: calibrate::CalibrateError| Failure::BadInput(BadInput(e.0));
+    let grades =
+        calibrate::parse_grades(&grades_text, &grades_path.display().to_string()).map_err(bad)?;
+    let human =
+        calibrate::parse_human(&human_text, &args.human.display().to_string()).map_err(bad)?;
+    let rubric = load_rubric(args.rubric.as_deref())?;
+    let names: std::collections::BTreeMap<String, String> = rubric
+        .rubric
+        .dimensions
+        .iter()
+        .map(|d| (d.id.clone(), d.name.clone()))
+        .collect();
+    let result = calibrate::calibrate(&grades, &human, &names, args.top).map_err(bad)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).map_err(|e| Failure::Internal(e.to_string()))?
+        );
+    } else {
+        print!("{}", calibrate::markdown(&result, &names));
+    }
     Ok(EXIT_OK)
 }
 

@@ -8,6 +8,7 @@
 pub mod actors;
 pub mod alloc;
 pub mod batch;
+pub mod calibrate;
 pub mod cli;
 pub mod judges;
 pub mod justice;

@@ -193,8 +193,12 @@ pub enum EvidenceKind {
     /// A claim made by the report that the repository contradicts (e.g. a hallucinated path).
     /// With `found == true` (the contradiction was found) it feeds fact supremacy.
     Contradiction,
-    /// The explicit absence of evidence: a detective failed or the artifact could not be read.
-    /// Always `found == false`; the dimension is flagged "evidence missing".
+    /// Evidence the *grader* could not collect: a detective crashed or timed out, the
+    /// repository could not be cloned, PDFium is unavailable, no vision model is configured, a
+    /// limit of ours was hit. Always `found == false`; never counts against the student. A
+    /// criterion whose only evidence is `Missing` is not assessed (no score, excluded from the
+    /// overall). What the *student* failed to provide (no PDF in the repository, a corrupt PDF,
+    /// no diagram) is an ordinary `Fact` with `found == false`: a real low score.
     Missing,
 }
 
@@ -217,6 +221,10 @@ pub struct Evidence {
     /// Why the detective believes this.
     pub rationale: String,
     pub confidence: Confidence,
+    /// For `Missing` evidence: what the person running the grader can do so that this
+    /// evidence can be collected (set a vision model, install PDFium, raise a limit, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 impl Evidence {
@@ -241,6 +249,7 @@ impl Evidence {
             location: location.into(),
             rationale: rationale.into(),
             confidence,
+            fix: None,
         }
     }
 
@@ -262,7 +271,14 @@ impl Evidence {
             location: location.into(),
             rationale: reason.into(),
             confidence: Confidence::CERTAIN,
+            fix: None,
         }
+    }
+
+    /// What the grader's operator can do to collect this evidence (for `Missing` evidence).
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
     }
 
     pub fn with_kind(mut self, kind: EvidenceKind) -> Self {
@@ -441,6 +457,8 @@ pub enum CriterionFlag {
     JudgeFailed { judge: Judge, reason: String },
     /// No verdict could be reached automatically.
     NeedsHumanReview { reason: String },
+    /// The grader could not assess the criterion (see `CriterionResult::not_assessed`).
+    NotAssessed { reason: String },
 }
 
 /// The Chief Justice's verdict on one criterion.
@@ -458,9 +476,64 @@ pub struct CriterionResult {
     pub remediation: String,
     pub rules_applied: Vec<RuleApplication>,
     pub flags: Vec<CriterionFlag>,
+    /// `assessed`, or `not_assessed` when the grader could not score the criterion.
+    #[serde(default)]
+    pub status: CriterionStatus,
+    /// Why the criterion was not assessed and how the grader's operator can fix it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_assessed: Option<NotAssessed>,
+}
+
+/// Whether a criterion received a score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CriterionStatus {
+    #[default]
+    Assessed,
+    /// The grader could not assess it (a failure on the grader's side, not the student's):
+    /// no score, excluded from the overall and from the remediation plan.
+    NotAssessed,
+}
+
+/// Why a criterion could not be assessed, and the fix (for whoever runs the grader).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotAssessed {
+    pub reason: String,
+    pub fix: String,
 }
 
 impl CriterionResult {
+    /// A criterion the grader could not assess: no score, the reason and the fix.
+    pub fn not_assessed(
+        dimension_id: impl Into<String>,
+        dimension_name: impl Into<String>,
+        reason: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        let (reason, fix) = (reason.into(), fix.into());
+        CriterionResult {
+            dimension_id: dimension_id.into(),
+            dimension_name: dimension_name.into(),
+            final_score: None,
+            judge_opinions: vec![],
+            dissent_summary: None,
+            remediation: format!(
+                "Not assessed by the grader (no fault of the student): {reason}\nFix (for whoever runs the grader): {fix}"
+            ),
+            rules_applied: vec![],
+            flags: vec![CriterionFlag::NotAssessed {
+                reason: reason.clone(),
+            }],
+            status: CriterionStatus::NotAssessed,
+            not_assessed: Some(NotAssessed { reason, fix }),
+        }
+    }
+
+    /// Whether the criterion received a score.
+    pub fn is_assessed(&self) -> bool {
+        self.status == CriterionStatus::Assessed && self.final_score.is_some()
+    }
+
     /// Whether this criterion was assessed without any flag.
     pub fn is_clean(&self) -> bool {
         self.final_score.is_some() && self.flags.is_empty()

@@ -194,6 +194,10 @@ fn flag_view(flag: &CriterionFlag) -> FlagView {
             kind: "NEEDS HUMAN REVIEW",
             text: inline(reason),
         },
+        CriterionFlag::NotAssessed { reason } => FlagView {
+            kind: "NOT ASSESSED (grader-side, no score)",
+            text: inline(reason),
+        },
     }
 }
 

@@ -154,15 +154,22 @@ pub fn evidence_without_model(
                     "Classify the report's diagrams and check the parallel flow",
                     pages_loc(&refs),
                     format!(
-                        "no vision model configured (set AUDITOR_VISION_MODEL to a vision-capable \
-                         model): {} diagram(s) found in the report were not inspected",
+                        "no vision model configured: {} diagram(s) found in the report were not \
+                         inspected",
                         images.len()
                     ),
+                )
+                .with_fix(
+                    "set AUDITOR_VISION_MODEL to a vision-capable model (with OPENAI_API_KEY or \
+                     OPENAI_BASE_URL) and re-run, or assess the diagrams by hand",
                 )],
             )
         })
         .collect()
 }
+
+/// What to do when the vision model failed on a diagram.
+const VISION_FIX: &str = "check the vision model's endpoint and name (AUDITOR_VISION_MODEL) and re-run; the log with -v shows each failed request";
 
 /// The data URL of a PNG.
 pub fn data_url(png: &[u8]) -> String {
@@ -332,20 +339,24 @@ pub fn evidence_from_answers(
                     goal,
                     page_loc(img.page),
                     format!("the vision model could not inspect this image: {e}"),
-                ),
+                )
+                .with_fix(VISION_FIX),
             });
         }
         for (req, goal) in REQUIREMENTS {
             let id = format!("vision.{}.flow.{req}", d.id);
             if answered.is_empty() {
-                evs.push(Evidence::missing(
-                    id,
-                    Detective::VisionInspector,
-                    goal,
-                    pages_loc(&images.iter().collect::<Vec<_>>()),
-                    "no diagram could be inspected by the vision model (see the per-diagram \
+                evs.push(
+                    Evidence::missing(
+                        id,
+                        Detective::VisionInspector,
+                        goal,
+                        pages_loc(&images.iter().collect::<Vec<_>>()),
+                        "no diagram could be inspected by the vision model (see the per-diagram \
                      evidence)",
-                ));
+                    )
+                    .with_fix(VISION_FIX),
+                );
                 continue;
             }
             let showing: Vec<&DiagramImage> = answered
@@ -424,7 +435,8 @@ mod tests {
         let e = &ev["swarm_visual"][0];
         assert_eq!(e.kind, EvidenceKind::Missing);
         assert!(!e.found);
-        assert!(e.rationale.contains("AUDITOR_VISION_MODEL") && e.rationale.contains('2'));
+        assert!(e.rationale.contains("no vision model") && e.rationale.contains('2'));
+        assert!(e.fix.as_deref().unwrap().contains("AUDITOR_VISION_MODEL"));
         assert_eq!(e.location, "report.pdf p.3, p.5");
     }
 

@@ -125,7 +125,8 @@ fn resumes_after_sigkill_without_asking_twice() {
     assert!(unanswered_at_kill.len() <= 2 * rubric_len() * 3);
 
     let o = run(root, &manifest, &out, &SLOW);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o)); // stub detectives: degraded reports
+    // every row graded; the students' missing PDF is scored, not flagged
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v = StoreView::open(&out).unwrap();
     assert_eq!(v.jobs_with_status("done"), n as i64);
     // Finished work was kept: the jobs done before the kill were not run again.
@@ -169,7 +170,7 @@ fn resumes_after_sigkill_without_asking_twice() {
 
     // Run again: everything is finished, nothing is asked.
     let o = run(root, &manifest, &out, &SLOW);
-    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(o.status.code(), Some(0));
     assert_eq!(StoreView::open(&out).unwrap().asked().0, asked);
     assert!(String::from_utf8_lossy(&o.stdout).contains("0 requests sent in this run"));
 }
@@ -214,7 +215,7 @@ fn ctrl_c_finishes_what_is_in_flight_and_the_next_run_resumes() {
     drop(v);
 
     let o = run(root, &manifest, &out, &SLOW);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v = StoreView::open(&out).unwrap();
     assert_eq!(v.jobs_with_status("done"), n as i64);
     let (asked, distinct, twice) = v.asked();
@@ -248,7 +249,6 @@ fn bad_rows_and_failing_clones_are_reported_and_the_others_finish() {
          bad-url,htps://example.org/x.git,,\n\
          refused,http://127.0.0.1:9/nothing.git,,\n\
          notrepo,not-a-repo,,\n\
-         noref,repos/s1,,no-such-branch\n\
          s1,repos/s1,,\n",
     )
     .unwrap();
@@ -264,7 +264,7 @@ fn bad_rows_and_failing_clones_are_reported_and_the_others_finish() {
     assert!(err.contains("line 5: malformed repository URL"), "{err}");
 
     let (header, rows) = grades(&out);
-    assert_eq!(rows.len(), 8, "one row per manifest row");
+    assert_eq!(rows.len(), 7, "one row per manifest row");
     let (line, id, st, why) = (
         col(&header, "line"),
         col(&header, "id"),
@@ -292,17 +292,16 @@ fn bad_rows_and_failing_clones_are_reported_and_the_others_finish() {
     for (i, expect) in [
         (4, "cannot reach the repository"),
         (5, "cannot open the repository"),
-        (6, "no-such-branch"),
     ] {
         assert_eq!(by_line[i].2, "failed", "{:?}", by_line[i]);
         assert!(by_line[i].3.contains(expect), "{:?}", by_line[i]);
         let failed_md = out.join(by_line[i].1).join("failed.md");
         assert!(failed_md.is_file(), "{} missing", failed_md.display());
     }
-    assert_eq!(by_line[7].2, "done");
+    assert_eq!(by_line[6].2, "done");
     assert!(out.join("s1/report.md").is_file());
     let v = StoreView::open(&out).unwrap();
-    assert_eq!(v.jobs_with_status("failed"), 3);
+    assert_eq!(v.jobs_with_status("failed"), 2);
     let reason: String =
         v.0.query_row(
             "SELECT failure FROM jobs WHERE submission = 'refused'",
@@ -322,7 +321,7 @@ fn csv_scores_are_exactly_the_reports() {
     let (manifest, _) = cohort(root, 2);
     let out = root.join("out");
     let o = run(root, &manifest, &out, &[]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let (header, rows) = grades(&out);
     let rubric = auditor::rubric::Rubric::load(None).unwrap().rubric;
     for r in &rows {
@@ -352,11 +351,10 @@ fn csv_scores_are_exactly_the_reports() {
                 .unwrap_or_default();
             assert_eq!(r[col(&header, &d.id)], expect, "{id} {}", d.id);
         }
-        assert_eq!(
-            r[col(&header, "degraded")],
-            "true",
-            "stub detectives degrade every report"
-        );
+        // The students committed no PDF: the report criteria are scored on that absence (the
+        // student's shortcoming), so nothing is degraded or left for review.
+        assert_eq!(r[col(&header, "degraded")], "false");
+        assert_eq!(r[col(&header, "needs_human_review")], "false");
     }
 }
 
@@ -436,10 +434,34 @@ fn a_second_ctrl_c_stops_at_once_and_the_next_run_resumes_the_unfinished() {
     assert!(rows.iter().any(|r| r[col(&header, "status")] == "pending"));
 
     let o = run(root, &manifest, &out, &slow);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v = StoreView::open(&out).unwrap();
     assert_eq!(v.jobs_with_status("done"), n as i64);
     let (asked, distinct, twice) = v.asked();
     assert_eq!(distinct as usize, n * rubric_len() * 3);
     assert!(twice <= unanswered && asked <= distinct + unanswered);
+}
+
+#[test]
+fn an_unknown_ref_in_the_manifest_is_bad_input_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let d = root.join("repos/s0");
+    std::fs::create_dir_all(&d).unwrap();
+    student_repo(&d, "s0");
+    let manifest = root.join("m.csv");
+    std::fs::write(
+        &manifest,
+        "id,repo,pdf,ref\ns0,repos/s0,,\nnoref,repos/s0,,no-such-branch\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let o = run(root, &manifest, &out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("line 3") && err.contains("no-such-branch") && err.contains("refs that exist"),
+        "{err}"
+    );
+    assert!(!out.join("grades.csv").exists(), "nothing ran");
 }

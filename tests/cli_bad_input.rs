@@ -205,3 +205,39 @@ fn unknown_flag_exits_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn an_unknown_ref_exits_2_naming_the_refs_that_exist() {
+    let ws = tempfile::tempdir().unwrap();
+    let repo = ws.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    auditor::testkit::git::build_repo(&repo, &auditor::testkit::git::sample_langgraph_project())
+        .unwrap();
+    let out = auditor(ws.path())
+        .args([
+            "--repo",
+            "repo",
+            "--ref",
+            "no-such-tag",
+            "--judges",
+            "offline",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no-such-tag") && err.contains("refs that exist"),
+        "{err}"
+    );
+    let head = git2::Repository::open(&repo).unwrap();
+    let branch = head.head().unwrap().shorthand().unwrap().to_string();
+    assert!(
+        err.contains(&branch),
+        "names the existing branch {branch}: {err}"
+    );
+    assert!(
+        !ws.path().join("audit").exists(),
+        "nothing may run on bad input"
+    );
+}

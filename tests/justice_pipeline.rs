@@ -70,6 +70,15 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
         ],
     );
     evidence.insert(
+        "report_accuracy".into(),
+        vec![fact(
+            "doc.paths.verified",
+            "cited paths exist",
+            true,
+            "report.pdf p.2",
+        )],
+    );
+    evidence.insert(
         "swarm_visual".into(),
         vec![Evidence::missing(
             "vision.missing",
@@ -166,7 +175,20 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
     }
     assert!(text.contains("offline judges (deterministic rules, no LLM)"));
     assert!(text.contains("**JUDGE FAILED**: Tech Lead: judge actor restarted twice"));
-    assert!(text.contains("**EVIDENCE MISSING**"));
+    // swarm_visual: only evidence the grader could not collect → not assessed, no score
+    assert!(text.contains("**NOT ASSESSED (grader-side, no score)**: no image could be extracted"));
+    let visual = audit
+        .criteria
+        .iter()
+        .find(|c| c.dimension_id == "swarm_visual")
+        .unwrap();
+    assert_eq!(visual.final_score, None);
+    assert!(
+        audit
+            .remediation_plan
+            .iter()
+            .all(|r| r.dimension_id != "swarm_visual")
+    );
     assert!(text.contains("**security_override**"));
     assert!(text.contains("Orchestration Fraud"));
     assert!(text.contains("src/graph.py:20: implement \"detectives fan out\""));

@@ -109,7 +109,7 @@ fn input(repo: &std::path::Path, judge_timeout: Duration) -> AuditInput {
             limits: RepoLimits::default(),
             extract_pdf: None,
         },
-        pdf: PdfSource::File(repo.join("missing-report.pdf")),
+        pdf: PdfSource::NoReport,
         rubric: Arc::new(rubric),
         timeouts: Timeouts {
             detectives: Duration::from_secs(120),

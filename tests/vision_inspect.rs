@@ -148,5 +148,6 @@ async fn without_a_vision_model_nothing_is_sent_and_the_evidence_says_so() {
     assert!(bodies(&server).await.is_empty());
     let e = &ev["swarm_visual"][0];
     assert_eq!(e.kind, EvidenceKind::Missing);
-    assert!(e.rationale.contains("AUDITOR_VISION_MODEL") && e.rationale.contains("3 diagram"));
+    assert!(e.rationale.contains("no vision model") && e.rationale.contains("3 diagram"));
+    assert!(e.fix.as_deref().unwrap().contains("AUDITOR_VISION_MODEL"));
 }

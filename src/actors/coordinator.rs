@@ -50,6 +50,17 @@ pub enum PdfSource {
     File(PathBuf),
     /// A file inside the audited repository; `None` means "find the most likely report".
     InRepo(Option<String>),
+    /// The submission has no PDF report (said by whoever runs the grader, e.g. a manifest's
+    /// `pdf` = `none`): the report criteria are judged on that absence.
+    NoReport,
+}
+
+/// Why there is no PDF to read.
+enum NoPdf {
+    /// The submission has no report: a real shortcoming, judged as such.
+    Absent(String),
+    /// The grader could not get it: reason, fix.
+    Missing(String, String),
 }
 
 /// Time limits of the graph.
@@ -145,8 +156,11 @@ type PdfBytes = (Arc<Vec<u8>>, String);
 /// How a detective branch ended.
 enum Branch<T> {
     Done(T),
-    /// The artifact could not be read: "evidence missing".
-    Missing(String),
+    /// The grader could not read the artifact: "evidence missing" (reason, fix for the
+    /// grader's operator). The affected criteria are not assessed.
+    Missing(String, String),
+    /// The submission does not provide the artifact (or an unusable one): a real low score.
+    Absent(String),
     /// The detective crashed or timed out: "node failure".
     Failed(String),
 }
@@ -165,7 +179,10 @@ where
 {
     let (branch, outcome) = match addr.send(msg).timeout(timeout).await {
         Ok(Ok(v)) => (Branch::Done(v), "done"),
-        Ok(Err(DetectiveError::Unreadable(e))) => (Branch::Missing(e), "evidence_missing"),
+        Ok(Err(DetectiveError::Unreadable { reason, fix })) => {
+            (Branch::Missing(reason, fix), "evidence_missing")
+        }
+        Ok(Err(DetectiveError::Absent(e))) => (Branch::Absent(e), "artifact_absent"),
         Ok(Err(DetectiveError::Crashed(e))) => (Branch::Failed(e), "node_failure"),
         Err(MailboxError::Timeout) => (
             {
@@ -186,8 +203,8 @@ where
     let span = tracing::Span::current();
     span.record("outcome", outcome);
     match &branch {
-        Branch::Done(_) => {}
-        Branch::Missing(e) | Branch::Failed(e) => {
+        Branch::Done(_) | Branch::Absent(_) => {}
+        Branch::Missing(e, _) | Branch::Failed(e) => {
             span.record("error.type", outcome);
             span.record("otel.status_code", "ERROR");
             span.record(
@@ -375,20 +392,34 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         parent: repo_span.clone(),
     };
 
-    let (repo_branch, pdf_bytes): (Branch<RepoOutput>, Result<PdfBytes, String>) = match &input.pdf
-    {
+    let (repo_branch, pdf_bytes): (Branch<RepoOutput>, Result<PdfBytes, NoPdf>) = match &input.pdf {
         PdfSource::File(path) => {
             let repo_fut = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
                 .instrument(repo_span.clone());
             let read = tokio::fs::read(path.clone());
             let (repo_branch, bytes) = futures::join!(repo_fut, read);
             let name = path.display().to_string();
-            let bytes = bytes
-                .map(|b| (Arc::new(b), name.clone()))
-                .map_err(|e| format!("cannot read PDF report {name}: {e}"));
+            let bytes = bytes.map(|b| (Arc::new(b), name.clone())).map_err(|e| {
+                NoPdf::Missing(
+                    format!("cannot read PDF report {name}: {e}"),
+                    "check that the PDF given to the grader exists and is readable, then re-run"
+                        .into(),
+                )
+            });
             (repo_branch, bytes)
         }
-        PdfSource::InRepo(_) => {
+        PdfSource::NoReport => {
+            let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
+                .instrument(repo_span.clone())
+                .await;
+            (
+                repo_branch,
+                Err(NoPdf::Absent(
+                    "the submission has no PDF report (as stated for this submission)".into(),
+                )),
+            )
+        }
+        PdfSource::InRepo(wanted) => {
             // The report lives in the repository: the paperwork detectives wait for it.
             let repo_branch = ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
                 .instrument(repo_span.clone())
@@ -396,15 +427,42 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             let bytes = match &repo_branch {
                 Branch::Done(out) => match &out.facts.report_pdf {
                     Some(f) => Ok((Arc::new(f.bytes.clone()), format!("repo:{}", f.path))),
-                    None => Err(
-                        "no PDF report was given (--pdf) and none was found in the repository"
-                            .to_string(),
-                    ),
+                    None if wanted.is_none()
+                        && !out
+                            .facts
+                            .files
+                            .iter()
+                            .any(|f| f.to_lowercase().ends_with(".pdf")) =>
+                    {
+                        Err(NoPdf::Absent(
+                            "the repository holds no PDF file at the audited commit, so there is no report to read".into(),
+                        ))
+                    }
+                    None => Err(NoPdf::Missing(
+                        format!(
+                            "the report PDF could not be taken from the repository: {}",
+                            out.facts
+                                .notes
+                                .iter()
+                                .filter(|n| n.contains("PDF") || n.contains("pdf"))
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        ),
+                        "check the report's path inside the repository (manifest pdf = repo:<path>), or give the PDF with --pdf, then re-run".into(),
+                    )),
                 },
-                _ => Err(
+                Branch::Missing(reason, fix) => Err(NoPdf::Missing(
+                    format!(
+                        "no PDF report was given (--pdf) and the repository could not be read: {reason}"
+                    ),
+                    fix.clone(),
+                )),
+                _ => Err(NoPdf::Missing(
                     "no PDF report was given (--pdf) and the repository could not be read"
                         .to_string(),
-                ),
+                    "re-run the audit with -v to see the RepoInvestigator's error".into(),
+                )),
             };
             (repo_branch, bytes)
         }
@@ -441,14 +499,23 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             .instrument(vision_span.clone());
             futures::join!(doc, vision)
         }
-        Err(reason) => {
+        Err(NoPdf::Missing(reason, fix)) => {
             for span in [&doc_span, &vision_span] {
                 span.record("outcome", "evidence_missing");
                 span.record("error.type", "evidence_missing");
             }
             (
-                Branch::Missing(reason.clone()),
-                Branch::Missing(reason.clone()),
+                Branch::Missing(reason.clone(), fix.clone()),
+                Branch::Missing(reason.clone(), fix.clone()),
+            )
+        }
+        Err(NoPdf::Absent(reason)) => {
+            for span in [&doc_span, &vision_span] {
+                span.record("outcome", "artifact_absent");
+            }
+            (
+                Branch::Absent(reason.clone()),
+                Branch::Absent(reason.clone()),
             )
         }
     };
@@ -473,14 +540,20 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             });
             repo_facts = Some(out.facts);
         }
-        Branch::Missing(reason) => {
+        Branch::Missing(reason, fix) => {
             state.merge(routes::evidence_missing(
                 Detective::RepoInvestigator,
                 &repo_dims,
                 &reason,
+                &fix,
             ));
             state.merge(repo_error(&repo_dims, &reason));
         }
+        Branch::Absent(reason) => state.merge(routes::artifact_absent(
+            Detective::RepoInvestigator,
+            &repo_dims,
+            &reason,
+        )),
         Branch::Failed(reason) => state.merge(routes::node_failure(
             Detective::RepoInvestigator,
             &repo_dims,
@@ -497,7 +570,13 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             });
             pdf_facts = Some(out.facts);
         }
-        Branch::Missing(reason) => state.merge(routes::evidence_missing(
+        Branch::Missing(reason, fix) => state.merge(routes::evidence_missing(
+            Detective::DocAnalyst,
+            &doc_dims,
+            &reason,
+            &fix,
+        )),
+        Branch::Absent(reason) => state.merge(routes::artifact_absent(
             Detective::DocAnalyst,
             &doc_dims,
             &reason,
@@ -514,7 +593,13 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
             evidences: out.evidence,
             ..Default::default()
         }),
-        Branch::Missing(reason) => state.merge(routes::evidence_missing(
+        Branch::Missing(reason, fix) => state.merge(routes::evidence_missing(
+            Detective::VisionInspector,
+            &vision_dims,
+            &reason,
+            &fix,
+        )),
+        Branch::Absent(reason) => state.merge(routes::artifact_absent(
             Detective::VisionInspector,
             &vision_dims,
             &reason,
@@ -556,6 +641,9 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     }
     let gaps = routes::fill_gaps(&state.evidences, rubric);
     state.merge(gaps);
+    for line in routes::grader_failures(&state.evidences) {
+        tracing::warn!(submission = %input.submission, "{line}");
+    }
     let mut excerpts: BTreeMap<String, Vec<Excerpt>> = BTreeMap::new();
     if let Some(pdf) = pdf_facts.as_ref() {
         for d in &rubric.dimensions {
@@ -645,8 +733,33 @@ async fn judge_and_rule(
             )
         })
         .collect();
+    let synthesis_rules = Arc::new(rubric.synthesis_rules.clone());
+    let mut deliberations = FuturesUnordered::new();
     let mut in_flight = FuturesUnordered::new();
     for d in &rubric.dimensions {
+        // Nothing to judge: the grader could not collect any evidence for this criterion.
+        // No judge is asked (no tokens spent on it); the Chief Justice records it as not
+        // assessed, with the reason and the fix.
+        let evidence = state.evidence_for(&d.id);
+        if crate::justice::unassessable(evidence, &crate::justice::facts::Tally::of(evidence))
+            .is_some()
+        {
+            barriers.remove(&d.id);
+            barrier_spans.remove(&d.id);
+            let msg = Deliberate {
+                dimension: d.clone(),
+                synthesis_rules: synthesis_rules.clone(),
+                evidence: evidence.to_vec(),
+                opinions: vec![],
+                failures: vec![],
+                upstream_flags: routes::upstream_flags(&state.errors, &d.id),
+                parent: audit_span.clone(),
+            };
+            let chief = chief.clone();
+            deliberations.push(Box::pin(async move { chief.send(msg).await })
+                as futures::future::LocalBoxFuture<'static, _>);
+            continue;
+        }
         for persona in Judge::ALL {
             let req = JudgeRequest {
                 persona,
@@ -679,8 +792,6 @@ async fn judge_and_rule(
         }
     }
 
-    let synthesis_rules = Arc::new(rubric.synthesis_rules.clone());
-    let mut deliberations = FuturesUnordered::new();
     let mut tokens = TokenUsage::default();
     let mut tokens_by_persona: BTreeMap<String, TokenUsage> = BTreeMap::new();
     let mut tokens_by_criterion: BTreeMap<String, TokenUsage> = BTreeMap::new();
@@ -759,7 +870,7 @@ async fn judge_and_rule(
                 parent: audit_span.clone(),
             };
             let chief = chief.clone();
-            deliberations.push(async move { chief.send(msg).await });
+            deliberations.push(Box::pin(async move { chief.send(msg).await }));
         }
     }
 
@@ -777,17 +888,13 @@ async fn judge_and_rule(
         .dimensions
         .iter()
         .map(|d| {
-            results.remove(&d.id).unwrap_or_else(|| CriterionResult {
-                dimension_id: d.id.clone(),
-                dimension_name: d.name.clone(),
-                final_score: None,
-                judge_opinions: vec![],
-                dissent_summary: None,
-                remediation: String::new(),
-                rules_applied: vec![],
-                flags: vec![crate::model::CriterionFlag::NeedsHumanReview {
-                    reason: "the Chief Justice could not deliberate on this criterion".into(),
-                }],
+            results.remove(&d.id).unwrap_or_else(|| {
+                CriterionResult::not_assessed(
+                    &d.id,
+                    &d.name,
+                    "the Chief Justice could not deliberate on this criterion",
+                    "re-run the audit with -v and report the log: this is a failure of the grader",
+                )
             })
         })
         .collect();

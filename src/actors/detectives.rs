@@ -16,21 +16,78 @@ pub type EvidenceMap = BTreeMap<String, Vec<Evidence>>;
 /// Why a detective produced no facts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DetectiveError {
-    /// Its artifact could not be read (clone failed, PDF corrupt, ...): "evidence missing".
+    /// The grader could not read the artifact (clone or network failure, PDFium unavailable,
+    /// a limit of ours): "evidence missing", the criteria are not assessed. `fix` says what
+    /// whoever runs the grader can do about it.
+    #[error("{reason}")]
+    Unreadable { reason: String, fix: String },
+    /// The submission does not provide a usable artifact (no report PDF, a corrupt or empty
+    /// PDF): a real shortcoming of the student's work, judged as such.
     #[error("{0}")]
-    Unreadable(String),
+    Absent(String),
     /// The detective itself crashed: "node failure".
     #[error("{0}")]
     Crashed(String),
 }
 
+impl DetectiveError {
+    /// A repository the grader could not read: a failure on the grader's side.
+    pub fn from_repo(e: crate::repo::RepoError) -> Self {
+        use crate::repo::RepoError;
+        let fix = match &e {
+            RepoError::Clone(_) | RepoError::InvalidSource(_) => {
+                "check that the repository URL and ref are right and reachable from this machine (network, credentials), then re-run"
+            }
+            RepoError::Limit(_) => {
+                "the submission exceeds one of the grader's limits (size, file count, clone time): assess it by hand, or raise the limit (RepoLimits) and re-run"
+            }
+            RepoError::Analysis(_) => {
+                "re-run the audit with -v; if the analysis fails again, report it with the log: this is a failure of the grader"
+            }
+        };
+        DetectiveError::Unreadable {
+            reason: e.to_string(),
+            fix: fix.to_string(),
+        }
+    }
+
+    /// A PDF that could not be analysed: the grader's failure (PDFium unavailable, a limit of
+    /// ours, a file it could not read) or the student's (not a PDF, empty, encrypted, corrupt,
+    /// no text).
+    pub fn from_pdf(e: &crate::pdf::PdfError) -> Self {
+        use crate::pdf::PdfError;
+        let reason = e.to_string();
+        match e {
+            PdfError::Unavailable(_) => DetectiveError::Unreadable {
+                reason,
+                fix: "install PDFium: let auditor fetch it (python3 with pip and network access), or set PDFIUM_DYNAMIC_LIB_PATH to a libpdfium.so; then re-run".into(),
+            },
+            PdfError::TooLarge(_) => DetectiveError::Unreadable {
+                reason,
+                fix: "the PDF exceeds the grader's size limit: read the report by hand, or raise the limit and re-run".into(),
+            },
+            PdfError::Unreadable(_) => DetectiveError::Unreadable {
+                reason,
+                fix: "check that the PDF file exists and is readable by the user running auditor, then re-run".into(),
+            },
+            PdfError::Empty(_)
+            | PdfError::NotAPdf(_)
+            | PdfError::Encrypted(_)
+            | PdfError::Corrupt(_)
+            | PdfError::NoText { .. } => DetectiveError::Absent(format!(
+                "the submitted PDF report cannot be read: {reason}"
+            )),
+        }
+    }
+}
+
 /// Runs blocking work on tokio's blocking pool; a panic becomes a `Crashed` error.
 async fn off_thread<T: Send + 'static>(
     who: &'static str,
-    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+    work: impl FnOnce() -> Result<T, DetectiveError> + Send + 'static,
 ) -> Result<T, DetectiveError> {
     match tokio::task::spawn_blocking(work).await {
-        Ok(result) => result.map_err(DetectiveError::Unreadable),
+        Ok(result) => result,
         Err(join) => Err(DetectiveError::Crashed(format!(
             "{who} crashed: {}",
             panic_message(join)
@@ -88,7 +145,7 @@ impl Handler<InvestigateRepo> for RepoInvestigator {
             let _span =
                 tracing::info_span!(parent: &msg.parent, "repo_investigator", source = %msg.request.source)
                     .entered();
-            let facts = repo::investigate(&msg.request).map_err(|e| e.to_string())?;
+            let facts = repo::investigate(&msg.request).map_err(DetectiveError::from_repo)?;
             let evidence = repo::evidence(&facts, &msg.dimensions);
             Ok(RepoOutput { facts, evidence })
         }))
@@ -131,7 +188,8 @@ impl Handler<AnalyseReport> for DocAnalyst {
             let _span =
                 tracing::info_span!(parent: &msg.parent, "doc_analyst", source = %msg.source)
                     .entered();
-            let facts = pdf::analyse_bytes(&msg.pdf, &msg.source).map_err(|e| e.to_string())?;
+            let facts = pdf::analyse_bytes(&msg.pdf, &msg.source)
+                .map_err(|e| DetectiveError::from_pdf(&e))?;
             let evidence = pdf::evidence(&facts, &msg.dimensions);
             Ok(DocOutput { facts, evidence })
         }))
@@ -179,7 +237,7 @@ impl Handler<InspectDiagrams> for VisionInspector {
                 let _span =
                     tracing::info_span!(parent: &parent, "vision_inspector", source = %source)
                         .entered();
-                pdf::extract_diagrams(&pdf, &source).map_err(|e| e.to_string())
+                pdf::extract_diagrams(&pdf, &source).map_err(|e| DetectiveError::from_pdf(&e))
             })
             .await?;
             let evidence = match &msg.vision {

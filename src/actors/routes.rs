@@ -22,35 +22,79 @@ pub fn stage_of(detective: Detective) -> Stage {
     }
 }
 
-fn missing_evidence(detective: Detective, dimensions: &[Dimension], reason: &str) -> StateUpdate {
+fn missing_evidence(
+    detective: Detective,
+    dimensions: &[Dimension],
+    reason: &str,
+    fix: &str,
+) -> StateUpdate {
     let mut update = StateUpdate::default();
     for d in dimensions {
         update.evidences.insert(
             d.id.clone(),
-            vec![Evidence::missing(
-                format!("{}.missing.{}", prefix(detective), d.id),
+            vec![
+                Evidence::missing(
+                    format!("{}.missing.{}", prefix(detective), d.id),
+                    detective,
+                    format!("Collect the evidence for \"{}\"", d.name),
+                    artifact_location(d),
+                    reason.to_string(),
+                )
+                .with_fix(fix),
+            ],
+        );
+    }
+    update
+}
+
+/// Route "evidence missing": the detective ran but the grader could not read its artifact
+/// (clone failure, PDFium unavailable, a limit of ours). The criteria are not assessed.
+pub fn evidence_missing(
+    detective: Detective,
+    dimensions: &[Dimension],
+    reason: &str,
+    fix: &str,
+) -> StateUpdate {
+    missing_evidence(detective, dimensions, reason, fix)
+}
+
+/// Route "artifact absent": the submission does not provide the artifact (no PDF report, a
+/// corrupt PDF). Not the grader's failure: each dimension gets a `Fact` that is not met, and
+/// is judged (and scored) on that absence.
+pub fn artifact_absent(
+    detective: Detective,
+    dimensions: &[Dimension],
+    reason: &str,
+) -> StateUpdate {
+    let mut update = StateUpdate::default();
+    for d in dimensions {
+        update.evidences.insert(
+            d.id.clone(),
+            vec![crate::model::Evidence::fact(
+                format!("{}.absent.{}", prefix(detective), d.id),
                 detective,
-                format!("Collect the evidence for \"{}\"", d.name),
+                format!(
+                    "The submission provides a readable {}",
+                    artifact_location(d)
+                ),
+                false,
                 artifact_location(d),
                 reason.to_string(),
+                crate::model::Confidence::CERTAIN,
             )],
         );
     }
     update
 }
 
-/// Route "evidence missing": the detective ran but its artifact could not be read.
-pub fn evidence_missing(
-    detective: Detective,
-    dimensions: &[Dimension],
-    reason: &str,
-) -> StateUpdate {
-    missing_evidence(detective, dimensions, reason)
-}
-
 /// Route "node failure": the detective failed (error, panic or timeout).
 pub fn node_failure(detective: Detective, dimensions: &[Dimension], reason: &str) -> StateUpdate {
-    let mut update = missing_evidence(detective, dimensions, reason);
+    let mut update = missing_evidence(
+        detective,
+        dimensions,
+        reason,
+        "re-run the audit with -v; if the detective fails again, report it with the log: this is a failure of the grader",
+    );
     update.errors.push(AuditError {
         stage: stage_of(detective),
         dimensions: dimensions.iter().map(|d| d.id.clone()).collect(),
@@ -69,13 +113,16 @@ pub fn fill_gaps(
         if evidences.get(&d.id).is_none_or(Vec::is_empty) {
             update.evidences.insert(
                 d.id.clone(),
-                vec![Evidence::missing(
-                    format!("aggregator.missing.{}", d.id),
-                    Detective::EvidenceAggregator,
-                    format!("Collect the evidence for \"{}\"", d.name),
-                    artifact_location(d),
-                    "no detective produced evidence for this dimension",
-                )],
+                vec![
+                    Evidence::missing(
+                        format!("aggregator.missing.{}", d.id),
+                        Detective::EvidenceAggregator,
+                        format!("Collect the evidence for \"{}\"", d.name),
+                        artifact_location(d),
+                        "no detective produced evidence for this dimension: no detective collects facts for a criterion worded like this one",
+                    )
+                    .with_fix("reword the criterion's name or forensic instruction with the words the detectives route by (see ARCHITECTURE.md), or assess it by hand"),
+                ],
             );
         }
     }
@@ -111,6 +158,40 @@ fn artifact_location(d: &Dimension) -> String {
     }
 }
 
+/// One line per distinct grader-side failure (evidence the grader could not collect): what,
+/// which criteria it leaves unassessed, and the fix. Logged at warn, the default level.
+pub fn grader_failures(
+    evidences: &std::collections::BTreeMap<String, Vec<Evidence>>,
+) -> Vec<String> {
+    let mut by_reason: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
+    for (dim, list) in evidences {
+        for e in list
+            .iter()
+            .filter(|e| e.kind == crate::model::EvidenceKind::Missing)
+        {
+            let reason = crate::justice::facts::short(&e.rationale, 300);
+            match by_reason.iter_mut().find(|(r, _, _)| *r == reason) {
+                Some((_, _, dims)) => {
+                    if !dims.contains(dim) {
+                        dims.push(dim.clone())
+                    }
+                }
+                None => by_reason.push((reason, e.fix.clone(), vec![dim.clone()])),
+            }
+        }
+    }
+    by_reason
+        .into_iter()
+        .map(|(reason, fix, dims)| {
+            format!(
+                "grader-side failure, not the student's ({}): {reason}{}",
+                dims.join(", "),
+                fix.map(|f| format!(" — fix: {f}")).unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,7 +223,12 @@ mod tests {
     fn evidence_missing_records_no_error() {
         let r = rubric();
         let dims = r.dimensions_for(crate::rubric::TargetArtifact::PdfImages);
-        let update = evidence_missing(Detective::VisionInspector, &dims, "no vision model");
+        let update = evidence_missing(
+            Detective::VisionInspector,
+            &dims,
+            "no vision model",
+            "set one",
+        );
         assert!(update.errors.is_empty());
         assert_eq!(update.evidences.len(), 1);
     }
@@ -156,6 +242,7 @@ mod tests {
             Detective::RepoInvestigator,
             &repo_dims,
             "x",
+            "fix",
         ));
         let gaps = fill_gaps(&state.evidences, &r);
         assert_eq!(gaps.evidences.len(), r.dimensions.len() - repo_dims.len());
@@ -165,5 +252,27 @@ mod tests {
                 .iter()
                 .all(|d| !state.evidence_for(&d.id).is_empty())
         );
+    }
+
+    #[test]
+    fn one_line_per_grader_side_failure_with_its_fix() {
+        let r = rubric();
+        let dims = r.dimensions_for(crate::rubric::TargetArtifact::GithubRepo);
+        let mut state = AuditState::default();
+        state.merge(evidence_missing(
+            Detective::RepoInvestigator,
+            &dims,
+            "clone failed",
+            "check the URL",
+        ));
+        let lines = grader_failures(&state.evidences);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("clone failed") && lines[0].contains("fix: check the URL"));
+        assert!(lines[0].contains("graph_orchestration"));
+        let absent = artifact_absent(Detective::DocAnalyst, &dims[..1], "no PDF");
+        let e = &absent.evidences[&dims[0].id][0];
+        assert_eq!(e.kind, EvidenceKind::Fact);
+        assert!(!e.found, "the student's absence is a requirement not met");
+        assert!(grader_failures(&absent.evidences).is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! optional), or JSON Lines with the same keys.
 //!
 //! - `pdf` is a local path (relative to the manifest's directory), `repo:<path in repository>`,
+//!   `none` (the submission has no PDF report: the report criteria are judged on that absence),
 //!   or empty: look for the report inside the repository, as a single audit does.
 //! - `repo` is an URL (`https`, `http`, `ssh`, `git`, `file`), an scp-like `user@host:path`, or a
 //!   local path (relative to the manifest's directory).
@@ -455,6 +456,9 @@ pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
 pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, String> {
     if pdf.is_empty() {
         return Ok(PdfSource::InRepo(None));
+    }
+    if pdf.eq_ignore_ascii_case("none") {
+        return Ok(PdfSource::NoReport);
     }
     if let Some(inner) = pdf.strip_prefix("repo:") {
         let inner = inner.trim();

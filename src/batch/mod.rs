@@ -268,6 +268,20 @@ fn run_batch_inner(
             args.manifest.display()
         )));
     }
+    // An unknown ref is bad input: said before anything runs, naming the refs that exist.
+    for sub in manifest.submissions() {
+        if let Some(r) = &sub.git_ref {
+            if let Err(resolve::ResolveError::UnknownRef(e)) = resolve::resolve(&sub.repo, Some(r))
+            {
+                return Err(BatchError::BadInput(format!(
+                    "{}: line {} ({}): ref {r:?}: {e}",
+                    args.manifest.display(),
+                    sub.line,
+                    sub.id
+                )));
+            }
+        }
+    }
     for r in &args.regrade {
         if !ids.contains(r) {
             return Err(BatchError::BadInput(format!(

@@ -57,6 +57,8 @@ pub struct GradeRow {
     pub scores: BTreeMap<String, Option<u8>>,
     pub needs_human_review: bool,
     pub degraded: bool,
+    /// The repository could not be read: the row is shown but never ranked.
+    pub repo_unreadable: bool,
     /// Short flag descriptions, e.g. `evidence_missing:git_forensic_analysis`.
     pub flags: Vec<String>,
     pub failed_reason: Option<String>,
@@ -83,6 +85,7 @@ impl GradeRow {
             scores: BTreeMap::new(),
             needs_human_review: false,
             degraded: false,
+            repo_unreadable: false,
             flags: vec![],
             failed_reason: reason,
         }
@@ -94,8 +97,9 @@ impl GradeRow {
         let mut flags = Vec::new();
         let mut needs_review = false;
         for c in &report.criteria {
-            scores.insert(c.dimension_id.clone(), c.final_score.map(|s| s.get()));
-            if c.final_score.is_none() {
+            let score = c.final_score.filter(|_| c.is_assessed());
+            scores.insert(c.dimension_id.clone(), score.map(|s| s.get()));
+            if score.is_none() {
                 needs_review = true;
             }
             for f in &c.flags {
@@ -107,6 +111,10 @@ impl GradeRow {
                         needs_review = true;
                         "needs_human_review"
                     }
+                    CriterionFlag::NotAssessed { .. } => {
+                        needs_review = true;
+                        "not_assessed"
+                    }
                 };
                 let s = format!("{name}:{}", c.dimension_id);
                 if !flags.contains(&s) {
@@ -117,6 +125,7 @@ impl GradeRow {
         let assessed: Vec<u64> = report
             .criteria
             .iter()
+            .filter(|c| c.is_assessed())
             .filter_map(|c| c.final_score.map(|s| u64::from(s.get())))
             .collect();
         let overall_exact = exact_mean(&assessed).filter(|(sum, n, _)| {
@@ -136,6 +145,7 @@ impl GradeRow {
             scores,
             needs_human_review: needs_review,
             degraded: !report.is_complete() || !report.errors.is_empty(),
+            repo_unreadable: report.commit.is_none(),
             flags,
             failed_reason: None,
         }
@@ -243,24 +253,39 @@ pub fn csv_cell(s: &str) -> String {
     }
 }
 
-/// Competition rank ("1224") of a graded row among graded rows: ties share a rank.
-fn rank_of(rows: &[&GradeRow], r: &GradeRow) -> usize {
-    let mine = r.overall.unwrap_or(f64::MIN);
-    1 + rows
-        .iter()
-        .filter(|o| o.overall.unwrap_or(f64::MIN) > mine)
-        .count()
+impl GradeRow {
+    /// Whether the row takes part in the ranking: graded, with an overall score, from a
+    /// repository the grader could read.
+    pub fn ranked(&self) -> bool {
+        self.status == RowStatus::Done && self.overall.is_some() && !self.repo_unreadable
+    }
+
+    /// The overall score used for ranking (unranked rows sort last).
+    fn rank_score(&self) -> f64 {
+        if self.ranked() {
+            self.overall.unwrap_or(f64::MIN)
+        } else {
+            f64::MIN
+        }
+    }
 }
 
-/// Graded rows, best first (ties by id).
+/// Competition rank ("1224") of a ranked row among graded rows: ties share a rank.
+fn rank_of(rows: &[&GradeRow], r: &GradeRow) -> usize {
+    let mine = r.rank_score();
+    1 + rows.iter().filter(|o| o.rank_score() > mine).count()
+}
+
+/// Graded rows, ranked ones best first, then the unranked ones (ties by id).
 fn leaderboard(rows: &[GradeRow]) -> Vec<&GradeRow> {
     let mut graded: Vec<&GradeRow> = rows
         .iter()
         .filter(|r| r.status == RowStatus::Done)
         .collect();
     graded.sort_by(|a, b| {
-        let (x, y) = (a.overall.unwrap_or(f64::MIN), b.overall.unwrap_or(f64::MIN));
-        y.total_cmp(&x).then_with(|| a.id.cmp(&b.id))
+        b.rank_score()
+            .total_cmp(&a.rank_score())
+            .then_with(|| a.id.cmp(&b.id))
     });
     graded
 }
@@ -290,7 +315,7 @@ pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
         let _ = writeln!(
             s,
             "| {} | [{}]({}/report.md) | {} | {} | {} |",
-            if r.overall.is_some() {
+            if r.ranked() {
                 rank_of(&board, r).to_string()
             } else {
                 "–".to_string()
@@ -363,6 +388,17 @@ pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
 
 fn flag_summary(r: &GradeRow) -> String {
     let mut parts = Vec::new();
+    if r.repo_unreadable {
+        parts.push("not ranked: the repository could not be read".to_string());
+    }
+    let not_assessed = r
+        .flags
+        .iter()
+        .filter(|f| f.starts_with("not_assessed:"))
+        .count();
+    if not_assessed > 0 {
+        parts.push(format!("{not_assessed} not assessed"));
+    }
     if r.needs_human_review {
         parts.push("needs human review".to_string());
     }
@@ -441,7 +477,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
     }
     let _ = writeln!(
         h,
-        "<span style=\"background:#eee\">–</span> not assessed; ⚑ flagged criterion</p>"
+        "<span style=\"background:#eee\">n/a</span> not assessed (a failure on the grader's side, no score); ⚑ flagged criterion</p>"
     );
     let _ = write!(
         h,
@@ -466,7 +502,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
         let _ = write!(
             h,
             "<td>{}</td>",
-            if r.status == RowStatus::Done && r.overall.is_some() {
+            if r.ranked() {
                 rank_of(&board, r).to_string()
             } else {
                 String::new()
@@ -501,7 +537,11 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
                     );
                 }
                 _ => {
-                    let _ = write!(h, "<td class=\"na\" title=\"{}\">–{mark}</td>", esc(id));
+                    let _ = write!(
+                        h,
+                        "<td class=\"na\" title=\"{}: not assessed\">n/a{mark}</td>",
+                        esc(id)
+                    );
                 }
             }
         }
@@ -708,5 +748,36 @@ mod tests {
         assert!(!html.contains("<script>"));
         assert!(html.contains("bad%3Cid%3E/failed.md"));
         assert_eq!(html.matches("<tr class=").count(), 4);
+    }
+
+    #[test]
+    fn a_row_whose_repository_could_not_be_read_is_shown_but_never_ranked() {
+        let mut unreadable = graded("zz", [None, None, Some(1)], Some(1.0));
+        unreadable.repo_unreadable = true;
+        unreadable.needs_human_review = true;
+        unreadable.flags = vec!["not_assessed:a".into(), "not_assessed:b".into()];
+        let rows = vec![
+            graded("x", [Some(2), Some(3), Some(4)], Some(3.0)),
+            unreadable,
+            graded("y", [Some(1), Some(1), Some(2)], Some(4.0 / 3.0)),
+        ];
+        let dims: Columns = ["a", "b", "c"]
+            .iter()
+            .map(|d| (d.to_string(), d.to_uppercase()))
+            .collect();
+        let md = summary_md(&rows, &dims, "t");
+        assert!(md.contains("| 1 | [x]"), "{md}");
+        assert!(md.contains("| 2 | [y]"), "{md}");
+        assert!(md.contains("| – | [zz]"), "{md}");
+        assert!(
+            md.contains("not ranked: the repository could not be read"),
+            "{md}"
+        );
+        assert!(md.contains("2 not assessed"), "{md}");
+        let html = index_html(&rows, &dims, "t");
+        assert!(html.contains("a: not assessed\">n/a"), "{html}");
+        let csv = grades_csv(&rows, &dims).unwrap();
+        let zz = csv.lines().find(|l| l.contains(",zz,")).unwrap();
+        assert!(zz.contains(",,,1,true,"), "empty cells, needs review: {zz}");
     }
 }

@@ -29,36 +29,101 @@ fn local_path(source: &str) -> Option<PathBuf> {
     Some(PathBuf::from(source))
 }
 
+/// Why a commit could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// The ref does not exist in the repository: bad input. The message names the refs that
+    /// exist.
+    #[error("{0}")]
+    UnknownRef(String),
+    /// The repository could not be opened or reached.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
 /// The full commit hash to audit. Messages quote the source redacted (libgit2's own messages
 /// scrubbed of its credentials).
 pub fn resolve_commit(repo: &RepoSource, git_ref: Option<&str>) -> Result<String, String> {
-    resolve(repo.expose(), repo.shown(), git_ref).map_err(|e| repo.scrub(&e))
+    resolve(repo, git_ref).map_err(|e| e.to_string())
 }
 
-fn resolve(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String, String> {
+/// [`resolve_commit`] with the kind of failure: an unknown ref is bad input.
+pub fn resolve(repo: &RepoSource, git_ref: Option<&str>) -> Result<String, ResolveError> {
+    resolve_raw(repo.expose(), repo.shown(), git_ref).map_err(|e| match e {
+        ResolveError::UnknownRef(m) => ResolveError::UnknownRef(repo.scrub(&m)),
+        ResolveError::Unreachable(m) => ResolveError::Unreachable(repo.scrub(&m)),
+    })
+}
+
+/// Branch and tag names, for "the refs that exist" (at most 20, then "and N more").
+fn ref_list(names: impl Iterator<Item = String>) -> String {
+    let mut names: Vec<String> = names
+        .filter(|n| n != "HEAD" && !n.ends_with("^{}"))
+        .map(|n| {
+            n.strip_prefix("refs/heads/")
+                .or_else(|| n.strip_prefix("refs/tags/"))
+                .map(str::to_string)
+                .unwrap_or(n)
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return "the repository has no branch or tag".into();
+    }
+    let more = names.len().saturating_sub(20);
+    names.truncate(20);
+    let mut s = format!("refs that exist: {}", names.join(", "));
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+fn resolve_raw(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String, ResolveError> {
+    use ResolveError::{UnknownRef, Unreachable};
     match local_path(raw) {
         Some(path) => {
             let repo = git2::Repository::open(&path).map_err(|e| {
-                format!(
+                Unreachable(format!(
                     "cannot open the repository {}: {}; check that the path is a Git repository",
                     path.display(),
                     e.message()
-                )
+                ))
             })?;
             let spec = git_ref.unwrap_or("HEAD");
+            let known = || {
+                let names: Vec<String> = repo
+                    .references()
+                    .map(|refs| {
+                        refs.flatten()
+                            .filter_map(|r| r.name().ok().map(str::to_string))
+                            .filter(|n| n.starts_with("refs/heads/") || n.starts_with("refs/tags/"))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                ref_list(names.into_iter())
+            };
             let obj = repo.revparse_single(spec).map_err(|e| {
-                format!(
-                    "ref {spec:?} not found in {}: {}",
+                let msg = format!(
+                    "ref {spec:?} not found in {}: {}; {}. Give one of them, or a commit hash",
                     path.display(),
-                    e.message()
-                )
+                    e.message(),
+                    known()
+                );
+                if git_ref.is_some() {
+                    UnknownRef(msg)
+                } else {
+                    Unreachable(msg)
+                }
             })?;
             let commit = obj.peel_to_commit().map_err(|e| {
-                format!(
-                    "ref {spec:?} of {} is not a commit: {}",
+                UnknownRef(format!(
+                    "ref {spec:?} of {} is not a commit: {}; {}",
                     path.display(),
-                    e.message()
-                )
+                    e.message(),
+                    known()
+                ))
             })?;
             Ok(commit.id().to_string())
         }
@@ -66,22 +131,31 @@ fn resolve(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String, Str
             if let Some(r) = git_ref.filter(|r| is_full_hash(r)) {
                 return Ok(r.to_ascii_lowercase());
             }
-            let mut remote = git2::Remote::create_detached(raw)
-                .map_err(|e| format!("invalid repository URL {source}: {}", e.message()))?;
-            remote
-                .connect(git2::Direction::Fetch)
-                .map_err(|e| format!("cannot reach the repository {source}: {}", e.message()))?;
+            let mut remote = git2::Remote::create_detached(raw).map_err(|e| {
+                Unreachable(format!("invalid repository URL {source}: {}", e.message()))
+            })?;
+            remote.connect(git2::Direction::Fetch).map_err(|e| {
+                Unreachable(format!(
+                    "cannot reach the repository {source}: {}",
+                    e.message()
+                ))
+            })?;
             let heads: Vec<(String, String)> = remote
                 .list()
-                .map_err(|e| format!("cannot list the refs of {source}: {}", e.message()))?
+                .map_err(|e| {
+                    Unreachable(format!("cannot list the refs of {source}: {}", e.message()))
+                })?
                 .iter()
                 .map(|h| (h.name().to_string(), h.oid().to_string()))
                 .collect();
             pick_ref(&heads, git_ref).ok_or_else(|| match git_ref {
-                None => format!("the repository {source} has no HEAD (is it empty?)"),
-                Some(r) => format!(
-                    "ref {r:?} is not a branch or tag of {source}; a commit must be given as its full 40-character hash"
-                ),
+                None => Unreachable(format!(
+                    "the repository {source} has no HEAD (is it empty?)"
+                )),
+                Some(r) => UnknownRef(format!(
+                    "ref {r:?} is not a branch or tag of {source}; {}. A commit must be given as its full 40-character hash",
+                    ref_list(heads.iter().map(|(n, _)| n.clone()))
+                )),
             })
         }
     }

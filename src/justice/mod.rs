@@ -107,6 +107,11 @@ pub fn deliberate(
     upstream_flags: Vec<CriterionFlag>,
 ) -> CriterionResult {
     let tally = Tally::of(evidence);
+    if let Some((reason, fix)) = unassessable(evidence, &tally) {
+        let mut result = CriterionResult::not_assessed(&dimension.id, &dimension.name, reason, fix);
+        result.flags.extend(upstream_flags);
+        return result;
+    }
     let mut flags = upstream_flags;
     let mut rules_applied = Vec::new();
 
@@ -164,23 +169,30 @@ pub fn deliberate(
         }
     }
 
-    let remediation = remediation(dimension, evidence, &tally);
+    let remediation = remediation(dimension, &tally);
     let judge_opinions: Vec<JudicialOpinion> = received.iter().map(|o| (*o).clone()).collect();
 
     if received.is_empty() {
-        flags.push(CriterionFlag::NeedsHumanReview {
-            reason: "no judge delivered a valid opinion, so no score can be given".into(),
-        });
-        return CriterionResult {
-            dimension_id: dimension.id.clone(),
-            dimension_name: dimension.name.clone(),
-            final_score: None,
-            judge_opinions,
-            dissent_summary: None,
-            remediation,
-            rules_applied,
-            flags,
-        };
+        let reasons: Vec<String> = failures
+            .iter()
+            .filter(|f| f.criterion_id == dimension.id)
+            .map(|f| format!("{}: {}", f.judge.as_str(), facts::short(&f.reason, 200)))
+            .collect();
+        let mut result = CriterionResult::not_assessed(
+            &dimension.id,
+            &dimension.name,
+            format!(
+                "no judge delivered a valid opinion{}",
+                if reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", reasons.join("; "))
+                }
+            ),
+            JUDGE_FIX,
+        );
+        result.flags.splice(0..0, flags);
+        return result;
     }
 
     let mut weighed: Vec<Weighed> = received
@@ -206,11 +218,6 @@ pub fn deliberate(
             Some(format!(
                 "the repository contradicts the report ({})",
                 facts::describe(&tally.contradictions, 4)
-            ))
-        } else if s >= 4 && !tally.missing.is_empty() {
-            Some(format!(
-                "the evidence could not be collected ({})",
-                facts::describe(&tally.missing, 4)
             ))
         } else if s == 1 && tally.all_met_cleanly() {
             Some(format!(
@@ -455,23 +462,65 @@ pub fn deliberate(
         None
     };
 
-    if final_score.is_none() {
-        flags.push(CriterionFlag::NeedsHumanReview {
-            reason: "every opinion was overruled or lost its weight, so no score can be given"
-                .into(),
-        });
-    }
+    let Some(final_score) = final_score else {
+        let mut result = CriterionResult::not_assessed(
+            &dimension.id,
+            &dimension.name,
+            "every opinion was overruled or lost its weight, so no score can be given",
+            JUDGE_FIX,
+        );
+        result.flags.splice(0..0, flags);
+        result.judge_opinions = judge_opinions;
+        result.rules_applied = rules_applied;
+        return result;
+    };
 
     CriterionResult {
         dimension_id: dimension.id.clone(),
         dimension_name: dimension.name.clone(),
-        final_score: final_score.map(|s| Score::clamped(i64::from(s))),
+        final_score: Some(Score::clamped(i64::from(final_score))),
         judge_opinions,
         dissent_summary,
         remediation,
         rules_applied,
         flags,
+        status: crate::model::CriterionStatus::Assessed,
+        not_assessed: None,
     }
+}
+
+/// What to do when no judge could give a valid opinion (for whoever runs the grader).
+const JUDGE_FIX: &str = "check the judges' LLM endpoint and model (OPENAI_BASE_URL, OPENAI_API_KEY, AUDITOR_MODEL; the log with -v shows each failed request) and re-run the audit, or use --judges offline";
+
+/// What to do when evidence could not be collected and the detective gave no fix.
+const EVIDENCE_FIX: &str =
+    "re-run the audit with -v to see the detective's error; if it recurs, report it with the log";
+
+/// `Some((reason, fix))` when the criterion cannot be assessed: none of its evidence is a
+/// requirement (met or not); only evidence the grader could not collect, or none at all.
+pub fn unassessable(evidence: &[Evidence], tally: &Tally) -> Option<(String, String)> {
+    if tally.requirements() > 0 {
+        return None;
+    }
+    if evidence.is_empty() {
+        return Some((
+            "no evidence was collected for this criterion".into(),
+            EVIDENCE_FIX.into(),
+        ));
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    let mut fixes: Vec<String> = Vec::new();
+    for e in &tally.missing {
+        let r = facts::short(&e.rationale, 240);
+        if !reasons.contains(&r) {
+            reasons.push(r);
+        }
+        let f = e.fix.clone().unwrap_or_else(|| EVIDENCE_FIX.to_string());
+        if !fixes.contains(&f) {
+            fixes.push(f);
+        }
+    }
+    Some((reasons.join("; "), fixes.join("; ")))
 }
 
 /// The facts an opinion cited, by goal where the evidence is known.
@@ -524,7 +573,7 @@ fn cited_facts(o: &JudicialOpinion, evidence: &[Evidence]) -> String {
 
 /// File-level remediation from the evidence, ending with the rubric's success pattern.
 /// One instruction per line.
-fn remediation(dimension: &Dimension, evidence: &[Evidence], t: &Tally) -> String {
+fn remediation(dimension: &Dimension, t: &Tally) -> String {
     let mut lines = Vec::new();
     for e in &t.security {
         lines.push(format!(
@@ -550,20 +599,8 @@ fn remediation(dimension: &Dimension, evidence: &[Evidence], t: &Tally) -> Strin
             facts::short(&e.rationale, 160)
         ));
     }
-    for e in &t.missing {
-        lines.push(format!(
-            "{}: the evidence could not be collected ({}); make the {} readable and re-run the audit.",
-            e.location,
-            facts::short(&e.rationale, 160),
-            dimension.target_artifact.as_str()
-        ));
-    }
-    if evidence.is_empty() {
-        lines.push(format!(
-            "No evidence was collected for this criterion; make the {} available and re-run the audit.",
-            dimension.target_artifact.as_str()
-        ));
-    }
+    // Evidence the grader could not collect is not the student's to fix: it is flagged on the
+    // criterion (with the fix for the grader's operator), never put in the remediation.
     if lines.is_empty() {
         return format!(
             "No change required: all {} requirements are met.",
@@ -582,8 +619,8 @@ fn round2(x: f64) -> f64 {
 
 /// Composes the final report: overall score (mean of the assessed criteria, capped at 3 when
 /// any confirmed security finding exists), verdict, executive summary and a remediation plan
-/// ordered by impact (most points to gain first: 5 − final score, or 4 for a criterion that
-/// could not be assessed; ties keep the rubric's order). The overall score is rounded to two
+/// ordered by impact (most points to gain first: 5 − final score; ties keep the rubric's
+/// order; a criterion the grader could not assess is left out: it is not the student's to fix). The overall score is rounded to two
 /// decimals. A rubric dimension without a result is added as "not assessed" with a
 /// human-review flag, never dropped.
 pub fn compose(
@@ -598,23 +635,12 @@ pub fn compose(
     let mut criteria = results;
     for d in &rubric.dimensions {
         if !criteria.iter().any(|c| c.dimension_id == d.id) {
-            criteria.push(CriterionResult {
-                dimension_id: d.id.clone(),
-                dimension_name: d.name.clone(),
-                final_score: None,
-                judge_opinions: vec![],
-                dissent_summary: None,
-                remediation: format!(
-                    "This criterion was not deliberated; re-run the audit. Target: {}",
-                    d.success_pattern
-                        .as_deref()
-                        .unwrap_or(&d.forensic_instruction)
-                ),
-                rules_applied: vec![],
-                flags: vec![CriterionFlag::NeedsHumanReview {
-                    reason: "the Chief Justice received no result for this criterion".into(),
-                }],
-            });
+            criteria.push(CriterionResult::not_assessed(
+                &d.id,
+                &d.name,
+                "the Chief Justice received no result for this criterion",
+                EVIDENCE_FIX,
+            ));
         }
     }
     // Keep the rubric's order; results for ids outside the rubric go last.
@@ -627,10 +653,7 @@ pub fn compose(
     };
     criteria.sort_by_key(|c| position(&c.dimension_id));
 
-    let assessed: Vec<&CriterionResult> = criteria
-        .iter()
-        .filter(|c| c.final_score.is_some())
-        .collect();
+    let assessed: Vec<&CriterionResult> = criteria.iter().filter(|c| c.is_assessed()).collect();
     let mean = if assessed.is_empty() {
         None
     } else {
@@ -727,15 +750,18 @@ pub fn compose(
             ));
         }
     }
-    let not_assessed: Vec<&str> = criteria
+    let not_assessed: Vec<String> = criteria
         .iter()
-        .filter(|c| c.final_score.is_none())
-        .map(|c| c.dimension_name.as_str())
+        .filter(|c| !c.is_assessed())
+        .map(|c| match &c.not_assessed {
+            Some(na) => format!("{} ({})", c.dimension_name, facts::short(&na.reason, 200)),
+            None => c.dimension_name.clone(),
+        })
         .collect();
     if !not_assessed.is_empty() {
         summary.push_str(&format!(
-            "Not assessed (needs human review): {}. ",
-            not_assessed.join(", ")
+            "Not assessed (a failure on the grader's side, not the student's; excluded from the overall, fix given in the breakdown): {}. ",
+            not_assessed.join("; ")
         ));
     }
     let flagged = criteria.iter().filter(|c| !c.flags.is_empty()).count();
@@ -756,10 +782,8 @@ pub fn compose(
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            let impact = match c.final_score {
-                Some(s) => 5 - s.get(),
-                None => 4,
-            };
+            // A criterion the grader could not assess is not the student's to remediate.
+            let impact = 5 - c.final_score.filter(|_| c.is_assessed())?.get();
             (impact > 0).then(|| {
                 (
                     i,

@@ -277,7 +277,8 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
             format!("{what} '{p}' claimed by the report, checked against the repository"),
             location,
             format!("'{p}' was not checked against the audited commit's files"),
-        ),
+        )
+        .with_fix("re-run the audit so that the repository's file list is available"),
     }
 }
 
@@ -309,7 +310,7 @@ pub fn path_evidence(
                     "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} path(s) the report mentions could not be checked",
                     facts.claimed_paths.len()
                 ),
-            ));
+            ).with_fix("make the repository readable by the grader (see the RepoInvestigator's error) and re-run"));
             out.insert(d.id.clone(), evs);
             continue;
         }
