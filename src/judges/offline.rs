@@ -1,45 +1,32 @@
 //! Deterministic offline judges: score from the criterion's evidence alone, so the audit runs
 //! with no API key. Same request → same opinion.
 //!
-//! Each persona reads the same [`Tally`] of detective facts through its own lens:
-//! - **Prosecutor** (strict): the share of requirements met maps to 1..5 with no benefit of
-//!   the doubt; a confirmed security finding means 1, a contradiction or missing evidence caps
-//!   at 2; Protocol B statutes ("Orchestration Fraud", "Hallucination Liability") apply when
-//!   the facts they need are present.
-//! - **Defense** (generous): rewards what is present (any met requirement is worth at least 2)
-//!   and, for repository criteria, an iterative git history ("Statute of Effort"); it cannot
-//!   argue above 3 against a security finding, a contradiction, or mostly unmet requirements.
-//! - **TechLead** (pragmatic): 1, 3 or 5 from the artefacts; "Security Negligence" is 1,
-//!   "Technical Debt" (untyped state) is at most 3.
+//! A criterion whose facts belong to a family with a level table (git history, graph
+//! orchestration, state, safe tools, structured output, judicial nuance, Chief Justice,
+//! theoretical depth, report cross-reference; see [`levels`], routed by the facts, never by a
+//! rubric id) is read through that table, and the personas differ by rules:
+//! - **Tech Lead** (pragmatic): the table's level; notes "Security Negligence" and
+//!   "Technical Debt" where they apply.
+//! - **Prosecutor** (strict): charges each gap the facts show, one point below the table from
+//!   level 3 up; names "Orchestration Fraud" (linear graph) and "Hallucination Liability"
+//!   (free-text judges) where the table lands on them.
+//! - **Defense** (generous): credits each strength ("Statute of Effort"), one point above the
+//!   table, never above the cap a run-time defect or a statute sets.
 //!
-//! When a criterion's only evidence is `Missing` (or there is none), every persona answers 1
-//! and says plainly that the evidence is missing; the Chief Justice flags it.
+//! Any other criterion gets the generic reading: the share of requirements met, strict for the
+//! Prosecutor, generous for the Defense, 1/3/5 for the Tech Lead; a confirmed security finding
+//! or a contradiction caps it.
 //!
-//! Statutes recognise which requirement a fact is about from the fact's id and goal (written
-//! by the detectives), never from any judge's prose.
+//! When a criterion's only evidence is evidence the grader could not collect (`Missing`), the
+//! criterion is not assessed and no judge is asked; if one is asked anyway, every persona
+//! answers 1 and says the evidence is missing.
 
 use super::JudgeRequest;
+use super::levels::{self, Family, Level};
 use crate::justice::facts::{self, Tally};
-use crate::justice::is_orchestration_dimension;
-use crate::model::{Evidence, Judge, JudicialOpinion, OpinionSource, Score};
+use crate::model::{Judge, JudicialOpinion, OpinionSource, Score};
 
 const LIST_MAX: usize = 6;
-
-/// Topics that identify the fan-out / parallelism requirements of graph orchestration.
-const PARALLEL_TOPICS: &[&str] = &["fan_out", "fan-out", "fan out", "parallel", "linear"];
-/// Topics that identify structured-output requirements.
-const STRUCTURED_TOPICS: &[&str] = &[
-    "structured",
-    "schema",
-    "pydantic",
-    "with_structured_output",
-    "bind_tools",
-    "json",
-];
-/// Topics that identify persona-separation requirements.
-const PERSONA_TOPICS: &[&str] = &["persona", "distinct", "prompt"];
-/// Topics that identify typed-state requirements.
-const TYPED_STATE_TOPICS: &[&str] = &["basemodel", "pydantic", "typeddict", "typed"];
 
 /// The offline opinion of `req.persona` on `req.criterion_id`.
 pub fn judge(req: &JudgeRequest) -> JudicialOpinion {
@@ -47,11 +34,13 @@ pub fn judge(req: &JudgeRequest) -> JudicialOpinion {
     let tally = Tally::of(evidence);
     let (score, argument, cited) = if tally.only_missing() {
         missing_opinion(req.persona, &tally)
+    } else if let Some(level) = levels::assess(evidence) {
+        from_level(req.persona, &level, &tally)
     } else {
         match req.persona {
-            Judge::Prosecutor => prosecutor(req, &tally),
-            Judge::Defense => defense(req, &tally),
-            Judge::TechLead => tech_lead(req, &tally),
+            Judge::Prosecutor => prosecutor(&tally),
+            Judge::Defense => defense(&tally),
+            Judge::TechLead => tech_lead(&tally),
         }
     };
     JudicialOpinion {
@@ -109,6 +98,99 @@ fn missing_opinion(persona: Judge, t: &Tally) -> (i64, String, Vec<String>) {
     )
 }
 
+/// One persona's reading of a level table (see [`levels`]): the Tech Lead rules the table's
+/// level; the Prosecutor charges the gaps the facts show (one point lower, from level 3 up);
+/// the Defense credits the strengths (one point higher, never above the cap a run-time defect
+/// or a statute sets).
+fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>) {
+    let level = i64::from(l.level);
+    let cap = l.cap.as_ref().map(|(c, _)| i64::from(*c)).unwrap_or(5);
+    let table = format!(
+        "Level table for {} (level {}): {}.",
+        l.family.name(),
+        l.level,
+        l.row
+    );
+    let capped = l
+        .cap
+        .as_ref()
+        .map(|(c, why)| format!(" Cap {c}: {why}."))
+        .unwrap_or_default();
+    let mut cited = l.cited.clone();
+    let (score, argument) = match persona {
+        Judge::TechLead => {
+            let mut a = format!("Pragmatic reading. {table}{capped}");
+            if !t.security.is_empty() {
+                a.push_str(" Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.");
+            }
+            if l.family == Family::State && l.level <= 3 {
+                a.push_str(" Technical Debt (Pydantic Rigor vs. Dict Soups): the state does not keep parallel writes safe.");
+            }
+            a.push_str(&format!(
+                " {}",
+                match l.level {
+                    5 => "It works and is maintainable",
+                    4 => "It works with minor gaps",
+                    3 => "It works but is brittle",
+                    2 => "It barely works",
+                    _ => "It does not meet the standard",
+                }
+            ));
+            (level, a)
+        }
+        Judge::Prosecutor => {
+            let charge = level >= 3 && !l.gaps.is_empty();
+            let score = if charge { level - 1 } else { level };
+            let mut a = format!("Strict reading. {table}{capped}");
+            if l.family == Family::Graph && l.level == 1 {
+                a.push_str(" Orchestration Fraud (Statute of Orchestration): no parallel fan-out, maximum score 1.");
+            }
+            if l.family == Family::Structured && l.level <= 2 {
+                a.push_str(" Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data, maximum score 2.");
+            }
+            if charge {
+                a.push_str(&format!(
+                    " Charges, one point off the table: {}.",
+                    l.gaps
+                        .iter()
+                        .take(LIST_MAX)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+            } else if l.gaps.is_empty() {
+                a.push_str(" I find no gap to charge beyond the table.");
+            }
+            (score, a)
+        }
+        Judge::Defense => {
+            let credit = !l.credits.is_empty() && level < cap.min(5);
+            let score = if credit { level + 1 } else { level };
+            let mut a = format!("Generous reading. {table}{capped}");
+            if credit {
+                a.push_str(&format!(
+                    " Statute of Effort, one point above the table for what exists: {}.",
+                    l.credits
+                        .iter()
+                        .take(LIST_MAX)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+            } else if level >= cap && l.cap.is_some() {
+                a.push_str(" I cannot argue above the cap the facts set.");
+            } else {
+                a.push_str(" There is nothing more I can credit.");
+            }
+            (score, a)
+        }
+    };
+    if cited.is_empty() {
+        cited = facts::ids(&t.passed());
+    }
+    (score, format!("{argument} Score {score}."), cited)
+}
+
 fn requirement_summary(t: &Tally) -> String {
     let passed = t.passed();
     let mut s = format!("{} of {} requirements met", passed.len(), t.requirements());
@@ -148,23 +230,11 @@ fn adverse_summary(t: &Tally) -> String {
     s
 }
 
-fn unmet_about<'a>(t: &Tally<'a>, words: &[&str]) -> Vec<&'a Evidence> {
-    t.unmet
-        .iter()
-        .copied()
-        .filter(|e| facts::about(e, words))
-        .collect()
-}
+// ---- Generic reading: facts of no family with a level table (e.g. a custom rubric's
+// criterion the detectives answer with one plain fact). The share of requirements met is the
+// table.
 
-fn met_about<'a>(t: &Tally<'a>, words: &[&str]) -> Vec<&'a Evidence> {
-    t.met
-        .iter()
-        .copied()
-        .filter(|e| facts::about(e, words))
-        .collect()
-}
-
-fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
+fn prosecutor(t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
     let mut score = if t.failed().is_empty() {
         5
@@ -178,7 +248,6 @@ fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
         1
     };
     let mut charges = Vec::new();
-    let mut cited = Vec::new();
     if !t.security.is_empty() {
         score = 1;
         charges.push("Security Negligence: a confirmed security finding means score 1".to_string());
@@ -187,45 +256,9 @@ fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
         score = 2;
         charges.push("a contradicted claim caps the score at 2".to_string());
     }
-    if !t.missing.is_empty() && score > 2 {
-        score = 2;
-        charges.push("unverifiable evidence caps the score at 2".to_string());
-    }
-    if is_orchestration_dimension(req.dimension()) {
-        let unmet = unmet_about(t, PARALLEL_TOPICS);
-        if !unmet.is_empty()
-            && met_about(t, &["fan_out", "fan-out", "fan out", "parallel"]).is_empty()
-        {
-            if score > 1 {
-                score = 1;
-            }
-            charges.push(format!(
-                "Orchestration Fraud (Statute of Orchestration): no parallel fan-out was found ({}), maximum score 1",
-                facts::describe(&unmet, LIST_MAX)
-            ));
-            cited.extend(facts::ids(&unmet));
-        }
-    }
-    if matches!(
-        req.criterion_id.as_str(),
-        "judicial_nuance" | "structured_output_enforcement"
-    ) {
-        let unmet = unmet_about(t, STRUCTURED_TOPICS);
-        if !unmet.is_empty() {
-            if score > 2 {
-                score = 2;
-            }
-            charges.push(format!(
-                "Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data ({}), maximum score 2",
-                facts::describe(&unmet, LIST_MAX)
-            ));
-            cited.extend(facts::ids(&unmet));
-        }
-    }
-    cited.extend(facts::ids(&t.unmet));
+    let mut cited = facts::ids(&t.unmet);
     cited.extend(facts::ids(&t.security));
     cited.extend(facts::ids(&t.contradictions));
-    cited.extend(facts::ids(&t.missing));
     if cited.is_empty() {
         cited.extend(facts::ids(&t.passed()));
     }
@@ -244,7 +277,7 @@ fn prosecutor(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     (score, argument, cited)
 }
 
-fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
+fn defense(t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
     let passed = t.passed();
     let mut score = if passed.is_empty() {
@@ -254,41 +287,10 @@ fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     };
     let mut notes = Vec::new();
     let mut cited = facts::ids(&passed);
-    // Statute of Effort: an iterative history speaks for the engineer on repository criteria.
-    let on_repo = req
-        .dimension()
-        .map(|d| d.target_artifact == crate::rubric::TargetArtifact::GithubRepo)
-        .unwrap_or(false);
-    if on_repo && req.criterion_id != "git_forensic_analysis" && !passed.is_empty() {
-        let history = Tally::of(req.pack.evidence_for("git_forensic_analysis"));
-        let history_passed = history.passed();
-        if 2 * history_passed.len() > history.requirements() {
-            score += 1;
-            notes.push(format!(
-                "Statute of Effort: the git history shows iterative work ({} of {} history requirements met: {}), +1",
-                history_passed.len(),
-                history.requirements(),
-                facts::describe(&history_passed, 3)
-            ));
-            cited.extend(facts::ids(&history_passed));
-        }
-    }
-    // Statute of Effort, Role Separation: distinct personas earn partial credit on judicial
-    // nuance even when the synthesis lacks rigor.
-    if req.criterion_id == "judicial_nuance" && score < 3 {
-        let personas = met_about(t, PERSONA_TOPICS);
-        if !personas.is_empty() {
-            score = 3;
-            notes.push(format!(
-                "Statute of Effort (Role Separation): the personas are distinct ({}), so partial credit 3",
-                facts::describe(&personas, LIST_MAX)
-            ));
-        }
-    }
     let mut ceiling = 5;
     if !t.security.is_empty() {
         ceiling = 3;
-        notes.push("I cannot argue above 3 against a confirmed security finding".into());
+        notes.push("I cannot argue above 3 against a confirmed security finding".to_string());
     }
     if !t.contradictions.is_empty() {
         ceiling = ceiling.min(3);
@@ -301,7 +303,6 @@ fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     score = score.min(ceiling);
     cited.extend(facts::ids(&t.security));
     cited.extend(facts::ids(&t.contradictions));
-    cited.extend(facts::ids(&t.missing));
     if cited.is_empty() {
         cited.extend(facts::ids(&t.unmet));
     }
@@ -324,7 +325,7 @@ fn defense(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     (score, argument, cited)
 }
 
-fn tech_lead(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
+fn tech_lead(t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
     let mut score = if ratio >= 0.8 {
         5
@@ -341,24 +342,9 @@ fn tech_lead(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
                 .to_string(),
         );
     }
-    if (!t.contradictions.is_empty() || !t.missing.is_empty()) && score > 3 {
+    if !t.contradictions.is_empty() && score > 3 {
         score = 3;
-        rulings.push("the artefacts cannot all be verified, so at most 3".into());
-    }
-    if req.criterion_id == "state_management_rigor" {
-        let untyped = unmet_about(t, TYPED_STATE_TOPICS);
-        if !untyped.is_empty() && score > 3 {
-            score = 3;
-            rulings.push(format!(
-                "Technical Debt (Pydantic Rigor vs. Dict Soups): state is not typed ({}), score 3",
-                facts::describe(&untyped, LIST_MAX)
-            ));
-        } else if !untyped.is_empty() {
-            rulings.push(format!(
-                "Technical Debt noted: state is not typed ({})",
-                facts::describe(&untyped, LIST_MAX)
-            ));
-        }
+        rulings.push("the report and the code disagree, so at most 3".into());
     }
     let verdict = match score {
         5 => "it works and is maintainable",
@@ -371,7 +357,6 @@ fn tech_lead(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
     cited.extend(facts::ids(&t.unmet));
     cited.extend(facts::ids(&t.security));
     cited.extend(facts::ids(&t.contradictions));
-    cited.extend(facts::ids(&t.missing));
     cited.extend(facts::ids(&t.cleared));
     let mut argument = format!("Looking at the artefacts: {}", requirement_summary(t));
     argument.push_str(&adverse_summary(t));
@@ -386,7 +371,7 @@ fn tech_lead(req: &JudgeRequest, t: &Tally) -> (i64, String, Vec<String>) {
 mod tests {
     use super::*;
     use crate::judges::EvidencePack;
-    use crate::model::{Confidence, Detective, EvidenceKind};
+    use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
     use crate::rubric::{EMBEDDED_RUBRIC, Rubric};
     use std::sync::Arc;
 
@@ -397,23 +382,15 @@ mod tests {
             goal,
             found,
             format!("src/graph.py:{}", id.len()),
-            "read from the AST",
+            format!("read from the AST: {id}"),
             Confidence::CERTAIN,
         )
     }
 
-    fn request(
-        persona: Judge,
-        criterion: &str,
-        evidence: Vec<Evidence>,
-        extra: Vec<(&str, Vec<Evidence>)>,
-    ) -> JudgeRequest {
+    fn request(persona: Judge, criterion: &str, evidence: Vec<Evidence>) -> JudgeRequest {
         let rubric = Rubric::parse(EMBEDDED_RUBRIC, "rubric.json").unwrap();
         let mut pack = EvidencePack::default();
         pack.evidences.insert(criterion.to_string(), evidence);
-        for (k, v) in extra {
-            pack.evidences.insert(k.to_string(), v);
-        }
         JudgeRequest {
             persona,
             criterion_id: criterion.to_string(),
@@ -422,49 +399,149 @@ mod tests {
         }
     }
 
-    fn graph_facts(met: usize, total: usize) -> Vec<Evidence> {
-        let goals = [
-            "detectives fan out",
-            "evidence aggregation fan-in",
-            "judges fan out",
-            "judges fan in",
-            "conditional edges for errors",
-        ];
+    /// Facts of no family: the generic reading applies.
+    fn generic(met: usize, total: usize) -> Vec<Evidence> {
         (0..total)
-            .map(|i| fact(&format!("repo.graph.{i}"), goals[i % goals.len()], i < met))
+            .map(|i| {
+                fact(
+                    &format!("custom.req.{i}"),
+                    &format!("requirement {i}"),
+                    i < met,
+                )
+            })
             .collect()
     }
 
-    fn score(req: &JudgeRequest) -> u8 {
-        judge(req).score.get()
+    fn scores(criterion: &str, ev: &[Evidence]) -> (u8, u8, u8) {
+        let s = |p| judge(&request(p, criterion, ev.to_vec())).score.get();
+        (s(Judge::Prosecutor), s(Judge::Defense), s(Judge::TechLead))
+    }
+
+    fn graph(unmet: &[&str], extra: Vec<Evidence>) -> Vec<Evidence> {
+        let mut v: Vec<Evidence> = [
+            "definition",
+            "detectives_fan_out",
+            "evidence_fan_in",
+            "judges_fan_out",
+            "judges_fan_in",
+            "error_edges",
+            "not_linear",
+        ]
+        .iter()
+        .map(|n| {
+            fact(
+                &format!("repo.graph.{n}"),
+                "graph wired",
+                !unmet.contains(n),
+            )
+        })
+        .collect();
+        v.extend(extra);
+        v
     }
 
     #[test]
-    fn personas_order_strict_pragmatic_generous_on_partial_evidence() {
-        // 3 of 5 requirements met (the unmet ones are judges fan-in and conditional edges).
-        let ev = graph_facts(3, 5);
-        let p = score(&request(
+    fn personas_read_the_level_table_by_their_own_rules() {
+        // level 3: both layers, no error route
+        let ev = graph(&["error_edges"], vec![]);
+        assert_eq!(scores("graph_orchestration", &ev), (2, 4, 3));
+        let t = judge(&request(Judge::TechLead, "graph_orchestration", ev.clone()));
+        assert!(
+            t.argument
+                .contains("Level table for graph orchestration (level 3)"),
+            "{}",
+            t.argument
+        );
+        let p = judge(&request(
             Judge::Prosecutor,
             "graph_orchestration",
             ev.clone(),
-            vec![],
         ));
-        let t = score(&request(
-            Judge::TechLead,
-            "graph_orchestration",
-            ev.clone(),
-            vec![],
-        ));
-        let d = score(&request(Judge::Defense, "graph_orchestration", ev, vec![]));
-        assert_eq!((p, t, d), (3, 3, 4));
+        assert!(
+            p.argument.contains("repo.graph.error_edges"),
+            "{}",
+            p.argument
+        );
+        let d = judge(&request(Judge::Defense, "graph_orchestration", ev));
+        assert!(d.argument.contains("Statute of Effort"), "{}", d.argument);
     }
 
     #[test]
-    fn arguments_name_the_facts_and_cite_ids() {
-        let ev = graph_facts(3, 5);
+    fn the_defense_cannot_argue_above_a_run_time_defect_cap() {
+        let ev = graph(
+            &[],
+            vec![fact(
+                "repo.graph.defect.unbounded_loop.0",
+                "graph runs as wired",
+                false,
+            )],
+        );
+        let (p, d, t) = scores("graph_orchestration", &ev);
+        assert_eq!((p, d, t), (2, 2, 2));
+        let d = judge(&request(Judge::Defense, "graph_orchestration", ev));
+        assert!(d.argument.contains("Cap 2"), "{}", d.argument);
+    }
+
+    #[test]
+    fn statutes_are_named_where_the_table_lands_on_them() {
+        let linear = graph(
+            &[
+                "detectives_fan_out",
+                "evidence_fan_in",
+                "judges_fan_out",
+                "judges_fan_in",
+                "not_linear",
+            ],
+            vec![],
+        );
+        let p = judge(&request(Judge::Prosecutor, "graph_orchestration", linear));
+        assert_eq!(p.score.get(), 1);
+        assert!(p.argument.contains("Orchestration Fraud"), "{}", p.argument);
+        let free_text = vec![
+            fact("repo.structured_output.used", "bound", false),
+            fact("repo.structured_output.opinion_schema", "bound", false),
+            fact("repo.structured_output.schema_fields", "fields", true),
+            fact("repo.structured_output.retry", "retry", false),
+        ];
+        let p = judge(&request(
+            Judge::Prosecutor,
+            "structured_output_enforcement",
+            free_text,
+        ));
+        assert_eq!(p.score.get(), 2);
+        assert!(
+            p.argument.contains("Hallucination Liability"),
+            "{}",
+            p.argument
+        );
+        let untyped = vec![
+            fact("repo.state.definition", "typed", true),
+            fact("repo.state.evidence_model", "models", false),
+            fact("repo.state.opinion_model", "models", false),
+            fact("repo.state.reducer_add", "reducers", false),
+            fact("repo.state.reducer_ior", "reducers", false),
+        ];
+        let t = judge(&request(Judge::TechLead, "state_management_rigor", untyped));
+        assert_eq!(t.score.get(), 2);
+        assert!(t.argument.contains("Technical Debt"), "{}", t.argument);
+    }
+
+    #[test]
+    fn an_absent_artifact_is_1_from_every_persona() {
+        let ev = vec![fact(
+            "pdf.absent.theoretical_depth",
+            "a readable PDF report",
+            false,
+        )];
+        assert_eq!(scores("theoretical_depth", &ev), (1, 1, 1));
+    }
+
+    #[test]
+    fn generic_reading_orders_strict_pragmatic_generous() {
+        let ev = generic(3, 5);
+        assert_eq!(scores("graph_orchestration", &ev), (3, 4, 3));
         for persona in Judge::ALL {
-            let o = judge(&request(persona, "graph_orchestration", ev.clone(), vec![]));
-            assert!(o.argument.len() >= 50, "{}", o.argument);
+            let o = judge(&request(persona, "graph_orchestration", ev.clone()));
             assert!(
                 o.argument.contains("3 of 5 requirements met"),
                 "{}",
@@ -476,209 +553,48 @@ mod tests {
             }
             assert_eq!(o.source, OpinionSource::Offline);
         }
-        let p = judge(&request(
-            Judge::Prosecutor,
-            "graph_orchestration",
-            ev,
-            vec![],
-        ));
-        assert!(p.argument.contains("repo.graph.4"), "{}", p.argument);
-        assert!(p.argument.contains("src/graph.py"), "{}", p.argument);
-    }
-
-    #[test]
-    fn prosecutor_charges_orchestration_fraud_for_a_linear_graph() {
-        let ev = vec![
-            fact("repo.graph.builder", "StateGraph builder found", true),
-            fact("repo.graph.fan_out.detectives", "detectives fan out", false),
-            fact("repo.graph.fan_out.judges", "judges fan out", false),
-            fact("repo.graph.typed", "nodes are typed", true),
-            fact("repo.graph.errors", "conditional edges for errors", true),
-        ];
-        let o = judge(&request(
-            Judge::Prosecutor,
-            "graph_orchestration",
-            ev.clone(),
-            vec![],
-        ));
-        assert_eq!(o.score.get(), 1);
-        assert!(o.argument.contains("Orchestration Fraud"), "{}", o.argument);
-        // the same facts on another criterion carry no orchestration charge
-        let o = judge(&request(Judge::Prosecutor, "judicial_nuance", ev, vec![]));
-        assert!(!o.argument.contains("Orchestration Fraud"));
-    }
-
-    #[test]
-    fn prosecutor_charges_hallucination_liability_for_free_text_judges() {
-        let ev = vec![
-            fact("repo.judges.personas", "three distinct personas", true),
-            fact("repo.judges.parallel", "judges run in parallel", true),
-            fact("repo.judges.distinct", "prompts share less than half", true),
-            fact(
-                "repo.judges.schema",
-                "structured output bound to a schema",
-                false,
-            ),
-        ];
-        let o = judge(&request(Judge::Prosecutor, "judicial_nuance", ev, vec![]));
-        assert_eq!(o.score.get(), 2);
-        assert!(
-            o.argument.contains("Hallucination Liability"),
-            "{}",
-            o.argument
-        );
+        for (met, expected) in [(0, 1), (1, 1), (2, 3), (3, 3), (4, 5), (5, 5)] {
+            let o = judge(&request(Judge::TechLead, "x", generic(met, 5)));
+            assert_eq!(o.score.get(), expected, "{met} of 5");
+        }
+        assert_eq!(scores("x", &generic(5, 5)), (5, 5, 5));
     }
 
     #[test]
     fn security_finding_pushes_prosecutor_and_tech_lead_to_1_and_caps_defense() {
-        let mut ev = vec![
-            fact("repo.tools.tempdir", "clone in a temporary directory", true),
-            fact(
-                "repo.tools.subprocess",
-                "subprocess with checked return codes",
-                true,
-            ),
-        ];
+        let mut ev = generic(2, 2);
         ev.push(
-            fact("repo.tools.os_system", "os.system with URL", true)
+            fact("custom.os_system", "os.system with URL", true)
                 .with_kind(EvidenceKind::SecurityFinding),
         );
-        let p = judge(&request(
-            Judge::Prosecutor,
-            "safe_tool_engineering",
-            ev.clone(),
-            vec![],
-        ));
-        let t = judge(&request(
-            Judge::TechLead,
-            "safe_tool_engineering",
-            ev.clone(),
-            vec![],
-        ));
-        let d = judge(&request(
-            Judge::Defense,
-            "safe_tool_engineering",
-            ev,
-            vec![],
-        ));
-        assert_eq!((p.score.get(), t.score.get(), d.score.get()), (1, 1, 3));
-        assert!(
-            p.cited_evidence
-                .contains(&"repo.tools.os_system".to_string())
+        assert_eq!(scores("x", &ev), (1, 3, 1));
+        let tools = vec![
+            fact("repo.security.sandboxed_clone", "sandbox", true),
+            fact("repo.security.error_handling", "errors", true),
+            fact("repo.security.finding.0", "os.system", true)
+                .with_kind(EvidenceKind::SecurityFinding),
+        ];
+        assert_eq!(scores("safe_tool_engineering", &tools), (1, 1, 1));
+    }
+
+    #[test]
+    fn contradiction_caps_the_generic_reading() {
+        let mut ev = generic(2, 2);
+        ev.push(
+            fact("custom.claim", "claim matches code", true).with_kind(EvidenceKind::Contradiction),
         );
-        assert!(t.argument.contains("Security Negligence"), "{}", t.argument);
+        let (p, d, _) = scores("x", &ev);
+        assert_eq!((p, d), (2, 3));
     }
 
     #[test]
-    fn contradiction_caps_prosecutor_at_2() {
+    fn clean_checks_count_as_requirements_met() {
         let ev = vec![
-            fact("doc.paths.verified", "cited paths exist", true),
-            fact("doc.paths.claims", "feature claims match code", true),
-            fact(
-                "doc.paths.hallucinated.0",
-                "src/tools/ast_parser.py exists",
-                true,
-            )
-            .with_kind(EvidenceKind::Contradiction),
+            fact("custom.tempdir", "clone in a temporary directory", true),
+            fact("custom.no_os_system", "no os.system call", false)
+                .with_kind(EvidenceKind::SecurityFinding),
         ];
-        let p = judge(&request(
-            Judge::Prosecutor,
-            "report_accuracy",
-            ev.clone(),
-            vec![],
-        ));
-        let d = judge(&request(Judge::Defense, "report_accuracy", ev, vec![]));
-        assert_eq!(p.score.get(), 2);
-        assert_eq!(d.score.get(), 3);
-        assert!(p.argument.contains("Contradicted"), "{}", p.argument);
-    }
-
-    #[test]
-    fn tech_lead_rules_technical_debt_for_untyped_state() {
-        let ev = vec![
-            fact(
-                "repo.state.reducers",
-                "operator.add reducer on opinions",
-                true,
-            ),
-            fact("repo.state.ior", "operator.ior reducer on evidence", true),
-            fact(
-                "repo.state.collections",
-                "state holds evidence and opinions",
-                true,
-            ),
-            fact(
-                "repo.state.models",
-                "Evidence is a Pydantic BaseModel",
-                true,
-            ),
-            fact("repo.state.typed", "AgentState is a TypedDict", false),
-        ];
-        let o = judge(&request(
-            Judge::TechLead,
-            "state_management_rigor",
-            ev,
-            vec![],
-        ));
-        assert_eq!(o.score.get(), 3);
-        assert!(o.argument.contains("Technical Debt"), "{}", o.argument);
-    }
-
-    #[test]
-    fn tech_lead_uses_a_1_3_5_scale() {
-        for (met, expected) in [(0, 1), (1, 1), (2, 3), (3, 3), (4, 5), (5, 5)] {
-            let o = judge(&request(
-                Judge::TechLead,
-                "chief_justice_synthesis",
-                graph_facts(met, 5),
-                vec![],
-            ));
-            assert_eq!(o.score.get(), expected, "{met} of 5");
-        }
-    }
-
-    #[test]
-    fn defense_rewards_an_iterative_history() {
-        let history = vec![
-            fact("repo.git.count", "more than 3 commits", true),
-            fact("repo.git.progression", "setup -> tools -> graph", true),
-            fact("repo.git.spread", "commits spread over time", true),
-        ];
-        let ev = graph_facts(3, 5);
-        let without = score(&request(
-            Judge::Defense,
-            "graph_orchestration",
-            ev.clone(),
-            vec![],
-        ));
-        let with = judge(&request(
-            Judge::Defense,
-            "graph_orchestration",
-            ev,
-            vec![("git_forensic_analysis", history)],
-        ));
-        assert_eq!(with.score.get(), without + 1);
-        assert!(
-            with.argument.contains("Statute of Effort"),
-            "{}",
-            with.argument
-        );
-        assert!(with.cited_evidence.contains(&"repo.git.count".to_string()));
-    }
-
-    #[test]
-    fn defense_cannot_argue_high_when_most_requirements_are_absent() {
-        let history = vec![
-            fact("repo.git.count", "more than 3 commits", true),
-            fact("repo.git.progression", "setup -> tools -> graph", true),
-        ];
-        let o = judge(&request(
-            Judge::Defense,
-            "chief_justice_synthesis",
-            graph_facts(2, 5),
-            vec![("git_forensic_analysis", history)],
-        ));
-        assert!(o.score.get() <= 3, "{}", o.argument);
+        assert_eq!(scores("x", &ev), (5, 5, 5));
     }
 
     #[test]
@@ -691,116 +607,22 @@ mod tests {
             "the PDF could not be opened: file is empty",
         )];
         for persona in Judge::ALL {
-            let o = judge(&request(persona, "theoretical_depth", ev.clone(), vec![]));
+            let o = judge(&request(persona, "theoretical_depth", ev.clone()));
             assert_eq!(o.score.get(), 1);
             assert!(o.argument.starts_with("Evidence missing"), "{}", o.argument);
             assert!(o.argument.contains("file is empty"), "{}", o.argument);
             assert_eq!(o.cited_evidence, vec!["doc.missing".to_string()]);
         }
-        let o = judge(&request(
-            Judge::Defense,
-            "theoretical_depth",
-            vec![],
-            vec![],
-        ));
-        assert_eq!(o.score.get(), 1);
-        assert!(o.argument.contains("no evidence at all"), "{}", o.argument);
-    }
-
-    #[test]
-    fn defense_claims_role_separation_on_judicial_nuance() {
-        let ev = vec![
-            fact("repo.judges.personas", "three distinct personas", true),
-            fact("repo.judges.parallel", "judges run in parallel", false),
-            fact(
-                "repo.judges.schema",
-                "structured output bound to a schema",
-                false,
-            ),
-            fact("repo.justice.rules", "deterministic synthesis rules", false),
-        ];
-        let o = judge(&request(
-            Judge::Defense,
-            "judicial_nuance",
-            ev.clone(),
-            vec![],
-        ));
-        assert_eq!(o.score.get(), 3, "{}", o.argument);
-        assert!(o.argument.contains("Role Separation"), "{}", o.argument);
-        let mut no_personas = ev;
-        no_personas[0].found = false;
-        let o = judge(&request(
-            Judge::Defense,
-            "judicial_nuance",
-            no_personas,
-            vec![],
-        ));
-        assert_eq!(o.score.get(), 1, "{}", o.argument);
-    }
-
-    #[test]
-    fn clean_checks_count_as_requirements_met() {
-        let ev = vec![
-            fact("repo.tools.tempdir", "clone in a temporary directory", true),
-            fact("repo.tools.no_os_system", "no os.system call", false)
-                .with_kind(EvidenceKind::SecurityFinding),
-        ];
-        for persona in Judge::ALL {
-            let o = judge(&request(
-                persona,
-                "safe_tool_engineering",
-                ev.clone(),
-                vec![],
-            ));
-            assert_eq!(o.score.get(), 5, "{}", o.argument);
-            assert!(
-                o.argument.contains("2 of 2 requirements met"),
-                "{}",
-                o.argument
-            );
-        }
-    }
-
-    #[test]
-    fn hallucinated_paths_count_against_verified_ones() {
-        let mut ev: Vec<Evidence> = (0..3)
-            .map(|i| fact(&format!("doc.path.verified.{i}"), "path exists", true))
-            .collect();
-        ev.push(
-            fact(
-                "doc.path.hallucinated.0",
-                "src/tools/ast_parser.py exists",
-                true,
-            )
-            .with_kind(EvidenceKind::Contradiction),
-        );
-        let o = judge(&request(Judge::TechLead, "report_accuracy", ev, vec![]));
-        assert!(
-            o.argument.contains("3 of 4 requirements met"),
-            "{}",
-            o.argument
-        );
-        assert_eq!(o.score.get(), 3);
     }
 
     #[test]
     fn judges_are_deterministic() {
-        let ev = graph_facts(2, 5);
-        for persona in Judge::ALL {
-            let a = judge(&request(persona, "graph_orchestration", ev.clone(), vec![]));
-            let b = judge(&request(persona, "graph_orchestration", ev.clone(), vec![]));
-            assert_eq!(a, b);
-        }
-    }
-
-    #[test]
-    fn all_requirements_met_gives_top_marks() {
-        let ev = graph_facts(5, 5);
-        for persona in Judge::ALL {
-            assert_eq!(
-                score(&request(persona, "graph_orchestration", ev.clone(), vec![])),
-                5
-            );
+        for ev in [generic(2, 5), graph(&["error_edges"], vec![])] {
+            for persona in Judge::ALL {
+                let a = judge(&request(persona, "graph_orchestration", ev.clone()));
+                let b = judge(&request(persona, "graph_orchestration", ev.clone()));
+                assert_eq!(a, b);
+            }
         }
     }
 }
