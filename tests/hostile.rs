@@ -388,11 +388,17 @@ fn grades_csv_cells_are_never_spreadsheet_formulas() {
     let good = root.path().join("repos/good");
     std::fs::create_dir_all(&good).unwrap();
     batch_support::student_repo(&good, "good");
+    // Ids may start with '+', '-' or '@'; a ref may be anything a branch name can be (it must
+    // exist: an unknown ref stops the batch before anything runs).
+    {
+        let repo = git2::Repository::open(&good).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        repo.branch("=HYPERLINK(\"evil\")", &head, false).unwrap();
+    }
     let manifest = root.path().join("cohort.csv");
-    // Ids may start with '+', '-' or '@'; a ref may be anything a branch name can be.
     std::fs::write(
         &manifest,
-        "id,repo,pdf,ref\n+cmd,repos/good,,\n-2+3,repos/good,,\"=HYPERLINK(\"\"http://evil\"\")\"\n@SUM,repos/good,,\n",
+        "id,repo,pdf,ref\n+cmd,repos/good,,\n-2+3,repos/good,,\"=HYPERLINK(\"\"evil\"\")\"\n@SUM,repos/good,,\n",
     )
     .unwrap();
     let out_dir = root.path().join("grades");

@@ -795,7 +795,7 @@ mod tests {
     #[test]
     fn history_table() {
         let day = 86_400;
-        let slow = vec![day / 4; 25];
+        let slow = [day / 4; 25];
         // bulk upload: the three largest commits hold most of the code
         assert_eq!(level(&history(12, 56, 96, &slow[..11])), 2);
         assert_eq!(level(&history(13, 71, 92, &slow[..12])), 2);
