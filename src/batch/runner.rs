@@ -225,12 +225,38 @@ pub async fn run(
 }
 
 fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outcome {
+    failed(ctx, sub, job_id, reason, true)
+}
+
+/// The store failed, not the submission: recorded as a failure, its report kept.
+fn store_fail(
+    ctx: &Ctx,
+    sub: &Submission,
+    job_id: Option<i64>,
+    e: impl std::fmt::Display,
+) -> Outcome {
+    failed(ctx, sub, job_id, &format!("batch store error: {e}"), false)
+}
+
+fn failed(
+    ctx: &Ctx,
+    sub: &Submission,
+    job_id: Option<i64>,
+    reason: &str,
+    remove_reports: bool,
+) -> Outcome {
     if let Some(id) = job_id {
         if let Err(e) = ctx.store.fail_job(id, reason) {
             tracing::error!(error = %e, "could not record a failure");
         }
     }
-    if let Err(e) = outputs::write_failure(&ctx.cfg.out, &sub.id, &sub.repo_shown, reason) {
+    if let Err(e) = outputs::write_failure(
+        &ctx.cfg.out,
+        &sub.id,
+        &sub.repo_shown,
+        reason,
+        remove_reports,
+    ) {
         tracing::error!(error = %e, "could not write failed.md");
     }
     Outcome::Failed {
@@ -274,7 +300,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             };
         }
         Ok(Begin::Work(job)) => job,
-        Err(e) => return fail(ctx, sub, None, &format!("batch store error: {e}")),
+        Err(e) => return store_fail(ctx, sub, None, e),
     };
     job_cell.set(Some(job.id));
     let commit = match commit {
@@ -337,7 +363,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
                 Err(e) => return fail(ctx, sub, Some(job.id), &e),
             };
             if let Err(e) = ctx.store.save_evidence(job.id, &json) {
-                return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
+                return store_fail(ctx, sub, Some(job.id), e);
             }
             match from_stored(&json) {
                 Ok(c) => c,
@@ -372,7 +398,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         outcome.report.overall_score,
         judge_failures,
     ) {
-        return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
+        return store_fail(ctx, sub, Some(job.id), e);
     }
     if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &outcome.report, &sidecar) {
         // The report is in the store; the output stage writes it again.
