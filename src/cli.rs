@@ -200,7 +200,17 @@ pub fn main() -> i32 {
         Command::Batch(args) => Ok(crate::batch::run_batch(args)),
         Command::Sample(args) => run_sample(args),
     };
+    let interruptible = result.is_ok() && crate::telemetry::was_interrupted();
     let code = match result {
+        // Ctrl-C always wins, even when it lands as the work completes.
+        Ok(_) if interruptible => {
+            print_error(
+                format,
+                "interrupted",
+                "Ctrl-C arrived as the run was finishing; what was written is complete",
+            );
+            EXIT_INTERRUPTED
+        }
         Ok(code) => code,
         Err(Failure::BadInput(e)) => {
             print_error(format, "error", &e.to_string());
@@ -481,6 +491,9 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
 
     let price = price_from_env()?;
     let mut outcome = run_actor_graph(prepared.input, service)?;
+    if crate::telemetry::was_interrupted() {
+        return Err(Failure::Interrupted);
+    }
     if let Some(price) = price {
         outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
     }
@@ -534,10 +547,11 @@ fn run_actor_graph(
     system.block_on(async move {
         let coordinator = Coordinator::new(service).start();
         tokio::select! {
+            biased;
+            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
             r = coordinator.send(RunAudit(input)) => {
                 r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
             }
-            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
         }
     })
     // `system` is dropped here: on Ctrl-C the graph's futures are dropped and their spans end.
@@ -609,10 +623,11 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
     let collected = system.block_on(async move {
         let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
         tokio::select! {
+            biased;
+            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
             r = coordinator.send(crate::actors::coordinator::CollectEvidence(prepared.input)) => {
                 r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
             }
-            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
         }
     })?;
     drop(system);
