@@ -65,6 +65,9 @@ pub enum Command {
     /// Write a sample submission to try auditor on: a small LangGraph project with dated
     /// commits (OUT/repo) and its PDF report (OUT/report.pdf).
     Sample(SampleArgs),
+    /// Internal: `auditor batch` collects one submission's evidence in a child process.
+    #[command(name = "__collect", hide = true)]
+    Collect,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -187,7 +190,8 @@ pub fn main() -> i32 {
     // The guard flushes and shuts the span exporter down when dropped. It lives in this
     // function, so it is dropped on every path below (success, error, Ctrl-C, and unwinding
     // from a panic) before `main.rs` calls `process::exit`, which runs no destructors.
-    let telemetry = match init_telemetry(&cli.log, !matches!(cli.command, Command::Batch(_))) {
+    let handle_interrupts = !matches!(cli.command, Command::Batch(_) | Command::Collect);
+    let telemetry = match init_telemetry(&cli.log, handle_interrupts) {
         Ok(guard) => guard,
         Err(e) => {
             print_error(format, "error", &e.to_string());
@@ -199,6 +203,7 @@ pub fn main() -> i32 {
         Command::Evidence(args) => run_evidence(args),
         Command::Batch(args) => Ok(crate::batch::run_batch(args)),
         Command::Sample(args) => run_sample(args),
+        Command::Collect => Ok(crate::batch::isolate::child_main()),
     };
     let interruptible = result.is_ok() && crate::telemetry::was_interrupted();
     let code = match result {

@@ -778,3 +778,48 @@ fn ctrl_c_always_wins() {
         }
     }
 }
+
+/// One submission crashes its evidence collection, one exhausts memory: both are recorded as
+/// their rows' failures, and the rest of the cohort is graded.
+#[test]
+fn a_batch_survives_a_crashing_and_a_memory_hungry_submission() {
+    let root = tempfile::tempdir().unwrap();
+    let (manifest, _) = batch_support::cohort(root.path(), 4);
+    let out_dir = root.path().join("grades");
+    let out = auditor(root.path())
+        .arg("batch")
+        .arg(&manifest)
+        .arg("--out")
+        .arg(&out_dir)
+        .args(["--judges", "offline", "--progress-every", "1"])
+        .env("AUDITOR_TEST_COLLECT_FAULT", "abort:s1,oom:s2")
+        .env("AUDITOR_BATCH_MEMORY_LIMIT_MB", "1024")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let csv = std::fs::read_to_string(out_dir.join("grades.csv"))
+        .unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let status = |id: &str| {
+        let r = rows.iter().find(|r| &r[col("id")] == id).unwrap();
+        (
+            r[col("status")].to_string(),
+            r[col("failed_reason")].to_string(),
+        )
+    };
+    for id in ["s0", "s3"] {
+        assert_eq!(status(id).0, "done", "{id}: {csv}\n{stderr}");
+        assert!(out_dir.join(id).join("report.md").is_file());
+    }
+    let (s1, why1) = status("s1");
+    assert_eq!(s1, "failed", "{csv}");
+    assert!(why1.contains("aborted"), "{why1}");
+    let (s2, why2) = status("s2");
+    assert_eq!(s2, "failed", "{csv}");
+    assert!(why2.contains("memory"), "{why2}");
+    assert!(out_dir.join("s2/failed.md").is_file());
+}

@@ -51,6 +51,8 @@ pub struct RunConfig {
     pub vision: Option<crate::judges::llm::LlmJudges>,
     /// How long resolving a submission's commit may take.
     pub resolve_timeout: Duration,
+    /// Evidence collected in a child process per submission (the CLI); `None`: in process.
+    pub isolation: Option<super::isolate::Isolation>,
 }
 
 /// How one submission ended in this run.
@@ -108,7 +110,7 @@ struct StoredCollected {
     pack: EvidencePack,
 }
 
-fn to_stored(c: &Collected) -> Result<String, String> {
+pub(crate) fn to_stored(c: &Collected) -> Result<String, String> {
     serde_json::to_string(&StoredCollected {
         state: c.state.clone(),
         repo_facts: c.repo_facts.clone(),
@@ -347,20 +349,42 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     let collected = match restored {
         Some(c) => c,
         None => {
-            let fresh = match coordinator.send(CollectEvidence(input.clone())).await {
-                Ok(c) => c,
-                Err(e) => {
-                    return fail(
-                        ctx,
-                        sub,
-                        Some(job.id),
-                        &format!("the coordinator stopped while collecting evidence: {e}"),
-                    );
+            let json = match &cfg.isolation {
+                Some(iso) => {
+                    let req = super::isolate::CollectRequest {
+                        submission: sub.id.clone(),
+                        repo: sub.repo.expose().to_string(),
+                        git_ref: commit.clone(),
+                        pdf: sub.pdf.clone(),
+                        rubric: cfg.rubric.rubric.clone(),
+                        rubric_source: cfg.rubric.source.clone(),
+                        rubric_sha256: cfg.rubric.sha256.clone(),
+                        detectives_timeout: cfg.timeouts.detectives,
+                        vision: cfg.vision.is_some(),
+                        prompts: iso.prompts.clone(),
+                    };
+                    match super::isolate::collect(iso, &req).await {
+                        Ok(json) => json,
+                        Err(e) => return fail(ctx, sub, Some(job.id), &sub.repo.scrub(&e)),
+                    }
                 }
-            };
-            let json = match to_stored(&fresh) {
-                Ok(j) => j,
-                Err(e) => return fail(ctx, sub, Some(job.id), &e),
+                None => {
+                    let fresh = match coordinator.send(CollectEvidence(input.clone())).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            return fail(
+                                ctx,
+                                sub,
+                                Some(job.id),
+                                &format!("the coordinator stopped while collecting evidence: {e}"),
+                            );
+                        }
+                    };
+                    match to_stored(&fresh) {
+                        Ok(j) => j,
+                        Err(e) => return fail(ctx, sub, Some(job.id), &e),
+                    }
+                }
             };
             if let Err(e) = ctx.store.save_evidence(job.id, &json) {
                 return store_fail(ctx, sub, Some(job.id), e);
