@@ -68,6 +68,9 @@ pub enum Command {
     /// Compare the auditor's grades (a batch output directory or its grades.csv) with a
     /// human's (CSV id,criterion,score): agreement, weighted kappa, bias, confusion tables.
     Calibrate(CalibrateArgs),
+    /// Internal: `auditor batch` collects one submission's evidence in a child process.
+    #[command(name = "__collect", hide = true)]
+    Collect,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -80,7 +83,7 @@ pub struct CalibrateArgs {
     /// given by id or by name.
     #[arg(value_name = "HUMAN_CSV")]
     pub human: PathBuf,
-    /// Rubric whose criterion names are matched (default: ./rubric.json, else built in).
+    /// Rubric whose criterion names are matched (default: the rubric built into auditor).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     /// Print JSON instead of Markdown.
@@ -211,7 +214,8 @@ pub fn main() -> i32 {
     // The guard flushes and shuts the span exporter down when dropped. It lives in this
     // function, so it is dropped on every path below (success, error, Ctrl-C, and unwinding
     // from a panic) before `main.rs` calls `process::exit`, which runs no destructors.
-    let telemetry = match init_telemetry(&cli.log, !matches!(cli.command, Command::Batch(_))) {
+    let handle_interrupts = !matches!(cli.command, Command::Batch(_) | Command::Collect);
+    let telemetry = match init_telemetry(&cli.log, handle_interrupts) {
         Ok(guard) => guard,
         Err(e) => {
             print_error(format, "error", &e.to_string());
@@ -224,8 +228,19 @@ pub fn main() -> i32 {
         Command::Batch(args) => Ok(crate::batch::run_batch(args)),
         Command::Sample(args) => run_sample(args),
         Command::Calibrate(args) => run_calibrate(args),
+        Command::Collect => Ok(crate::batch::isolate::child_main()),
     };
+    let interruptible = result.is_ok() && crate::telemetry::was_interrupted();
     let code = match result {
+        // Ctrl-C always wins, even when it lands as the work completes.
+        Ok(_) if interruptible => {
+            print_error(
+                format,
+                "interrupted",
+                "Ctrl-C arrived as the run was finishing; what was written is complete",
+            );
+            EXIT_INTERRUPTED
+        }
         Ok(code) => code,
         Err(Failure::BadInput(e)) => {
             print_error(format, "error", &e.to_string());
@@ -513,6 +528,9 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
 
     let price = price_from_env()?;
     let mut outcome = run_actor_graph(prepared.input, service)?;
+    if crate::telemetry::was_interrupted() {
+        return Err(Failure::Interrupted);
+    }
     if let Some(price) = price {
         outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
     }
@@ -566,10 +584,11 @@ fn run_actor_graph(
     system.block_on(async move {
         let coordinator = Coordinator::new(service).start();
         tokio::select! {
+            biased;
+            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
             r = coordinator.send(RunAudit(input)) => {
                 r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
             }
-            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
         }
     })
     // `system` is dropped here: on Ctrl-C the graph's futures are dropped and their spans end.
@@ -641,10 +660,11 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
     let collected = system.block_on(async move {
         let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
         tokio::select! {
+            biased;
+            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
             r = coordinator.send(crate::actors::coordinator::CollectEvidence(prepared.input)) => {
                 r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
             }
-            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
         }
     })?;
     drop(system);

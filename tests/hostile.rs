@@ -697,3 +697,134 @@ fn history_timestamps_at_the_extremes_do_not_overflow() {
     assert!(h["span_seconds"].as_i64().unwrap() > 0, "{h}");
     assert_eq!(h["clustered"], false, "{h}");
 }
+
+#[test]
+fn a_corrupt_batch_store_stops_the_batch_and_deletes_no_report() {
+    let root = tempfile::tempdir().unwrap();
+    let (manifest, _) = batch_support::cohort(root.path(), 1);
+    let out_dir = root.path().join("grades");
+    let batch = || {
+        auditor(root.path())
+            .arg("batch")
+            .arg(&manifest)
+            .arg("--out")
+            .arg(&out_dir)
+            .args(["--judges", "offline", "--progress-every", "1"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let first = batch();
+    let report = out_dir.join("s0/report.md");
+    assert!(
+        report.is_file(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before = std::fs::read(&report).unwrap();
+
+    // Damage every page after the header page (the schema page stays readable).
+    let db = out_dir.join("batch.sqlite");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    assert!(bytes.len() > 2 * page, "the store has data pages");
+    for b in &mut bytes[page..] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&db, bytes).unwrap();
+
+    let second = batch();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_ne!(second.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("batch.sqlite")
+            && (stderr.contains("corrupt") || stderr.contains("malformed")),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&report).unwrap(),
+        before,
+        "the report is kept"
+    );
+    assert!(!out_dir.join("s0/failed.md").exists(), "{stderr}");
+}
+
+/// Whenever a run says it was interrupted, its exit code says so too (130), whatever moment
+/// the signal lands at: before, during, or as the report is being written.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_always_wins() {
+    let ws = workspace();
+    for delay_ms in (0..12).map(|i| i * 40) {
+        let child = auditor(ws.path())
+            .args(audit_args())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("interrupted") {
+            assert_eq!(
+                out.status.code(),
+                Some(130),
+                "after {delay_ms} ms: said interrupted, exited otherwise\n{stderr}"
+            );
+        } else {
+            assert!(
+                matches!(out.status.code(), Some(0) | Some(3) | Some(130) | None),
+                "after {delay_ms} ms: {:?}\n{stderr}",
+                out.status
+            );
+        }
+    }
+}
+
+/// One submission crashes its evidence collection, one exhausts memory: both are recorded as
+/// their rows' failures, and the rest of the cohort is graded.
+#[test]
+fn a_batch_survives_a_crashing_and_a_memory_hungry_submission() {
+    let root = tempfile::tempdir().unwrap();
+    let (manifest, _) = batch_support::cohort(root.path(), 4);
+    let out_dir = root.path().join("grades");
+    let out = auditor(root.path())
+        .arg("batch")
+        .arg(&manifest)
+        .arg("--out")
+        .arg(&out_dir)
+        .args(["--judges", "offline", "--progress-every", "1"])
+        .env("AUDITOR_TEST_COLLECT_FAULT", "abort:s1,oom:s2")
+        .env("AUDITOR_BATCH_MEMORY_LIMIT_MB", "1024")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let csv = std::fs::read_to_string(out_dir.join("grades.csv"))
+        .unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let status = |id: &str| {
+        let r = rows.iter().find(|r| &r[col("id")] == id).unwrap();
+        (
+            r[col("status")].to_string(),
+            r[col("failed_reason")].to_string(),
+        )
+    };
+    for id in ["s0", "s3"] {
+        assert_eq!(status(id).0, "done", "{id}: {csv}\n{stderr}");
+        assert!(out_dir.join(id).join("report.md").is_file());
+    }
+    let (s1, why1) = status("s1");
+    assert_eq!(s1, "failed", "{csv}");
+    assert!(why1.contains("aborted"), "{why1}");
+    let (s2, why2) = status("s2");
+    assert_eq!(s2, "failed", "{csv}");
+    assert!(why2.contains("memory"), "{why2}");
+    assert!(out_dir.join("s2/failed.md").is_file());
+}

@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 
 /// Where the PDF report comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PdfSource {
     /// A file on disk.
     File(PathBuf),

@@ -16,6 +16,7 @@
 //! answers (an unfinished one is resumed either way).
 
 pub mod cache;
+pub mod isolate;
 pub mod manifest;
 pub mod outputs;
 pub mod progress;
@@ -152,7 +153,15 @@ pub fn run_batch(args: BatchArgs) -> i32 {
         }),
         None => service,
     };
+    let isolation = match isolate::Isolation::from_env(args.bench.prompts.clone()) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
     let setup = JudgeSetup {
+        isolation,
         vision: bench.vision,
         judge_timeout: bench.judge_timeout,
         fingerprint: bench.fingerprint,
@@ -222,6 +231,7 @@ pub fn run_batch_with(
     show_progress: bool,
 ) -> Result<BatchSummary, BatchError> {
     let setup = JudgeSetup {
+        isolation: None,
         vision: None,
         judge_timeout: Timeouts::default().judge_request,
         fingerprint: String::new(),
@@ -231,6 +241,8 @@ pub fn run_batch_with(
 
 /// How the judges were set up, beyond the service itself.
 struct JudgeSetup {
+    /// Evidence collected in a child process per submission (the CLI only).
+    isolation: Option<isolate::Isolation>,
     vision: Option<crate::judges::llm::LlmJudges>,
     judge_timeout: Duration,
     /// Prompts and settings that decide the answers (part of the job key and cache key).
@@ -318,6 +330,7 @@ fn run_batch_inner(
         restarts: RestartPolicy::default(),
         vision: setup.vision,
         resolve_timeout: Duration::from_secs(120),
+        isolation: setup.isolation,
     });
     let stats = Rc::new(progress::Stats::default());
     let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);

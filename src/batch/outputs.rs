@@ -600,7 +600,16 @@ pub fn write_report(
 
 /// Writes `failed.md` for a submission that could not be graded (and removes a stale report,
 /// so no output shows a grade the store does not stand behind).
-pub fn write_failure(out: &Path, id: &str, repo: &str, reason: &str) -> Result<(), String> {
+/// Writes `failed.md`. `remove_reports`: the failure replaces the submission's report (its
+/// grading failed); `false` keeps an existing report (the batch store failed, not the
+/// submission: a good report is never deleted for that).
+pub fn write_failure(
+    out: &Path,
+    id: &str,
+    repo: &str,
+    reason: &str,
+    remove_reports: bool,
+) -> Result<(), String> {
     let dir = submission_dir(out, id);
     let (repo, reason) = (crate::report::inline(repo), crate::report::inline(reason));
     let text = format!(
@@ -608,8 +617,10 @@ pub fn write_failure(out: &Path, id: &str, repo: &str, reason: &str) -> Result<(
     );
     write_atomic(&dir.join("failed.md"), text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", dir.join("failed.md").display()))?;
-    let _ = std::fs::remove_file(dir.join("report.md"));
-    let _ = std::fs::remove_file(dir.join("report.json"));
+    if remove_reports {
+        let _ = std::fs::remove_file(dir.join("report.md"));
+        let _ = std::fs::remove_file(dir.join("report.json"));
+    }
     Ok(())
 }
 

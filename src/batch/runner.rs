@@ -51,6 +51,8 @@ pub struct RunConfig {
     pub vision: Option<crate::judges::llm::LlmJudges>,
     /// How long resolving a submission's commit may take.
     pub resolve_timeout: Duration,
+    /// Evidence collected in a child process per submission (the CLI); `None`: in process.
+    pub isolation: Option<super::isolate::Isolation>,
 }
 
 /// How one submission ended in this run.
@@ -108,7 +110,7 @@ struct StoredCollected {
     pack: EvidencePack,
 }
 
-fn to_stored(c: &Collected) -> Result<String, String> {
+pub(crate) fn to_stored(c: &Collected) -> Result<String, String> {
     serde_json::to_string(&StoredCollected {
         state: c.state.clone(),
         repo_facts: c.repo_facts.clone(),
@@ -225,12 +227,38 @@ pub async fn run(
 }
 
 fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outcome {
+    failed(ctx, sub, job_id, reason, true)
+}
+
+/// The store failed, not the submission: recorded as a failure, its report kept.
+fn store_fail(
+    ctx: &Ctx,
+    sub: &Submission,
+    job_id: Option<i64>,
+    e: impl std::fmt::Display,
+) -> Outcome {
+    failed(ctx, sub, job_id, &format!("batch store error: {e}"), false)
+}
+
+fn failed(
+    ctx: &Ctx,
+    sub: &Submission,
+    job_id: Option<i64>,
+    reason: &str,
+    remove_reports: bool,
+) -> Outcome {
     if let Some(id) = job_id {
         if let Err(e) = ctx.store.fail_job(id, reason) {
             tracing::error!(error = %e, "could not record a failure");
         }
     }
-    if let Err(e) = outputs::write_failure(&ctx.cfg.out, &sub.id, &sub.repo_shown, reason) {
+    if let Err(e) = outputs::write_failure(
+        &ctx.cfg.out,
+        &sub.id,
+        &sub.repo_shown,
+        reason,
+        remove_reports,
+    ) {
         tracing::error!(error = %e, "could not write failed.md");
     }
     Outcome::Failed {
@@ -274,7 +302,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             };
         }
         Ok(Begin::Work(job)) => job,
-        Err(e) => return fail(ctx, sub, None, &format!("batch store error: {e}")),
+        Err(e) => return store_fail(ctx, sub, None, e),
     };
     job_cell.set(Some(job.id));
     let commit = match commit {
@@ -321,23 +349,45 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     let collected = match restored {
         Some(c) => c,
         None => {
-            let fresh = match coordinator.send(CollectEvidence(input.clone())).await {
-                Ok(c) => c,
-                Err(e) => {
-                    return fail(
-                        ctx,
-                        sub,
-                        Some(job.id),
-                        &format!("the coordinator stopped while collecting evidence: {e}"),
-                    );
+            let json = match &cfg.isolation {
+                Some(iso) => {
+                    let req = super::isolate::CollectRequest {
+                        submission: sub.id.clone(),
+                        repo: sub.repo.expose().to_string(),
+                        git_ref: commit.clone(),
+                        pdf: sub.pdf.clone(),
+                        rubric: cfg.rubric.rubric.clone(),
+                        rubric_source: cfg.rubric.source.clone(),
+                        rubric_sha256: cfg.rubric.sha256.clone(),
+                        detectives_timeout: cfg.timeouts.detectives,
+                        vision: cfg.vision.is_some(),
+                        prompts: iso.prompts.clone(),
+                    };
+                    match super::isolate::collect(iso, &req).await {
+                        Ok(json) => json,
+                        Err(e) => return fail(ctx, sub, Some(job.id), &sub.repo.scrub(&e)),
+                    }
+                }
+                None => {
+                    let fresh = match coordinator.send(CollectEvidence(input.clone())).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            return fail(
+                                ctx,
+                                sub,
+                                Some(job.id),
+                                &format!("the coordinator stopped while collecting evidence: {e}"),
+                            );
+                        }
+                    };
+                    match to_stored(&fresh) {
+                        Ok(j) => j,
+                        Err(e) => return fail(ctx, sub, Some(job.id), &e),
+                    }
                 }
             };
-            let json = match to_stored(&fresh) {
-                Ok(j) => j,
-                Err(e) => return fail(ctx, sub, Some(job.id), &e),
-            };
             if let Err(e) = ctx.store.save_evidence(job.id, &json) {
-                return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
+                return store_fail(ctx, sub, Some(job.id), e);
             }
             match from_stored(&json) {
                 Ok(c) => c,
@@ -372,7 +422,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         outcome.report.overall_score,
         judge_failures,
     ) {
-        return fail(ctx, sub, Some(job.id), &format!("batch store error: {e}"));
+        return store_fail(ctx, sub, Some(job.id), e);
     }
     if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &outcome.report, &sidecar) {
         // The report is in the store; the output stage writes it again.

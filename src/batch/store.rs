@@ -160,6 +160,20 @@ impl Store {
         conn.pragma_update(None, "synchronous", sync).map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
+        // A damaged store must stop the batch before any row is touched: used anyway, it
+        // loses jobs and answers (and a run would redo, or mis-record, finished work).
+        let check: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(err)?;
+        if check != "ok" {
+            return Err(StoreError {
+                path: path.display().to_string(),
+                detail: format!(
+                    "the batch store is corrupt ({check}). Move {} away (the reports already written stay in place) and run the same command again to regrade",
+                    path.display()
+                ),
+            });
+        }
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS jobs (

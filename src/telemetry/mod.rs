@@ -745,6 +745,12 @@ impl Signals {
 
 /// Resolves when the user pressed Ctrl-C (never, if [`install_interrupt_handler`] was not
 /// called). Works from any runtime, including the actix system.
+/// Whether the first Ctrl-C (or SIGTERM) has arrived. Checked after the work too: a signal
+/// that lands while the result is being produced must still win.
+pub fn was_interrupted() -> bool {
+    INTERRUPT.get().is_some_and(|rx| *rx.borrow())
+}
+
 pub async fn interrupted() {
     match INTERRUPT.get() {
         Some(rx) => {

@@ -1,0 +1,263 @@
+//! Batch isolation: each submission's evidence is collected in a child process (`auditor
+//! __collect`, hidden) under a memory limit, so a submission that crashes the detectives or
+//! exhausts memory (PDFium, libgit2, tree-sitter all parse hostile bytes) ends as that row's
+//! failure while the rest of the cohort is graded.
+//!
+//! The parent writes a [`CollectRequest`] to the child's stdin (credentials never appear on a
+//! command line), the child prints the collected evidence in the store's JSON form on stdout.
+//! The child ignores SIGINT (the batch handles Ctrl-C: those in flight finish), dies with its
+//! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to the limit.
+//! The judges still run in the parent (one LLM limiter, one response cache).
+
+use crate::actors::coordinator::CollectEvidence;
+use crate::actors::{AuditInput, Coordinator, PdfSource, RestartPolicy, Timeouts};
+use crate::judges::OfflineJudges;
+use crate::repo::{RepoLimits, RepoRequest, RepoSource};
+use crate::rubric::{LoadedRubric, Rubric};
+use actix::Actor;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The hidden subcommand the child runs.
+pub const SUBCOMMAND: &str = "__collect";
+
+/// Default address-space limit of a child, MiB (`AUDITOR_BATCH_MEMORY_LIMIT_MB`, 0: none).
+pub const DEFAULT_LIMIT_MB: u64 = 4096;
+
+/// How children are run.
+#[derive(Debug, Clone)]
+pub struct Isolation {
+    /// Address-space limit in bytes; `None`: no limit.
+    pub memory_limit: Option<u64>,
+    /// The judges' prompts directory (the child builds its own vision client from it).
+    pub prompts: Option<PathBuf>,
+}
+
+impl Isolation {
+    /// From `AUDITOR_BATCH_MEMORY_LIMIT_MB`; `Ok(None)` when `AUDITOR_BATCH_ISOLATION=0`.
+    pub fn from_env(prompts: Option<PathBuf>) -> Result<Option<Isolation>, String> {
+        if matches!(
+            std::env::var("AUDITOR_BATCH_ISOLATION").ok().as_deref(),
+            Some("0") | Some("off") | Some("false")
+        ) {
+            return Ok(None);
+        }
+        let mb = match std::env::var("AUDITOR_BATCH_MEMORY_LIMIT_MB") {
+            Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
+                format!("AUDITOR_BATCH_MEMORY_LIMIT_MB={v:?} is not a number of MiB (0: no limit)")
+            })?,
+            _ => DEFAULT_LIMIT_MB,
+        };
+        Ok(Some(Isolation {
+            memory_limit: (mb > 0).then_some(mb << 20),
+            prompts,
+        }))
+    }
+}
+
+/// What the child needs to collect one submission's evidence.
+#[derive(Serialize, Deserialize)]
+pub struct CollectRequest {
+    pub submission: String,
+    /// The source as the manifest gave it (credentials included: sent through a pipe only).
+    pub repo: String,
+    pub git_ref: String,
+    pub pdf: PdfSource,
+    pub rubric: Rubric,
+    pub rubric_source: String,
+    pub rubric_sha256: String,
+    pub detectives_timeout: Duration,
+    /// Whether diagrams are judged by a vision model (the child builds its own client).
+    pub vision: bool,
+    pub prompts: Option<PathBuf>,
+}
+
+/// Collects the evidence in a child process; returns the store's JSON form of it, or why the
+/// child failed.
+pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, String> {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the auditor executable to isolate the run: {e}"))?;
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg(SUBCOMMAND)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let limit = iso.memory_limit;
+    // SAFETY: only async-signal-safe calls (prctl, signal, setrlimit) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            if let Some(bytes) = limit {
+                let lim = libc::rlimit {
+                    rlim_cur: bytes as libc::rlim_t,
+                    rlim_max: bytes as libc::rlim_t,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the isolated evidence collection: {e}"))?;
+    let body = serde_json::to_vec(req).map_err(|e| format!("cannot encode the request: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(&body)
+            .await
+            .map_err(|e| format!("cannot send the request to the isolated process: {e}"))?;
+    }
+    let wait = req.detectives_timeout + Duration::from_secs(60);
+    let out = match tokio::time::timeout(wait, child.wait_with_output()).await {
+        Ok(r) => r.map_err(|e| format!("the isolated evidence collection failed: {e}"))?,
+        Err(_) => {
+            return Err(format!(
+                "collecting the evidence took longer than {} s: stopped",
+                wait.as_secs()
+            ));
+        }
+    };
+    if out.status.success() {
+        return String::from_utf8(out.stdout)
+            .map_err(|e| format!("the isolated process answered with invalid UTF-8: {e}"));
+    }
+    Err(describe_failure(iso, &out.status, &out.stderr))
+}
+
+fn describe_failure(iso: &Isolation, status: &std::process::ExitStatus, stderr: &[u8]) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let limit = iso
+        .memory_limit
+        .map(|b| format!("{} MiB", b >> 20))
+        .unwrap_or_else(|| "no limit".into());
+    let what = match status.signal() {
+        Some(libc::SIGKILL) => "was killed (out of memory, or by the system)".to_string(),
+        Some(libc::SIGABRT) => {
+            format!("aborted (memory limit of {limit} reached, or an internal error)")
+        }
+        Some(libc::SIGSEGV) | Some(libc::SIGBUS) => "crashed (invalid memory access)".into(),
+        Some(s) => format!("was stopped by signal {s}"),
+        None => format!("exited with code {}", status.code().unwrap_or(-1)),
+    };
+    let text = String::from_utf8_lossy(stderr);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| crate::report::inline(&l.chars().take(300).collect::<String>()))
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    format!(
+        "collecting the evidence of this submission {what}{last}. It ran in its own process: the other submissions are not affected"
+    )
+}
+
+/// The child: reads a [`CollectRequest`] on stdin, prints the evidence JSON on stdout.
+pub fn child_main() -> i32 {
+    use std::io::Read;
+    let mut body = Vec::new();
+    if let Err(e) = std::io::stdin().take(256 << 20).read_to_end(&mut body) {
+        eprintln!("cannot read the request: {e}");
+        return 1;
+    }
+    let req: CollectRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("invalid request: {e}");
+            return 1;
+        }
+    };
+    fault_injection(&req.submission);
+    let vision = if req.vision {
+        match crate::cli::judge_bench(&crate::cli::JudgeArgs {
+            judges: crate::cli::JudgesArg::Llm,
+            prompts: req.prompts.clone(),
+            max_concurrency: None,
+        }) {
+            Ok(b) => b.vision,
+            Err(e) => {
+                eprintln!("{e}");
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
+    let input = AuditInput {
+        repo: RepoRequest {
+            source: RepoSource::new(req.repo),
+            git_ref: Some(req.git_ref),
+            limits: RepoLimits::default(),
+            extract_pdf: None,
+        },
+        pdf: req.pdf,
+        rubric: Arc::new(LoadedRubric {
+            rubric: req.rubric,
+            source: req.rubric_source,
+            sha256: req.rubric_sha256,
+        }),
+        timeouts: Timeouts {
+            detectives: req.detectives_timeout,
+            ..Timeouts::default()
+        },
+        restarts: RestartPolicy::default(),
+        submission: req.submission,
+        vision,
+    };
+    let system = actix::System::new();
+    let collected = system.block_on(async move {
+        Coordinator::new(Rc::new(OfflineJudges))
+            .start()
+            .send(CollectEvidence(input))
+            .await
+    });
+    let collected = match collected {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("the coordinator stopped: {e}");
+            return 1;
+        }
+    };
+    match super::runner::to_stored(&collected) {
+        Ok(json) => {
+            println!("{json}");
+            0
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            1
+        }
+    }
+}
+
+/// Testing only: `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID
+/// abort, `oom:ID` makes it allocate until the memory limit stops it (how a submission that
+/// crashes PDFium or exhausts memory looks from the parent).
+fn fault_injection(submission: &str) {
+    let Ok(spec) = std::env::var("AUDITOR_TEST_COLLECT_FAULT") else {
+        return;
+    };
+    for part in spec.split(',') {
+        match part.split_once(':') {
+            Some(("abort", id)) if id == submission => std::process::abort(),
+            Some(("oom", id)) if id == submission => {
+                let mut hog: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hog.push(vec![1u8; 64 << 20]);
+                    std::hint::black_box(&hog);
+                }
+            }
+            _ => {}
+        }
+    }
+}
