@@ -11,7 +11,7 @@
 //! | family | 1 | 2 | 3 | 4 | 5 |
 //! |---|---|---|---|---|---|
 //! | git history | ≤ 1 commit, or one dump | bulk: top-3 commits ≥ 75% of the code, the largest ≥ 55%, a `few_large`/`single_init_dump` pattern, or most commits seconds apart | few commits (≤ 10), top-3 ≥ 60%, or a quarter of the commits seconds apart | iterative, > 10 commits spread over time | and no commit above 15%, ≥ 20 commits, progression and descriptive messages |
-//! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop or an unreachable node (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
+//! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | no clone code and no sandbox | sandboxed clone with error handling, no raw shell (timeouts and URL validation unconfirmed) | and a timeout | and URL validation |
 //! | structured output | free text, no opinion model | free text parsed into an opinion model | bound to the opinion schema, no retry | bound, with retry | bound, retry and the full schema (score, argument, cited evidence) |
@@ -365,7 +365,7 @@ fn history(ev: &[Evidence], mut b: Builder) -> Level {
 }
 
 fn graph(ev: &[Evidence], mut b: Builder) -> Level {
-    let hard = defects(ev, &["unbounded_loop", "unreachable_node"]);
+    let hard = defects(ev, &["import_error", "unbounded_loop", "unreachable_node"]);
     let soft = defects(
         ev,
         &[
@@ -573,7 +573,9 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Level {
             format!("a persona is wired or named inconsistently: {}", label(d)),
         );
     }
-    if !met(ev, "distinct") {
+    // `collusion` holds when the prompts share at most the rubric's 50% (older evidence:
+    // `distinct`)
+    if !met(ev, "collusion") && !met(ev, "distinct") {
         return b.done(
             3,
             "the three prompts share most of their text (Persona Collusion)",
@@ -839,6 +841,7 @@ mod tests {
         assert_eq!(l.level, 2);
         assert!(l.cap.unwrap().1.contains("unbounded_loop"));
         assert_eq!(level(&graph(&[defect("unreachable_node")], &[])), 2);
+        assert_eq!(level(&graph(&[defect("import_error")], &[])), 2);
         assert_eq!(level(&graph(&[], &["judges_fan_out", "judges_fan_in"])), 2);
         assert_eq!(
             level(&graph(&[], &["not_linear", "detectives_fan_out"])),
@@ -961,6 +964,14 @@ mod tests {
         };
         assert_eq!(level(&n(&[], &[])), 4);
         assert_eq!(level(&n(&["distinct"], &[])), 3);
+        // the collusion figure, as the RepoInvestigator states it: found = no collusion
+        let renamed = |found: bool| -> Vec<Evidence> {
+            let mut v = n(&["distinct"], &[]);
+            v.push(f("repo.personas.collusion", found));
+            v
+        };
+        assert_eq!(level(&renamed(true)), 4);
+        assert_eq!(level(&renamed(false)), 3);
         assert_eq!(level(&n(&["parallel_judges"], &[])), 3);
         assert_eq!(level(&n(&[], &[defect("persona_mismatch")])), 3);
         assert_eq!(
