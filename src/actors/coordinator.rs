@@ -633,6 +633,14 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     drop(barrier_span);
 
     // ---- EvidenceAggregator --------------------------------------------------------------------
+    if let (Some(pdf), None) = (pdf_facts.as_mut(), repo_facts.as_ref()) {
+        // The repository could not be read: what the report claims about it cannot be checked.
+        // The cross-reference criteria hold only that (grader side: not assessed), never the
+        // report's word for it.
+        for (dimension, unchecked) in crate::pdf::cross_reference(pdf, &[], &doc_dims) {
+            state.evidences.insert(dimension, unchecked);
+        }
+    }
     if let (Some(pdf), Some(repo)) = (pdf_facts.as_mut(), repo_facts.as_ref()) {
         let cross = crate::pdf::cross_reference(pdf, &repo.files, &doc_dims);
         state.merge(StateUpdate {
