@@ -828,3 +828,44 @@ fn a_batch_survives_a_crashing_and_a_memory_hungry_submission() {
     assert!(why2.contains("memory"), "{why2}");
     assert!(out_dir.join("s2/failed.md").is_file());
 }
+
+#[test]
+fn a_row_that_becomes_invalid_keeps_no_old_report() {
+    let root = tempfile::tempdir().unwrap();
+    let good = root.path().join("repos/good");
+    std::fs::create_dir_all(&good).unwrap();
+    batch_support::student_repo(&good, "good");
+    let manifest = root.path().join("cohort.csv");
+    let out_dir = root.path().join("grades");
+    let batch = || {
+        auditor(root.path())
+            .arg("batch")
+            .arg(&manifest)
+            .arg("--out")
+            .arg(&out_dir)
+            .args(["--judges", "offline"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    std::fs::write(&manifest, "id,repo\nstudent,repos/good\nother,repos/good\n").unwrap();
+    let first = batch();
+    let report = out_dir.join("student/report.md");
+    assert!(
+        report.exists(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // the same id, now without a repository: invalid
+    std::fs::write(&manifest, "id,repo\nstudent,\nother,repos/good\n").unwrap();
+    let second = batch();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        !report.exists(),
+        "an old report beside an invalid row\n{stderr}"
+    );
+    let failed = std::fs::read_to_string(out_dir.join("student/failed.md")).expect("failed.md");
+    assert!(failed.contains("invalid"), "{failed}");
+    let csv = std::fs::read_to_string(out_dir.join("grades.csv")).unwrap();
+    assert!(csv.contains("invalid"), "{csv}");
+}

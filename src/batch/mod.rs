@@ -421,6 +421,22 @@ fn grade_rows(
     for row in &manifest.rows {
         let sub = match row {
             Row::Bad(b) => {
+                // A row that became invalid keeps no report of an earlier run beside its
+                // `invalid` status: failed.md says why it is not graded now.
+                if let Some(id) = b.id.as_deref().filter(|id| manifest::check_id(id).is_ok())
+                    && outputs::submission_dir(&cfg.out, id)
+                        .join("report.md")
+                        .exists()
+                    && let Err(e) = outputs::write_failure(
+                        &cfg.out,
+                        id,
+                        b.repo.as_deref().unwrap_or(""),
+                        &format!("this row of the manifest is invalid now: {}", b.reason),
+                        true,
+                    )
+                {
+                    tracing::warn!("{e}");
+                }
                 rows.push(GradeRow::without_report(
                     b.line,
                     b.id.as_deref().unwrap_or(""),
