@@ -25,7 +25,7 @@ use super::detectives::{
 };
 use super::judges::{Adjudicate, JudgeActor, Restart};
 use super::routes;
-use crate::judges::{EvidencePack, Excerpt, JudgeAnswer, JudgeFault, JudgeRequest, JudgeService};
+use crate::judges::{EvidencePack, JudgeAnswer, JudgeFault, JudgeRequest, JudgeService};
 use crate::model::{
     AuditReport, AuditState, CriterionResult, Detective, Judge, JudgeFailure, RunMetadata,
     StateUpdate, TokenUsage,
@@ -632,44 +632,38 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     });
     drop(barrier_span);
 
-    // ---- EvidenceAggregator --------------------------------------------------------------------
-    if let (Some(pdf), None) = (pdf_facts.as_mut(), repo_facts.as_ref()) {
-        // The repository could not be read: what the report claims about it cannot be checked.
-        // The cross-reference criteria hold only that (grader side: not assessed), never the
-        // report's word for it.
-        for (dimension, unchecked) in crate::pdf::cross_reference(pdf, &[], &doc_dims) {
-            state.evidences.insert(dimension, unchecked);
-        }
-    }
-    if let (Some(pdf), Some(repo)) = (pdf_facts.as_mut(), repo_facts.as_ref()) {
-        let cross = crate::pdf::cross_reference(pdf, &repo.files, &doc_dims);
-        state.merge(StateUpdate {
-            evidences: cross,
-            ..Default::default()
-        });
-        let claims = crate::pdf::cross_check_claims(pdf, &repo.python, &doc_dims);
-        state.merge(StateUpdate {
-            evidences: claims,
-            ..Default::default()
-        });
-    }
-    let gaps = routes::fill_gaps(&state.evidences, rubric);
-    state.merge(gaps);
-    for line in routes::grader_failures(&state.evidences) {
-        tracing::warn!(submission = %input.submission, "{line}");
-    }
-    let mut excerpts: BTreeMap<String, Vec<Excerpt>> = BTreeMap::new();
-    if let Some(pdf) = pdf_facts.as_ref() {
-        for d in &rubric.dimensions {
-            let question = format!("{} {}", d.name, d.forensic_instruction);
-            let found: Vec<Excerpt> = crate::pdf::excerpts(pdf, &question, 1500)
-                .into_iter()
-                .map(|(page, text)| Excerpt { page, text })
-                .collect();
-            if !found.is_empty() {
-                excerpts.insert(d.id.clone(), found);
+    // ---- EvidenceAggregator (plain data, on the blocking pool) ----------------------------------
+    let for_aggregation = rubric.clone();
+    let aggregated = tokio::task::spawn_blocking(move || {
+        super::aggregate::aggregate(state, repo_facts, pdf_facts, &for_aggregation)
+    })
+    .await;
+    let super::aggregate::Aggregated {
+        state,
+        repo_facts,
+        pdf_facts,
+        excerpts,
+    } = match aggregated {
+        Ok(a) => a,
+        Err(e) => {
+            // a bug in the aggregation: every criterion is flagged (node failure), never
+            // scored on partial evidence
+            let mut state = AuditState::default();
+            state.merge(routes::node_failure(
+                Detective::EvidenceAggregator,
+                &rubric.dimensions,
+                &format!("the evidence aggregation failed: {e}"),
+            ));
+            super::aggregate::Aggregated {
+                state,
+                repo_facts: None,
+                pdf_facts: None,
+                excerpts: BTreeMap::new(),
             }
         }
+    };
+    for line in routes::grader_failures(&state.evidences) {
+        tracing::warn!(submission = %input.submission, "{line}");
     }
     let pack = Arc::new(EvidencePack {
         evidences: state.evidences.clone(),

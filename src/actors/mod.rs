@@ -2,6 +2,7 @@
 //! actors and the Chief Justice actor, exchanging typed messages. The graph's topology is in
 //! [`coordinator`]; its pure bookkeeping in [`barrier`] and [`routes`].
 
+pub mod aggregate;
 pub mod barrier;
 pub mod chief_justice;
 pub mod coordinator;
