@@ -18,21 +18,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Columns of `grades.csv` that are not criteria.
-const NON_CRITERIA: [&str; 12] = [
-    "line",
-    "id",
-    "repo",
-    "ref",
-    "commit",
-    "status",
-    "overall_score",
-    "overall_exact",
-    "needs_human_review",
-    "degraded",
-    "flags",
-    "failed_reason",
-];
+/// A column of `grades.csv` that is not a criterion.
+fn is_fixed_column(h: &str) -> bool {
+    use crate::batch::outputs::{LEADING_COLUMNS, TRAILING_COLUMNS};
+    LEADING_COLUMNS.contains(&h) || TRAILING_COLUMNS.contains(&h)
+}
 
 /// A bad input file: what, where, how to fix.
 #[derive(Debug, thiserror::Error)]
@@ -88,7 +78,7 @@ pub fn parse_grades(text: &str, source: &str) -> Result<AuditorGrades, Calibrate
     let criteria: Vec<(usize, String)> = header
         .iter()
         .enumerate()
-        .filter(|(_, h)| !h.is_empty() && !NON_CRITERIA.contains(&h.as_str()))
+        .filter(|(_, h)| !h.is_empty() && !is_fixed_column(h))
         .map(|(i, h)| (i, h.clone()))
         .collect();
     if criteria.is_empty() {

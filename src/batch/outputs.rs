@@ -180,27 +180,26 @@ pub fn exact_f64(x: f64) -> String {
 /// The dimensions (id, name) that get a column.
 pub type Columns = Vec<(String, String)>;
 
+/// The columns of `grades.csv` before the criteria.
+pub const LEADING_COLUMNS: [&str; 8] = [
+    "line",
+    "id",
+    "repo",
+    "ref",
+    "commit",
+    "status",
+    "overall_score",
+    "overall_exact",
+];
+/// The columns of `grades.csv` after the criteria.
+pub const TRAILING_COLUMNS: [&str; 4] =
+    ["needs_human_review", "degraded", "flags", "failed_reason"];
+
 pub fn grades_csv(rows: &[GradeRow], dims: &Columns) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = [
-        "line",
-        "id",
-        "repo",
-        "ref",
-        "commit",
-        "status",
-        "overall_score",
-        "overall_exact",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut header: Vec<String> = LEADING_COLUMNS.iter().map(|s| s.to_string()).collect();
     header.extend(dims.iter().map(|(id, _)| id.clone()));
-    header.extend(
-        ["needs_human_review", "degraded", "flags", "failed_reason"]
-            .iter()
-            .map(|s| s.to_string()),
-    );
+    header.extend(TRAILING_COLUMNS.iter().map(|s| s.to_string()));
     w.write_record(&header)?;
     for r in rows {
         let mut rec: Vec<String> = vec![
