@@ -16,6 +16,22 @@
 #
 # Token figures are the server's estimate (characters / 4, images by 512-px tile); the issue's
 # "before" figures used the same characters / 4 rule.
+#
+# Measured 2026-11-23, release binary of branch prompts, 2 shared cores, latency 1 s, rubric as
+# noted (before issue 13: 2.0-2.3 M characters, ~506k-568k tokens, 30 requests of 67-76 KB):
+#   sample (embedded rubric)          32 requests (30 judge, 1 vision, 1 warm-up), 430k chars,
+#                                     109.7k tokens (57.6k cached), prefix 46% of the largest
+#                                     judge request (56% median), 1 schema, wall 2.28-2.35 s
+#   mamee13 (official v3, 3 diagrams) 34 requests, 469k chars, 123.7k tokens (61.4k cached),
+#                                     prefix 47% / 57%, 1 schema, wall 2.36-2.39 s
+#   debug binary, official v3: habeshacoder 138.2k tokens (prefix 43% of the largest request),
+#   Azazh 122.2k, redecon 125.0k, Mistire 115.7k, chacha1921 113.2k.
+# Warm-up (sample, release): WARMUP=0 107.7k tokens, 0 cached, wall 2.27-2.32 s; WARMUP=1
+# 109.7k tokens (+1 request, +2.0k tokens), 57.6k cached, wall 2.28-2.35 s: it runs beside the
+# detectives, so it costs no wall time, and every judge request then reads the prefix from the
+# cache (the server only caches prompts whose answer was sent, as providers do). Sending a
+# whole judge request first and the rest after its answer would add one answer latency
+# (>= 1 s here) to every audit: not done.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 PY="${PY:-python3}"
