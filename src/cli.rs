@@ -639,8 +639,10 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
     }
     if report.metadata.tokens.input_tokens + report.metadata.tokens.output_tokens > 0 {
         println!(
-            "Tokens: {} in, {} out",
-            report.metadata.tokens.input_tokens, report.metadata.tokens.output_tokens
+            "Tokens: {} in ({} cached), {} out",
+            report.metadata.tokens.input_tokens,
+            report.metadata.tokens.cached_input_tokens,
+            report.metadata.tokens.output_tokens
         );
     }
     println!(

@@ -560,14 +560,20 @@ pub enum JudgeMode {
 /// Token usage of LLM calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
+    /// Prompt tokens, cached ones included.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the provider read from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`; 0 when it does not say).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
 }
 
 impl TokenUsage {
     pub fn add(&mut self, other: TokenUsage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
     }
 }
 

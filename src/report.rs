@@ -231,8 +231,8 @@ fn view(report: &AuditReport) -> View {
         JudgeMode::Offline => String::new(),
         JudgeMode::Llm => {
             let mut t = format!(
-                "{} input, {} output",
-                md.tokens.input_tokens, md.tokens.output_tokens
+                "{} input ({} cached), {} output",
+                md.tokens.input_tokens, md.tokens.cached_input_tokens, md.tokens.output_tokens
             );
             if !md.tokens_by_persona.is_empty() {
                 let per: Vec<String> = md

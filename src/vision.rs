@@ -1,14 +1,16 @@
 //! VisionInspector core: asks a vision-capable model about each diagram of the report.
 //!
-//! Each diagram goes to `AUDITOR_VISION_MODEL` as a base64 PNG data URL with a strict
-//! structured answer ([`VisionAnswer`]). The answers become evidence for every `pdf_images`
+//! Each diagram goes to the vision model (`AUDITOR_VISION_MODEL`, by default the judges' own
+//! model) as a base64 PNG data URL with a strict structured answer ([`VisionAnswer`]). A model
+//! that rejects the image request for good (HTTP 400: no image support) is not asked again in
+//! the run; the diagram criteria then carry one `Missing` evidence naming the rejection. The answers become evidence for every `pdf_images`
 //! dimension: one classification per diagram and one fact per requirement of the swarm
 //! visual (parallel detectives, evidence aggregation, parallel judges, synthesis).
 
 use crate::judges::llm::LlmJudges;
 use crate::llm::structured::{SchemaSpec, strict_schema_for};
 use crate::llm::{self, AskError};
-use crate::model::{Confidence, Detective, Evidence};
+use crate::model::{Confidence, Detective, Evidence, TokenUsage};
 use crate::pdf::DiagramImage;
 use crate::rubric::Dimension;
 use async_openai::types::chat::{
@@ -171,6 +173,43 @@ pub fn evidence_without_model(
 /// What to do when the vision model failed on a diagram.
 const VISION_FIX: &str = "check the vision model's endpoint and name (AUDITOR_VISION_MODEL) and re-run; the log with -v shows each failed request";
 
+/// Evidence for the `pdf_images` dimensions when the vision model rejected the image request
+/// (HTTP 400 and the like: the model takes no images): the criterion is not assessed, with the
+/// reason. Not retried, and the model is not sent images again in the run.
+pub fn evidence_model_rejected(
+    images: &[DiagramImage],
+    dimensions: &[Dimension],
+    model: &str,
+    reason: &str,
+) -> BTreeMap<String, Vec<Evidence>> {
+    let refs: Vec<&DiagramImage> = images.iter().collect();
+    dimensions
+        .iter()
+        .map(|d| {
+            (
+                d.id.clone(),
+                vec![
+                    Evidence::missing(
+                        format!("vision.{}.model_rejected", d.id),
+                        Detective::VisionInspector,
+                        "Classify the report's diagrams and check the parallel flow",
+                        pages_loc(&refs),
+                        format!(
+                            "the model {model} rejected the image request ({reason}): {} \
+                             diagram(s) of the report were not inspected",
+                            images.len()
+                        ),
+                    )
+                    .with_fix(
+                        "set AUDITOR_VISION_MODEL to a vision-capable model and re-run, or \
+                         assess the diagrams by hand",
+                    ),
+                ],
+            )
+        })
+        .collect()
+}
+
 /// The data URL of a PNG.
 pub fn data_url(png: &[u8]) -> String {
     format!(
@@ -221,18 +260,25 @@ fn validate_answer(a: VisionAnswer) -> Result<VisionAnswer, String> {
 }
 
 /// Asks the vision model about every image (all in flight, bounded by the global limiter)
-/// and turns the answers into evidence. Without a vision model, see
+/// and turns the answers into evidence, with the tokens used. Without a vision model, see
 /// [`evidence_without_model`].
 pub async fn inspect(
     judges: &LlmJudges,
     images: &[DiagramImage],
     dimensions: &[Dimension],
-) -> BTreeMap<String, Vec<Evidence>> {
+) -> (BTreeMap<String, Vec<Evidence>>, TokenUsage) {
+    let none = TokenUsage::default();
     let Some(model) = judges.config().vision_model.clone() else {
-        return evidence_without_model(images, dimensions);
+        return (evidence_without_model(images, dimensions), none);
     };
     if images.is_empty() {
-        return no_diagram(dimensions);
+        return (no_diagram(dimensions), none);
+    }
+    if let Some(reason) = judges.vision_rejected(&model) {
+        return (
+            evidence_model_rejected(images, dimensions, &model, &reason),
+            none,
+        );
     }
     let spec = SchemaSpec {
         name: "diagram_analysis".into(),
@@ -268,24 +314,47 @@ pub async fn inspect(
                         &format!("p.{}", image.page),
                         asked.usage,
                     );
-                    Ok((asked.value, asked.model))
+                    (Ok((asked.value, asked.model)), asked.usage, false)
                 }
                 Err(e) => {
-                    let usage = match &e {
-                        AskError::Invalid { usage, .. } | AskError::Transport { usage, .. } => {
-                            *usage
-                        }
+                    let (usage, rejected) = match &e {
+                        AskError::Invalid { usage, .. } => (*usage, false),
+                        AskError::Transport {
+                            usage, rejected, ..
+                        } => (*usage, *rejected),
                     };
                     judges
                         .usage()
                         .record("VisionInspector", &format!("p.{}", image.page), usage);
-                    Err(e.to_string())
+                    (Err(e.to_string()), usage, rejected)
                 }
             }
         }
     });
-    let results = futures::future::join_all(asks).await;
-    evidence_from_answers(images, &results, dimensions)
+    let mut usage = TokenUsage::default();
+    let mut results = Vec::with_capacity(images.len());
+    let mut rejection = None;
+    for (result, u, rejected) in futures::future::join_all(asks).await {
+        usage.add(u);
+        if rejected && rejection.is_none() {
+            rejection = result.as_ref().err().cloned();
+        }
+        results.push(result);
+    }
+    if let Some(reason) = rejection
+        && results.iter().all(Result::is_err)
+    {
+        tracing::warn!(
+            model,
+            "the vision model rejected the image request; diagrams are not inspected in this run: {reason}"
+        );
+        judges.note_vision_rejected(&model, &reason);
+        return (
+            evidence_model_rejected(images, dimensions, &model, &reason),
+            usage,
+        );
+    }
+    (evidence_from_answers(images, &results, dimensions), usage)
 }
 
 /// Evidence from the per-image answers (`results[i]` belongs to `images[i]`): one

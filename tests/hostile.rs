@@ -209,7 +209,13 @@ async fn configuration_is_never_taken_from_the_audited_tree() {
             !system.contains(PLANTED),
             "student prompt as system message"
         );
-        assert!(system.contains("You are the"), "{system}");
+        // the built-in court rules; the persona's statute comes in the last message
+        assert!(system.contains("Rules of the court"), "{system}");
+        if body["messages"].as_array().is_some_and(|m| m.len() >= 3) {
+            let last = llm_support::last_text(body);
+            assert!(!last.contains(PLANTED), "student prompt as persona statute");
+            assert!(llm_support::persona_of(body).is_some(), "{last}");
+        }
     }
 }
 

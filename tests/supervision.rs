@@ -73,6 +73,7 @@ impl JudgeService for Shared {
                     usage: TokenUsage {
                         input_tokens: 10,
                         output_tokens: 5,
+                        cached_input_tokens: 0,
                     },
                     attempts: 1,
                 }),

@@ -66,6 +66,7 @@ impl JudgeService for ChattyJudges {
                 usage: TokenUsage {
                     input_tokens: 100,
                     output_tokens: 10,
+                    cached_input_tokens: 0,
                 },
                 attempts: 1,
             })

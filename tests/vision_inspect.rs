@@ -49,7 +49,11 @@ async fn each_diagram_is_sent_as_a_data_url_and_the_answer_becomes_evidence() {
     let server = server(Script::new(vec![Step::AnswerWith(state_machine_answer)])).await;
     let judges = judges(config(&server, &[("AUDITOR_VISION_MODEL", "vision-model")]));
     let images = [diagram(2, 1), diagram(5, 2)];
-    let ev = vision::inspect(&judges, &images, &dims()).await;
+    let (ev, usage) = vision::inspect(&judges, &images, &dims()).await;
+    assert_eq!(
+        usage.input_tokens, 200,
+        "the vision tokens are returned for the totals"
+    );
 
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 2);
@@ -125,7 +129,7 @@ async fn a_failing_vision_endpoint_gives_missing_evidence_not_facts() {
             ("AUDITOR_LLM_MAX_RETRIES", "1"),
         ],
     ));
-    let ev = vision::inspect(&judges, &[diagram(4, 3)], &dims()).await;
+    let (ev, _) = vision::inspect(&judges, &[diagram(4, 3)], &dims()).await;
     let evs = &ev["swarm_visual"];
     assert!(!evs.is_empty());
     assert!(
@@ -136,10 +140,55 @@ async fn a_failing_vision_endpoint_gives_missing_evidence_not_facts() {
 }
 
 #[tokio::test]
-async fn without_a_vision_model_nothing_is_sent_and_the_evidence_says_so() {
+async fn by_default_the_judges_model_reads_the_diagrams() {
     let server = server(Script::new(vec![Step::AnswerWith(state_machine_answer)])).await;
     let judges = judges(config(&server, &[]));
-    let ev = vision::inspect(
+    let (ev, _) = vision::inspect(&judges, &[diagram(1, 1)], &dims()).await;
+    let sent = bodies(&server).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["model"], MODEL);
+    assert!(ev["swarm_visual"][0].found);
+}
+
+#[tokio::test]
+async fn a_model_that_rejects_images_is_asked_once_and_the_criterion_says_why() {
+    let server = server(Script::new(vec![Step::Fixed(
+        ResponseTemplate::new(400).set_body_json(json!({"error": {
+            "message": "Invalid content type. image_url is only supported by certain models.",
+            "type": "invalid_request_error"
+        }})),
+    )]))
+    .await;
+    let judges = judges(config(&server, &[]));
+    let (ev, _) = vision::inspect(&judges, &[diagram(3, 1)], &dims()).await;
+    assert_eq!(bodies(&server).await.len(), 1, "a rejection is not retried");
+    let evs = &ev["swarm_visual"];
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0].kind, EvidenceKind::Missing);
+    assert!(evs[0].id.ends_with("model_rejected"));
+    assert!(
+        evs[0].rationale.contains("rejected the image request") && evs[0].rationale.contains("400"),
+        "{}",
+        evs[0].rationale
+    );
+    assert!(
+        evs[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("AUDITOR_VISION_MODEL")
+    );
+    // the next audit of the run does not send images to that model again
+    let (again, _) = vision::inspect(&judges, &[diagram(1, 2), diagram(2, 3)], &dims()).await;
+    assert_eq!(bodies(&server).await.len(), 1);
+    assert!(again["swarm_visual"][0].id.ends_with("model_rejected"));
+}
+
+#[tokio::test]
+async fn with_vision_off_nothing_is_sent_and_the_evidence_says_so() {
+    let server = server(Script::new(vec![Step::AnswerWith(state_machine_answer)])).await;
+    let judges = judges(config(&server, &[("AUDITOR_VISION_MODEL", "off")]));
+    let (ev, _) = vision::inspect(
         &judges,
         &[diagram(1, 1), diagram(2, 2), diagram(3, 3)],
         &dims(),

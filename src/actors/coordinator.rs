@@ -267,6 +267,9 @@ pub struct Collected {
     /// Name of the PDF that was analysed (a path or `repo:<path>`), if one could be read.
     pub pdf_name: Option<String>,
     pub pack: Arc<EvidencePack>,
+    /// LLM tokens used before the judges (vision model, prompt-cache warm-up), by user
+    /// (`VisionInspector`, `warm-up`): counted in the audit's totals.
+    pub usage: BTreeMap<String, TokenUsage>,
 }
 
 /// Run the detectives and the aggregation step only (for `auditor evidence`).
@@ -278,6 +281,7 @@ impl Handler<CollectEvidence> for Coordinator {
     type Result = ResponseFuture<Collected>;
 
     fn handle(&mut self, msg: CollectEvidence, _ctx: &mut Self::Context) -> Self::Result {
+        let judges = self.judges.clone();
         Box::pin(async move {
             let rubric: Arc<Rubric> = Arc::new(msg.0.rubric.rubric.clone());
             let span = tracing::info_span!(
@@ -285,7 +289,10 @@ impl Handler<CollectEvidence> for Coordinator {
                 submission = %msg.0.submission,
                 repo = %msg.0.repo.source
             );
-            collect_evidence(&msg.0, &rubric).instrument(span).await
+            let prepare = judges.prepare(rubric.clone());
+            collect_and_prepare(&msg.0, &rubric, prepare)
+                .instrument(span)
+                .await
         })
     }
 }
@@ -341,7 +348,8 @@ async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOut
     );
     let outcome = async move {
         let rubric: Arc<Rubric> = Arc::new(input.rubric.rubric.clone());
-        let collected = collect_evidence(&input, &rubric).await;
+        let prepare = service.prepare(rubric.clone());
+        let collected = collect_and_prepare(&input, &rubric, prepare).await;
         judge_and_rule(input, service, rubric, started, started_at, collected).await
     }
     .instrument(span.clone())
@@ -357,6 +365,24 @@ async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOut
         .count();
     span.record("criteria_flagged", flagged as i64);
     outcome
+}
+
+/// The detectives, and meanwhile the judge service's preparation (the prompt-cache warm-up):
+/// its tokens are added to the collected usage.
+async fn collect_and_prepare(
+    input: &AuditInput,
+    rubric: &Arc<Rubric>,
+    prepare: futures::future::LocalBoxFuture<'static, TokenUsage>,
+) -> Collected {
+    let (mut collected, warm_up) = futures::join!(collect_evidence(input, rubric), prepare);
+    if warm_up != TokenUsage::default() {
+        collected
+            .usage
+            .entry("warm-up".to_string())
+            .or_default()
+            .add(warm_up);
+    }
+    collected
 }
 
 async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected {
@@ -594,11 +620,17 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         )),
     }
     let _ = barrier.arrive(Detective::DocAnalyst, ());
+    let mut usage: BTreeMap<String, TokenUsage> = BTreeMap::new();
     match vision_branch {
-        Branch::Done(out) => state.merge(StateUpdate {
-            evidences: out.evidence,
-            ..Default::default()
-        }),
+        Branch::Done(out) => {
+            if out.usage != TokenUsage::default() {
+                usage.insert("VisionInspector".to_string(), out.usage);
+            }
+            state.merge(StateUpdate {
+                evidences: out.evidence,
+                ..Default::default()
+            })
+        }
         Branch::Missing(reason, fix) => state.merge(routes::evidence_missing(
             Detective::VisionInspector,
             &vision_dims,
@@ -676,6 +708,7 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         pdf_facts,
         pdf_name: pdf_bytes.ok().map(|(_, name)| name),
         pack,
+        usage,
     }
 }
 
@@ -694,6 +727,7 @@ async fn judge_and_rule(
         pdf_facts,
         pdf_name,
         pack,
+        usage: before_judges,
     } = collected;
 
     // ---- fan-out to the judges, one barrier per criterion ----------------------------------------
@@ -802,6 +836,10 @@ async fn judge_and_rule(
 
     let mut tokens = TokenUsage::default();
     let mut tokens_by_persona: BTreeMap<String, TokenUsage> = BTreeMap::new();
+    for (who, u) in before_judges {
+        tokens.add(u);
+        tokens_by_persona.entry(who).or_default().add(u);
+    }
     let mut tokens_by_criterion: BTreeMap<String, TokenUsage> = BTreeMap::new();
     while let Some((criterion, persona, result, timed_out)) = in_flight.next().await {
         if timed_out {

@@ -223,6 +223,8 @@ pub struct InspectDiagrams {
 pub struct VisionOutput {
     pub diagrams: usize,
     pub evidence: EvidenceMap,
+    /// Tokens the vision model used (counted in the audit's totals).
+    pub usage: crate::model::TokenUsage,
 }
 
 impl Handler<InspectDiagrams> for VisionInspector {
@@ -240,13 +242,17 @@ impl Handler<InspectDiagrams> for VisionInspector {
                 pdf::extract_diagrams(&pdf, &source).map_err(|e| DetectiveError::from_pdf(&e))
             })
             .await?;
-            let evidence = match &msg.vision {
+            let (evidence, usage) = match &msg.vision {
                 Some(v) => crate::vision::inspect(v, &images, &msg.dimensions).await,
-                None => crate::vision::evidence_without_model(&images, &msg.dimensions),
+                None => (
+                    crate::vision::evidence_without_model(&images, &msg.dimensions),
+                    crate::model::TokenUsage::default(),
+                ),
             };
             Ok(VisionOutput {
                 diagrams: images.len(),
                 evidence,
+                usage,
             })
         })
     }

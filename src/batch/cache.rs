@@ -124,6 +124,8 @@ fn answer_from_cache(hit: &CachedResponse) -> Result<JudgeAnswer, String> {
         usage: TokenUsage {
             input_tokens: hit.input_tokens,
             output_tokens: hit.output_tokens,
+            // the store keeps no cache split: a stored answer costs nothing again anyway
+            cached_input_tokens: 0,
         },
         attempts: hit.attempts,
     })

@@ -18,6 +18,8 @@ pub struct Stats {
     pub llm_asked: Cell<u64>,
     pub cache_hits: Cell<u64>,
     pub input_tokens: Cell<u64>,
+    /// Of `input_tokens`, those read from the provider's prompt cache.
+    pub cached_input_tokens: Cell<u64>,
     pub output_tokens: Cell<u64>,
 }
 
@@ -36,6 +38,7 @@ impl Stats {
             .set(self.llm_in_flight.get().saturating_sub(1));
         if let Some(u) = usage {
             inc(&self.input_tokens, u.input_tokens);
+            inc(&self.cached_input_tokens, u.cached_input_tokens);
             inc(&self.output_tokens, u.output_tokens);
         }
     }
@@ -72,7 +75,7 @@ impl Stats {
             .map(|d| format!(", ETA {}", human(d)))
             .unwrap_or_default();
         format!(
-            "batch: {}/{} done ({} from earlier runs), {} failed, {} remaining, {} running; LLM: {} in flight, {} asked, {} cache hits, tokens {} in / {} out; elapsed {}{eta}",
+            "batch: {}/{} done ({} from earlier runs), {} failed, {} remaining, {} running; LLM: {} in flight, {} asked, {} cache hits, tokens {} in ({} cached) / {} out; elapsed {}{eta}",
             self.done.get(),
             self.total.get(),
             self.skipped.get(),
@@ -83,6 +86,7 @@ impl Stats {
             self.llm_asked.get(),
             self.cache_hits.get(),
             self.input_tokens.get(),
+            self.cached_input_tokens.get(),
             self.output_tokens.get(),
             human(elapsed),
         )
@@ -164,11 +168,12 @@ impl Display {
                     stats.running.get()
                 ));
                 llm.set_message(format!(
-                    "LLM: {} in flight, {} asked, {} cache hits, tokens {} in / {} out",
+                    "LLM: {} in flight, {} asked, {} cache hits, tokens {} in ({} cached) / {} out",
                     stats.llm_in_flight.get(),
                     stats.llm_asked.get(),
                     stats.cache_hits.get(),
                     stats.input_tokens.get(),
+                    stats.cached_input_tokens.get(),
                     stats.output_tokens.get()
                 ));
                 llm.tick();
@@ -220,6 +225,7 @@ mod tests {
         s.request_finished(Some(crate::model::TokenUsage {
             input_tokens: 5,
             output_tokens: 2,
+            cached_input_tokens: 3,
         }));
         // two worked on in 20 s, seven remaining
         assert_eq!(
@@ -231,7 +237,7 @@ mod tests {
             line.contains("2/10 done (1 from earlier runs), 1 failed, 7 remaining"),
             "{line}"
         );
-        assert!(line.contains("tokens 5 in / 2 out"), "{line}");
+        assert!(line.contains("tokens 5 in (3 cached) / 2 out"), "{line}");
         assert!(line.contains("ETA 1m10s"), "{line}");
         assert_eq!(human(Duration::from_secs(3725)), "1h02m");
     }

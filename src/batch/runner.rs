@@ -108,6 +108,9 @@ struct StoredCollected {
     pdf_facts: Option<PdfFacts>,
     pdf_name: Option<String>,
     pack: EvidencePack,
+    /// LLM tokens used before the judges (vision, warm-up).
+    #[serde(default)]
+    usage: std::collections::BTreeMap<String, crate::model::TokenUsage>,
 }
 
 pub(crate) fn to_stored(c: &Collected) -> Result<String, String> {
@@ -117,6 +120,7 @@ pub(crate) fn to_stored(c: &Collected) -> Result<String, String> {
         pdf_facts: c.pdf_facts.clone(),
         pdf_name: c.pdf_name.clone(),
         pack: (*c.pack).clone(),
+        usage: c.usage.clone(),
     })
     .map_err(|e| format!("cannot serialise the evidence: {e}"))
 }
@@ -130,6 +134,7 @@ fn from_stored(json: &str) -> Result<Collected, String> {
         pdf_facts: s.pdf_facts,
         pdf_name: s.pdf_name,
         pack: Arc::new(s.pack),
+        usage: s.usage,
     })
 }
 
@@ -459,6 +464,7 @@ mod tests {
             pdf_facts: None,
             pdf_name: Some("repo:r.pdf".into()),
             pack: Arc::new(pack),
+            usage: Default::default(),
         };
         let json = to_stored(&c).unwrap();
         let back = from_stored(&json).unwrap();

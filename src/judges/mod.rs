@@ -5,10 +5,10 @@ pub mod levels;
 pub mod llm;
 pub mod offline;
 
-use crate::model::{Evidence, Judge};
+use crate::model::{Evidence, EvidenceKind, Judge};
 use crate::rubric::{Dimension, Rubric};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// A passage of the PDF report relevant to a criterion.
@@ -18,8 +18,8 @@ pub struct Excerpt {
     pub text: String,
 }
 
-/// Everything the judges see, identical for the three personas (and for every criterion, so
-/// the prompt prefix is stable and providers' prompt caches hit).
+/// Everything the detectives found, by criterion. Each judge request shows only the part that
+/// concerns its criterion ([`EvidencePack::focused`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EvidencePack {
     /// Evidence by dimension id.
@@ -36,9 +36,77 @@ impl EvidencePack {
             .unwrap_or(&[])
     }
 
-    /// Every evidence id in the pack (what an opinion may cite).
+    /// Every evidence id in the pack.
     pub fn all_ids(&self) -> impl Iterator<Item = &str> {
         self.evidences.values().flatten().map(|e| e.id.as_str())
+    }
+
+    /// What a judge of `criterion_id` is shown: the criterion's own evidence, its report
+    /// excerpts (each text once), and the facts of other criteria that can change its verdict.
+    pub fn focused(&self, criterion_id: &str) -> FocusedEvidence<'_> {
+        let own: Vec<&Evidence> = self.evidence_for(criterion_id).iter().collect();
+        let mut seen_ids: BTreeSet<&str> = own.iter().map(|e| e.id.as_str()).collect();
+        let mut cross = Vec::new();
+        for (dim, evs) in &self.evidences {
+            if dim == criterion_id {
+                continue;
+            }
+            for e in evs {
+                if is_cross_criterion_fact(e) && seen_ids.insert(e.id.as_str()) {
+                    cross.push((dim.as_str(), e));
+                }
+            }
+        }
+        let mut seen_text: BTreeSet<&str> = BTreeSet::new();
+        let excerpts = self
+            .excerpts
+            .get(criterion_id)
+            .map(|xs| {
+                xs.iter()
+                    .filter(|x| seen_text.insert(x.text.trim()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        FocusedEvidence {
+            own,
+            cross,
+            excerpts,
+        }
+    }
+}
+
+/// Whether a fact of one criterion can change the verdict on another: a confirmed security
+/// finding (it caps the overall score), a confirmed contradiction between report and code, or a
+/// defect of the graph's run-time behaviour (`repo.graph.defect.*`).
+pub fn is_cross_criterion_fact(e: &Evidence) -> bool {
+    (e.found
+        && matches!(
+            e.kind,
+            EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
+        ))
+        || e.id.starts_with("repo.graph.defect.")
+}
+
+/// The evidence one judge request shows (see [`EvidencePack::focused`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FocusedEvidence<'a> {
+    /// The criterion's own evidence, in the pack's order.
+    pub own: Vec<&'a Evidence>,
+    /// Cross-criterion facts, with the criterion they were filed under.
+    pub cross: Vec<(&'a str, &'a Evidence)>,
+    /// The criterion's report excerpts, duplicates removed.
+    pub excerpts: Vec<&'a Excerpt>,
+}
+
+impl FocusedEvidence<'_> {
+    /// Every id shown, i.e. every id the judge may cite.
+    pub fn ids(&self) -> BTreeSet<String> {
+        self.own
+            .iter()
+            .copied()
+            .chain(self.cross.iter().map(|(_, e)| *e))
+            .map(|e| e.id.clone())
+            .collect()
     }
 }
 
@@ -101,6 +169,15 @@ pub trait JudgeService: 'static {
     fn prompts(&self) -> Option<String> {
         None
     }
+
+    /// Prepares the judge requests of an audit under `rubric` while the detectives run (the
+    /// LLM judges warm the provider's prompt cache); returns the tokens it used.
+    fn prepare(
+        &self,
+        _rubric: Arc<Rubric>,
+    ) -> futures::future::LocalBoxFuture<'static, crate::model::TokenUsage> {
+        Box::pin(futures::future::ready(crate::model::TokenUsage::default()))
+    }
 }
 
 /// The deterministic offline judges as a [`JudgeService`].
@@ -149,5 +226,13 @@ impl JudgeService for llm::LlmJudges {
 
     fn prompts(&self) -> Option<String> {
         Some(llm::LlmJudges::prompts(self).describe())
+    }
+
+    fn prepare(
+        &self,
+        rubric: Arc<Rubric>,
+    ) -> futures::future::LocalBoxFuture<'static, crate::model::TokenUsage> {
+        let judges = self.clone();
+        Box::pin(async move { judges.warm_up(&rubric).await })
     }
 }

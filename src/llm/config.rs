@@ -30,9 +30,14 @@ pub struct LlmConfig {
     pub prosecutor_model: Option<String>,
     pub defense_model: Option<String>,
     pub techlead_model: Option<String>,
-    /// `AUDITOR_VISION_MODEL`: no vision model means the diagrams are not inspected (the
-    /// evidence says so).
+    /// `AUDITOR_VISION_MODEL`: the model that reads the report's diagrams. Unset: the judges'
+    /// model (`AUDITOR_MODEL`); `off` (or `none`): the diagrams are not inspected (the evidence
+    /// says so).
     pub vision_model: Option<String>,
+    /// `AUDITOR_LLM_WARMUP` (`1`/`0`, default on): before the judges, one short request carrying
+    /// the shared prompt prefix is sent while the detectives run, so the provider's prefix cache
+    /// is populated when the judges' requests arrive.
+    pub warm_up: bool,
     /// `AUDITOR_LLM_TIMEOUT` (seconds, fractions allowed): the whole request, body included.
     pub timeout: Duration,
     /// `AUDITOR_MAX_CONCURRENCY`: requests in flight at once, across all judges and vision.
@@ -61,6 +66,7 @@ impl fmt::Debug for LlmConfig {
             .field("defense_model", &self.defense_model)
             .field("techlead_model", &self.techlead_model)
             .field("vision_model", &self.vision_model)
+            .field("warm_up", &self.warm_up)
             .field("timeout", &self.timeout)
             .field("max_concurrency", &self.max_concurrency)
             .field("rpm", &self.rpm)
@@ -99,6 +105,7 @@ impl Default for LlmConfig {
             defense_model: None,
             techlead_model: None,
             vision_model: None,
+            warm_up: true,
             timeout: Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             rpm: None,
@@ -147,7 +154,24 @@ impl LlmConfig {
         cfg.prosecutor_model = get("AUDITOR_PROSECUTOR_MODEL");
         cfg.defense_model = get("AUDITOR_DEFENSE_MODEL");
         cfg.techlead_model = get("AUDITOR_TECHLEAD_MODEL");
-        cfg.vision_model = get("AUDITOR_VISION_MODEL");
+        cfg.vision_model = match get("AUDITOR_VISION_MODEL") {
+            Some(v) if matches!(v.to_ascii_lowercase().as_str(), "off" | "none") => None,
+            Some(v) => Some(v),
+            None => Some(cfg.model.clone()),
+        };
+        if let Some(v) = get("AUDITOR_LLM_WARMUP") {
+            cfg.warm_up = match v.to_ascii_lowercase().as_str() {
+                "1" | "true" | "on" | "yes" => true,
+                "0" | "false" | "off" | "no" => false,
+                _ => {
+                    return Err(ConfigError::new(
+                        "AUDITOR_LLM_WARMUP",
+                        &v,
+                        "expected 1 (send one prefix request first) or 0 (do not)",
+                    ));
+                }
+            };
+        }
         if let Some(v) = get("AUDITOR_LLM_TIMEOUT") {
             cfg.timeout = parse_timeout(&v)?;
         }
@@ -238,8 +262,19 @@ mod tests {
         assert_eq!(cfg.model, DEFAULT_MODEL);
         assert_eq!(cfg.timeout, Duration::from_secs(60));
         assert_eq!(cfg.rpm, None);
-        assert_eq!(cfg.vision_model, None);
+        // vision by default: the judges' model reads the diagrams
+        assert_eq!(cfg.vision_model.as_deref(), Some(DEFAULT_MODEL));
+        assert!(cfg.warm_up);
         assert_eq!(cfg.model_for(Judge::Defense), DEFAULT_MODEL);
+        let cfg = LlmConfig::from_env(env(&[("AUDITOR_MODEL", "m")])).unwrap();
+        assert_eq!(cfg.vision_model.as_deref(), Some("m"));
+        let cfg = LlmConfig::from_env(env(&[
+            ("AUDITOR_VISION_MODEL", "OFF"),
+            ("AUDITOR_LLM_WARMUP", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(cfg.vision_model, None);
+        assert!(!cfg.warm_up);
     }
 
     #[test]
@@ -285,6 +320,7 @@ mod tests {
             ("AUDITOR_MAX_CONCURRENCY", "many"),
             ("AUDITOR_RPM", "1.5"),
             ("AUDITOR_LLM_MAX_RETRIES", "-1"),
+            ("AUDITOR_LLM_WARMUP", "maybe"),
             ("OPENAI_BASE_URL", "localhost:8080"),
             ("OPENAI_BASE_URL", "ftp://x/v1"),
         ] {

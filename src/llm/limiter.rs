@@ -164,6 +164,7 @@ mod tests {
         let u = |i, o| TokenUsage {
             input_tokens: i,
             output_tokens: o,
+            cached_input_tokens: 0,
         };
         l.record("Prosecutor", "a", u(10, 1));
         l.record("Prosecutor", "b", u(20, 2));

@@ -68,6 +68,9 @@ pub enum AskError {
         message: String,
         requests: u32,
         usage: TokenUsage,
+        /// The server rejected the request for good (e.g. HTTP 400: a model that takes no
+        /// images); asking again cannot help.
+        rejected: bool,
     },
 }
 
@@ -137,6 +140,7 @@ where
                     continue;
                 }
                 return Err(AskError::Transport {
+                    rejected: matches!(e.failure, retry::Failure::Permanent { .. }),
                     message: e.message,
                     requests,
                     usage,

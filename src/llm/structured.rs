@@ -198,6 +198,12 @@ pub fn usage_of(resp: &CreateChatCompletionResponse) -> crate::model::TokenUsage
         .map(|u| crate::model::TokenUsage {
             input_tokens: u64::from(u.prompt_tokens),
             output_tokens: u64::from(u.completion_tokens),
+            cached_input_tokens: u
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens)
+                .map(u64::from)
+                .unwrap_or(0),
         })
         .unwrap_or_default()
 }

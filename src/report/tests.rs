@@ -36,6 +36,7 @@ fn metadata(mode: JudgeMode) -> RunMetadata {
         tokens: TokenUsage {
             input_tokens: 1000,
             output_tokens: 200,
+            cached_input_tokens: 600,
         },
         tokens_by_persona: BTreeMap::new(),
         tokens_by_criterion: BTreeMap::new(),
@@ -203,7 +204,10 @@ fn not_assessed_criteria_failed_judges_dissent_and_errors_render() {
     );
     let md = render_markdown(&report, DEFAULT_TEMPLATE).unwrap();
     assert!(md.contains("LLM judges (prosecutor: model-x)"), "{md}");
-    assert!(md.contains("**Tokens:** 1000 input, 200 output"), "{md}");
+    assert!(
+        md.contains("**Tokens:** 1000 input (600 cached), 200 output"),
+        "{md}"
+    );
     assert!(md.contains("**Final score: not assessed**"), "{md}");
     assert!(
         md.contains("⚠️ **JUDGE FAILED**: Tech Lead: reply was free text"),

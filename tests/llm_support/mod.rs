@@ -75,25 +75,68 @@ pub fn last_text(body: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// The persona the request names in its system message ("You are the X ...").
-pub fn persona_of(body: &Value) -> Option<Judge> {
-    let sys = system_text(body);
-    let rest = sys.strip_prefix("You are the ")?;
-    let word: String = rest.chars().take_while(|c| c.is_alphanumeric()).collect();
-    match word.as_str() {
-        "Prosecutor" => Some(Judge::Prosecutor),
-        "Defense" => Some(Judge::Defense),
-        "TechLead" => Some(Judge::TechLead),
-        _ => None,
-    }
+/// The texts of every message of a request body, in order.
+pub fn message_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .map(|m| match &m["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join(""),
+                    _ => String::new(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
-/// The criterion id the final user message asks about (the first `backticked` word).
+/// The persona the request names: the latest message that begins "You are the X" (the
+/// persona's statute, after the shared prefix and the evidence).
+pub fn persona_of(body: &Value) -> Option<Judge> {
+    message_texts(body).iter().rev().find_map(|t| {
+        let rest = t.strip_prefix("You are the ")?;
+        let word: String = rest.chars().take_while(|c| c.is_alphanumeric()).collect();
+        match word.as_str() {
+            "Prosecutor" => Some(Judge::Prosecutor),
+            "Defense" => Some(Judge::Defense),
+            "TechLead" => Some(Judge::TechLead),
+            _ => None,
+        }
+    })
+}
+
+/// The criterion id the request asks about: "... criterion `id`" in its latest message saying so.
 pub fn criterion_of(body: &Value) -> Option<String> {
-    let last = last_text(body);
-    let start = last.find('`')? + 1;
-    let len = last[start..].find('`')?;
-    Some(last[start..start + len].to_string())
+    message_texts(body).iter().rev().find_map(|t| {
+        let start = t.find("criterion `")? + "criterion `".len();
+        let len = t[start..].find('`')?;
+        Some(t[start..start + len].to_string())
+    })
+}
+
+/// The criterion's own evidence ids listed in the question ("Its own evidence ids: a, b.").
+pub fn own_ids_of(body: &Value) -> Vec<String> {
+    message_texts(body)
+        .iter()
+        .rev()
+        .find_map(|t| {
+            let start = t.find("Its own evidence ids: ")? + "Its own evidence ids: ".len();
+            let end = t[start..].find(". ")?;
+            Some(
+                t[start..start + end]
+                    .split(", ")
+                    .map(str::trim)
+                    .filter(|i| !i.is_empty() && !i.contains(' '))
+                    .map(str::to_string)
+                    .collect(),
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// The schema of the request (response_format or tool parameters).
@@ -105,14 +148,11 @@ pub fn schema_of(body: &Value) -> Value {
     }
 }
 
-/// A valid opinion JSON for what `body` asks.
+/// A valid opinion JSON for what `body` asks (citing the criterion's first own id).
 pub fn valid_opinion(body: &Value) -> String {
     let persona = persona_of(body).unwrap_or(Judge::TechLead);
     let criterion = criterion_of(body).unwrap_or_default();
-    let cite = schema_of(body)["properties"]["cited_evidence"]["items"]["enum"]
-        .as_array()
-        .and_then(|a| a.first().cloned())
-        .unwrap_or(Value::Null);
+    let cite: Vec<String> = own_ids_of(body).into_iter().take(1).collect();
     let score = match persona {
         Judge::Prosecutor => 2,
         Judge::Defense => 4,
@@ -127,7 +167,7 @@ pub fn valid_opinion(body: &Value) -> String {
              from START but the judges run in sequence, which only partly meets the pattern.",
             persona.as_str()
         ),
-        "cited_evidence": if cite.is_null() { json!([]) } else { json!([cite]) },
+        "cited_evidence": cite,
     })
     .to_string()
 }
