@@ -8,7 +8,6 @@
 use crate::model::{AuditReport, CriterionFlag, JudgeMode, OpinionSource, Stage};
 use handlebars::Handlebars;
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The report template shipped in the binary.
@@ -379,28 +378,10 @@ pub fn sidecar(
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let io = |source: std::io::Error| ReportError::Io {
+    crate::files::write_atomic(path, bytes).map_err(|source| ReportError::Io {
         path: path.display().to_string(),
         source,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    // A temporary file is created 0600; a report is an ordinary, readable document.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(io)?;
-    }
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    })
 }
 
 /// Writes `X.md` (rendered with [`DEFAULT_TEMPLATE`]) and `X.json` (the sidecar) beside it,

@@ -567,13 +567,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
 
 /// Writes a file atomically (temporary file + rename), so a crash never leaves half a file.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, contents)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::files::write_atomic(path, contents)
 }
 
 /// The directory of a submission's outputs.
