@@ -172,7 +172,8 @@ fn resumes_after_sigkill_without_asking_twice() {
     let o = run(root, &manifest, &out, &SLOW);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(StoreView::open(&out).unwrap().asked().0, asked);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("0 requests sent in this run"));
+    // offline judges: the summary says no model was asked (the store above: nothing re-asked)
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing was sent to a model"));
 }
 
 #[test]

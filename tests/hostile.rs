@@ -856,6 +856,10 @@ fn a_row_that_becomes_invalid_keeps_no_old_report() {
     };
     std::fs::write(&manifest, "id,repo\nstudent,repos/good\nother,repos/good\n").unwrap();
     let first = batch();
+    // offline judges ask nothing of a model, and the summary says so (no "N requests sent")
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(stdout.contains("nothing was sent to a model"), "{stdout}");
+    assert!(!stdout.contains("requests sent"), "{stdout}");
     let report = out_dir.join("student/report.md");
     assert!(
         report.exists(),

@@ -103,6 +103,8 @@ pub struct BatchSummary {
     /// Requests sent to the judge service in this run.
     pub asked_this_run: u64,
     pub cache_hits_this_run: u64,
+    /// The judges were the offline rules: nothing was asked of any model.
+    pub offline_judges: bool,
     pub out: PathBuf,
 }
 
@@ -333,6 +335,7 @@ fn run_batch_inner(
         isolation: setup.isolation,
     });
     let stats = Rc::new(progress::Stats::default());
+    let offline_judges = service.mode() == crate::model::JudgeMode::Offline;
     let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);
     let subs: Vec<manifest::Submission> = manifest.submissions().cloned().collect();
     let display = Rc::new(progress::Display::auto(
@@ -394,6 +397,7 @@ fn run_batch_inner(
         counters,
         asked_this_run: stats.llm_asked.get(),
         cache_hits_this_run: stats.cache_hits.get(),
+        offline_judges,
         out,
     })
 }
@@ -541,10 +545,14 @@ fn print_summary(s: &BatchSummary) {
             ""
         }
     );
-    println!(
-        "Judges: {} requests sent in this run, {} answers from the cache",
-        s.asked_this_run, s.cache_hits_this_run
-    );
+    if s.offline_judges {
+        println!("Judges: offline (deterministic rules, no LLM): nothing was sent to a model");
+    } else {
+        println!(
+            "Judges: {} requests sent in this run, {} answers from the cache",
+            s.asked_this_run, s.cache_hits_this_run
+        );
+    }
     println!("Grades:    {}", s.out.join("grades.csv").display());
     println!("Summary:   {}", s.out.join("summary.md").display());
     println!("Dashboard: {}", s.out.join("index.html").display());
