@@ -713,7 +713,7 @@ fn compose_never_drops_a_dimension_and_reports_no_verdict_when_nothing_was_asses
     assert_eq!(report.overall_score, None);
     assert!(report.verdict.starts_with("No verdict"));
     assert!(report.executive_summary.contains("prosecutor: gpt-x"));
-    assert!(report.executive_summary.contains("1 error(s)"));
+    assert!(report.executive_summary.contains("1 error occurred"));
     assert!(report.remediation_plan.iter().all(|r| r.impact == 4));
 }
 
@@ -777,4 +777,31 @@ fn official_rubrics_are_deliberated_with_the_offline_judges() {
             }
         }
     }
+}
+
+fn scored(name: &str, score: i64) -> CriterionResult {
+    CriterionResult {
+        dimension_id: name.to_lowercase(),
+        dimension_name: name.into(),
+        final_score: Some(Score::new(score).unwrap()),
+        judge_opinions: vec![],
+        dissent_summary: None,
+        remediation: String::new(),
+        rules_applied: vec![],
+        flags: vec![],
+        status: Default::default(),
+        not_assessed: None,
+    }
+}
+
+#[test]
+fn ties_are_never_called_the_strongest() {
+    let results: Vec<CriterionResult> = [("A", 5), ("B", 5), ("C", 5), ("D", 5), ("E", 3)]
+        .iter()
+        .map(|(n, s)| scored(n, *s))
+        .collect();
+    let refs: Vec<&CriterionResult> = results.iter().collect();
+    assert_eq!(extreme(&refs, 5), "4 criteria at 5/5");
+    assert_eq!(extreme(&refs, 3), "E (3/5)");
+    assert_eq!(extreme(&refs[2..], 5), "C, D (5/5 each)");
 }
