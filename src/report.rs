@@ -9,9 +9,9 @@ use crate::model::{
     AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge, JudgeMode,
     OpinionSource, Stage,
 };
-use std::collections::BTreeMap;
 use handlebars::Handlebars;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -604,7 +604,10 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
     View {
         overall_line,
         pdf: match &md.pdf_path {
-            Some(p) => code_span(p),
+            Some(p) => match p.strip_prefix("repo:") {
+                Some(inside) => format!("`{}` (in the repository)", code_span(inside)),
+                None => format!("`{}`", code_span(p)),
+            },
             None => String::new(),
         },
         table,

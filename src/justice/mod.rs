@@ -35,12 +35,12 @@
 
 pub mod facts;
 
-use crate::report::count;
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
     JudgeFailure, JudgeMode, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata,
     Score,
 };
+use crate::report::count;
 use crate::rubric::{Dimension, Rubric};
 use facts::Tally;
 use std::collections::BTreeMap;
@@ -761,7 +761,11 @@ pub fn compose(
         } else if !security.is_empty() {
             summary.push_str(&format!(
                 "{} ({}); the overall cap of {SECURITY_CAP} holds. ",
-                count(security.len(), "confirmed security finding", "confirmed security findings"),
+                count(
+                    security.len(),
+                    "confirmed security finding",
+                    "confirmed security findings"
+                ),
                 facts::describe_located(&security, 3)
             ));
         }
