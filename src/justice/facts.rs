@@ -182,7 +182,7 @@ pub fn short(text: &str, max: usize) -> String {
             _ => cut.as_str(),
         }
     };
-    let kept = kept.trim_end_matches(|c: char| c == ' ' || c == ',' || c == ';' || c == ':');
+    let kept = kept.trim_end_matches([' ', ',', ';', ':']);
     format!("{kept}…")
 }
 
