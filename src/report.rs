@@ -195,9 +195,9 @@ struct RuleView {
 struct PlanView {
     rank: usize,
     name: String,
-    id: String,
     impact: String,
-    actions: Vec<String>,
+    /// The criterion's number in the breakdown, where its fix is.
+    number: usize,
 }
 
 #[derive(Serialize)]
@@ -649,9 +649,12 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
             .map(|(i, r)| PlanView {
                 rank: i + 1,
                 name: inline(&r.dimension_name),
-                id: inline(&r.dimension_id),
                 impact: count(usize::from(r.impact), "point", "points"),
-                actions: lines(&r.action),
+                number: report
+                    .criteria
+                    .iter()
+                    .position(|c| c.dimension_id == r.dimension_id)
+                    .map_or(0, |p| p + 1),
             })
             .collect(),
         errors: report

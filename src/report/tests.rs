@@ -169,6 +169,18 @@ fn flags_rules_dissent_and_remediation_are_visible() {
     let plan = &md[md.find("## Remediation Plan").unwrap()..];
     let first = report.remediation_plan[0].dimension_name.clone();
     assert!(plan.contains(&format!("1. **{first}**")), "{plan}");
+    // ... and points at the criterion whose fix it is
+    let number = report
+        .criteria
+        .iter()
+        .position(|c| c.dimension_name == first)
+        .unwrap()
+        + 1;
+    assert!(
+        plan.contains(&format!("(the fix is under criterion {number})")),
+        "{plan}"
+    );
+    assert!(md.contains(&format!("### {number}. {first}\n")), "{md}");
     // rules applied are named where the criterion is decided
     assert!(md.contains("**Rules that decided it:**"), "{md}");
 }
