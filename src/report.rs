@@ -388,9 +388,14 @@ fn findings(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) ->
             .map(|s| format!("{}/5", s.get()))
             .unwrap_or_default(),
         lost: count(usize::from(lost), "point", "points"),
-        text: inline(&crate::justice::facts::short(
-            crate::justice::facts::fact_text(e),
-            160,
+        text: inline(&format!(
+            "{}{}",
+            match e.kind {
+                EvidenceKind::SecurityFinding => "security finding: ",
+                EvidenceKind::Contradiction => "contradicted by the code: ",
+                _ => "not met: ",
+            },
+            crate::justice::facts::short(crate::justice::facts::fact_text(e), 160)
         )),
         location: location(&e.location, places(report)),
     };

@@ -266,6 +266,17 @@ fn the_top_40_lines_hold_the_verdict_the_table_what_was_audited_and_located_find
         findings[0].starts_with(&format!("- **{}**", costliest.dimension_name)),
         "{findings:?}"
     );
+    // each says what kind of failure it is: the security finding is called one
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.contains("Safe Tool Engineering") && f.contains("): security finding: ")),
+        "{findings:?}"
+    );
+    assert!(
+        findings.iter().any(|f| f.contains("): not met: ")),
+        "{findings:?}"
+    );
     // the evidence, complete, is folded below
     assert!(
         md.contains("<details><summary>All evidence (3 items)</summary>"),
@@ -387,6 +398,13 @@ fn not_assessed_criteria_failed_judges_dissent_and_errors_render() {
         "{md}"
     );
     assert!(md.contains("#### Dissent\n\n> Defense (5)"), "{md}");
+    // the table shows the failed judge as failed, and the flag in a few words
+    let row = md
+        .lines()
+        .find(|l| l.contains(&format!(" | {} | ", d.name)))
+        .unwrap_or_else(|| panic!("no row for {}:\n{md}", d.name));
+    assert!(row.contains("| 1 | 5 | failed |"), "{row}");
+    assert!(row.contains("judge failed"), "{row}");
     assert!(md.contains("## Errors\n"), "{md}");
     assert!(
         md.contains("- **DocAnalyst** (theoretical\\_depth)")
