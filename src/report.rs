@@ -293,14 +293,20 @@ struct Places<'a> {
     pdf: Option<&'a str>,
 }
 
-/// A location as a reader checks it: a path inside the audited repository relative to it, the
-/// PDF by its file name (`report.pdf p.3`), a commit hash shortened; for a code span (no
+/// A location as a reader checks it: a path inside the audited repository relative to it (the
+/// PDF too when it is in the repository), a PDF outside it by its file name (`report.pdf p.3`), a commit hash shortened; for a code span (no
 /// backticks, one line).
 fn location(loc: &str, places: Places) -> String {
     let repo = places.repo.trim_end_matches('/');
     let loc = loc.trim();
     let pdf = places.pdf.filter(|p| !p.is_empty() && loc.starts_with(p));
-    let rel = if let Some(pdf) = pdf {
+    let in_repo = loc
+        .strip_prefix(repo)
+        .filter(|_| !repo.is_empty())
+        .and_then(|r| r.strip_prefix('/'));
+    let rel = if let Some(rest) = in_repo {
+        rest.to_string()
+    } else if let Some(pdf) = pdf {
         let name = Path::new(pdf)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -308,12 +314,6 @@ fn location(loc: &str, places: Places) -> String {
         format!("{name}{}", &loc[pdf.len()..])
     } else if !repo.is_empty() && loc == repo {
         "(repository)".to_string()
-    } else if let Some(rest) = loc
-        .strip_prefix(repo)
-        .filter(|_| !repo.is_empty())
-        .and_then(|r| r.strip_prefix('/'))
-    {
-        rest.to_string()
     } else if loc.len() == 40 && loc.chars().all(|c| c.is_ascii_hexdigit()) {
         format!("commit {}", &loc[..12])
     } else {

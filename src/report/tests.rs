@@ -336,6 +336,14 @@ fn locations_are_relative_to_the_repository_and_the_pdf() {
         "commit c656610ec893"
     );
     assert_eq!(location("a`b\nc", places), "a'b c");
+    let inside = Places {
+        repo: "/tmp/x/repo",
+        pdf: Some("/tmp/x/repo/reports/final.pdf"),
+    };
+    assert_eq!(
+        location("/tmp/x/repo/reports/final.pdf p.4", inside),
+        "reports/final.pdf p.4"
+    );
 }
 
 #[test]
