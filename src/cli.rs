@@ -651,7 +651,10 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
     );
     let flagged = report.criteria.iter().filter(|c| !c.is_clean()).count();
     if flagged > 0 {
-        println!("{flagged} criteria are flagged (see the report): exit code 3");
+        println!(
+            "{} (see the report): exit code 3",
+            crate::report::count(flagged, "criterion is flagged", "criteria are flagged")
+        );
     }
 }
 

@@ -91,6 +91,13 @@ fn offline_audit_writes_three_sections_ten_criteria_three_opinions_each() {
         .expect("criterion breakdown");
     let plan = md.find("## Remediation Plan").expect("remediation plan");
     assert!(exec < breakdown && breakdown < plan, "sections in order");
+    // the table of every criterion is within the report's first 40 lines
+    let top: Vec<&str> = md.lines().take(40).collect();
+    assert!(
+        top.iter()
+            .any(|l| l.starts_with("| # | Criterion | Final | Prosecutor | Defense | Tech Lead |")),
+        "{md}"
+    );
     assert!(
         md.contains("offline judges"),
         "the report says the judges were offline"
@@ -113,6 +120,12 @@ fn offline_audit_writes_three_sections_ten_criteria_three_opinions_each() {
             continue;
         }
         assert_eq!(c["status"], "assessed", "{c}");
+        let name = c["dimension_name"].as_str().unwrap();
+        assert!(
+            top.iter()
+                .any(|l| l.contains(&format!(" | {name} | **{}/5** |", c["final_score"]))),
+            "{name} has its row with its score in the top table"
+        );
         let judges: Vec<&str> = opinions
             .iter()
             .map(|o| o["judge"].as_str().unwrap())

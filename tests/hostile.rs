@@ -197,7 +197,7 @@ async fn configuration_is_never_taken_from_the_audited_tree() {
     assert_ne!(md["rubric_name"], PLANTED);
     assert!(text.contains("(built into auditor, sha256 "), "{text}");
     assert!(
-        text.contains("**Prompts:** built into auditor (sha256 "),
+        text.contains("; prompts: built into auditor (sha256 "),
         "{text}"
     );
 
@@ -371,12 +371,14 @@ fn markdown_and_terminal_escapes_from_the_submission_are_neutralised() {
     assert!(live_link.is_none(), "live link or image: {live_link:?}");
 }
 
-/// The first `[text](url` or `![alt](url` whose brackets are not escaped.
+/// The first `[text](url` or `![alt](url` whose brackets are not escaped and that is not
+/// inside a code span (a backtick-delimited span on its line: Markdown shows its content
+/// literally, links included).
 fn regex_lite_find(md: &str) -> Option<String> {
     let b = md.as_bytes();
     for (i, _) in md.match_indices("](") {
         let escaped = i > 0 && b[i - 1] == b'\\';
-        if escaped {
+        if escaped || in_code_span(md, i) {
             continue;
         }
         if let Some(open) = md[..i].rfind('[') {
@@ -386,6 +388,27 @@ fn regex_lite_find(md: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether byte `i` lies inside a closed code span on its line: an odd number of unescaped
+/// backticks before it on the line and at least one unescaped backtick after it.
+fn in_code_span(md: &str, i: usize) -> bool {
+    let start = md[..i].rfind('\n').map_or(0, |p| p + 1);
+    let end = md[i..].find('\n').map_or(md.len(), |p| i + p);
+    let ticks = |s: &str| {
+        let b = s.as_bytes();
+        (0..b.len())
+            .filter(|&k| b[k] == b'`' && (k == 0 || b[k - 1] != b'\\'))
+            .count()
+    };
+    ticks(&md[start..i]) % 2 == 1 && ticks(&md[i..end]) > 0
+}
+
+#[test]
+fn a_link_in_a_code_span_is_not_live_but_one_outside_is() {
+    assert!(regex_lite_find("- `src/[f](x.png).py:2`: seen").is_none());
+    assert!(regex_lite_find("- \\`src/[f](x.png).py:2\\`: seen").is_some());
+    assert!(regex_lite_find("`a` [f](x.png) `b`").is_some());
 }
 
 #[test]

@@ -314,7 +314,7 @@ impl Handler<JudgeCollected> for Coordinator {
         Box::pin(async move {
             let rubric: Arc<Rubric> = Arc::new(msg.input.rubric.rubric.clone());
             let started = Instant::now();
-            let started_at = chrono::Utc::now().to_rfc3339();
+            let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
             let span = tracing::info_span!(
                 "audit",
                 submission = %msg.input.submission,
@@ -337,7 +337,7 @@ impl Handler<JudgeCollected> for Coordinator {
 
 async fn run_graph(input: AuditInput, service: Rc<dyn JudgeService>) -> AuditOutcome {
     let started = Instant::now();
-    let started_at = chrono::Utc::now().to_rfc3339();
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let span = tracing::info_span!(
         "audit",
         submission = %input.submission,

@@ -164,15 +164,26 @@ pub fn fact_text(e: &Evidence) -> &str {
     }
 }
 
-/// One line, at most `max` characters (on a char boundary), with an ellipsis when cut.
+/// One line, at most `max` characters, with an ellipsis when cut. The cut falls at a word
+/// boundary (never mid-word) unless the text's first word alone is longer than `max`; a
+/// single over-long word is cut on a char boundary.
 pub fn short(text: &str, max: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
+        return one_line;
     }
+    let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    let next_is_space = one_line[cut.len()..].starts_with(' ');
+    let kept = if next_is_space {
+        cut.as_str()
+    } else {
+        match cut.rfind(' ') {
+            Some(i) if i > 0 => &cut[..i],
+            _ => cut.as_str(),
+        }
+    };
+    let kept = kept.trim_end_matches([' ', ',', ';', ':']);
+    format!("{kept}…")
 }
 
 /// Lower-cased id + goal, for recognising which requirement a fact is about.
@@ -271,5 +282,16 @@ mod tests {
     fn short_cuts_on_char_boundaries() {
         assert_eq!(short("a  b\nc", 10), "a b c");
         assert_eq!(short("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn short_cuts_at_a_word_boundary() {
+        assert_eq!(short("one two three four", 12), "one two…");
+        assert_eq!(short("one two, three four", 10), "one two…");
+        assert_eq!(short("one two three", 8), "one two…");
+        assert_eq!(
+            short("the reducer of `errors` is lost in graph", 25),
+            "the reducer of `errors`…"
+        );
     }
 }

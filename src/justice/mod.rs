@@ -40,6 +40,7 @@ use crate::model::{
     JudgeFailure, JudgeMode, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata,
     Score,
 };
+use crate::report::count;
 use crate::rubric::{Dimension, Rubric};
 use facts::Tally;
 use std::collections::BTreeMap;
@@ -617,6 +618,21 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// The criteria at `score`, for "Strongest" / "Weakest": one is named, up to three are listed,
+/// more are counted ("7 criteria at 5/5").
+fn extreme(assessed: &[&CriterionResult], score: u8) -> String {
+    let names: Vec<&str> = assessed
+        .iter()
+        .filter(|c| c.final_score.map(Score::get) == Some(score))
+        .map(|c| c.dimension_name.as_str())
+        .collect();
+    match names.len() {
+        1 => format!("{} ({score}/5)", names[0]),
+        2 | 3 => format!("{} ({score}/5 each)", names.join(", ")),
+        k => format!("{k} criteria at {score}/5"),
+    }
+}
+
 /// Composes the final report: overall score (mean of the assessed criteria, capped at 3 when
 /// any confirmed security finding exists), verdict, executive summary and a remediation plan
 /// ordered by impact (most points to gain first: 5 − final score; ties keep the rubric's
@@ -691,8 +707,9 @@ pub fn compose(
                 "Insufficient"
             };
             format!(
-                "{band}: overall {s:.2}/5 over {} of {n} assessed criteria.",
-                assessed.len()
+                "{band}: overall {s:.2}/5 over {} of {n} {}.",
+                assessed.len(),
+                if n == 1 { "criterion" } else { "criteria" }
             )
         }
     };
@@ -719,33 +736,36 @@ pub fn compose(
             format!("Judges: LLM ({}). ", models.join(", "))
         }
     });
-    // Strongest / weakest only mean something with at least two assessed criteria.
-    let best = assessed
+    // Strongest / weakest only mean something with at least two assessed criteria and two
+    // different scores; a tie is named as a tie, never as one "strongest" criterion.
+    let scores: Vec<u8> = assessed
         .iter()
-        .max_by_key(|c| (c.final_score, std::cmp::Reverse(position(&c.dimension_id))));
-    let worst = assessed
-        .iter()
-        .min_by_key(|c| (c.final_score, position(&c.dimension_id)));
-    if let (true, Some(best), Some(worst)) = (assessed.len() >= 2, best, worst) {
-        summary.push_str(&format!(
-            "Strongest: {} ({}/5). Weakest: {} ({}/5). ",
-            best.dimension_name,
-            best.final_score.map(Score::get).unwrap_or(0),
-            worst.dimension_name,
-            worst.final_score.map(Score::get).unwrap_or(0)
-        ));
+        .filter_map(|c| c.final_score.map(Score::get))
+        .collect();
+    if let (Some(&hi), Some(&lo)) = (scores.iter().max(), scores.iter().min()) {
+        if assessed.len() >= 2 && hi > lo {
+            summary.push_str(&format!(
+                "Strongest: {}. Weakest: {}. ",
+                extreme(&assessed, hi),
+                extreme(&assessed, lo)
+            ));
+        }
     }
     if let (Some(m), Some(s)) = (mean, overall_score) {
         if s < m {
             summary.push_str(&format!(
-                "Security override: {} confirmed security finding(s) ({}) cap the overall score at {SECURITY_CAP} (mean of criteria {m:.2}). ",
-                security.len(),
+                "Security override: {} ({}) cap the overall score at {SECURITY_CAP} (mean of criteria {m:.2}). ",
+                count(security.len(), "confirmed security finding", "confirmed security findings"),
                 facts::describe_located(&security, 3)
             ));
         } else if !security.is_empty() {
             summary.push_str(&format!(
-                "{} confirmed security finding(s) ({}); the overall cap of {SECURITY_CAP} holds. ",
-                security.len(),
+                "{} ({}); the overall cap of {SECURITY_CAP} holds. ",
+                count(
+                    security.len(),
+                    "confirmed security finding",
+                    "confirmed security findings"
+                ),
                 facts::describe_located(&security, 3)
             ));
         }
@@ -767,13 +787,14 @@ pub fn compose(
     let flagged = criteria.iter().filter(|c| !c.flags.is_empty()).count();
     if flagged > 0 {
         summary.push_str(&format!(
-            "{flagged} of {n} criteria carry flags (missing evidence, failed judges or review needed); see the breakdown. "
+            "{flagged} of {n} criteria {} flags (missing evidence, failed judges or review needed); see the breakdown. ",
+            if flagged == 1 { "carries" } else { "carry" }
         ));
     }
     if !errors.is_empty() {
         summary.push_str(&format!(
-            "{} error(s) occurred during the run; see Errors. ",
-            errors.len()
+            "{} occurred during the run; see Errors. ",
+            count(errors.len(), "error", "errors")
         ));
     }
     let summary = summary.trim_end().to_string();

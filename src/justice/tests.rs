@@ -713,7 +713,7 @@ fn compose_never_drops_a_dimension_and_reports_no_verdict_when_nothing_was_asses
     assert_eq!(report.overall_score, None);
     assert!(report.verdict.starts_with("No verdict"));
     assert!(report.executive_summary.contains("prosecutor: gpt-x"));
-    assert!(report.executive_summary.contains("1 error(s)"));
+    assert!(report.executive_summary.contains("1 error occurred"));
     assert!(report.remediation_plan.iter().all(|r| r.impact == 4));
 }
 
@@ -777,4 +777,101 @@ fn official_rubrics_are_deliberated_with_the_offline_judges() {
             }
         }
     }
+}
+
+fn scored(name: &str, score: i64) -> CriterionResult {
+    CriterionResult {
+        dimension_id: name.to_lowercase(),
+        dimension_name: name.into(),
+        final_score: Some(Score::new(score).unwrap()),
+        judge_opinions: vec![],
+        dissent_summary: None,
+        remediation: String::new(),
+        rules_applied: vec![],
+        flags: vec![],
+        status: Default::default(),
+        not_assessed: None,
+    }
+}
+
+#[test]
+fn ties_are_never_called_the_strongest() {
+    let results: Vec<CriterionResult> = [("A", 5), ("B", 5), ("C", 5), ("D", 5), ("E", 3)]
+        .iter()
+        .map(|(n, s)| scored(n, *s))
+        .collect();
+    let refs: Vec<&CriterionResult> = results.iter().collect();
+    assert_eq!(extreme(&refs, 5), "4 criteria at 5/5");
+    assert_eq!(extreme(&refs, 3), "E (3/5)");
+    assert_eq!(extreme(&refs[2..], 5), "C, D (5/5 each)");
+}
+
+#[test]
+fn the_summary_names_ties_as_ties_and_counts_in_the_right_number() {
+    let rubric = Rubric::parse(EMBEDDED_RUBRIC, "rubric.json").unwrap();
+    let scores = [5, 5, 5, 5, 4, 4, 3, 3, 3, 2];
+    let results: Vec<CriterionResult> = rubric
+        .dimensions
+        .iter()
+        .zip(scores)
+        .map(|(d, s)| {
+            let mut r = scored(&d.name, s);
+            r.dimension_id = d.id.clone();
+            r
+        })
+        .collect();
+    let mut flagged = results.clone();
+    flagged[9].flags.push(CriterionFlag::NeedsHumanReview {
+        reason: "scores too far apart".into(),
+    });
+    let report = compose(
+        "repo",
+        Some("abc".into()),
+        &rubric,
+        flagged,
+        metadata(JudgeMode::Offline),
+        vec![],
+        &BTreeMap::new(),
+    );
+    let s = &report.executive_summary;
+    assert!(s.contains("Strongest: 4 criteria at 5/5."), "{s}");
+    assert!(
+        s.contains(&format!("Weakest: {} (2/5).", rubric.dimensions[9].name)),
+        "{s}"
+    );
+    assert!(s.contains("1 of 10 criteria carries flags"), "{s}");
+    assert!(!s.contains("(s)"), "{s}");
+    assert!(
+        report.verdict.contains("over 10 of 10 criteria."),
+        "{}",
+        report.verdict
+    );
+
+    // all equal: neither a strongest nor a weakest
+    let equal: Vec<CriterionResult> = results
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.final_score = Some(Score::new(4).unwrap());
+            r
+        })
+        .collect();
+    let report = compose(
+        "repo",
+        None,
+        &rubric,
+        equal,
+        metadata(JudgeMode::Offline),
+        vec![],
+        &BTreeMap::new(),
+    );
+    assert!(
+        !report.executive_summary.contains("Strongest"),
+        "{}",
+        report.executive_summary
+    );
+    assert!(
+        !report.executive_summary.contains("carr"),
+        "no flag sentence without flags"
+    );
 }

@@ -121,6 +121,7 @@ fn renders_the_three_sections_in_order_with_every_criterion() {
     assert!(md.contains("0123abcd"));
     assert!(md.contains("Automaton Auditor Bench Rubric v1.0.0"));
     assert!(md.contains("2 min 05 s"));
+    assert!(md.contains("started 2026-11-22 04:00:00 UTC"), "{md}");
     assert!(
         !md.contains("**Tokens:**"),
         "no tokens line for offline judges"
@@ -136,8 +137,20 @@ fn renders_the_three_sections_in_order_with_every_criterion() {
     // three criteria have facts; the others (no evidence, or only evidence the grader could
     // not collect) are not assessed and keep no opinion
     assert_eq!(md.matches("(offline rules, no LLM)").count(), 9);
-    assert_eq!(md.matches("Cited evidence:").count(), 9);
     assert_eq!(md.matches("**Final score: not assessed**").count(), 7);
+    // every criterion's opinions are folded, each in its own closed section
+    assert_eq!(
+        md.matches("<details><summary>Judges' opinions").count(),
+        report.criteria.len()
+    );
+    assert_eq!(
+        md.matches("<details>").count(),
+        md.matches("</details>").count()
+    );
+    // the folded opinions come after the top of the report, never in it
+    let breakdown = md.find("## Criterion Breakdown").unwrap();
+    assert!(md.find("<details>").unwrap() > breakdown, "{md}");
+    assert!(!md[..breakdown].contains("(offline rules, no LLM)"), "{md}");
 }
 
 #[test]
@@ -156,6 +169,181 @@ fn flags_rules_dissent_and_remediation_are_visible() {
     let plan = &md[md.find("## Remediation Plan").unwrap()..];
     let first = report.remediation_plan[0].dimension_name.clone();
     assert!(plan.contains(&format!("1. **{first}**")), "{plan}");
+    // ... and points at the criterion whose fix it is
+    let number = report
+        .criteria
+        .iter()
+        .position(|c| c.dimension_name == first)
+        .unwrap()
+        + 1;
+    assert!(
+        plan.contains(&format!("(the fix is under criterion {number})")),
+        "{plan}"
+    );
+    assert!(md.contains(&format!("### {number}. {first}\n")), "{md}");
+    // rules applied are named where the criterion is decided
+    assert!(md.contains("**Rules that decided it:**"), "{md}");
+}
+
+fn first_lines(md: &str, n: usize) -> String {
+    md.lines().take(n).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn the_top_40_lines_hold_the_verdict_the_table_what_was_audited_and_located_findings() {
+    let ev = evidence();
+    let mut report = offline_report();
+    report.metadata.pdf_path = Some("/tmp/sub/reports/final.pdf".into());
+    let md = render_markdown_with(&report, &ev, DEFAULT_TEMPLATE).unwrap();
+    let top = first_lines(&md, 40);
+    assert!(
+        top.contains(&format!("**Verdict:** {}", report.verdict)),
+        "{top}"
+    );
+    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
+    assert!(
+        top.contains(&format!(
+            "**Overall score:** {:.2}/5 over {assessed} of {} criteria",
+            report.overall_score.unwrap(),
+            report.criteria.len()
+        )),
+        "{top}"
+    );
+    // one table, every criterion in it, in the rubric's order, with the three judges' scores
+    assert_eq!(
+        md.matches("| # | Criterion | Final | Prosecutor | Defense | Tech Lead | Flags |")
+            .count(),
+        1
+    );
+    for (i, c) in report.criteria.iter().enumerate() {
+        let row = top
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} | {} | ", i + 1, c.dimension_name)))
+            .unwrap_or_else(|| panic!("no row for {} in\n{top}", c.dimension_name));
+        match c.final_score.filter(|_| c.is_assessed()) {
+            Some(s) => {
+                assert!(row.contains(&format!("| **{}/5** |", s.get())), "{row}");
+                for j in Judge::ALL {
+                    let o = c.judge_opinions.iter().find(|o| o.judge == j).unwrap();
+                    assert!(row.contains(&format!("| {} |", o.score.get())), "{row}");
+                }
+            }
+            None => assert!(
+                row.contains("| not assessed |") && row.ends_with("| not assessed (grader-side) |"),
+                "{row}"
+            ),
+        }
+    }
+    // what was audited: repository, commit, the PDF read, rubric and source, judges
+    for needle in [
+        "**Repository:** https://github.com/acme/auditor at commit 0123abcd",
+        "**PDF read:** `/tmp/sub/reports/final.pdf`",
+        "**Rubric:** Automaton Auditor Bench Rubric v1.0.0 (built into auditor",
+        "**Judges:** offline judges (deterministic rules, no LLM)",
+    ] {
+        assert!(top.contains(needle), "{needle} not in\n{top}");
+    }
+    // the findings that cost the most points, located: the security finding first, then the
+    // graph's missing requirements
+    let findings: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("**Findings that cost the most points:**"))
+        .skip(1)
+        .take_while(|l| l.starts_with("- "))
+        .collect();
+    assert!((1..=5).contains(&findings.len()), "{top}");
+    assert!(
+        findings.iter().all(|f| f.ends_with("at `src/graph.py:7`")),
+        "{findings:?}"
+    );
+    let costliest = report
+        .criteria
+        .iter()
+        .filter(|c| c.is_assessed())
+        .min_by_key(|c| c.final_score)
+        .unwrap();
+    assert!(
+        findings[0].starts_with(&format!("- **{}**", costliest.dimension_name)),
+        "{findings:?}"
+    );
+    // each says what kind of failure it is: the security finding is called one
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.contains("Safe Tool Engineering") && f.contains("): security finding: ")),
+        "{findings:?}"
+    );
+    assert!(
+        findings.iter().any(|f| f.contains("): not met: ")),
+        "{findings:?}"
+    );
+    // the evidence, complete, is folded below
+    assert!(
+        md.contains("<details><summary>All evidence (3 items)</summary>"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- ❌ `src/graph.py:7`: seen in the AST"),
+        "{md}"
+    );
+}
+
+#[test]
+fn counts_are_singular_or_plural_and_dates_are_to_the_second() {
+    assert_eq!(count(1, "criterion", "criteria"), "1 criterion");
+    assert_eq!(count(0, "criterion", "criteria"), "0 criteria");
+    assert_eq!(count(2, "point", "points"), "2 points");
+    assert_eq!(
+        when("2026-11-23T03:20:33.044377811+00:00"),
+        "2026-11-23 03:20:33 UTC"
+    );
+    assert_eq!(when("2026-11-23T05:20:33+02:00"), "2026-11-23 03:20:33 UTC");
+    assert_eq!(when("yesterday"), "yesterday");
+
+    let report = offline_report();
+    let md = render_markdown_with(&report, &evidence(), DEFAULT_TEMPLATE).unwrap();
+    for wrong in [
+        "1 criteria",
+        "1 points",
+        "1 items",
+        "(s) ",
+        "criterion are",
+        "1 of 10 criteria carry ",
+    ] {
+        assert!(!md.contains(wrong), "{wrong:?} in\n{md}");
+    }
+    for item in &report.remediation_plan {
+        let points = if item.impact == 1 { "point" } else { "points" };
+        assert!(
+            md.contains(&format!("up to {} {points} to gain", item.impact)),
+            "{md}"
+        );
+    }
+    assert!(md.contains("(1 item)") || md.contains("items)"), "{md}");
+}
+
+#[test]
+fn locations_are_relative_to_the_repository_and_the_pdf() {
+    let places = Places {
+        repo: "/tmp/x/repo",
+        pdf: Some("/tmp/x/report.pdf"),
+    };
+    assert_eq!(location("/tmp/x/repo/src/a.py:3", places), "src/a.py:3");
+    assert_eq!(location("/tmp/x/repo", places), "(repository)");
+    assert_eq!(location("/tmp/x/report.pdf p.2", places), "report.pdf p.2");
+    assert_eq!(
+        location("c656610ec893d03099cc9bb5d3b14acf85cf2b73", places),
+        "commit c656610ec893"
+    );
+    assert_eq!(location("a`b\nc", places), "a'b c");
+    let inside = Places {
+        repo: "/tmp/x/repo",
+        pdf: Some("/tmp/x/repo/reports/final.pdf"),
+    };
+    assert_eq!(
+        location("/tmp/x/repo/reports/final.pdf p.4", inside),
+        "reports/final.pdf p.4"
+    );
 }
 
 #[test]
@@ -218,6 +406,13 @@ fn not_assessed_criteria_failed_judges_dissent_and_errors_render() {
         "{md}"
     );
     assert!(md.contains("#### Dissent\n\n> Defense (5)"), "{md}");
+    // the table shows the failed judge as failed, and the flag in a few words
+    let row = md
+        .lines()
+        .find(|l| l.contains(&format!(" | {} | ", d.name)))
+        .unwrap_or_else(|| panic!("no row for {}:\n{md}", d.name));
+    assert!(row.contains("| 1 | 5 | failed |"), "{row}");
+    assert!(row.contains("judge failed"), "{row}");
     assert!(md.contains("## Errors\n"), "{md}");
     assert!(
         md.contains("- **DocAnalyst** (theoretical\\_depth)")
