@@ -476,6 +476,19 @@ pub fn deliberate(
         return result;
     };
 
+    // every requirement met but the score below 5: the level reading holds it there, and the
+    // student is told what would earn more (never "no change required" beside a 3)
+    let remediation = if final_score < 5 && tally.failed().is_empty() && tally.requirements() > 0 {
+        let mut lines = vec![format!(
+            "Every requirement the detectives check is met, but the criterion stays at {final_score}/5 (the judges' level reading says why)."
+        )];
+        if let Some(p) = &dimension.success_pattern {
+            lines.push(format!("Target: {}", facts::short(p, 400)));
+        }
+        lines.join("\n")
+    } else {
+        remediation
+    };
     CriterionResult {
         dimension_id: dimension.id.clone(),
         dimension_name: dimension.name.clone(),

@@ -517,6 +517,21 @@ fn remediation_is_file_level_and_ends_with_the_target() {
         r.remediation,
         "No change required: all 1 requirements are met."
     );
+    // every requirement met, but the level reading holds the score at 3: the student is told
+    // it stays at 3 and what the target is, never "no change required"
+    let r = run(&d, &ok, &three(&d.id, [3, 3, 3], &ok));
+    assert!(
+        !r.remediation.contains("No change required"),
+        "{}",
+        r.remediation
+    );
+    assert!(r.remediation.contains("stays at 3/5"), "{}", r.remediation);
+    assert!(
+        r.remediation
+            .ends_with("Target: Two fan-out/fan-in stages."),
+        "{}",
+        r.remediation
+    );
 }
 
 fn metadata(mode: JudgeMode) -> RunMetadata {
