@@ -34,7 +34,12 @@ pub const EXIT_INTERRUPTED: i32 = crate::telemetry::EXIT_INTERRUPTED;
         criterion, and a deterministic Chief Justice writes a Markdown verdict with a JSON sidecar.\n\n\
         Exit codes: 0 complete report; 1 internal failure; 2 bad input (nothing run); \
         3 report written but some criteria could not be assessed.",
-    after_help = "`auditor --repo URL --pdf PATH ...` is the same as `auditor audit --repo URL --pdf PATH ...`."
+    after_help = "Audit one submission (the default command; `auditor --repo ...` is `auditor audit --repo ...`):\n  \
+        auditor --repo <URL|PATH> [--pdf <PATH>] [--output <FILE.md|DIR>]\n    \
+        --repo    the repository: an https URL, a local path or a file:// URL\n    \
+        --pdf     the PDF report (default: the report PDF inside the repository)\n    \
+        --output  the Markdown report (its JSON beside it); default: audit/report-<owner>-<project>-<time>.md\n\n\
+        Every option: `auditor audit --help`. A cohort: `auditor batch --help`."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -486,16 +491,57 @@ pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<Pa
 }
 
 /// A short file-name-safe name for a repository source.
+/// Names that say nothing about whose work a directory holds (a mirror's `.../owner+project/repo`).
+const GENERIC_DIRS: &[&str] = &[
+    "repo",
+    "repository",
+    "src",
+    "code",
+    "project",
+    "submission",
+    "checkout",
+    "clone",
+    "workspace",
+];
+
+/// The report's file-name stem, from the repository (already redacted: no secret can reach
+/// it): `owner-project` for a URL, the directory's name for a local path, its parent's when
+/// the directory has a generic name.
 fn slug(repo: &str) -> String {
     let local = Path::new(repo.strip_prefix("file://").unwrap_or(repo));
-    if let Some(name) = std::fs::canonicalize(local)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-    {
-        return slug_of(&name);
+    if let Ok(path) = std::fs::canonicalize(local) {
+        let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(last) = name(&path) {
+            let generic = GENERIC_DIRS.contains(&last.to_ascii_lowercase().as_str());
+            let parent = path.parent().and_then(name);
+            return match parent {
+                Some(p) if generic => slug_of(&p),
+                _ => slug_of(&last),
+            };
+        }
     }
     let trimmed = repo.trim_end_matches('/').trim_end_matches(".git");
-    slug_of(trimmed.rsplit(['/', '\\', ':']).next().unwrap_or("repo"))
+    let without_scheme = trimmed.split_once("://").map_or(trimmed, |(_, rest)| rest);
+    let mut parts: Vec<&str> = without_scheme
+        .split(['/', '\\', ':'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    // drop the host of a URL; keep owner and project
+    if trimmed.contains("://") && parts.len() > 1 {
+        parts.remove(0);
+    }
+    let tail: Vec<&str> = parts.iter().rev().take(2).rev().copied().collect();
+    let url = trimmed.contains("://") || trimmed.contains('@');
+    match tail.as_slice() {
+        [] => "repo".into(),
+        [one] => slug_of(one),
+        [owner, project] if url => slug_of(&format!("{owner}-{project}")),
+        [parent, last] if GENERIC_DIRS.contains(&last.to_ascii_lowercase().as_str()) => {
+            slug_of(parent)
+        }
+        [_, last] => slug_of(last),
+        _ => "repo".into(),
+    }
 }
 
 fn slug_of(last: &str) -> String {
@@ -847,7 +893,7 @@ mod tests {
         let now = "T";
         assert_eq!(
             resolve_output(None, "https://github.com/a/b.git", now).unwrap(),
-            PathBuf::from("audit/report-b-T.md")
+            PathBuf::from("audit/report-a-b-T.md")
         );
         assert_eq!(
             resolve_output(Some(Path::new("out/x.md")), "r", now).unwrap(),
@@ -862,8 +908,20 @@ mod tests {
 
     #[test]
     fn slugs_are_file_name_safe() {
-        assert_eq!(slug("https://github.com/a/b.git"), "b");
+        assert_eq!(slug("https://github.com/a/b.git"), "a-b");
         assert_eq!(slug("file:///tmp/my repo"), "my-repo");
         assert_eq!(slug(""), "repo");
+        assert_eq!(slug("https://host/"), "host");
+    }
+
+    #[test]
+    fn a_mirror_named_repo_is_named_for_its_owner_and_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let mirror = dir.path().join("someone+their-auditor/repo");
+        std::fs::create_dir_all(&mirror).unwrap();
+        assert_eq!(slug(mirror.to_str().unwrap()), "someone-their-auditor");
+        let plain = dir.path().join("their-auditor");
+        std::fs::create_dir_all(&plain).unwrap();
+        assert_eq!(slug(plain.to_str().unwrap()), "their-auditor");
     }
 }

@@ -241,3 +241,16 @@ fn an_unknown_ref_exits_2_naming_the_refs_that_exist() {
         "nothing may run on bad input"
     );
 }
+
+#[test]
+fn the_top_level_help_shows_the_main_jobs_options() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--help", "-h"] {
+        let out = auditor(dir.path()).arg(flag).output().unwrap();
+        assert!(out.status.success());
+        let help = String::from_utf8_lossy(&out.stdout);
+        for option in ["--repo", "--pdf", "--output"] {
+            assert!(help.contains(option), "{flag}: no {option} in\n{help}");
+        }
+    }
+}
