@@ -260,16 +260,8 @@ fn a_padded_python_file_is_still_scanned_for_shell_calls() {
             .file("src/graph.py", "from langgraph.graph import StateGraph\n")],
     )
     .unwrap();
-    let out = auditor(ws.path())
-        .args(["--repo", "repo", "--judges", "offline"])
-        .args(["--output", "out/report.md"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(ws.path().join("out/report.json")).unwrap())
-            .unwrap();
+    offline_audit(ws.path());
+    let json = report_json(ws.path());
     let security: Vec<&serde_json::Value> = json["evidence"]["safe_tool_engineering"]
         .as_array()
         .unwrap()
@@ -352,13 +344,7 @@ fn markdown_and_terminal_escapes_from_the_submission_are_neutralised() {
     // git accepts any byte but NUL and '/' in a name; libgit2 checks more unless told not to.
     git2::opts::strict_object_creation(false);
     git::build_repo(&ws.path().join("repo"), &commits).unwrap();
-    let out = auditor(ws.path())
-        .args(["--repo", "repo", "--judges", "offline"])
-        .args(["--output", "out/report.md"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    offline_audit(ws.path());
     let md = std::fs::read_to_string(ws.path().join("out/report.md")).unwrap();
     assert!(
         md.contains("evil.example"),
@@ -565,16 +551,8 @@ fn a_finding_explosion_is_capped_and_counted() {
             .file("src/x.py", format!("import os\n{line}\n"))],
     )
     .unwrap();
-    let out = auditor(ws.path())
-        .args(["--repo", "repo", "--judges", "offline"])
-        .args(["--output", "out/report.md"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(ws.path().join("out/report.json")).unwrap())
-            .unwrap();
+    offline_audit(ws.path());
+    let json = report_json(ws.path());
     let evidence = json["evidence"]["safe_tool_engineering"]
         .as_array()
         .unwrap();
@@ -901,4 +879,21 @@ fn a_row_that_becomes_invalid_keeps_no_old_report() {
     assert!(failed.contains("invalid"), "{failed}");
     let csv = std::fs::read_to_string(out_dir.join("grades.csv")).unwrap();
     assert!(csv.contains("invalid"), "{csv}");
+}
+
+/// Audits `ws/repo` with the offline judges into `ws/out/report.md`; the run must complete
+/// (0, or 3 with flagged criteria).
+fn offline_audit(ws: &Path) {
+    let out = auditor(ws)
+        .args(["--repo", "repo", "--judges", "offline"])
+        .args(["--output", "out/report.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+}
+
+/// The JSON sidecar written by [`offline_audit`].
+fn report_json(ws: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(ws.join("out/report.json")).unwrap()).unwrap()
 }

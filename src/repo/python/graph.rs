@@ -1033,7 +1033,7 @@ fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
 }
 
 /// Whether `text` mentions the identifier `word` (not as part of a longer identifier).
-fn mentions_word(text: &str, word: &str) -> bool {
+pub(crate) fn mentions_word(text: &str, word: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(word).any(|(i, _)| {
         let before = text[..i].chars().next_back();

@@ -322,7 +322,7 @@ fn broken_imports(repo: &Repo<'_>, graph_module: Option<usize>) -> Vec<Defect> {
         let line = module
             .source
             .lines()
-            .position(|l| l.contains("import") && mentions(l, name))
+            .position(|l| l.contains("import") && super::graph::mentions_word(l, name))
             .map_or(1, |i| i + 1);
         out.push(Defect {
             kind: "import_error".into(),
@@ -335,14 +335,6 @@ fn broken_imports(repo: &Repo<'_>, graph_module: Option<usize>) -> Vec<Defect> {
         });
     }
     out
-}
-
-fn mentions(text: &str, word: &str) -> bool {
-    text.match_indices(word).any(|(i, _)| {
-        let ident = |c: char| c.is_alphanumeric() || c == '_';
-        !text[..i].chars().next_back().is_some_and(ident)
-            && !text[i + word.len()..].chars().next().is_some_and(ident)
-    })
 }
 
 /// Whether module source defines `name` at any level: `def`, `class`, an assignment, an
@@ -365,7 +357,8 @@ fn defines(source: &str, name: &str) -> bool {
         after_kw("def ")
             || after_kw("async def ")
             || after_kw("class ")
-            || ((code.starts_with("import ") || code.starts_with("from ")) && mentions(code, name))
+            || ((code.starts_with("import ") || code.starts_with("from "))
+                && super::graph::mentions_word(code, name))
             || (code.starts_with(name) && {
                 let rest = code[name.len()..].trim_start();
                 rest.starts_with('=') && !rest.starts_with("==")
@@ -375,7 +368,7 @@ fn defines(source: &str, name: &str) -> bool {
             || (code.contains('=') && !code.starts_with("if ") && {
                 // tuple targets `a, name = ...`
                 let lhs = code.split('=').next().unwrap_or("");
-                lhs.contains(',') && mentions(lhs, name)
+                lhs.contains(',') && super::graph::mentions_word(lhs, name)
             })
     })
 }
