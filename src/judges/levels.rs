@@ -949,7 +949,7 @@ mod tests {
         let n = |unmet: &[&str], extra: &[Evidence]| -> Vec<Evidence> {
             let mut v: Vec<Evidence> = [
                 "prompts",
-                "distinct",
+                "collusion",
                 "prosecutor_language",
                 "defense_language",
                 "tech_lead_language",
@@ -962,23 +962,25 @@ mod tests {
             v.extend(extra.iter().cloned());
             v
         };
-        assert_eq!(level(&n(&[], &[])), 4);
-        assert_eq!(level(&n(&["distinct"], &[])), 3);
         // the collusion figure, as the RepoInvestigator states it: found = no collusion
-        let renamed = |found: bool| -> Vec<Evidence> {
-            let mut v = n(&["distinct"], &[]);
-            v.push(f("repo.personas.collusion", found));
+        assert_eq!(level(&n(&[], &[])), 4);
+        assert_eq!(level(&n(&["collusion"], &[])), 3);
+        // evidence stored by an earlier version (a resumed batch) says `distinct`
+        let older = |found: bool| -> Vec<Evidence> {
+            let mut v = n(&["collusion"], &[]);
+            v.retain(|e| !e.id.ends_with(".collusion"));
+            v.push(f("repo.personas.distinct", found));
             v
         };
-        assert_eq!(level(&renamed(true)), 4);
-        assert_eq!(level(&renamed(false)), 3);
+        assert_eq!(level(&older(true)), 4);
+        assert_eq!(level(&older(false)), 3);
         assert_eq!(level(&n(&["parallel_judges"], &[])), 3);
         assert_eq!(level(&n(&[], &[defect("persona_mismatch")])), 3);
         assert_eq!(
             level(&n(
                 &[
                     "prompts",
-                    "distinct",
+                    "collusion",
                     "prosecutor_language",
                     "defense_language",
                     "tech_lead_language"
