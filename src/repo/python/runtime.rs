@@ -165,6 +165,8 @@ struct Ctx<'a, 'r> {
     g: &'a GraphFacts,
     /// Effects of each node's function, `None` when it cannot be read.
     effects: BTreeMap<&'a str, Option<Effects>>,
+    /// Effects of each router function (aligned with `g.routers`), read once.
+    routers: Vec<Option<Effects>>,
     declared: Option<BTreeSet<String>>,
     reducers: BTreeMap<String, String>,
 }
@@ -199,13 +201,9 @@ impl Ctx<'_, '_> {
             .all(|e| e.as_ref().is_some_and(|e| e.known))
     }
 
-    fn router_effects(&self, r: &super::graph::Router) -> Option<Effects> {
-        let (m, line) = r.func?;
-        let f = self.repo.modules[m]
-            .functions
-            .iter()
-            .find(|f| f.line == line)?;
-        Some(effects::of_function(self.repo, m, f))
+    fn router_effects(&self, r: &super::graph::Router) -> Option<&Effects> {
+        let i = self.g.routers.iter().position(|x| std::ptr::eq(x, r))?;
+        self.routers[i].as_ref()
     }
 }
 
@@ -265,10 +263,20 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         };
         effects.insert(n.name.as_str(), e);
     }
+    let routers = g
+        .routers
+        .iter()
+        .map(|r| {
+            let (m, line) = r.func?;
+            let f = repo.modules[m].functions.iter().find(|f| f.line == line)?;
+            Some(effects::of_function(repo, m, f))
+        })
+        .collect();
     let ctx = Ctx {
         repo,
         g,
         effects,
+        routers,
         declared,
         reducers,
     };
@@ -732,7 +740,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
         let mut readable = true;
         for r in &exits {
             match ctx.router_effects(r) {
-                Some(e) if e.known || !e.reads.is_empty() => tested.extend(e.reads.into_keys()),
+                Some(e) if e.known || !e.reads.is_empty() => tested.extend(e.reads.keys().cloned()),
                 _ => readable = false,
             }
         }
