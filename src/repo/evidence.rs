@@ -449,10 +449,7 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
 
 /// The clean result of the run-time simulation, when it could decide everything.
 fn runs_as_wired(g: &GraphFacts) -> Option<Evidence> {
-    let decided = !g
-        .runtime_notes
-        .iter()
-        .any(|n| n.contains("run counts") || n.contains("loop bound"));
+    let decided = g.runtime_decided;
     let clean = !g
         .defects
         .iter()

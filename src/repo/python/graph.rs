@@ -154,6 +154,9 @@ pub struct GraphFacts {
     /// What the run-time analysis could not decide, and why it stayed silent.
     #[serde(default)]
     pub runtime_notes: Vec<String>,
+    /// The run-time analysis decided run counts, reachability and every loop bound.
+    #[serde(default)]
+    pub runtime_decided: bool,
 }
 
 impl GraphFacts {

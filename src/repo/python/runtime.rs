@@ -207,11 +207,13 @@ impl Ctx<'_, '_> {
     }
 }
 
-/// The defects of graph `g` and the notes on what could not be decided.
 /// What the run-time analysis found for one graph.
 pub struct Analysis {
     pub defects: Vec<Defect>,
+    /// What could not be decided, and why the analysis stayed silent on it.
     pub notes: Vec<String>,
+    /// Run counts, reachability and every loop bound were decided (no silence on them).
+    pub decided: bool,
     /// The nodes that really join branches (triggered by several nodes in one run), when the
     /// simulation could decide it.
     pub fan_in: Option<BTreeSet<String>>,
@@ -228,6 +230,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         return Analysis {
             defects: Vec::new(),
             notes,
+            decided: false,
             fan_in: None,
         };
     }
@@ -286,12 +289,14 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
     defects.extend(unknown);
     defects.extend(whole_state(&ctx));
-    defects.extend(loops(&ctx, &mut notes));
+    let (loop_defects, loops_decided) = loops(&ctx, &mut notes);
+    defects.extend(loop_defects);
     let (found, fan_in) = simulate(&ctx, &dead, &mut notes);
     defects.extend(found);
     Analysis {
         defects,
         notes,
+        decided: loops_decided && fan_in.is_some(),
         fan_in,
     }
 }
@@ -689,9 +694,11 @@ fn cycles(g: &GraphFacts) -> Vec<BTreeSet<String>> {
     out
 }
 
-fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
+/// The unbounded loops, and whether every cycle's bound could be decided.
+fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool) {
     let g = ctx.g;
     let mut out = Vec::new();
+    let mut decided = true;
     for scc in cycles(g) {
         let exits: Vec<&super::graph::Router> = g
             .routers
@@ -734,6 +741,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
                 "cycle {}: a node's update could not be read, loop bound not checked",
                 members.join(" -> ")
             ));
+            decided = false;
             continue;
         }
         let mut tested: BTreeSet<String> = BTreeSet::new();
@@ -749,6 +757,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
                 "cycle {}: its exit condition could not be read, loop bound not checked",
                 members.join(" -> ")
             ));
+            decided = false;
             continue;
         }
         let changed = |k: &str| -> bool {
@@ -795,7 +804,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> Vec<Defect> {
             detail,
         });
     }
-    out
+    (out, decided)
 }
 
 /// The superstep machine over the resolved wiring.
