@@ -8,9 +8,9 @@
 pub mod actors;
 pub mod alloc;
 pub mod batch;
-pub mod calibrate;
+pub(crate) mod calibrate;
 pub mod cli;
-pub mod files;
+pub(crate) mod files;
 pub mod judges;
 pub mod justice;
 pub mod llm;

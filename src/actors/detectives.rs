@@ -221,7 +221,6 @@ pub struct InspectDiagrams {
 
 #[derive(Debug, Clone)]
 pub struct VisionOutput {
-    pub diagrams: usize,
     pub evidence: EvidenceMap,
     /// Tokens the vision model used (counted in the audit's totals).
     pub usage: crate::model::TokenUsage,
@@ -250,7 +249,6 @@ impl Handler<InspectDiagrams> for VisionInspector {
                 ),
             };
             Ok(VisionOutput {
-                diagrams: images.len(),
                 evidence,
                 usage,
             })

@@ -2,16 +2,16 @@
 //! actors and the Chief Justice actor, exchanging typed messages. The graph's topology is in
 //! [`coordinator`]; its pure bookkeeping in [`barrier`] and [`routes`].
 
-pub mod aggregate;
-pub mod audit;
-pub mod barrier;
+pub(crate) mod aggregate;
+pub(crate) mod audit;
+pub(crate) mod barrier;
 mod branch;
-pub mod chief_justice;
+pub(crate) mod chief_justice;
 pub mod coordinator;
 mod criteria;
-pub mod detectives;
-pub mod judges;
-pub mod routes;
+pub(crate) mod detectives;
+pub(crate) mod judges;
+pub(crate) mod routes;
 mod spans;
 mod supervision;
 

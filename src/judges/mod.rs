@@ -1,7 +1,7 @@
 //! The judicial layer's core: what a judge is asked ([`JudgeRequest`]) and the two ways of
 //! answering it: deterministic [`offline`] rules, or an LLM ([`llm`]).
 
-pub mod levels;
+pub(crate) mod levels;
 pub mod llm;
 pub mod offline;
 

@@ -33,7 +33,7 @@
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
-pub mod facts;
+pub(crate) mod facts;
 
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,

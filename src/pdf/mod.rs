@@ -18,14 +18,14 @@
 //! [`analyse_bytes`] works on plain [`PdfFacts`]; a path present in the repository is never
 //! `hallucinated`; nothing here panics on input.
 
-pub mod claims;
-pub mod concepts;
-pub mod evidence;
+pub(crate) mod claims;
+pub(crate) mod concepts;
+pub(crate) mod evidence;
 pub mod images;
-pub mod ingest;
-pub mod paths;
+pub(crate) mod ingest;
+pub(crate) mod paths;
 pub mod pdfium;
-pub mod retrieval;
+pub(crate) mod retrieval;
 
 pub use concepts::{Classification, ConceptFinding};
 pub use ingest::{Chunk, ChunkBy};

@@ -7,17 +7,17 @@
 //! main graph's run-time defects come from [`runtime`] (superstep semantics over the resolved
 //! wiring and each node's [`effects`] on the state) and [`persona_names`].
 
-pub mod effects;
-pub mod expr;
+pub(crate) mod effects;
+pub(crate) mod expr;
 pub mod graph;
-pub mod justice;
-pub mod persona_names;
-pub mod prompts;
-pub mod resolve;
-pub mod runtime;
-pub mod safety;
-pub mod state;
-pub mod structured;
+pub(crate) mod justice;
+pub(crate) mod persona_names;
+pub(crate) mod prompts;
+pub(crate) mod resolve;
+pub(crate) mod runtime;
+pub(crate) mod safety;
+pub(crate) mod state;
+pub(crate) mod structured;
 pub mod syntax;
 
 use rayon::prelude::*;
