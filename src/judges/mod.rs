@@ -36,11 +36,6 @@ impl EvidencePack {
             .unwrap_or(&[])
     }
 
-    /// Every evidence id in the pack.
-    pub fn all_ids(&self) -> impl Iterator<Item = &str> {
-        self.evidences.values().flatten().map(|e| e.id.as_str())
-    }
-
     /// What a judge of `criterion_id` is shown: the criterion's own evidence, its report
     /// excerpts (each text once), and the facts of other criteria that can change its verdict.
     pub fn focused(&self, criterion_id: &str) -> FocusedEvidence<'_> {

@@ -83,13 +83,6 @@ pub struct PdfFacts {
 }
 
 impl PdfFacts {
-    /// Re-cuts the chunks (`chunk_by`: characters with overlap, or one chunk per page) and
-    /// rebuilds the retrieval index.
-    pub fn rechunk(&mut self, chunk_by: ChunkBy) {
-        self.chunks = ingest::chunk(&self.page_text, chunk_by);
-        self.index = retrieval::Bm25Index::build(&self.chunks);
-    }
-
     /// The name used in evidence locations: `reports/final_report.pdf p.3`.
     pub fn display_name(&self) -> &str {
         let s = self.source.strip_prefix("repo:").unwrap_or(&self.source);
