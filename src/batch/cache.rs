@@ -259,13 +259,16 @@ fn persist(
 }
 
 /// A judge service for tests and benchmarks: answers like `inner` after a fixed delay, with at
-/// most `max_in_flight` requests at once (a stand-in for an LLM behind its limiter).
+/// most `max_in_flight` requests at once (a stand-in for an LLM behind its limiter). Not in
+/// release binaries.
+#[cfg(debug_assertions)]
 pub struct SimulatedLatency {
     pub inner: Rc<dyn JudgeService>,
     pub delay: std::time::Duration,
     pub limiter: Rc<tokio::sync::Semaphore>,
 }
 
+#[cfg(debug_assertions)]
 impl JudgeService for SimulatedLatency {
     fn judge(&self, req: JudgeRequest) -> JudgeFuture {
         let fut = self.inner.judge(req);

@@ -85,11 +85,14 @@ pub struct BatchArgs {
     /// No progress display.
     #[arg(long)]
     pub no_progress: bool,
-    /// Testing and benchmarks only: the judges answer after this many milliseconds, as a slow
-    /// LLM would.
+    /// Testing and benchmarks only, absent from release binaries (debug builds and the `sim`
+    /// profile): the judges answer after this many milliseconds, as a slow LLM would.
+    #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate_latency_ms: Option<u64>,
-    /// Testing and benchmarks only: at most this many simulated requests at once.
+    /// Testing and benchmarks only (like `simulate_latency_ms`): at most this many simulated
+    /// requests at once.
+    #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "N", default_value_t = 32)]
     pub simulate_max_in_flight: usize,
 }
@@ -145,6 +148,7 @@ pub fn run_batch(args: BatchArgs) -> i32 {
         }
     };
     let service = bench.service;
+    #[cfg(debug_assertions)]
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
         Some(ms) => Rc::new(cache::SimulatedLatency {
             inner: service,

@@ -45,7 +45,9 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         },
         progress_every: 10,
         no_progress: true,
+        #[cfg(debug_assertions)]
         simulate_latency_ms: None,
+        #[cfg(debug_assertions)]
         simulate_max_in_flight: 32,
     }
 }
