@@ -248,10 +248,7 @@ impl Handler<InspectDiagrams> for VisionInspector {
                     crate::model::TokenUsage::default(),
                 ),
             };
-            Ok(VisionOutput {
-                evidence,
-                usage,
-            })
+            Ok(VisionOutput { evidence, usage })
         })
     }
 }
