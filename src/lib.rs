@@ -10,6 +10,7 @@ pub mod alloc;
 pub mod batch;
 pub mod calibrate;
 pub mod cli;
+pub mod exit;
 pub mod files;
 pub mod judges;
 pub mod justice;

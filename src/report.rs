@@ -706,6 +706,23 @@ pub fn sidecar(
     }))
 }
 
+/// The JSON sidecar written beside a report: the report, all evidence, the judges' failures
+/// and the detectives' facts (the `evidence --json` layouts of the repository and the PDF).
+pub fn sidecar_json(
+    report: &AuditReport,
+    state: &crate::model::AuditState,
+    repo_facts: Option<&crate::repo::RepoFacts>,
+    pdf_facts: Option<&crate::pdf::PdfFacts>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "report": report,
+        "evidence": state.evidences,
+        "judge_failures": state.failures,
+        "repo": repo_facts.map(crate::repo::facts_json),
+        "pdf": pdf_facts.map(crate::pdf::facts_json),
+    })
+}
+
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     crate::files::write_atomic(path, bytes).map_err(|source| ReportError::Io {
         path: path.display().to_string(),
