@@ -7,22 +7,17 @@
 use crate::actors::{
     AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
 };
+use crate::exit;
+use crate::judges::panel::{self, PanelArgs};
 use crate::judges::{JudgeService, OfflineJudges};
 use crate::model::AuditReport;
 use crate::repo::{RepoLimits, RepoRequest, RepoSource};
-use crate::rubric::{LoadedRubric, Rubric};
+use crate::rubric::Rubric;
 use actix::Actor;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
-
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_INTERNAL: i32 = 1;
-pub const EXIT_BAD_INPUT: i32 = 2;
-pub const EXIT_INCOMPLETE: i32 = 3;
-/// Stopped by Ctrl-C (or SIGTERM); spans are flushed before exit.
-pub const EXIT_INTERRUPTED: i32 = crate::telemetry::EXIT_INTERRUPTED;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -99,16 +94,6 @@ pub struct CalibrateArgs {
     pub top: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum JudgesArg {
-    /// LLM judges when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline judges.
-    Auto,
-    /// LLM judges; an error when no API key or base URL is configured.
-    Llm,
-    /// Deterministic offline judges (no LLM).
-    Offline,
-}
-
 pub use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
@@ -151,33 +136,7 @@ pub struct AuditArgs {
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
-    pub bench: JudgeArgs,
-}
-
-/// How the judges are set up (shared by `audit` and `batch`).
-#[derive(Debug, Clone, Args)]
-pub struct JudgeArgs {
-    /// Which judges rule.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: the prompts built into the binary;
-    /// never ./prompts, which may belong to the audited submission).
-    #[arg(long, value_name = "DIR")]
-    pub prompts: Option<PathBuf>,
-    /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);
-    /// overrides AUDITOR_MAX_CONCURRENCY.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_concurrency: Option<u32>,
-}
-
-impl Default for JudgeArgs {
-    fn default() -> Self {
-        JudgeArgs {
-            judges: JudgesArg::Auto,
-            prompts: None,
-            max_concurrency: None,
-        }
-    }
+    pub panel: PanelArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -209,9 +168,9 @@ pub fn main() -> i32 {
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    EXIT_OK
+                    exit::OK
                 }
-                _ => EXIT_BAD_INPUT,
+                _ => exit::BAD_INPUT,
             };
         }
     };
@@ -224,7 +183,7 @@ pub fn main() -> i32 {
         Ok(guard) => guard,
         Err(e) => {
             print_error(format, "error", &e.to_string());
-            return EXIT_BAD_INPUT;
+            return exit::BAD_INPUT;
         }
     };
     let result = match cli.command {
@@ -244,20 +203,20 @@ pub fn main() -> i32 {
                 "interrupted",
                 "Ctrl-C arrived as the run was finishing; what was written is complete",
             );
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         }
         Ok(code) => code,
         Err(Failure::BadInput(e)) => {
             print_error(format, "error", &e.to_string());
-            EXIT_BAD_INPUT
+            exit::BAD_INPUT
         }
         Err(Failure::Internal(e)) => {
             print_error(format, "internal error", &e);
-            EXIT_INTERNAL
+            exit::INTERNAL
         }
         Err(Failure::Interrupted) => {
             print_error(format, "interrupted", "no report was written");
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         }
     };
     drop(telemetry);
@@ -361,74 +320,6 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
             submission: repo.shown().to_string(),
             vision: None,
         },
-    })
-}
-
-/// The judges chosen for this run, and the vision client when LLMs are in use.
-pub(crate) struct Bench {
-    pub service: Rc<dyn JudgeService>,
-    pub vision: Option<crate::judges::llm::LlmJudges>,
-    /// Longest a judge request may take, the judge's own retries included.
-    pub judge_timeout: std::time::Duration,
-    /// What decides the judges' answers besides the request: mode, models, prompts, settings.
-    pub fingerprint: String,
-}
-
-/// The judge service for the chosen mode. LLM configuration errors are bad input (exit 2).
-pub(crate) fn judge_bench(args: &JudgeArgs) -> Result<Bench, BadInput> {
-    let (judges, prompts, max_concurrency) =
-        (args.judges, args.prompts.as_deref(), args.max_concurrency);
-    let mut config = crate::llm::LlmConfig::from_env(|k| std::env::var(k).ok())
-        .map_err(|e| BadInput(e.to_string()))?;
-    if let Some(n) = max_concurrency {
-        config.max_concurrency = n as usize;
-    }
-    let use_llm = match judges {
-        JudgesArg::Offline => false,
-        JudgesArg::Auto => config.is_configured(),
-        JudgesArg::Llm if !config.is_configured() => {
-            return Err(BadInput(
-                "--judges llm needs an LLM endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server other than OpenAI), or use --judges offline".into(),
-            ));
-        }
-        JudgesArg::Llm => true,
-    };
-    if !use_llm {
-        return Ok(Bench {
-            service: Rc::new(OfflineJudges),
-            vision: None,
-            judge_timeout: Timeouts::default().judge_request,
-            fingerprint: format!("offline/{}", env!("CARGO_PKG_VERSION")),
-        });
-    }
-    let prompts = crate::llm::Prompts::load(prompts).map_err(|e| BadInput(e.to_string()))?;
-    let fingerprint = {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for j in crate::model::Judge::ALL {
-            h.update(j.as_str());
-            h.update(config.model_for(j));
-            h.update(prompts.persona(j));
-        }
-        h.update(&prompts.judge_common);
-        h.update(&prompts.vision);
-        h.update(config.vision_model.as_deref().unwrap_or(""));
-        h.update(config.max_answer_attempts.to_le_bytes());
-        format!("llm/{}", hex::encode(h.finalize()))
-    };
-    // Worst case for one judge request: every answer attempt retried on transport errors,
-    // each waiting for the timeout and the longest backoff.
-    let per_call = config.timeout + config.backoff_cap;
-    let judge_timeout = per_call * (config.max_retries + 1) * config.max_answer_attempts.max(1)
-        + std::time::Duration::from_secs(30);
-    let vision_configured = config.vision_model.is_some();
-    let judges =
-        crate::judges::llm::LlmJudges::new(config, prompts).map_err(|e| BadInput(e.to_string()))?;
-    Ok(Bench {
-        service: Rc::new(judges.clone()),
-        vision: vision_configured.then_some(judges),
-        judge_timeout,
-        fingerprint,
     })
 }
 
@@ -560,10 +451,13 @@ fn slug_of(last: &str) -> String {
 
 fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     let mut prepared = prepare(&args.source)?;
-    let bench = judge_bench(&args.bench)?;
-    prepared.input.vision = bench.vision;
-    prepared.input.timeouts.judge_request = bench.judge_timeout;
-    let service = bench.service;
+    let panel = panel::set_up(&args.panel, |k| std::env::var(k).ok())
+        .map_err(|e| BadInput(e.to_string()))?;
+    prepared.input.vision = panel.vision;
+    if let Some(t) = panel.judge_timeout {
+        prepared.input.timeouts.judge_request = t;
+    }
+    let service = panel.service;
     let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let md_path = resolve_output(
         args.output.as_deref(),
@@ -580,14 +474,19 @@ fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
     if let Some(price) = price {
         outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
     }
-    let sidecar = sidecar_json(&outcome);
+    let sidecar = crate::report::sidecar_json(
+        &outcome.report,
+        &outcome.state,
+        outcome.repo_facts.as_ref(),
+        outcome.pdf_facts.as_ref(),
+    );
     let (md, json) = crate::report::write(&outcome.report, &md_path, &sidecar)
         .map_err(|e| Failure::Internal(format!("could not write the report: {e}")))?;
     print_summary(&outcome.report, &md, &json);
     Ok(if outcome.report.is_complete() {
-        EXIT_OK
+        exit::OK
     } else {
-        EXIT_INCOMPLETE
+        exit::INCOMPLETE
     })
 }
 
@@ -638,17 +537,6 @@ fn run_actor_graph(
         }
     })
     // `system` is dropped here: on Ctrl-C the graph's futures are dropped and their spans end.
-}
-
-/// The JSON sidecar: the report, all evidence and the detectives' facts.
-pub fn sidecar_json(outcome: &AuditOutcome) -> serde_json::Value {
-    serde_json::json!({
-        "report": outcome.report,
-        "evidence": outcome.state.evidences,
-        "judge_failures": outcome.state.failures,
-        "repo": outcome.repo_facts.as_ref().map(crate::repo::facts_json),
-        "pdf": outcome.pdf_facts.as_ref().map(crate::pdf::facts_json),
-    })
 }
 
 fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
@@ -770,7 +658,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
             .values()
             .flatten()
             .any(|e| e.kind == crate::model::EvidenceKind::Missing);
-    Ok(if degraded { EXIT_INCOMPLETE } else { EXIT_OK })
+    Ok(if degraded { exit::INCOMPLETE } else { exit::OK })
 }
 
 fn first_error(
@@ -830,7 +718,7 @@ fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
         repo_dir.display(),
         pdf_path.display()
     );
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }
 
 fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
@@ -860,7 +748,7 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
         calibrate::parse_grades(&grades_text, &grades_path.display().to_string()).map_err(bad)?;
     let human =
         calibrate::parse_human(&human_text, &args.human.display().to_string()).map_err(bad)?;
-    let rubric = load_rubric(args.rubric.as_deref())?;
+    let rubric = Rubric::load(args.rubric.as_deref()).map_err(|e| BadInput(e.to_string()))?;
     let names: std::collections::BTreeMap<String, String> = rubric
         .rubric
         .dimensions
@@ -876,12 +764,7 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
     } else {
         print!("{}", calibrate::markdown(&result, &names));
     }
-    Ok(EXIT_OK)
-}
-
-/// Loads a rubric the way the CLI does (for other commands and tests).
-pub fn load_rubric(path: Option<&Path>) -> Result<LoadedRubric, BadInput> {
-    Rubric::load(path).map_err(|e| BadInput(e.to_string()))
+    Ok(exit::OK)
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ fn child() -> ! {
     drop(system);
     drop(guard);
     std::process::exit(if interrupted {
-        telemetry::EXIT_INTERRUPTED
+        auditor::exit::INTERRUPTED
     } else {
         0
     });

@@ -70,7 +70,7 @@ pub struct AuditInput {
     pub submission: String,
     /// The vision-capable model client for the VisionInspector; `None`: diagrams are not
     /// inspected and the evidence says so.
-    pub vision: Option<crate::judges::llm::LlmJudges>,
+    pub vision: Option<crate::llm::LlmSession>,
 }
 
 /// Everything one audit produced.

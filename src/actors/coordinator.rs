@@ -414,9 +414,7 @@ async fn judge_and_rule(
         // No judge is asked (no tokens spent on it); the Chief Justice records it as not
         // assessed, with the reason and the fix.
         let evidence = state.evidence_for(&d.id);
-        if crate::justice::unassessable(evidence, &crate::justice::facts::Tally::of(evidence))
-            .is_some()
-        {
+        if crate::justice::unassessable(evidence, &crate::tally::Tally::of(evidence)).is_some() {
             barriers.skip(&d.id);
             deliberations.push(deliberate(&d.id, &state));
             continue;

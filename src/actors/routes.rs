@@ -169,7 +169,7 @@ pub fn grader_failures(
             .iter()
             .filter(|e| e.kind == crate::model::EvidenceKind::Missing)
         {
-            let reason = crate::justice::facts::short(&e.rationale, 300);
+            let reason = crate::tally::short(&e.rationale, 300);
             match by_reason.iter_mut().find(|(r, _, _)| *r == reason) {
                 Some((_, _, dims)) => {
                     if !dims.contains(dim) {

@@ -179,12 +179,13 @@ pub fn child_main() -> i32 {
     };
     fault_injection(&req.submission);
     let vision = if req.vision {
-        match crate::cli::judge_bench(&crate::cli::JudgeArgs {
-            judges: crate::cli::JudgesArg::Llm,
+        let args = crate::judges::panel::PanelArgs {
+            judges: crate::judges::panel::JudgesArg::Llm,
             prompts: req.prompts.clone(),
             max_concurrency: None,
-        }) {
-            Ok(b) => b.vision,
+        };
+        match crate::judges::panel::set_up(&args, |k| std::env::var(k).ok()) {
+            Ok(p) => p.vision,
             Err(e) => {
                 eprintln!("{e}");
                 return 1;

@@ -25,7 +25,7 @@ pub mod runner;
 pub mod store;
 
 use crate::actors::{RestartPolicy, Timeouts};
-use crate::cli::{EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK};
+use crate::exit;
 use crate::judges::JudgeService;
 use crate::model::{AuditReport, Judge};
 use crate::rubric::LoadedRubric;
@@ -39,9 +39,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 use store::Store;
-
-/// Exit code when the run was interrupted by Ctrl-C (outputs written; rerun to resume).
-pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
 #[derive(Debug, Clone, Args)]
@@ -78,7 +75,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
-    pub bench: crate::cli::JudgeArgs,
+    pub panel: crate::judges::panel::PanelArgs,
     /// Seconds between progress lines when stderr is not a terminal.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub progress_every: u64,
@@ -114,15 +111,15 @@ pub struct BatchSummary {
 impl BatchSummary {
     pub fn exit_code(&self) -> i32 {
         if self.interrupted {
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         } else if self
             .rows
             .iter()
             .all(|r| r.status == RowStatus::Done && !r.degraded && !r.needs_human_review)
         {
-            EXIT_OK
+            exit::OK
         } else {
-            EXIT_INCOMPLETE
+            exit::INCOMPLETE
         }
     }
 }
@@ -140,14 +137,14 @@ pub enum BatchError {
 /// Entry point of `auditor batch`; returns the exit code.
 pub fn run_batch(args: BatchArgs) -> i32 {
     crate::alloc::prefer_low_memory();
-    let bench = match crate::cli::judge_bench(&args.bench) {
-        Ok(b) => b,
+    let panel = match crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok()) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return exit::BAD_INPUT;
         }
     };
-    let service = bench.service;
+    let service = panel.service;
     #[cfg(debug_assertions)]
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
         Some(ms) => Rc::new(cache::SimulatedLatency {
@@ -159,18 +156,20 @@ pub fn run_batch(args: BatchArgs) -> i32 {
         }),
         None => service,
     };
-    let isolation = match isolate::Isolation::from_env(args.bench.prompts.clone()) {
+    let isolation = match isolate::Isolation::from_env(args.panel.prompts.clone()) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return exit::BAD_INPUT;
         }
     };
     let setup = JudgeSetup {
         isolation,
-        vision: bench.vision,
-        judge_timeout: bench.judge_timeout,
-        fingerprint: bench.fingerprint,
+        vision: panel.vision,
+        judge_timeout: panel
+            .judge_timeout
+            .unwrap_or(Timeouts::default().judge_request),
+        fingerprint: panel.fingerprint,
     };
     match run_batch_inner(&args, service, setup, true) {
         Ok(summary) => {
@@ -179,11 +178,11 @@ pub fn run_batch(args: BatchArgs) -> i32 {
         }
         Err(BatchError::BadInput(e)) => {
             eprintln!("error: {e}");
-            EXIT_BAD_INPUT
+            exit::BAD_INPUT
         }
         Err(BatchError::Internal(e)) => {
             eprintln!("internal error: {e}");
-            EXIT_INTERNAL
+            exit::INTERNAL
         }
     }
 }
@@ -249,7 +248,7 @@ pub fn run_batch_with(
 struct JudgeSetup {
     /// Evidence collected in a child process per submission (the CLI only).
     isolation: Option<isolate::Isolation>,
-    vision: Option<crate::judges::llm::LlmJudges>,
+    vision: Option<crate::llm::LlmSession>,
     judge_timeout: Duration,
     /// Prompts and settings that decide the answers (part of the job key and cache key).
     fingerprint: String,
@@ -267,8 +266,8 @@ fn run_batch_inner(
             args.concurrency
         )));
     }
-    let rubric: LoadedRubric =
-        crate::cli::load_rubric(args.rubric.as_deref()).map_err(|e| BatchError::BadInput(e.0))?;
+    let rubric: LoadedRubric = crate::rubric::Rubric::load(args.rubric.as_deref())
+        .map_err(|e| BatchError::BadInput(e.to_string()))?;
     let manifest: Manifest =
         manifest::load(&args.manifest).map_err(|e| BatchError::BadInput(e.to_string()))?;
     for bad in manifest.bad_rows() {

@@ -48,7 +48,7 @@ pub struct RunConfig {
     pub timeouts: Timeouts,
     pub restarts: RestartPolicy,
     /// The VisionInspector's model client, when diagrams are judged.
-    pub vision: Option<crate::judges::llm::LlmJudges>,
+    pub vision: Option<crate::llm::LlmSession>,
     /// How long resolving a submission's commit may take.
     pub resolve_timeout: Duration,
     /// Evidence collected in a child process per submission (the CLI); `None`: in process.
@@ -413,7 +413,12 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         }
     };
     drop(coordinator);
-    let sidecar = crate::cli::sidecar_json(&outcome);
+    let sidecar = crate::report::sidecar_json(
+        &outcome.report,
+        &outcome.state,
+        outcome.repo_facts.as_ref(),
+        outcome.pdf_facts.as_ref(),
+    );
     let judge_failures = outcome.state.failures.len() as u32;
     if judge_failures > 0 {
         ctx.display.println(&format!(

@@ -33,8 +33,6 @@
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
-pub(crate) mod facts;
-
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
     JudgeFailure, JudgeMode, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata,
@@ -42,7 +40,7 @@ use crate::model::{
 };
 use crate::report::count;
 use crate::rubric::{Dimension, Rubric};
-use facts::Tally;
+use crate::tally::{self as facts, Tally};
 use std::collections::BTreeMap;
 
 /// Weight units: 4 = normal weight (integers keep the arithmetic exact).

@@ -647,12 +647,9 @@ impl tracing::field::Visit for TextVisitor<'_, '_> {
 static INTERRUPT_FLUSH: OnceLock<SdkTracerProvider> = OnceLock::new();
 static INTERRUPT: OnceLock<tokio::sync::watch::Receiver<bool>> = OnceLock::new();
 
-/// Exit code of a run stopped by Ctrl-C (128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 /// Listens for Ctrl-C (and SIGTERM) on a dedicated thread. The first signal resolves
 /// [`interrupted`], so the CLI can drop the actor graph (ending its spans), drop the
-/// [`TelemetryGuard`] (flushing them) and exit with [`EXIT_INTERRUPTED`]. A second signal
+/// [`TelemetryGuard`] (flushing them) and exit with [`crate::exit::INTERRUPTED`]. A second signal
 /// flushes what is finished and exits at once (e.g. when blocking work does not stop).
 /// Idempotent.
 pub fn install_interrupt_handler() -> Result<(), TelemetryError> {
@@ -691,7 +688,7 @@ pub fn install_interrupt_handler() -> Result<(), TelemetryError> {
                 if let Some(p) = INTERRUPT_FLUSH.get() {
                     let _ = p.shutdown_with_timeout(Duration::from_secs(2));
                 }
-                std::process::exit(EXIT_INTERRUPTED);
+                std::process::exit(crate::exit::INTERRUPTED);
             })
         })
         .map_err(|e| TelemetryError::Signals(e.to_string()))?;
