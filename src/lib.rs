@@ -20,7 +20,7 @@ pub mod pdf;
 pub mod repo;
 pub mod report;
 pub mod rubric;
-pub mod tally;
+pub(crate) mod tally;
 pub mod telemetry;
 pub mod testkit;
 pub mod vision;

@@ -17,12 +17,12 @@
 //! This layer knows nothing of judges, vision or actors: it never imports them.
 
 pub mod client;
-pub mod config;
-pub mod limiter;
+pub(crate) mod config;
+pub(crate) mod limiter;
 pub mod prompts;
-pub mod retry;
-pub mod session;
-pub mod structured;
+pub(crate) mod retry;
+pub(crate) mod session;
+pub(crate) mod structured;
 
 pub use client::{CallError, LlmClient};
 pub use config::{ConfigError, LlmConfig};
