@@ -291,12 +291,10 @@ pub async fn inspect(
         let model = &model;
         async move {
             let r = llm::ask(
-                llm.client(),
-                llm.switch(),
+                llm,
                 model,
                 messages,
                 spec,
-                llm.config().max_answer_attempts,
                 validate_answer,
                 |err| {
                     format!(
