@@ -601,7 +601,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
         tokio::select! {
             biased;
             _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
-            r = coordinator.send(crate::actors::coordinator::CollectEvidence(prepared.input)) => {
+            r = coordinator.send(crate::actors::CollectEvidence(prepared.input)) => {
                 r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
             }
         }
@@ -661,10 +661,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
     Ok(if degraded { exit::INCOMPLETE } else { exit::OK })
 }
 
-fn first_error(
-    collected: &crate::actors::coordinator::Collected,
-    stage: crate::model::Stage,
-) -> Option<String> {
+fn first_error(collected: &crate::actors::Collected, stage: crate::model::Stage) -> Option<String> {
     collected
         .state
         .errors

@@ -9,7 +9,7 @@
 //! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to the limit.
 //! The judges still run in the parent (one LLM limiter, one response cache).
 
-use crate::actors::coordinator::CollectEvidence;
+use crate::actors::CollectEvidence;
 use crate::actors::{AuditInput, Coordinator, PdfSource, RestartPolicy, Timeouts};
 use crate::judges::OfflineJudges;
 use crate::repo::{RepoLimits, RepoRequest, RepoSource};
