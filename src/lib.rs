@@ -7,11 +7,13 @@
 
 pub mod actors;
 pub mod alloc;
+pub mod audit;
 pub mod batch;
 pub mod calibrate;
 pub mod cli;
 pub mod exit;
 pub mod files;
+pub mod interrupt;
 pub mod judges;
 pub mod justice;
 pub mod llm;
