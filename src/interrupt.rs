@@ -58,7 +58,7 @@ pub enum OnSecond {
 /// Why signals cannot be listened for.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot listen for Ctrl-C: {0}")]
-pub struct InterruptError(String);
+pub struct InterruptError(#[from] std::io::Error);
 
 static SIGNALS: OnceLock<Interrupt> = OnceLock::new();
 
@@ -75,9 +75,8 @@ pub fn listen(on_second: OnSecond) -> Result<Interrupt, InterruptError> {
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()
-        .map_err(|e| InterruptError(e.to_string()))?;
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+        .build()?;
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
     let counter = interrupt.clone();
     std::thread::Builder::new()
         .name("auditor-signals".into())
@@ -108,12 +107,11 @@ pub fn listen(on_second: OnSecond) -> Result<Interrupt, InterruptError> {
                     }
                 }
             })
-        })
-        .map_err(|e| InterruptError(e.to_string()))?;
+        })?;
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(interrupt),
-        Ok(Err(e)) => Err(InterruptError(e)),
-        Err(_) => Err(InterruptError("the signal thread stopped".into())),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(std::io::Error::other("the signal thread stopped").into()),
     }
 }
 
@@ -141,16 +139,16 @@ struct Signals {
 
 impl Signals {
     #[cfg(unix)]
-    fn new() -> Result<Self, String> {
+    fn new() -> std::io::Result<Self> {
         use tokio::signal::unix::{SignalKind, signal};
         Ok(Signals {
-            int: signal(SignalKind::interrupt()).map_err(|e| e.to_string())?,
-            term: signal(SignalKind::terminate()).map_err(|e| e.to_string())?,
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
         })
     }
 
     #[cfg(not(unix))]
-    fn new() -> Result<Self, String> {
+    fn new() -> std::io::Result<Self> {
         Ok(Signals {})
     }
 

@@ -317,12 +317,8 @@ pub async fn inspect(
                     (Ok((asked.value, asked.model)), asked.usage, false)
                 }
                 Err(e) => {
-                    let (usage, rejected) = match &e {
-                        AskError::Invalid { usage, .. } => (*usage, false),
-                        AskError::Transport {
-                            usage, rejected, ..
-                        } => (*usage, *rejected),
-                    };
+                    let usage = e.usage();
+                    let rejected = matches!(e, AskError::Transport { rejected: true, .. });
                     llm.usage()
                         .record("VisionInspector", &format!("p.{}", image.page), usage);
                     (Err(e.to_string()), usage, rejected)

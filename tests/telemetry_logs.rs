@@ -80,7 +80,14 @@ async fn json_errors_are_json_too() {
 async fn batch_errors_are_json_too() {
     let ws = workspace();
     let mut cmd = auditor(ws.path());
-    cmd.args(["batch", "missing.csv", "--out", "out", "--log-format", "json"]);
+    cmd.args([
+        "batch",
+        "missing.csv",
+        "--out",
+        "out",
+        "--log-format",
+        "json",
+    ]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -88,7 +95,10 @@ async fn batch_errors_are_json_too() {
     assert_eq!(lines.len(), 1, "{stderr}");
     assert_eq!(lines[0]["level"], "ERROR");
     let msg = lines[0]["fields"]["message"].as_str().unwrap_or("");
-    assert!(msg.starts_with("error: ") && msg.contains("missing.csv"), "{msg}");
+    assert!(
+        msg.starts_with("error: ") && msg.contains("missing.csv"),
+        "{msg}"
+    );
 
     // One bad row (no repo), no valid one: the row's error, then the run's.
     std::fs::write(ws.path().join("m.csv"), "id,repo,pdf\ns1,,\n").expect("manifest");
@@ -112,7 +122,10 @@ async fn batch_errors_are_json_too() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.lines().all(|l| !l.starts_with('{')), "{stderr}");
-    assert!(stderr.contains("error: manifest m.csv: no valid row"), "{stderr}");
+    assert!(
+        stderr.contains("error: manifest m.csv: no valid row"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
