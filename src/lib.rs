@@ -26,3 +26,6 @@ pub mod tally;
 pub mod telemetry;
 pub mod testkit;
 pub mod vision;
+
+#[cfg(test)]
+mod layers;
