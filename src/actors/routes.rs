@@ -192,6 +192,18 @@ pub fn grader_failures(
         .collect()
 }
 
+/// A repository that could not be read is recorded as an error too (exit code 3 either way).
+pub fn repo_error(dims: &[Dimension], reason: &str) -> StateUpdate {
+    StateUpdate {
+        errors: vec![AuditError {
+            stage: Stage::RepoInvestigator,
+            dimensions: dims.iter().map(|d| d.id.clone()).collect(),
+            message: format!("the repository could not be investigated: {reason}"),
+        }],
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! LLM judges against a real local HTTP server speaking the OpenAI chat completions API.
 
-mod llm_support;
+use crate::llm_support;
 
 use auditor::judges::llm::JudgeError;
 use auditor::model::{Confidence, Detective, Evidence, Judge, OpinionSource};

@@ -1,6 +1,6 @@
 //! VisionInspector against a real local HTTP server speaking the OpenAI chat completions API.
 
-mod llm_support;
+use crate::llm_support;
 
 use auditor::model::{Detective, EvidenceKind};
 use auditor::pdf::DiagramImage;

@@ -2,7 +2,7 @@
 //! around the offline judges: cache hits, `--regrade`, new commits, and isolation between
 //! submissions.
 
-mod batch_support;
+use crate::batch_support;
 
 use auditor::batch::{BatchArgs, run_batch_with};
 use auditor::judges::panel::{JudgesArg, PanelArgs};

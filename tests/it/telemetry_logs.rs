@@ -1,7 +1,7 @@
 //! Logs on stderr: `--log-format json` prints only JSON objects, one per line, at every
 //! verbosity and on errors; the exported spans do not depend on the stderr log level.
 
-mod telemetry_support;
+use crate::telemetry_support;
 
 use telemetry_support::*;
 
