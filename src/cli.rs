@@ -5,11 +5,11 @@
 //! written but some criteria could not be fully assessed (flagged in the report).
 
 use crate::actors::PdfSource;
-use crate::audit::AuditBuilder;
 use crate::exit;
 use crate::exit::CliError;
 use crate::interrupt::OnSecond;
 use crate::judges::panel::{self, PanelArgs};
+use crate::launch::AuditBuilder;
 use crate::model::AuditReport;
 use crate::repo::RepoSource;
 use crate::rubric::Rubric;
@@ -412,7 +412,7 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     check_writable(&md_path)?;
 
     let price = price_from_env()?;
-    let mut outcome = crate::audit::run(input, panel.service)?;
+    let mut outcome = crate::launch::run(input, panel.service)?;
     if crate::interrupt::was_interrupted() {
         return Err(CliError::Interrupted);
     }
@@ -522,7 +522,7 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
 fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
     let input = prepare(&args.source)?.build();
     let prepared_source = input.repo.source.clone();
-    let collected = crate::audit::collect_evidence(input)?;
+    let collected = crate::launch::collect_evidence(input)?;
     if args.json {
         let mut repo = collected
             .repo_facts

@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["llm", "repo", "pdf"],
     &["judges", "vision", "report", "justice"],
     &["actors"],
-    &["audit"],
+    &["launch"],
     &["batch", "calibrate", "testkit", "cli"],
 ];
 

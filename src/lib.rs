@@ -7,7 +7,6 @@
 
 pub mod actors;
 pub mod alloc;
-pub mod audit;
 pub mod batch;
 pub mod calibrate;
 pub mod cli;
@@ -16,6 +15,7 @@ pub mod files;
 pub mod interrupt;
 pub mod judges;
 pub mod justice;
+pub mod launch;
 pub mod llm;
 pub mod model;
 pub mod pdf;

@@ -10,7 +10,7 @@
 //! The judges still run in the parent (one LLM limiter, one response cache).
 
 use crate::actors::PdfSource;
-use crate::audit::AuditBuilder;
+use crate::launch::AuditBuilder;
 use crate::repo::RepoSource;
 use crate::rubric::{LoadedRubric, Rubric};
 use serde::{Deserialize, Serialize};
@@ -204,7 +204,7 @@ pub fn child_main() -> i32 {
         .vision(vision)
         .build();
     // No Ctrl-C handler in the child (it ignores SIGINT): only its parent stops it.
-    let collected = match crate::audit::collect_evidence(input) {
+    let collected = match crate::launch::collect_evidence(input) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");

@@ -1,4 +1,4 @@
-//! One way to set up and run an audit, whoever asks: `auditor audit` and `auditor evidence`,
+//! One way to set up and launch an audit, whoever asks: `auditor audit` and `auditor evidence`,
 //! and each submission of `auditor batch` (in process, or in its isolated evidence child).
 //!
 //! [`AuditBuilder`] assembles the [`AuditInput`] (the defaults live here, once); [`run`] and
