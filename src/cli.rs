@@ -42,9 +42,25 @@ pub struct Cli {
 }
 
 /// `auditor --repo ...` means `auditor audit --repo ...`: insert the default subcommand when
-/// the first argument is an option other than help/version.
+/// the first argument after the global log options (`-v`, `-q`, `--log-format`) is an option
+/// other than help/version, so that `auditor --log-format json batch ...` still names its
+/// subcommand.
 pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+    let text = |i: usize| args.get(i).and_then(|a| a.to_str()).unwrap_or("");
+    let mut i = 1;
+    loop {
+        let a = text(i);
+        let verbose = a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| c == 'v');
+        if verbose || matches!(a, "--verbose" | "-q" | "--quiet") || a.starts_with("--log-format=")
+        {
+            i += 1;
+        } else if a == "--log-format" {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    let first = text(i);
     let passthrough = ["-h", "--help", "-V", "--version"];
     if first.starts_with('-') && !passthrough.contains(&first) {
         args.insert(1, "audit".into());
@@ -685,6 +701,48 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_command_is_audit_after_the_global_options_too() {
+        let with = |args: &[&str]| -> Vec<String> {
+            let full = std::iter::once("auditor").chain(args.iter().copied());
+            with_default_command(full.map(Into::into).collect())
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(with(&["--repo", "r"]), ["auditor", "audit", "--repo", "r"]);
+        assert_eq!(
+            with(&["-vv", "--log-format", "json", "--repo", "r"]),
+            [
+                "auditor",
+                "audit",
+                "-vv",
+                "--log-format",
+                "json",
+                "--repo",
+                "r"
+            ]
+        );
+        assert_eq!(
+            with(&["--log-format", "json", "batch", "m.csv"]),
+            ["auditor", "--log-format", "json", "batch", "m.csv"]
+        );
+        assert_eq!(with(&["-q", "evidence"]), ["auditor", "-q", "evidence"]);
+        assert_eq!(with(&["--help"]), ["auditor", "--help"]);
+        assert_eq!(with(&[]), ["auditor"]);
+        let parsed = Cli::try_parse_from(with(&[
+            "--log-format",
+            "json",
+            "batch",
+            "m.csv",
+            "--out",
+            "o",
+        ]))
+        .expect("a global option before the subcommand");
+        assert!(matches!(parsed.command, Command::Batch(_)));
+        assert_eq!(parsed.log.log_format, LogFormat::Json);
+    }
 
     #[test]
     fn output_resolution() {

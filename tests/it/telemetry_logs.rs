@@ -103,7 +103,7 @@ async fn batch_errors_are_json_too() {
     // One bad row (no repo), no valid one: the row's error, then the run's.
     std::fs::write(ws.path().join("m.csv"), "id,repo,pdf\ns1,,\n").expect("manifest");
     let mut cmd = auditor(ws.path());
-    cmd.args(["batch", "m.csv", "--out", "out", "--log-format", "json"])
+    cmd.args(["--log-format", "json", "batch", "m.csv", "--out", "out"])
         .args(["--judges", "offline"]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
