@@ -129,12 +129,9 @@ fn defects<'a>(ev: &'a [Evidence], kinds: &[&str]) -> Vec<&'a Evidence> {
         .collect()
 }
 
+/// A fact in plain words for a persona's argument (its id is cited, not written out).
 fn label(e: &Evidence) -> String {
-    format!(
-        "{} [{}]",
-        crate::justice::facts::short(crate::justice::facts::fact_text(e), 140),
-        e.id
-    )
+    crate::justice::facts::short(crate::justice::facts::fact_text(e), 100)
 }
 
 struct Builder {
