@@ -118,7 +118,7 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
                 l.row
             ));
             if let Some((c, why)) = &l.cap {
-                a.push(format!("Capped at {c}: {why}."));
+                a.push(format!("Capped at {c}: {}.", facts::short(why, 120)));
             }
             if !t.security.is_empty() {
                 a.push("Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.".into());
@@ -178,7 +178,8 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
             } else if level >= cap && l.cap.is_some() {
                 let why = l.cap.as_ref().map(|(_, w)| w.as_str()).unwrap_or_default();
                 a.push(format!(
-                    "I cannot argue above the cap of {cap} the facts set ({why})."
+                    "I cannot argue above the cap of {cap} the facts set ({}).",
+                    facts::short(why, 100)
                 ));
             } else if l.credits.is_empty() {
                 a.push(format!(
@@ -200,9 +201,15 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
     (score, a.join(" "), cited)
 }
 
-/// The first `n` items joined with "; ", and how many more there are.
+/// The first `n` items (each at most 80 characters, cut at a word) joined with "; ", and how
+/// many more there are.
 fn listed(items: &[String], n: usize) -> String {
-    let mut s = items.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    let mut s = items
+        .iter()
+        .take(n)
+        .map(|i| facts::short(i, 80))
+        .collect::<Vec<_>>()
+        .join("; ");
     if items.len() > n {
         s.push_str(&format!("; and {} more", items.len() - n));
     }
