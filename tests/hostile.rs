@@ -355,6 +355,19 @@ fn markdown_and_terminal_escapes_from_the_submission_are_neutralised() {
     }
     let live_link = regex_lite_find(&md);
     assert!(live_link.is_none(), "live link or image: {live_link:?}");
+    // the HTML rendering beside it: the same text, escaped, no control character, no live
+    // link or image (tests/report_html.rs parses it)
+    let html = std::fs::read_to_string(ws.path().join("out/report.html")).unwrap();
+    assert!(
+        html.contains("evil.example"),
+        "the crafted text reaches report.html"
+    );
+    for c in ['\u{1b}', '\u{7}'] {
+        assert!(!html.contains(c), "control character {c:?} in report.html");
+    }
+    for live in ["<img", "href=\"https://", "src=\"https://"] {
+        assert!(!html.contains(live), "{live} in report.html");
+    }
 }
 
 /// The first `[text](url` or `![alt](url` whose brackets are not escaped and that is not
