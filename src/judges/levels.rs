@@ -681,7 +681,10 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
         hallucinated as f64 / (verified + hallucinated) as f64
     };
     let what = format!(
-        "{verified} cited path(s) exist, {hallucinated} hallucinated; {supported} feature claim(s) supported, {contradicted} contradicted"
+        "{} {}, {hallucinated} hallucinated; {} supported, {contradicted} contradicted",
+        crate::report::count(verified, "cited path", "cited paths"),
+        crate::report::form(verified, "exists", "exist"),
+        crate::report::count(supported, "feature claim", "feature claims"),
     );
     let level = if share > 0.5 {
         1
