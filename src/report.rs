@@ -27,7 +27,7 @@ const BRIEF_OPINION: usize = 320;
 /// How many located fix lines of a criterion the Markdown shows, and how long each may be
 /// (the HTML and the JSON have them all, whole).
 const FIX_LINES: usize = 3;
-const FIX_MAX: usize = 220;
+const FIX_MAX: usize = 180;
 
 /// What the untrusted text is rendered into.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -375,6 +375,7 @@ fn fixes(
                         .pdf
                         .is_some_and(|p| !p.is_empty() && loc.starts_with(p))
                     || (!loc.contains(' ') && loc.contains(['/', '.']))
+                    || (loc.len() == 40 && loc.chars().all(|c| c.is_ascii_hexdigit()))
             };
             let (location_text, rest) = match line.split_once(": ") {
                 Some((loc, rest)) if ours(loc) => (location(loc, places), rest),
@@ -704,7 +705,7 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                             failing(v)
                                 .into_iter()
                                 .take(3)
-                                .map(|e| evidence_view(e, places(report), Some(200), m))
+                                .map(|e| evidence_view(e, places(report), Some(160), m))
                                 .collect()
                         })
                         .unwrap_or_default()

@@ -201,13 +201,13 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
     (score, a.join(" "), cited)
 }
 
-/// The first `n` items (each at most 80 characters, cut at a word) joined with "; ", and how
+/// The first `n` items (each at most 64 characters, cut at a word) joined with "; ", and how
 /// many more there are.
 fn listed(items: &[String], n: usize) -> String {
     let mut s = items
         .iter()
         .take(n)
-        .map(|i| facts::short(i, 80))
+        .map(|i| facts::short(i, 64))
         .collect::<Vec<_>>()
         .join("; ");
     if items.len() > n {

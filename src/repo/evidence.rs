@@ -181,8 +181,9 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             h.commit_count > 3,
             loc.clone(),
             format!(
-                "{} commits ({} merges) reachable from the audited commit (full history, not shallow); more than 3 are expected",
-                h.commit_count, h.merge_count
+                "{} ({}) reachable from the audited commit (full history, not shallow); more than 3 are expected",
+                crate::report::count(h.commit_count, "commit", "commits"),
+                crate::report::count(h.merge_count, "merge", "merges")
             ),
             1.0,
         )
