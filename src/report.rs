@@ -227,9 +227,8 @@ struct CriterionView {
     evidence_count: String,
     dissent: Vec<String>,
     rules: Vec<RuleView>,
-    /// Every fix line (the HTML's).
-    remediation: Vec<FixView>,
-    /// The first fix lines, shortened (the Markdown's), and the rubric's target.
+    /// The fix lines, grouped by instruction, and the rubric's target: in the Markdown the first
+    /// few, shortened; in the HTML all of them, whole.
     fix: Vec<FixView>,
     /// "and N more fixes ..." when the Markdown leaves some out.
     fix_more: String,
@@ -357,12 +356,7 @@ fn flag_view(flag: &CriterionFlag, m: Markup) -> FlagView {
 /// (`src/a.py:3`) apart from the instruction. `brief`: the instruction is shortened (never
 /// mid-word) to the given length, and to the instruction alone (without what the detective
 /// found) where its location is among the given deciding evidence, which says it already.
-fn fixes(
-    remediation: &str,
-    places: Places,
-    m: Markup,
-    brief: Option<(usize, &[String])>,
-) -> Vec<FixView> {
+fn fixes(remediation: &str, places: Places, m: Markup, brief: (usize, &[String])) -> Vec<FixView> {
     remediation
         .lines()
         .map(str::trim)
@@ -381,17 +375,14 @@ fn fixes(
                 Some((loc, rest)) if ours(loc) => (location(loc, places), rest),
                 _ => (String::new(), line),
             };
-            let rest = match brief {
-                Some((n, shown)) => {
-                    let rest = if shown.contains(&location_text) {
-                        instruction(rest)
-                    } else {
-                        rest
-                    };
-                    crate::justice::facts::short(rest, n)
-                }
-                None => rest.to_string(),
+            let (n, shown) = brief;
+            let rest = if shown.contains(&location_text) {
+                instruction(rest)
+            } else {
+                rest
             };
+            // a sentence ending in a shortened quotation does not end twice ("on…." → "on…")
+            let rest = crate::justice::facts::short(rest, n).replace("….", "…");
             FixView {
                 locations: if location_text.is_empty() {
                     vec![]
@@ -766,7 +757,6 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                         detail: m.text(&r.detail),
                     })
                     .collect(),
-                remediation: fixes(&c.remediation, places(report), m, None),
                 fix: {
                     let shown: Vec<String> = if c.is_assessed() {
                         evidence
@@ -782,17 +772,25 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                     } else {
                         vec![]
                     };
-                    let all = fixes(&c.remediation, places(report), m, Some((FIX_MAX, &shown)));
+                    let max = match m {
+                        Markup::Markdown => FIX_MAX,
+                        Markup::Html => usize::MAX,
+                    };
+                    let all = fixes(&c.remediation, places(report), m, (max, &shown));
                     let (target, located): (Vec<FixView>, Vec<FixView>) = all
                         .into_iter()
                         .partition(|f| f.locations.is_empty() && f.text.starts_with("Target:"));
                     let grouped = grouped(located);
                     fix_groups = grouped.len();
-                    grouped.into_iter().take(FIX_LINES).chain(target).collect()
+                    let keep = match m {
+                        Markup::Markdown => FIX_LINES,
+                        Markup::Html => usize::MAX,
+                    };
+                    grouped.into_iter().take(keep).chain(target).collect()
                 },
                 fix_more: {
                     let n = fix_groups;
-                    if n > FIX_LINES {
+                    if m == Markup::Markdown && n > FIX_LINES {
                         format!(
                             "and {} more, listed in the HTML rendering and the JSON sidecar",
                             n - FIX_LINES

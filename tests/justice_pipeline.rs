@@ -192,7 +192,10 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
     );
     assert!(text.contains("**security_override**"));
     assert!(text.contains("Orchestration Fraud"));
-    assert!(text.contains("src/graph.py:20: implement \"detectives fan out\""));
+    assert!(
+        text.contains("- `src/graph.py:20`: implement \"detectives fan out\""),
+        "{text}"
+    );
     let value: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("valid json");
     let back: AuditReport = serde_json::from_value(value["report"].clone()).expect("report");

@@ -198,7 +198,12 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
     if cited.is_empty() {
         cited = facts::ids(&t.passed());
     }
-    (score, a.join(" "), cited)
+    (score, tidy(&a.join(" ")), cited)
+}
+
+/// A sentence that ends on a shortened item ends once: "on…." → "on…".
+fn tidy(text: &str) -> String {
+    text.replace("….", "…")
 }
 
 /// The first `n` items (each at most 64 characters, cut at a word) joined with "; ", and how
@@ -293,7 +298,7 @@ fn prosecutor(t: &Tally) -> (i64, String, Vec<String>) {
     if cited.is_empty() {
         cited.extend(facts::ids(&t.passed()));
     }
-    (score, a.join(" "), cited)
+    (score, tidy(&a.join(" ")), cited)
 }
 
 fn defense(t: &Tally) -> (i64, String, Vec<String>) {
@@ -333,7 +338,7 @@ fn defense(t: &Tally) -> (i64, String, Vec<String>) {
     if !notes.is_empty() {
         a.push_str(&format!(" {}.", notes.join("; ")));
     }
-    (score, a, cited)
+    (score, tidy(&a), cited)
 }
 
 fn tech_lead(t: &Tally) -> (i64, String, Vec<String>) {
