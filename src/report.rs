@@ -696,7 +696,10 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                             failing(v)
                                 .into_iter()
                                 .take(3)
-                                .map(|e| evidence_view(e, places(report), Some(160), m))
+                                .map(|e| {
+                                    let max = (m == Markup::Markdown).then_some(160);
+                                    evidence_view(e, places(report), max, m)
+                                })
                                 .collect()
                         })
                         .unwrap_or_default()
