@@ -376,6 +376,12 @@ fn fixes(remediation: &str, places: Places, m: Markup, brief: (usize, &[String])
                 _ => (String::new(), line),
             };
             let (n, shown) = brief;
+            // the rubric's target (what good looks like) may run a little longer than a fix
+            let n = if rest.starts_with("Target:") {
+                n.max(FIX_MAX + 40)
+            } else {
+                n
+            };
             let rest = if shown.contains(&location_text) {
                 instruction(rest)
             } else {
@@ -659,7 +665,14 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                 t.push_str(&format!("; cost {cost:.4}"));
             }
             if md.judge_restarts > 0 {
-                t.push_str(&format!("; {} judge restart(s)", md.judge_restarts));
+                t.push_str(&format!(
+                    "; {}",
+                    count(
+                        md.judge_restarts as usize,
+                        "judge restart",
+                        "judge restarts"
+                    )
+                ));
             }
             t
         }

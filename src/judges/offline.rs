@@ -173,7 +173,7 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
                 a.push(format!(
                     "Statute of Effort: one point above the table's level {} for what exists: {}.",
                     l.level,
-                    listed(&l.credits, 2)
+                    listed(&l.credits, 1)
                 ));
             } else if level >= cap && l.cap.is_some() {
                 let why = l.cap.as_ref().map(|(_, w)| w.as_str()).unwrap_or_default();

@@ -356,10 +356,10 @@ pub fn path_evidence(
                     "the report mentions no repository path: nothing to verify".to_string()
                 } else {
                     format!(
-                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned path(s)",
+                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned",
                         verified.len(),
                         halluc.len(),
-                        facts.claimed_paths.len()
+                        crate::report::count(facts.claimed_paths.len(), "path", "paths")
                     )
                 },
                 Confidence::CERTAIN,

@@ -123,3 +123,156 @@ pub fn notes(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -
 pub fn needs_attention(notes: &[Note]) -> bool {
     notes.iter().any(|n| !n.by_choice)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::justice::compose;
+    use crate::model::{AuditError, Detective, Judge, JudgeMode, RunMetadata, Stage, TokenUsage};
+    use crate::rubric::{EMBEDDED_RUBRIC, Rubric};
+
+    fn metadata(vision_model: Option<&str>) -> RunMetadata {
+        RunMetadata {
+            auditor_version: "0.1.0".into(),
+            rubric_name: "r".into(),
+            rubric_version: "1".into(),
+            rubric_source: "<embedded>".into(),
+            rubric_sha256: String::new(),
+            prompts: None,
+            judge_mode: JudgeMode::Offline,
+            judge_models: BTreeMap::new(),
+            vision_model: vision_model.map(str::to_string),
+            pdf_path: None,
+            started_at: "2026-11-23T04:00:00Z".into(),
+            duration_ms: 1,
+            tokens: TokenUsage::default(),
+            tokens_by_persona: BTreeMap::new(),
+            tokens_by_criterion: BTreeMap::new(),
+            cost: None,
+            judge_restarts: 0,
+            judge_resends: 0,
+        }
+    }
+
+    /// A report where `swarm_visual` is not assessed with `evidence` as its only evidence, and
+    /// every other criterion assessed and clean.
+    fn report(
+        evidence: Vec<Evidence>,
+        vision_model: Option<&str>,
+        errors: Vec<AuditError>,
+    ) -> (AuditReport, BTreeMap<String, Vec<Evidence>>) {
+        let rubric = Rubric::parse(EMBEDDED_RUBRIC, "rubric.json").unwrap();
+        let mut results = Vec::new();
+        for d in &rubric.dimensions {
+            if d.id == "swarm_visual" {
+                let mut r = CriterionResult::not_assessed(
+                    &d.id,
+                    &d.name,
+                    "no vision model configured: 1 diagram found in the report was not inspected",
+                    "set AUDITOR_VISION_MODEL",
+                );
+                r.flags.push(CriterionFlag::EvidenceMissing {
+                    reason: "vision evidence missing".into(),
+                });
+                results.push(r);
+            } else {
+                let mut r = CriterionResult::not_assessed(&d.id, &d.name, "x", "y");
+                r.status = crate::model::CriterionStatus::Assessed;
+                r.final_score = crate::model::Score::new(4).ok();
+                r.not_assessed = None;
+                r.flags.clear();
+                results.push(r);
+            }
+        }
+        let mut ev = BTreeMap::new();
+        ev.insert("swarm_visual".to_string(), evidence);
+        let report = compose(
+            "repo",
+            Some("abc".into()),
+            &rubric,
+            results,
+            metadata(vision_model),
+            errors,
+            &ev,
+        );
+        (report, ev)
+    }
+
+    fn no_model() -> Evidence {
+        Evidence::missing(
+            "vision.swarm_visual.no_model",
+            Detective::VisionInspector,
+            "classify the diagrams",
+            "report.pdf p.2",
+            "no vision model configured",
+        )
+    }
+
+    #[test]
+    fn a_run_without_a_vision_model_by_choice_is_reported_but_needs_no_attention() {
+        let (r, ev) = report(vec![no_model()], None, vec![]);
+        let n = notes(&r, &ev);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].by_choice);
+        assert_eq!(n[0].what, "not assessed");
+        assert!(
+            n[0].line()
+                .starts_with("Architectural Diagram Analysis: not assessed: no vision model"),
+            "{}",
+            n[0].line()
+        );
+        assert!(!needs_attention(&n));
+    }
+
+    #[test]
+    fn grader_failures_flags_and_errors_need_attention() {
+        // the vision model was configured and rejected the images: a failure, not a choice
+        let rejected = Evidence::missing(
+            "vision.swarm_visual.rejected",
+            Detective::VisionInspector,
+            "classify the diagrams",
+            "report.pdf p.2",
+            "the model m rejected the image request",
+        );
+        let (r, ev) = report(vec![rejected], Some("m"), vec![]);
+        let n = notes(&r, &ev);
+        assert!(!n[0].by_choice);
+        assert!(needs_attention(&n));
+        // the same "no model" evidence while the report names a vision model is not a choice
+        let (r, ev) = report(vec![no_model()], Some("m"), vec![]);
+        assert!(needs_attention(&notes(&r, &ev)));
+        // a flagged criterion (a judge failed) beside the by-choice one
+        let (mut r, ev) = report(vec![no_model()], None, vec![]);
+        r.criteria[0].flags.push(CriterionFlag::JudgeFailed {
+            judge: Judge::Defense,
+            reason: "free text three times".into(),
+        });
+        let n = notes(&r, &ev);
+        assert_eq!(n.len(), 2);
+        assert_eq!(n[0].what, "flagged");
+        assert!(
+            n[0].why.contains("the Defense failed: free text"),
+            "{}",
+            n[0].why
+        );
+        assert!(needs_attention(&n));
+        // an error recorded in the run
+        let (r, ev) = report(
+            vec![no_model()],
+            None,
+            vec![AuditError {
+                stage: Stage::DocAnalyst,
+                dimensions: vec![],
+                message: "PDF \u{1b}[2Junreadable".into(),
+            }],
+        );
+        let n = notes(&r, &ev);
+        assert!(needs_attention(&n));
+        let last = n.last().unwrap().line();
+        assert!(last.starts_with("DocAnalyst: error: PDF"), "{last}");
+        assert!(
+            !last.contains('\u{1b}'),
+            "no terminal escape reaches stdout"
+        );
+    }
+}
