@@ -545,7 +545,7 @@ fn print_summary(
     if attention > 0 {
         println!(
             "Exit code 3: {} (see the report).",
-            crate::report::count(
+            crate::words::count(
                 attention,
                 "item above needs attention",
                 "items above need attention"

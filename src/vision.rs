@@ -157,8 +157,8 @@ pub fn evidence_without_model(
                     pages_loc(&refs),
                     format!(
                         "no vision model configured: {} found in the report {} not inspected",
-                        crate::report::count(images.len(), "diagram", "diagrams"),
-                        crate::report::form(images.len(), "was", "were")
+                        crate::words::count(images.len(), "diagram", "diagrams"),
+                        crate::words::form(images.len(), "was", "were")
                     ),
                 )
                 .with_fix(
@@ -197,8 +197,8 @@ pub fn evidence_model_rejected(
                         format!(
                             "the model {model} rejected the image request ({reason}): {} of \
                              the report {} not inspected",
-                            crate::report::count(images.len(), "diagram", "diagrams"),
-                            crate::report::form(images.len(), "was", "were")
+                            crate::words::count(images.len(), "diagram", "diagrams"),
+                            crate::words::form(images.len(), "was", "were")
                         ),
                     )
                     .with_fix(
@@ -446,13 +446,13 @@ pub fn evidence_from_answers(
                         "the vision model saw it in {} of {} inspected {}",
                         showing.len(),
                         inspected.len(),
-                        crate::report::form(inspected.len(), "diagram", "diagrams")
+                        crate::words::form(inspected.len(), "diagram", "diagrams")
                     )
                 } else {
                     format!(
                         "none of the {} inspected {} shows it according to the vision model",
                         inspected.len(),
-                        crate::report::form(inspected.len(), "diagram", "diagrams")
+                        crate::words::form(inspected.len(), "diagram", "diagrams")
                     )
                 },
                 model_confidence(),

@@ -456,7 +456,7 @@ fn judges_used(rows: &[GradeRow]) -> String {
             .map(|(j, n)| {
                 format!(
                     "{j} for {}",
-                    crate::report::count(*n, "submission", "submissions")
+                    crate::words::count(*n, "submission", "submissions")
                 )
             })
             .collect::<Vec<_>>()

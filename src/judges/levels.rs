@@ -681,9 +681,9 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
     };
     let what = format!(
         "{} {}, {hallucinated} hallucinated; {} supported, {contradicted} contradicted",
-        crate::report::count(verified, "cited path", "cited paths"),
-        crate::report::form(verified, "exists", "exist"),
-        crate::report::count(supported, "feature claim", "feature claims"),
+        crate::words::count(verified, "cited path", "cited paths"),
+        crate::words::form(verified, "exists", "exist"),
+        crate::words::count(supported, "feature claim", "feature claims"),
     );
     let level = if share > 0.5 {
         1

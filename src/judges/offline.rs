@@ -150,7 +150,7 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
                 a.push(format!(
                     "One point below the table's level {} for {}: {}.",
                     l.level,
-                    crate::report::count(l.gaps.len(), "gap", "gaps"),
+                    crate::words::count(l.gaps.len(), "gap", "gaps"),
                     listed(&l.gaps, 2)
                 ));
             } else if l.gaps.is_empty() {
@@ -225,7 +225,7 @@ fn requirement_count(t: &Tally) -> String {
     format!(
         "{} of {} met",
         t.passed().len(),
-        crate::report::count(t.requirements(), "requirement", "requirements")
+        crate::words::count(t.requirements(), "requirement", "requirements")
     )
 }
 

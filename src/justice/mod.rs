@@ -37,9 +37,9 @@ use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
     JudgeFailure, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata, Score,
 };
-use crate::report::count;
 use crate::rubric::{Dimension, Rubric};
 use crate::tally::{self as facts, Tally};
+use crate::words::count;
 use std::collections::BTreeMap;
 
 /// Weight units: 4 = normal weight (integers keep the arithmetic exact).

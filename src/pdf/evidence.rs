@@ -102,7 +102,7 @@ pub fn document_evidence(
                         format!(
                             "'{}' appears {} (pages {}); on p.{} the report explains how the architecture does it, tying it to components",
                             f.concept,
-                            crate::report::count(f.mentions as usize, "time", "times"),
+                            crate::words::count(f.mentions as usize, "time", "times"),
                             join_pages(&f.pages),
                             f.page
                         ),
@@ -114,7 +114,7 @@ pub fn document_evidence(
                         format!(
                             "Keyword Dropping: '{}' appears {} (pages {}) only in lists, titles or sentences that do not say how the architecture does it",
                             f.concept,
-                            crate::report::count(f.mentions as usize, "time", "times"),
+                            crate::words::count(f.mentions as usize, "time", "times"),
                             join_pages(&f.pages)
                         ),
                         0.75,
@@ -161,7 +161,7 @@ pub fn document_evidence(
                 if n > 0 {
                     format!(
                         "the report mentions {}; each is checked against the audited commit at the aggregation barrier",
-                        crate::report::count(n, "repository path", "repository paths")
+                        crate::words::count(n, "repository path", "repository paths")
                     )
                 } else {
                     "the report mentions no repository file path, so none of its claims can be checked against the code".to_string()
@@ -192,7 +192,7 @@ pub fn document_evidence(
                 } else {
                     format!(
                         "{} ranked by BM25 against the forensic instruction",
-                        crate::report::count(ex.len(), "passage", "passages")
+                        crate::words::count(ex.len(), "passage", "passages")
                     )
                 },
                 conf(0.6),
@@ -309,7 +309,7 @@ pub fn path_evidence(
                 src.to_string(),
                 format!(
                     "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} the report mentions could not be checked",
-                    crate::report::count(facts.claimed_paths.len(), "path", "paths")
+                    crate::words::count(facts.claimed_paths.len(), "path", "paths")
                 ),
             ).with_fix("make the repository readable by the grader (see the RepoInvestigator's error) and re-run"));
             out.insert(d.id.clone(), evs);
@@ -359,7 +359,7 @@ pub fn path_evidence(
                         "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned",
                         verified.len(),
                         halluc.len(),
-                        crate::report::count(facts.claimed_paths.len(), "path", "paths")
+                        crate::words::count(facts.claimed_paths.len(), "path", "paths")
                     )
                 },
                 Confidence::CERTAIN,

@@ -182,8 +182,8 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             loc.clone(),
             format!(
                 "{} ({}) reachable from the audited commit (full history, not shallow); more than 3 are expected",
-                crate::report::count(h.commit_count, "commit", "commits"),
-                crate::report::count(h.merge_count, "merge", "merges")
+                crate::words::count(h.commit_count, "commit", "commits"),
+                crate::words::count(h.merge_count, "merge", "merges")
             ),
             1.0,
         )
@@ -384,7 +384,7 @@ fn partial(
             inside.join(", "),
             b.from,
             outside.join(", "),
-            crate::report::form(outside.len(), "runs", "run")
+            crate::words::form(outside.len(), "runs", "run")
         ),
         0.8,
     ))
@@ -624,7 +624,7 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             format!("{}:{}", conditional[0].path, conditional[0].line),
             format!(
                 "{}, but none routes to an error / missing-evidence path by name",
-                crate::report::count(conditional.len(), "conditional edge", "conditional edges")
+                crate::words::count(conditional.len(), "conditional edge", "conditional edges")
             ),
             0.6,
         )
@@ -888,7 +888,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
             at.clone(),
             format!(
                 "{}; {} inside tempfile.TemporaryDirectory/mkdtemp; {} with a list of arguments (no shell){}",
-                crate::report::count(s.clone_calls.len(), "clone call", "clone calls"),
+                crate::words::count(s.clone_calls.len(), "clone call", "clone calls"),
                 s.clone_calls.iter().filter(|c| c.sandboxed).count(),
                 s.clone_calls.iter().filter(|c| c.list_args).count(),
                 s.clone_calls
@@ -917,7 +917,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         format!(
             "{} of {} inside try, with check=True or a returncode check",
             s.clone_calls.iter().filter(|c| c.error_handled).count(),
-            crate::report::count(s.clone_calls.len(), "clone call", "clone calls")
+            crate::words::count(s.clone_calls.len(), "clone call", "clone calls")
         ),
         0.8,
     ));
@@ -947,15 +947,15 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         if shell.is_empty() && !unscanned.is_empty() {
             format!(
                 "not verified: {} too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
-                crate::report::count(unscanned.len(), "Python file", "Python files"),
+                crate::words::count(unscanned.len(), "Python file", "Python files"),
                 unscanned.join(", "),
                 f.python.files_parsed
             )
         } else if shell.is_empty() {
             format!(
                 "no os.system, os.popen or shell=True in {} ({} without a shell)",
-                crate::report::count(f.python.files_parsed, "Python file", "Python files"),
-                crate::report::count(s.subprocess_calls, "subprocess call", "subprocess calls")
+                crate::words::count(f.python.files_parsed, "Python file", "Python files"),
+                crate::words::count(s.subprocess_calls, "subprocess call", "subprocess calls")
             )
         } else {
             let total: usize = f
@@ -964,7 +964,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
                 .filter(|(k, _)| *k != "eval" && *k != "exec")
                 .map(|(_, n)| n)
                 .sum();
-            crate::report::count(total.max(shell.len()), "raw shell call", "raw shell calls")
+            crate::words::count(total.max(shell.len()), "raw shell call", "raw shell calls")
         },
         1.0,
     ));
@@ -1004,7 +1004,7 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             at.clone(),
             format!(
                 "{} to with_structured_output/bind_tools: {}",
-                crate::report::count(s.calls.len(), "call", "calls"),
+                crate::words::count(s.calls.len(), "call", "calls"),
                 s.calls
                     .iter()
                     .map(|c| format!("{}({}) at {}:{}", c.method, c.schema, c.path, c.line))

@@ -175,12 +175,12 @@ pub fn investigate_in(
     if let Some(first) = not_diffed.first() {
         facts.notes.push(format!(
             "{} in {} not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
-            crate::report::count(
+            crate::words::count(
                 not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
                 "file version",
                 "file versions"
             ),
-            crate::report::count(not_diffed.len(), "commit", "commits"),
+            crate::words::count(not_diffed.len(), "commit", "commits"),
             history::MAX_DIFF_BLOB_BYTES >> 20,
             history::MAX_DIFF_COMMIT_BYTES >> 20,
             first.not_diffed[0],

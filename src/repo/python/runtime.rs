@@ -414,7 +414,7 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
             let mut detail = format!(
                 "{} {} the key `{k}`, which the state schema `{}` does not declare: LangGraph drops it from the state, so no later node sees it",
                 nodes.join(", "),
-                crate::report::form(nodes.len(), "returns", "return"),
+                crate::words::form(nodes.len(), "returns", "return"),
                 ctx.g.state_type.as_deref().unwrap_or("?")
             );
             if !readers.is_empty() {
@@ -436,8 +436,8 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
                 detail.push_str(&format!(
                     "; {} {} it and never {} the value",
                     node_readers.join(", "),
-                    crate::report::form(node_readers.len(), "reads", "read"),
-                    crate::report::form(node_readers.len(), "sees", "see")
+                    crate::words::form(node_readers.len(), "reads", "read"),
+                    crate::words::form(node_readers.len(), "sees", "see")
                 ));
             }
             Defect {
@@ -549,8 +549,8 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 format!(
                     "is not declared in the state schema, so what {} {} under it is dropped before {} run",
                     writers.join(", "),
-                    crate::report::form(writers.len(), "returns", "return"),
-                    crate::report::form(nodes.len(), "it", "they")
+                    crate::words::form(writers.len(), "returns", "return"),
+                    crate::words::form(nodes.len(), "it", "they")
                 )
             };
             let dead_here: Vec<String> = dead
@@ -561,12 +561,12 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             let mut detail = format!(
                 "{} {} the key `{k}`, which {why}",
                 nodes.join(", "),
-                crate::report::form(nodes.len(), "reads", "read")
+                crate::words::form(nodes.len(), "reads", "read")
             );
             if !dead_here.is_empty() {
                 detail.push_str(&format!(
                     "; the {} {} guarded by it can never be taken",
-                    crate::report::form(dead_here.len(), "route", "routes"),
+                    crate::words::form(dead_here.len(), "route", "routes"),
                     dead_here.join(", ")
                 ));
             }
@@ -649,7 +649,7 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
         detail: format!(
             "{} {} the whole incoming state as the update: the appending reducer of {} adds the current list to itself, so it doubles at each such node",
             names.join(", "),
-            crate::report::form(names.len(), "returns", "return"),
+            crate::words::form(names.len(), "returns", "return"),
             doubled
                 .iter()
                 .map(|f| format!("`{f}`"))
