@@ -588,3 +588,19 @@ fn the_html_template_escapes_every_value_and_references_nothing_outside() {
         "{html}"
     );
 }
+
+#[test]
+fn a_long_opinion_is_shown_in_whole_sentences_never_cut_mid_word() {
+    let sentence = "The graph fans out to three judges and joins them before the Chief Justice.";
+    let long = [sentence; 8].join(" ");
+    let b = brief(&long, BRIEF_OPINION);
+    assert!(b.chars().count() <= BRIEF_OPINION + 2, "{b}");
+    assert!(b.ends_with("Justice. …"), "cut after a sentence: {b}");
+    assert!(b.starts_with(sentence));
+    // one long sentence: cut at a word, with an ellipsis
+    let words = "word ".repeat(200);
+    let b = brief(&words, 50);
+    assert!(b.ends_with("word…"), "{b}");
+    // short enough: whole, on one line
+    assert_eq!(brief("Fine.\nDone.", 50), "Fine. Done.");
+}
