@@ -1,9 +1,12 @@
-//! Report rendering: Markdown through a handlebars template (escaping off, strict mode) and the
-//! JSON sidecar, both written atomically.
+//! Report rendering: one view of the report, rendered as Markdown (handlebars, escaping off,
+//! strict mode: what an instructor reads, the long tail left to the JSON) and as a
+//! self-contained HTML page (handlebars with HTML escaping: the same structure, the long tail
+//! folded), written atomically with the JSON sidecar beside them.
 //!
-//! Judge arguments, evidence text and error messages are untrusted: before they reach the
-//! template every piece is neutralised so it cannot change the Markdown structure (headings,
-//! code fences, block quotes, lists, tables, raw HTML). See [`inline`].
+//! Judge arguments, evidence text and error messages are untrusted: for the Markdown every piece
+//! is neutralised so it cannot change the structure (headings, code fences, block quotes, lists,
+//! tables, links, raw HTML; see [`inline`]); for the HTML it is plain text that the template
+//! escapes (no triple-stash in `prompts/report.html.hbs`).
 
 use crate::model::{
     AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge, JudgeMode,

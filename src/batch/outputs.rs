@@ -531,7 +531,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
     }
     let _ = writeln!(
         h,
-        "<span style=\"background:#eee\">n/a</span> not assessed (a failure on the grader's side, no score); ⚑ flagged criterion</p>"
+        "<span style=\"background:#eee\">n/a</span> not assessed (on the grader's side: no score); ⚑ flagged criterion</p>"
     );
     let _ = write!(
         h,

@@ -881,7 +881,7 @@ pub fn compose(
         .collect();
     if !not_assessed.is_empty() {
         summary.push_str(&format!(
-            "Not assessed (a failure on the grader's side, not the student's; excluded from the overall, fix given in the breakdown): {}. ",
+            "Not assessed (on the grader's side, not the student's; excluded from the overall, fix given in the breakdown): {}. ",
             not_assessed.join("; ")
         ));
     }

@@ -561,3 +561,46 @@ fn write_refuses_a_json_markdown_path_and_reports_unwritable_dirs() {
     let e = write(&report, &blocker.join("sub/r.md"), &serde_json::json!({})).unwrap_err();
     assert!(e.to_string().contains("cannot write"), "{e}");
 }
+
+#[test]
+fn the_html_template_escapes_every_value_and_references_nothing_outside() {
+    // a triple-stash would insert a value unescaped
+    assert!(
+        !HTML_TEMPLATE.contains("{{{"),
+        "unescaped value in the HTML template"
+    );
+    for outside in [
+        "http:", "https:", "//", "<script", "<link", "@import", "url(",
+    ] {
+        let hits: Vec<&str> = HTML_TEMPLATE
+            .lines()
+            .filter(|l| l.contains(outside) && !l.trim_start().starts_with("/*"))
+            .collect();
+        assert!(hits.is_empty(), "{outside} in the HTML template: {hits:?}");
+    }
+    // a value is escaped where it lands
+    let mut report = offline_report();
+    report.verdict = "<img src=x onerror=alert(1)> & \"quoted\"".into();
+    let html = render_html(&report, &evidence()).unwrap();
+    assert!(!html.contains("<img"), "{html}");
+    assert!(
+        html.contains("&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt; &amp; &quot;quoted&quot;"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_long_opinion_is_shown_in_whole_sentences_never_cut_mid_word() {
+    let sentence = "The graph fans out to three judges and joins them before the Chief Justice.";
+    let long = [sentence; 8].join(" ");
+    let b = brief(&long, BRIEF_OPINION);
+    assert!(b.chars().count() <= BRIEF_OPINION + 2, "{b}");
+    assert!(b.ends_with("Justice. …"), "cut after a sentence: {b}");
+    assert!(b.starts_with(sentence));
+    // one long sentence: cut at a word, with an ellipsis
+    let words = "word ".repeat(200);
+    let b = brief(&words, 50);
+    assert!(b.ends_with("word…"), "{b}");
+    // short enough: whole, on one line
+    assert_eq!(brief("Fine.\nDone.", 50), "Fine. Done.");
+}
