@@ -12,8 +12,10 @@ pub(crate) mod calibrate;
 pub mod cli;
 pub mod exit;
 pub(crate) mod files;
+pub mod interrupt;
 pub mod judges;
 pub mod justice;
+pub mod launch;
 pub mod llm;
 pub mod model;
 pub mod pdf;
@@ -24,3 +26,7 @@ pub(crate) mod tally;
 pub mod telemetry;
 pub mod testkit;
 pub mod vision;
+pub mod words;
+
+#[cfg(test)]
+mod layers;

@@ -25,14 +25,15 @@ pub mod runner;
 pub mod store;
 
 use crate::actors::{RestartPolicy, Timeouts};
-use crate::exit;
+use crate::exit::{self, CliError};
+use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
 use crate::model::{AuditReport, Judge};
 use crate::rubric::LoadedRubric;
 use clap::Args;
 use manifest::{Manifest, Row};
 use outputs::{GradeRow, RowStatus};
-use runner::{Interrupt, Outcome, RunConfig};
+use runner::{Outcome, RunConfig};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -134,16 +135,21 @@ pub enum BatchError {
     Internal(String),
 }
 
-/// Entry point of `auditor batch`; returns the exit code.
-pub fn run_batch(args: BatchArgs) -> i32 {
-    crate::alloc::prefer_low_memory();
-    let panel = match crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
+impl From<BatchError> for CliError {
+    fn from(e: BatchError) -> Self {
+        match e {
+            BatchError::BadInput(_) => CliError::bad_input(e),
+            BatchError::Internal(_) => CliError::internal(e),
         }
-    };
+    }
+}
+
+/// Entry point of `auditor batch`: the exit code of a run that went through (0, 3 or 130), or
+/// why it could not run.
+pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
+    crate::alloc::prefer_low_memory();
+    let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
+        .map_err(CliError::bad_input)?;
     let service = panel.service;
     #[cfg(debug_assertions)]
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
@@ -156,13 +162,8 @@ pub fn run_batch(args: BatchArgs) -> i32 {
         }),
         None => service,
     };
-    let isolation = match isolate::Isolation::from_env(args.panel.prompts.clone()) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
+    let isolation =
+        isolate::Isolation::from_env(args.panel.prompts.clone()).map_err(CliError::bad_input)?;
     let setup = JudgeSetup {
         isolation,
         vision: panel.vision,
@@ -171,20 +172,9 @@ pub fn run_batch(args: BatchArgs) -> i32 {
             .unwrap_or(Timeouts::default().judge_request),
         fingerprint: panel.fingerprint,
     };
-    match run_batch_inner(&args, service, setup, true) {
-        Ok(summary) => {
-            print_summary(&summary);
-            summary.exit_code()
-        }
-        Err(BatchError::BadInput(e)) => {
-            eprintln!("error: {e}");
-            exit::BAD_INPUT
-        }
-        Err(BatchError::Internal(e)) => {
-            eprintln!("internal error: {e}");
-            exit::INTERNAL
-        }
-    }
+    let summary = run_batch_inner(&args, service, setup, true)?;
+    print_summary(&summary);
+    Ok(summary.exit_code())
 }
 
 /// The judge configuration part of the job key: what decides the judges' answers besides the
@@ -271,11 +261,14 @@ fn run_batch_inner(
     let manifest: Manifest =
         manifest::load(&args.manifest).map_err(|e| BatchError::BadInput(e.to_string()))?;
     for bad in manifest.bad_rows() {
-        eprintln!(
-            "{}: line {}: {} (row not graded; the others proceed)",
-            args.manifest.display(),
-            bad.line,
-            bad.reason
+        crate::telemetry::print_for_user(
+            tracing::Level::ERROR,
+            &format!(
+                "{}: line {}: {} (row not graded; the others proceed)",
+                args.manifest.display(),
+                bad.line,
+                bad.reason
+            ),
         );
     }
     let ids: BTreeSet<String> = manifest.submissions().map(|s| s.id.clone()).collect();
@@ -346,7 +339,11 @@ fn run_batch_inner(
         Duration::from_secs(args.progress_every.max(1)),
         !show_progress || args.no_progress,
     ));
-    let interrupt = Rc::new(Interrupt::default());
+    // The process's Ctrl-C count (listening from here on if the CLI did not already).
+    let interrupt: Rc<Interrupt> = Rc::new(
+        crate::interrupt::listen(OnSecond::Count)
+            .map_err(|e| BatchError::Internal(e.to_string()))?,
+    );
 
     let system = actix::System::new();
     let outcomes = system.block_on({
@@ -359,14 +356,10 @@ fn run_batch_inner(
                 let interrupt = interrupt.clone();
                 let display = display.clone();
                 actix::spawn(async move {
-                    while tokio::signal::ctrl_c().await.is_ok() {
-                        interrupt.raise();
-                        if interrupt.count() == 1 {
-                            display.println(
-                                "Ctrl-C: no new submission is started; those in flight finish and are saved (Ctrl-C again to stop now). Run the same command again to resume.",
-                            );
-                        }
-                    }
+                    interrupt.reached(1).await;
+                    display.println(
+                        "Ctrl-C: no new submission is started; those in flight finish and are saved (Ctrl-C again to stop now). Run the same command again to resume.",
+                    );
                 })
             };
             let outcomes = runner::run(&subs, cfg, store, cache, display, interrupt).await;

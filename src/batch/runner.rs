@@ -18,12 +18,14 @@ use super::outputs;
 use super::progress::{Display, Stats};
 use super::resolve::resolve_commit;
 use super::store::{Begin, JobKey, Store};
-use crate::actors::{AuditInput, Coordinator, RestartPolicy, Timeouts};
 use crate::actors::{CollectEvidence, Collected, JudgeCollected};
+use crate::actors::{Coordinator, RestartPolicy, Timeouts};
+use crate::interrupt::Interrupt;
 use crate::judges::EvidencePack;
+use crate::launch::AuditBuilder;
 use crate::model::AuditState;
 use crate::pdf::PdfFacts;
-use crate::repo::{RepoFacts, RepoLimits, RepoRequest};
+use crate::repo::RepoFacts;
 use crate::rubric::LoadedRubric;
 use actix::Actor;
 use futures::{FutureExt, StreamExt};
@@ -69,35 +71,6 @@ pub enum Outcome {
     },
     /// Not reached: the run was interrupted.
     Pending,
-}
-
-/// Ctrl-C count, observable by the runner.
-pub struct Interrupt {
-    tx: tokio::sync::watch::Sender<u32>,
-}
-
-impl Default for Interrupt {
-    fn default() -> Self {
-        Interrupt {
-            tx: tokio::sync::watch::channel(0).0,
-        }
-    }
-}
-
-impl Interrupt {
-    pub fn count(&self) -> u32 {
-        *self.tx.borrow()
-    }
-
-    pub fn raise(&self) {
-        self.tx.send_modify(|c| *c += 1);
-    }
-
-    /// Resolves once `n` interrupts have been raised.
-    pub async fn reached(&self, n: u32) {
-        let mut rx = self.tx.subscribe();
-        let _ = rx.wait_for(|c| *c >= n).await;
-    }
 }
 
 /// The evidence of a job as persisted after the detectives.
@@ -322,21 +295,15 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         generation: job.generation,
     });
     let coordinator = Coordinator::new(service).start();
-    let input = AuditInput {
-        repo: RepoRequest {
-            source: sub.repo.clone(),
-            // Pinned: the evidence is collected at exactly the commit of the job key.
-            git_ref: Some(commit.clone()),
-            limits: RepoLimits::default(),
-            extract_pdf: None,
-        },
-        pdf: sub.pdf.clone(),
-        rubric: cfg.rubric.clone(),
-        timeouts: cfg.timeouts,
-        restarts: cfg.restarts,
-        submission: sub.id.clone(),
-        vision: cfg.vision.clone(),
-    };
+    let input = AuditBuilder::new(sub.repo.clone(), cfg.rubric.clone())
+        // Pinned: the evidence is collected at exactly the commit of the job key.
+        .git_ref(Some(commit.clone()))
+        .pdf(sub.pdf.clone())
+        .submission(sub.id.clone())
+        .timeouts(cfg.timeouts)
+        .restarts(cfg.restarts)
+        .vision(cfg.vision.clone())
+        .build();
 
     // Evidence: restored when a previous run persisted it, else collected and persisted. The
     // judges always see the evidence as read back from the store, so the cache keys of a

@@ -233,12 +233,16 @@ impl LlmJudges {
             |err| feedback(persona, &criterion, err),
         )
         .await;
+        let usage = match &result {
+            Ok(asked) => asked.usage,
+            Err(e) => e.usage(),
+        };
+        self.inner
+            .session
+            .usage()
+            .record(persona.as_str(), &criterion, usage);
         match result {
             Ok(asked) => {
-                self.inner
-                    .session
-                    .usage()
-                    .record(persona.as_str(), &criterion, asked.usage);
                 let mut opinion = asked.value;
                 opinion.source = OpinionSource::Llm { model: asked.model };
                 Ok(JudgeAnswer {
@@ -251,39 +255,24 @@ impl LlmJudges {
                 last_error,
                 answers,
                 requests,
-                usage,
-            }) => {
-                self.inner
-                    .session
-                    .usage()
-                    .record(persona.as_str(), &criterion, usage);
-                Err(JudgeError::Invalid {
-                    persona,
-                    criterion_id: criterion,
-                    detail: format!(
-                        "no valid opinion from model {model} after {answers} answer(s); last \
-                         answer rejected: {last_error}"
-                    ),
-                    attempts: requests,
-                })
-            }
-            Err(AskError::Transport {
-                message,
-                requests,
-                usage,
                 ..
-            }) => {
-                self.inner
-                    .session
-                    .usage()
-                    .record(persona.as_str(), &criterion, usage);
-                Err(JudgeError::Transport {
-                    persona,
-                    criterion_id: criterion,
-                    detail: message,
-                    attempts: requests,
-                })
-            }
+            }) => Err(JudgeError::Invalid {
+                persona,
+                criterion_id: criterion,
+                detail: format!(
+                    "no valid opinion from model {model} after {answers} answer(s); last \
+                         answer rejected: {last_error}"
+                ),
+                attempts: requests,
+            }),
+            Err(AskError::Transport {
+                message, requests, ..
+            }) => Err(JudgeError::Transport {
+                persona,
+                criterion_id: criterion,
+                detail: message,
+                attempts: requests,
+            }),
         }
     }
 }

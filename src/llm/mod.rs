@@ -78,6 +78,15 @@ pub enum AskError {
     },
 }
 
+impl AskError {
+    /// Tokens of every request made before giving up.
+    pub fn usage(&self) -> TokenUsage {
+        match self {
+            AskError::Invalid { usage, .. } | AskError::Transport { usage, .. } => *usage,
+        }
+    }
+}
+
 /// Remembers that the server rejected `response_format: json_schema`, so later requests go
 /// straight to tool calling.
 #[derive(Debug, Default)]
