@@ -43,6 +43,9 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
             judges: JudgesArg::Offline,
             ..JudgeArgs::default()
         },
+        store: None,
+        status: false,
+        outputs_only: false,
         progress_every: 10,
         no_progress: true,
         simulate_latency_ms: None,
