@@ -55,7 +55,11 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 with the same keys). pdf is a local path (relative to the manifest), repo:<path in the repository>, \
 or empty (look inside the repository). Everything is persisted in DIR/batch.sqlite as it happens: \
 re-running the same command resumes (finished submissions skipped, unfinished ones continued, failed \
-ones retried) and never asks the judges the same question twice.\n\n\
+ones retried) and never asks the judges the same question twice. With --store postgres://… (or \
+AUDITOR_STORE) the store is a PostgreSQL database shared by any number of workers running the same \
+command on several machines: each submission is claimed by one worker under a lease, a dead \
+worker's submissions are taken over, the judges' answers are shared; --status shows the cohort's \
+progress, --outputs-only writes the tables from the database.\n\n\
 Outputs: DIR/<id>/report.md and report.json, DIR/grades.csv (one row per manifest row), \
 DIR/summary.md, DIR/index.html.\n\n\
 Exit codes: 0 every submission graded with a complete report; 2 bad input (nothing ran); \
