@@ -565,3 +565,79 @@ fn a_bad_or_unreachable_store_is_bad_input_and_its_password_is_never_shown() {
     assert!(t.contains("AUDITOR_STORE"), "{t}");
     assert!(!t.contains(secret), "{t}");
 }
+
+#[test]
+fn a_stalled_worker_loses_its_lease_and_its_late_result_is_refused() {
+    let Some(pg) = Pg::start() else { return };
+    let (root, manifest) = setup(3);
+    let root = root.path();
+    let url = pg.create_db("stall");
+    let q = |sql: &str| pg.count("stall", sql);
+    let slow = Judges::Offline { ms: 100 };
+    let mut a = batch(
+        root,
+        &manifest,
+        &root.join("a"),
+        Some(&url),
+        "worker-a",
+        &slow,
+        &[],
+    )
+    .env("AUDITOR_BATCH_LEASE_SECS", "2")
+    .spawn()
+    .unwrap();
+    wait_until(&mut a, "worker-a holds a job with evidence", || {
+        pg.try_count(
+            "stall",
+            "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running' AND evidence_json IS NOT NULL",
+        )
+        .is_some_and(|n| n >= 1)
+    });
+    // SIGSTOP: the worker and its heartbeat freeze, as on a machine that stalls
+    // SAFETY: kill(2) with a pid this test spawned.
+    assert_eq!(unsafe { libc::kill(a.id() as i32, libc::SIGSTOP) }, 0);
+    let held = pg.psql(
+        "stall",
+        "SELECT string_agg(id::text, ',') FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running'",
+    );
+    let b = batch(
+        root,
+        &manifest,
+        &root.join("b"),
+        Some(&url),
+        "worker-b",
+        &slow,
+        &[],
+    )
+    .env("AUDITOR_BATCH_LEASE_SECS", "2")
+    .output()
+    .unwrap();
+    graded(&b);
+    assert_eq!(
+        q("SELECT count(*) FROM auditor_jobs WHERE status = 'done'"),
+        3
+    );
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(a.id() as i32, libc::SIGCONT) }, 0);
+    let oa = a.wait_with_output().unwrap();
+    let ta = text(&oa);
+    assert!(
+        ta.contains("this worker no longer holds job"),
+        "worker-a was told it lost the job: {ta}"
+    );
+    // worker-b's grade stands: the jobs stay done, claimed by worker-b, graded by it
+    assert_eq!(
+        q(&format!(
+            "SELECT count(*) FROM auditor_jobs WHERE id IN ({held}) AND claimed_by = 'worker-b' AND status = 'done'"
+        )),
+        held.split(',').count() as i64
+    );
+    // and worker-a's tables show the cohort as the store has it: every row done
+    let (h, rows) = grades(&root.join("a"));
+    let st = col(&h, "status");
+    assert!(rows.iter().all(|r| r[st] == "done"), "{rows:?}");
+    assert_eq!(rows.len(), 3);
+    for i in 0..3 {
+        assert!(root.join(format!("a/s{i}/report.md")).exists());
+    }
+}

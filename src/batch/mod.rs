@@ -98,7 +98,7 @@ pub struct BatchArgs {
     )]
     pub store: Option<String>,
     /// Print the cohort's progress from the store (done, failed, running and by which worker,
-    /// not started) and exit; grades nothing.
+    /// not started) and exit; grades nothing. Exit 0 when every submission is done, 3 otherwise.
     #[arg(long, conflicts_with = "outputs_only")]
     pub status: bool,
     /// Write grades.csv, summary.md, index.html and missing reports from the store and exit;
@@ -635,20 +635,27 @@ fn grade_rows(
         let (job, stale) = match &outcome {
             Outcome::Done { job_id, .. } => (store.job(*job_id).ok().flatten(), false),
             Outcome::Failed { job_id, reason } => {
-                let mut r = GradeRow::without_report(
-                    sub.line,
-                    &sub.id,
-                    &sub.repo_shown,
-                    RowStatus::Failed,
-                    Some(reason.clone()),
-                );
-                r.git_ref = sub.git_ref.clone();
-                r.commit = job_id
-                    .and_then(|id| store.job(id).ok().flatten())
-                    .map(|j| j.key.commit)
-                    .filter(|c| !c.is_empty());
-                rows.push(r);
-                continue;
+                let stored = job_id.and_then(|id| store.job(id).ok().flatten());
+                if let Some(j) = stored.filter(|j| j.status == store::JobStatus::Done) {
+                    // This worker lost the job (its lease expired) and another worker graded
+                    // it: that grade stands (a shared store).
+                    (Some(j), false)
+                } else {
+                    let mut r = GradeRow::without_report(
+                        sub.line,
+                        &sub.id,
+                        &sub.repo_shown,
+                        RowStatus::Failed,
+                        Some(reason.clone()),
+                    );
+                    r.git_ref = sub.git_ref.clone();
+                    r.commit = job_id
+                        .and_then(|id| store.job(id).ok().flatten())
+                        .map(|j| j.key.commit)
+                        .filter(|c| !c.is_empty());
+                    rows.push(r);
+                    continue;
+                }
             }
             Outcome::Pending | Outcome::Busy { .. } => (
                 store
