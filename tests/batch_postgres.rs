@@ -493,13 +493,19 @@ fn workers_started_together_migrate_once_and_enqueue_each_job_once() {
     let root = root.path();
     let url = pg.create_db("race");
     let fast = Judges::Offline { ms: 0 };
+    // the third worker connects through the server's Unix socket
+    let socket = format!(
+        "postgres:///race?host={}&port={}&user=postgres",
+        pg.dir().display(),
+        pg.port
+    );
     let children: Vec<Child> = (0..3)
         .map(|i| {
             batch(
                 root,
                 &manifest,
                 &root.join(format!("w{i}")),
-                Some(&url),
+                Some(if i == 2 { &socket } else { &url }),
                 &format!("w{i}"),
                 &fast,
                 &[],
@@ -519,6 +525,11 @@ fn workers_started_together_migrate_once_and_enqueue_each_job_once() {
         5
     );
     assert_eq!(q("SELECT max(runs) FROM auditor_jobs"), 1);
+    assert_eq!(
+        q("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'auditor batch'"),
+        0,
+        "every worker closed its connections"
+    );
     for i in 0..3 {
         assert_eq!(grades(&root.join(format!("w{i}"))).1.len(), 5);
     }
