@@ -15,9 +15,20 @@
 #
 # Usage: scripts/bench-pg-workers.sh [N=200] [LATENCY_MS=1000] [CONC=16] [SUBS=8]
 # Env:   AUDITOR=path/to/auditor (default target/release/auditor; built if missing)
+#        RUNS="1 2" (default) which runs: 1 = one worker, 2 = two workers, kill = two workers
+#          with worker-1 SIGKILLed after KILL_AT seconds (default 60) and a lease of LEASE
+#          seconds (default 10): worker-2 takes its jobs over
 #        KEEP=1 keeps the work directory; PY=python3
 #
-# Measured: see the figures in the note of issue 17 (and below once recorded).
+# Measured 2026-11-23, debug binary (dependencies at opt-level 2) of branch pg, 2 shared cores
+# (load 4.0-4.6: other engineers' builds), PostgreSQL 15 (fsync on), 200 submissions x (30
+# judge requests + 1 vision request) = 6200 requests, latency 1 s, per worker --concurrency 8
+# --max-concurrency 16:
+#   1 worker:  wall 405.9 s (ideal 387.5 s = 95%); 6200 requests counted by the server; store:
+#              6000 judge requests asked, 6000 distinct, 0 asked twice; 200/200 done, max runs 1
+#   2 workers: wall 209.9 s (ideal 193.8 s = 92%), 1.93x faster; 6200 requests counted; 6000
+#              asked, 0 twice; 200/200 done, max runs 1, graded by both; each worker's
+#              grades.csv has the 200 rows
 set -euo pipefail
 N=${1:-200}
 LATENCY_MS=${2:-1000}
@@ -94,46 +105,62 @@ served() { "$PY" -c "import json,urllib.request; print(json.load(urllib.request.
 # --- runs -----------------------------------------------------------------------------------
 # run WORKERS: a fresh database, WORKERS workers started together, each with its own --out.
 run() {
-  local workers=$1 db="w$1" before after start end pids=() codes=()
+  local workers=$1 db="w$1" kill_at=${2:-0} lease=${3:-60} before after start end pids=() codes=()
+  [[ $kill_at == 0 ]] || db="kill"
   psql -d postgres -c "CREATE DATABASE $db" > /dev/null
   before=$(served)
   start=$(date +%s.%N)
   for w in $(seq 1 "$workers"); do
     env -u AUDITOR_VISION_MODEL -u AUDITOR_RPM -u OTEL_EXPORTER_OTLP_ENDPOINT \
       OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_API_KEY=sk-bench AUDITOR_MODEL=bench-model \
-      AUDITOR_WORKER_ID="worker-$w" \
+      AUDITOR_WORKER_ID="worker-$w" AUDITOR_BATCH_LEASE_SECS="$lease" \
       "$BIN" batch "$WORK/cohort.csv" --out "$WORK/out-$db-$w" --judges llm \
         --store "postgres://postgres:bench@127.0.0.1:$PGPORT/$db" \
         --concurrency "$SUBS" --max-concurrency "$CONC" --progress-every 30 \
         < /dev/null > "$WORK/run-$db-$w.out" 2> "$WORK/run-$db-$w.err" &
     pids+=($!)
   done
+  if [[ $kill_at != 0 ]]; then
+    sleep "$kill_at"
+    kill -9 "${pids[0]}"
+    echo "  worker-1 SIGKILLed after ${kill_at} s; $(psql -d "$db" -c "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-1' AND status = 'running'") of its jobs unfinished"
+  fi
   for p in "${pids[@]}"; do
     if wait "$p"; then codes+=(0); else codes+=($?); fi
   done
   end=$(date +%s.%N)
   after=$(served)
-  local q="SELECT count(*) FILTER (WHERE status='done'), count(*), COALESCE(max(runs),0), count(DISTINCT claimed_by) FROM auditor_jobs"
+  local q="SELECT count(*) FILTER (WHERE status='done'), count(*), COALESCE(max(runs),0), count(DISTINCT claimed_by), count(*) FILTER (WHERE runs > 1) FROM auditor_jobs"
   local jobs; jobs=$(psql -d "$db" -c "$q")
   local asked; asked=$(psql -d "$db" -c "SELECT COALESCE(sum(asked),0), count(*), count(*) FILTER (WHERE asked > 1) FROM auditor_requests")
   local rows=""
   for w in $(seq 1 "$workers"); do
-    rows+=" $(($(wc -l < "$WORK/out-$db-$w/grades.csv") - 1))"
+    if [[ -f $WORK/out-$db-$w/grades.csv ]]; then
+      rows+=" $(($(wc -l < "$WORK/out-$db-$w/grades.csv") - 1))"
+    else
+      rows+=" none"
+    fi
   done
   "$PY" - "$workers" "$start" "$end" "$before" "$after" "$jobs" "$asked" "$rows" "${codes[*]}" "$CONC" "$LATENCY_MS" <<'PY'
 import sys
 w, start, end, before, after, jobs, asked, rows, codes, conc, lat = sys.argv[1:]
 wall = float(end) - float(start)
 requests = int(after) - int(before)
-done, total, max_runs, claimers = jobs.split("|")
+done, total, max_runs, claimers, taken = jobs.split("|")
 a_sum, a_keys, a_twice = asked.split("|")
 ideal = requests / (int(w) * int(conc)) * int(lat) / 1000
 print(f"{w} worker(s): wall {wall:.1f} s (ideal {ideal:.1f} s = {100 * ideal / wall:.0f}%); exit codes {codes}")
 print(f"  server counted {requests} requests; store: {a_sum} asked, {a_keys} distinct keys, {a_twice} asked more than once")
-print(f"  jobs {done}/{total} done, max runs per job {max_runs}, graded by {claimers} worker(s); grades.csv rows per worker:{rows}")
+print(f"  jobs {done}/{total} done, max runs per job {max_runs} ({taken} jobs run more than once), graded by {claimers} worker(s); grades.csv rows per worker:{rows}")
 PY
 }
 echo "per worker: --concurrency $SUBS --max-concurrency $CONC; latency ${LATENCY_MS} ms; load $(cut -d' ' -f1-3 /proc/loadavg)"
-run 1
-run 2
+for r in ${RUNS:-1 2}; do
+  case $r in
+    1) run 1 ;;
+    2) run 2 ;;
+    kill) run 2 "${KILL_AT:-60}" "${LEASE:-10}" ;;
+    *) echo "bench-pg-workers: unknown run '$r' in RUNS (1, 2, kill)" >&2; exit 2 ;;
+  esac
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
