@@ -8,6 +8,11 @@
 //! files. Any failure (unreachable repository, store error, a crashed coordinator, even a panic)
 //! ends that submission as `failed` with its reason; the others go on.
 //!
+//! On a shared store (PostgreSQL) another worker may hold a submission under a live lease: the
+//! store answers [`Begin::Busy`], the submission is set aside, and the runner comes back to the
+//! set-aside ones in further passes (every `poll_interval`) until each is done or failed, by this
+//! worker or another, or its holder's lease expired and this worker took it over.
+//!
 //! Ctrl-C: the first one stops starting submissions and lets those in flight finish; a second
 //! one stops at once (what the in-flight ones had done is already in the store). Either way the
 //! outputs are written and the next run resumes.
