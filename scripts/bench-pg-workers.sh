@@ -29,6 +29,12 @@
 #   2 workers: wall 209.9 s (ideal 193.8 s = 92%), 1.93x faster; 6200 requests counted; 6000
 #              asked, 0 twice; 200/200 done, max runs 1, graded by both; each worker's
 #              grades.csv has the 200 rows
+#   RUNS=kill KILL_AT=100 LEASE=10 (2 workers, worker-1 SIGKILLed at 100 s holding 8 unfinished
+#   jobs): wall 313.2 s; 200/200 done; the 8 jobs taken over by worker-2 (runs 2), every other
+#   job run once; the server counted 6217 requests = 6200 + 17 sent again (bound: worker-1's
+#   16 judge requests in flight + 1 vision request per evidence collection in flight, <= 8).
+#   The store's "asked" counter (6195, 195 keys twice) counts requests handed to the limiter,
+#   queued ones included: requests that never reached the server are counted there too.
 set -euo pipefail
 N=${1:-200}
 LATENCY_MS=${2:-1000}
