@@ -4,25 +4,18 @@
 //! Exit codes: 0 complete report; 1 internal failure; 2 bad input, nothing run; 3 report
 //! written but some criteria could not be fully assessed (flagged in the report).
 
-use crate::actors::{
-    AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
-};
-use crate::judges::{JudgeService, OfflineJudges};
+use crate::actors::PdfSource;
+use crate::exit;
+use crate::exit::CliError;
+use crate::interrupt::OnSecond;
+use crate::judges::panel::{self, PanelArgs};
+use crate::launch::AuditBuilder;
 use crate::model::AuditReport;
-use crate::repo::{RepoLimits, RepoRequest, RepoSource};
-use crate::rubric::{LoadedRubric, Rubric};
-use actix::Actor;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use crate::repo::RepoSource;
+use crate::rubric::Rubric;
+use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
-
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_INTERNAL: i32 = 1;
-pub const EXIT_BAD_INPUT: i32 = 2;
-pub const EXIT_INCOMPLETE: i32 = 3;
-/// Stopped by Ctrl-C (or SIGTERM); spans are flushed before exit.
-pub const EXIT_INTERRUPTED: i32 = crate::telemetry::EXIT_INTERRUPTED;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,9 +42,25 @@ pub struct Cli {
 }
 
 /// `auditor --repo ...` means `auditor audit --repo ...`: insert the default subcommand when
-/// the first argument is an option other than help/version.
+/// the first argument after the global log options (`-v`, `-q`, `--log-format`) is an option
+/// other than help/version, so that `auditor --log-format json batch ...` still names its
+/// subcommand.
 pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+    let text = |i: usize| args.get(i).and_then(|a| a.to_str()).unwrap_or("");
+    let mut i = 1;
+    loop {
+        let a = text(i);
+        let verbose = a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| c == 'v');
+        if verbose || matches!(a, "--verbose" | "-q" | "--quiet") || a.starts_with("--log-format=")
+        {
+            i += 1;
+        } else if a == "--log-format" {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    let first = text(i);
     let passthrough = ["-h", "--help", "-V", "--version"];
     if first.starts_with('-') && !passthrough.contains(&first) {
         args.insert(1, "audit".into());
@@ -99,16 +108,6 @@ pub struct CalibrateArgs {
     pub top: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum JudgesArg {
-    /// LLM judges when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline judges.
-    Auto,
-    /// LLM judges; an error when no API key or base URL is configured.
-    Llm,
-    /// Deterministic offline judges (no LLM).
-    Offline,
-}
-
 pub use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
@@ -151,33 +150,7 @@ pub struct AuditArgs {
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
-    pub bench: JudgeArgs,
-}
-
-/// How the judges are set up (shared by `audit` and `batch`).
-#[derive(Debug, Clone, Args)]
-pub struct JudgeArgs {
-    /// Which judges rule.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: the prompts built into the binary;
-    /// never ./prompts, which may belong to the audited submission).
-    #[arg(long, value_name = "DIR")]
-    pub prompts: Option<PathBuf>,
-    /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);
-    /// overrides AUDITOR_MAX_CONCURRENCY.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_concurrency: Option<u32>,
-}
-
-impl Default for JudgeArgs {
-    fn default() -> Self {
-        JudgeArgs {
-            judges: JudgesArg::Auto,
-            prompts: None,
-            max_concurrency: None,
-        }
-    }
+    pub panel: PanelArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -196,11 +169,6 @@ pub struct EvidenceArgs {
     pub json: bool,
 }
 
-/// A problem with the user's input, found before anything runs (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct BadInput(pub String);
-
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse_from(with_default_command(std::env::args_os().collect())) {
@@ -209,9 +177,9 @@ pub fn main() -> i32 {
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    EXIT_OK
+                    exit::OK
                 }
-                _ => EXIT_BAD_INPUT,
+                _ => exit::BAD_INPUT,
             };
         }
     };
@@ -219,68 +187,63 @@ pub fn main() -> i32 {
     // The guard flushes and shuts the span exporter down when dropped. It lives in this
     // function, so it is dropped on every path below (success, error, Ctrl-C, and unwinding
     // from a panic) before `main.rs` calls `process::exit`, which runs no destructors.
-    let handle_interrupts = !matches!(cli.command, Command::Batch(_) | Command::Collect);
-    let telemetry = match init_telemetry(&cli.log, handle_interrupts) {
+    // A batch finishes what is in flight on the first Ctrl-C; the evidence child of a batch
+    // ignores Ctrl-C (its parent decides); every other command stops at once.
+    let on_interrupt = match cli.command {
+        Command::Batch(_) => Some(OnSecond::Count),
+        Command::Collect => None,
+        _ => Some(OnSecond::Exit),
+    };
+    let telemetry = match init_telemetry(&cli.log, on_interrupt) {
         Ok(guard) => guard,
         Err(e) => {
-            print_error(format, "error", &e.to_string());
-            return EXIT_BAD_INPUT;
+            print_error(format, e.prefix(), &e.to_string());
+            return e.exit_code();
         }
     };
     let result = match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Evidence(args) => run_evidence(args),
-        Command::Batch(args) => Ok(crate::batch::run_batch(args)),
+        Command::Batch(args) => crate::batch::run_batch(args),
         Command::Sample(args) => run_sample(args),
         Command::Calibrate(args) => run_calibrate(args),
         Command::Collect => Ok(crate::batch::isolate::child_main()),
     };
-    let interruptible = result.is_ok() && crate::telemetry::was_interrupted();
     let code = match result {
         // Ctrl-C always wins, even when it lands as the work completes.
-        Ok(_) if interruptible => {
+        Ok(code) if code != exit::INTERRUPTED && crate::interrupt::was_interrupted() => {
             print_error(
                 format,
                 "interrupted",
                 "Ctrl-C arrived as the run was finishing; what was written is complete",
             );
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         }
         Ok(code) => code,
-        Err(Failure::BadInput(e)) => {
-            print_error(format, "error", &e.to_string());
-            EXIT_BAD_INPUT
-        }
-        Err(Failure::Internal(e)) => {
-            print_error(format, "internal error", &e);
-            EXIT_INTERNAL
-        }
-        Err(Failure::Interrupted) => {
-            print_error(format, "interrupted", "no report was written");
-            EXIT_INTERRUPTED
+        Err(e) => {
+            print_error(format, e.prefix(), &e.to_string());
+            e.exit_code()
         }
     };
     drop(telemetry);
     code
 }
 
-/// Logs on stderr, OTLP export when configured, and Ctrl-C handling.
-/// `handle_interrupts`: install the Ctrl-C handler that stops an audit (batch runs handle
-/// Ctrl-C themselves: finish what is in flight, then stop).
+/// Logs on stderr, OTLP export when configured, and Ctrl-C handling (`None`: no handler).
 fn init_telemetry(
     log: &LogArgs,
-    handle_interrupts: bool,
-) -> Result<crate::telemetry::TelemetryGuard, String> {
+    on_interrupt: Option<OnSecond>,
+) -> Result<crate::telemetry::TelemetryGuard, CliError> {
     use crate::telemetry::{LogOptions, TelemetryConfig};
     let cfg = TelemetryConfig::from_env(LogOptions {
         verbose: log.verbose,
         quiet: log.quiet,
         format: log.log_format,
     })
-    .map_err(|e| e.to_string())?;
-    let guard = crate::telemetry::init(&cfg).map_err(|e| e.to_string())?;
-    if handle_interrupts {
-        crate::telemetry::install_interrupt_handler().map_err(|e| e.to_string())?;
+    .map_err(CliError::bad_input)?;
+    let guard = crate::telemetry::init(&cfg).map_err(CliError::bad_input)?;
+    if let Some(on_second) = on_interrupt {
+        crate::interrupt::listen(on_second).map_err(CliError::bad_input)?;
     }
     Ok(guard)
 }
@@ -288,54 +251,30 @@ fn init_telemetry(
 /// An error for the user on stderr: a plain line, or one JSON object with `--log-format json`
 /// (so that every stderr line parses as JSON).
 fn print_error(format: LogFormat, prefix: &str, message: &str) {
-    match format {
-        LogFormat::Text => eprintln!("{prefix}: {message}"),
-        LogFormat::Json => eprintln!(
-            "{}",
-            serde_json::json!({
-                "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-                "level": "ERROR",
-                "fields": { "message": format!("{prefix}: {message}") },
-                "target": "auditor::cli",
-            })
-        ),
-    }
+    crate::telemetry::print_to_user(
+        format,
+        tracing::Level::ERROR,
+        &format!("{prefix}: {message}"),
+    );
 }
 
-enum Failure {
-    BadInput(BadInput),
-    Internal(String),
-    /// Ctrl-C: the graph was dropped (its spans ended) and nothing was written.
-    Interrupted,
-}
-
-impl From<BadInput> for Failure {
-    fn from(e: BadInput) -> Self {
-        Failure::BadInput(e)
-    }
-}
-
-/// Everything validated before the graph starts.
-struct Prepared {
-    input: AuditInput,
-}
-
-fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
-    let rubric = Rubric::load(source.rubric.as_deref()).map_err(|e| BadInput(e.to_string()))?;
+/// Validates the audited source (everything, before anything runs) into an audit's builder.
+fn prepare(source: &SourceArgs) -> Result<AuditBuilder, CliError> {
+    let rubric = Rubric::load(source.rubric.as_deref()).map_err(CliError::bad_input)?;
     // The boundary: from here on the source is shown redacted everywhere (see RepoSource).
     let repo = RepoSource::new(source.repo.as_str());
-    crate::repo::validate_source(&repo).map_err(|e| BadInput(e.to_string()))?;
+    crate::repo::validate_source(&repo).map_err(CliError::bad_input)?;
     let pdf = match &source.pdf {
         Some(path) => {
-            crate::pdf::validate_path(path).map_err(|e| BadInput(e.to_string()))?;
+            crate::pdf::validate_path(path).map_err(CliError::bad_input)?;
             PdfSource::File(path.clone())
         }
         None => PdfSource::InRepo(None),
     };
     if let Some(r) = &source.git_ref {
         if r.trim().is_empty() {
-            return Err(BadInput(
-                "--ref is empty: give a branch, tag or commit".into(),
+            return Err(CliError::bad_input(
+                "--ref is empty: give a branch, tag or commit",
             ));
         }
         // An unknown ref is bad input, said before anything runs. A repository that cannot be
@@ -343,104 +282,23 @@ fn prepare(source: &SourceArgs) -> Result<Prepared, BadInput> {
         if let Err(crate::batch::resolve::ResolveError::UnknownRef(e)) =
             crate::batch::resolve::resolve(&repo, Some(r))
         {
-            return Err(BadInput(format!("--ref {r}: {e}")));
+            return Err(CliError::bad_input(format!("--ref {r}: {e}")));
         }
     }
-    Ok(Prepared {
-        input: AuditInput {
-            repo: RepoRequest {
-                source: repo.clone(),
-                git_ref: source.git_ref.clone(),
-                limits: RepoLimits::default(),
-                extract_pdf: None,
-            },
-            pdf,
-            rubric: Arc::new(rubric),
-            timeouts: Timeouts::default(),
-            restarts: RestartPolicy::default(),
-            submission: repo.shown().to_string(),
-            vision: None,
-        },
-    })
-}
-
-/// The judges chosen for this run, and the vision client when LLMs are in use.
-pub(crate) struct Bench {
-    pub service: Rc<dyn JudgeService>,
-    pub vision: Option<crate::judges::llm::LlmJudges>,
-    /// Longest a judge request may take, the judge's own retries included.
-    pub judge_timeout: std::time::Duration,
-    /// What decides the judges' answers besides the request: mode, models, prompts, settings.
-    pub fingerprint: String,
-}
-
-/// The judge service for the chosen mode. LLM configuration errors are bad input (exit 2).
-pub(crate) fn judge_bench(args: &JudgeArgs) -> Result<Bench, BadInput> {
-    let (judges, prompts, max_concurrency) =
-        (args.judges, args.prompts.as_deref(), args.max_concurrency);
-    let mut config = crate::llm::LlmConfig::from_env(|k| std::env::var(k).ok())
-        .map_err(|e| BadInput(e.to_string()))?;
-    if let Some(n) = max_concurrency {
-        config.max_concurrency = n as usize;
-    }
-    let use_llm = match judges {
-        JudgesArg::Offline => false,
-        JudgesArg::Auto => config.is_configured(),
-        JudgesArg::Llm if !config.is_configured() => {
-            return Err(BadInput(
-                "--judges llm needs an LLM endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server other than OpenAI), or use --judges offline".into(),
-            ));
-        }
-        JudgesArg::Llm => true,
-    };
-    if !use_llm {
-        return Ok(Bench {
-            service: Rc::new(OfflineJudges),
-            vision: None,
-            judge_timeout: Timeouts::default().judge_request,
-            fingerprint: format!("offline/{}", env!("CARGO_PKG_VERSION")),
-        });
-    }
-    let prompts = crate::llm::Prompts::load(prompts).map_err(|e| BadInput(e.to_string()))?;
-    let fingerprint = {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for j in crate::model::Judge::ALL {
-            h.update(j.as_str());
-            h.update(config.model_for(j));
-            h.update(prompts.persona(j));
-        }
-        h.update(&prompts.judge_common);
-        h.update(&prompts.vision);
-        h.update(config.vision_model.as_deref().unwrap_or(""));
-        h.update(config.max_answer_attempts.to_le_bytes());
-        format!("llm/{}", hex::encode(h.finalize()))
-    };
-    // Worst case for one judge request: every answer attempt retried on transport errors,
-    // each waiting for the timeout and the longest backoff.
-    let per_call = config.timeout + config.backoff_cap;
-    let judge_timeout = per_call * (config.max_retries + 1) * config.max_answer_attempts.max(1)
-        + std::time::Duration::from_secs(30);
-    let vision_configured = config.vision_model.is_some();
-    let judges =
-        crate::judges::llm::LlmJudges::new(config, prompts).map_err(|e| BadInput(e.to_string()))?;
-    Ok(Bench {
-        service: Rc::new(judges.clone()),
-        vision: vision_configured.then_some(judges),
-        judge_timeout,
-        fingerprint,
-    })
+    Ok(AuditBuilder::new(repo, Arc::new(rubric))
+        .git_ref(source.git_ref.clone())
+        .pdf(pdf))
 }
 
 /// The optional price table: AUDITOR_PRICE_INPUT_PER_MTOK and AUDITOR_PRICE_OUTPUT_PER_MTOK
 /// (currency units per million tokens). Both or neither; a bad value is bad input.
-fn price_from_env() -> Result<Option<crate::llm::Price>, BadInput> {
-    let read = |name: &str| -> Result<Option<f64>, BadInput> {
+fn price_from_env() -> Result<Option<crate::llm::Price>, CliError> {
+    let read = |name: &str| -> Result<Option<f64>, CliError> {
         match std::env::var(name) {
             Ok(v) if v.trim().is_empty() => Ok(None),
             Ok(v) => match v.trim().parse::<f64>() {
                 Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-                _ => Err(BadInput(format!(
+                _ => Err(CliError::bad_input(format!(
                     "{name}={v:?} is not a price: give a non-negative number (currency units per million tokens)"
                 ))),
             },
@@ -456,15 +314,14 @@ fn price_from_env() -> Result<Option<crate::llm::Price>, BadInput> {
             input_per_mtok: i,
             output_per_mtok: o,
         })),
-        _ => Err(BadInput(
-            "set both AUDITOR_PRICE_INPUT_PER_MTOK and AUDITOR_PRICE_OUTPUT_PER_MTOK, or neither"
-                .into(),
+        _ => Err(CliError::bad_input(
+            "set both AUDITOR_PRICE_INPUT_PER_MTOK and AUDITOR_PRICE_OUTPUT_PER_MTOK, or neither",
         )),
     }
 }
 
 /// Resolves `--output` to the Markdown file to write. `repo`: the redacted source.
-pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<PathBuf, BadInput> {
+pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<PathBuf, CliError> {
     let file_name = format!("report-{}-{now}.md", slug(repo));
     match output {
         None => Ok(PathBuf::from("audit").join(file_name)),
@@ -476,11 +333,11 @@ pub fn resolve_output(output: Option<&Path>, repo: &str, now: &str) -> Result<Pa
             }
         }
         Some(p) if p.is_dir() || p.extension().is_none() => Ok(p.join(file_name)),
-        Some(p) if p.exists() => Err(BadInput(format!(
+        Some(p) if p.exists() => Err(CliError::bad_input(format!(
             "--output {} is an existing file that is not a .md file: give a .md file or a directory",
             p.display()
         ))),
-        Some(p) => Err(BadInput(format!(
+        Some(p) => Err(CliError::bad_input(format!(
             "--output {} has the extension .{}: give a .md file (the JSON goes beside it) or a directory",
             p.display(),
             p.extension()
@@ -558,48 +415,51 @@ fn slug_of(last: &str) -> String {
     if s.is_empty() { "repo".into() } else { s }
 }
 
-fn run_audit(args: AuditArgs) -> Result<i32, Failure> {
-    let mut prepared = prepare(&args.source)?;
-    let bench = judge_bench(&args.bench)?;
-    prepared.input.vision = bench.vision;
-    prepared.input.timeouts.judge_request = bench.judge_timeout;
-    let service = bench.service;
+fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
+    let audit = prepare(&args.source)?;
+    let panel =
+        panel::set_up(&args.panel, |k| std::env::var(k).ok()).map_err(CliError::bad_input)?;
+    let input = audit
+        .vision(panel.vision)
+        .judge_timeout(panel.judge_timeout)
+        .build();
     let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let md_path = resolve_output(
-        args.output.as_deref(),
-        prepared.input.repo.source.shown(),
-        &now,
-    )?;
+    let md_path = resolve_output(args.output.as_deref(), input.repo.source.shown(), &now)?;
     check_writable(&md_path)?;
 
     let price = price_from_env()?;
-    let mut outcome = run_actor_graph(prepared.input, service)?;
-    if crate::telemetry::was_interrupted() {
-        return Err(Failure::Interrupted);
+    let mut outcome = crate::launch::run(input, panel.service)?;
+    if crate::interrupt::was_interrupted() {
+        return Err(CliError::Interrupted);
     }
     if let Some(price) = price {
         outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
     }
-    let sidecar = sidecar_json(&outcome);
+    let sidecar = crate::report::sidecar_json(
+        &outcome.report,
+        &outcome.state,
+        outcome.repo_facts.as_ref(),
+        outcome.pdf_facts.as_ref(),
+    );
     let (md, json) = crate::report::write(&outcome.report, &md_path, &sidecar)
-        .map_err(|e| Failure::Internal(format!("could not write the report: {e}")))?;
+        .map_err(|e| CliError::internal_while("could not write the report", e))?;
     print_summary(&outcome.report, &md, &json);
     Ok(if outcome.report.is_complete() {
-        EXIT_OK
+        exit::OK
     } else {
-        EXIT_INCOMPLETE
+        exit::INCOMPLETE
     })
 }
 
 /// The report's directory is created and proved writable before the (possibly paid) audit
 /// runs: a file is created in it and removed.
-fn check_writable(md_path: &Path) -> Result<(), BadInput> {
+fn check_writable(md_path: &Path) -> Result<(), CliError> {
     let parent = md_path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| {
-        BadInput(format!(
+        CliError::bad_input(format!(
             "cannot create the output directory {}: {e}. Choose another --output",
             parent.display()
         ))
@@ -608,47 +468,18 @@ fn check_writable(md_path: &Path) -> Result<(), BadInput> {
         .prefix(".auditor-write-check-")
         .tempfile_in(parent)
         .map_err(|e| {
-            BadInput(format!(
+            CliError::bad_input(format!(
                 "cannot write the report in {}: {e}. Choose a writable --output",
                 parent.display()
             ))
         })?;
     if md_path.is_dir() {
-        return Err(BadInput(format!(
+        return Err(CliError::bad_input(format!(
             "--output {} is a directory where the report file would go: choose another --output",
             md_path.display()
         )));
     }
     Ok(())
-}
-
-fn run_actor_graph(
-    input: AuditInput,
-    service: Rc<dyn JudgeService>,
-) -> Result<AuditOutcome, Failure> {
-    let system = actix::System::new();
-    system.block_on(async move {
-        let coordinator = Coordinator::new(service).start();
-        tokio::select! {
-            biased;
-            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
-            r = coordinator.send(RunAudit(input)) => {
-                r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
-            }
-        }
-    })
-    // `system` is dropped here: on Ctrl-C the graph's futures are dropped and their spans end.
-}
-
-/// The JSON sidecar: the report, all evidence and the detectives' facts.
-pub fn sidecar_json(outcome: &AuditOutcome) -> serde_json::Value {
-    serde_json::json!({
-        "report": outcome.report,
-        "evidence": outcome.state.evidences,
-        "judge_failures": outcome.state.failures,
-        "repo": outcome.repo_facts.as_ref().map(crate::repo::facts_json),
-        "pdf": outcome.pdf_facts.as_ref().map(crate::pdf::facts_json),
-    })
 }
 
 fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
@@ -704,21 +535,10 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
     }
 }
 
-fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
-    let prepared = prepare(&args.source)?;
-    let prepared_source = prepared.input.repo.source.clone();
-    let system = actix::System::new();
-    let collected = system.block_on(async move {
-        let coordinator = Coordinator::new(Rc::new(OfflineJudges)).start();
-        tokio::select! {
-            biased;
-            _ = crate::telemetry::interrupted() => Err(Failure::Interrupted),
-            r = coordinator.send(crate::actors::coordinator::CollectEvidence(prepared.input)) => {
-                r.map_err(|e| Failure::Internal(format!("the coordinator stopped: {e}")))
-            }
-        }
-    })?;
-    drop(system);
+fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
+    let input = prepare(&args.source)?.build();
+    let prepared_source = input.repo.source.clone();
+    let collected = crate::launch::collect_evidence(input)?;
     if args.json {
         let mut repo = collected
             .repo_facts
@@ -741,7 +561,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
         });
         println!(
             "{}",
-            serde_json::to_string_pretty(&out).map_err(|e| Failure::Internal(e.to_string()))?
+            serde_json::to_string_pretty(&out).map_err(CliError::internal)?
         );
     } else {
         if let Some(repo) = &collected.repo_facts {
@@ -770,7 +590,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, Failure> {
             .values()
             .flatten()
             .any(|e| e.kind == crate::model::EvidenceKind::Missing);
-    Ok(if degraded { EXIT_INCOMPLETE } else { EXIT_OK })
+    Ok(if degraded { exit::INCOMPLETE } else { exit::OK })
 }
 
 fn first_error(
@@ -797,32 +617,31 @@ fn first_error(
         })
 }
 
-fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
+fn run_sample(args: SampleArgs) -> Result<i32, CliError> {
     let out = &args.out;
     if out.exists()
         && std::fs::read_dir(out)
             .map(|mut d| d.next().is_some())
             .unwrap_or(true)
     {
-        return Err(BadInput(format!(
+        return Err(CliError::bad_input(format!(
             "--out {} already exists and is not empty: choose a new directory",
             out.display()
-        ))
-        .into());
+        )));
     }
     let repo_dir = out.join("repo");
     std::fs::create_dir_all(&repo_dir)
-        .map_err(|e| BadInput(format!("cannot create {}: {e}", repo_dir.display())))?;
+        .map_err(|e| CliError::bad_input(format!("cannot create {}: {e}", repo_dir.display())))?;
     let head = crate::testkit::git::build_repo(
         &repo_dir,
         &crate::testkit::git::sample_langgraph_project(),
     )
-    .map_err(|e| Failure::Internal(format!("could not build the sample repository: {e}")))?;
+    .map_err(|e| CliError::internal_while("could not build the sample repository", e))?;
     let pdf = crate::testkit::pdf::build_pdf(&crate::testkit::pdf::sample_report())
-        .map_err(|e| Failure::Internal(format!("could not build the sample report: {e}")))?;
+        .map_err(|e| CliError::internal_while("could not build the sample report", e))?;
     let pdf_path = out.join("report.pdf");
     std::fs::write(&pdf_path, pdf)
-        .map_err(|e| Failure::Internal(format!("cannot write {}: {e}", pdf_path.display())))?;
+        .map_err(|e| CliError::internal_while(format!("cannot write {}", pdf_path.display()), e))?;
     println!("Sample repository: {} (HEAD {head})", repo_dir.display());
     println!("Sample report:     {}", pdf_path.display());
     println!(
@@ -830,10 +649,10 @@ fn run_sample(args: SampleArgs) -> Result<i32, Failure> {
         repo_dir.display(),
         pdf_path.display()
     );
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }
 
-fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
+fn run_calibrate(args: CalibrateArgs) -> Result<i32, CliError> {
     use crate::calibrate;
     let grades_path = if args.grades.is_dir() {
         args.grades.join("grades.csv")
@@ -842,7 +661,7 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
     };
     let read = |p: &Path, what: &str| {
         std::fs::read_to_string(p).map_err(|e| {
-            BadInput(format!(
+            CliError::bad_input(format!(
                 "cannot read {what} {}: {e}; give {}",
                 p.display(),
                 if what == "the auditor's grades" {
@@ -855,38 +674,75 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, Failure> {
     };
     let grades_text = read(&grades_path, "the auditor's grades")?;
     let human_text = read(&args.human, "the human grades")?;
-    let bad = |e: calibrate::CalibrateError| Failure::BadInput(BadInput(e.0));
-    let grades =
-        calibrate::parse_grades(&grades_text, &grades_path.display().to_string()).map_err(bad)?;
-    let human =
-        calibrate::parse_human(&human_text, &args.human.display().to_string()).map_err(bad)?;
-    let rubric = load_rubric(args.rubric.as_deref())?;
+    let grades = calibrate::parse_grades(&grades_text, &grades_path.display().to_string())
+        .map_err(CliError::bad_input)?;
+    let human = calibrate::parse_human(&human_text, &args.human.display().to_string())
+        .map_err(CliError::bad_input)?;
+    let rubric = Rubric::load(args.rubric.as_deref()).map_err(CliError::bad_input)?;
     let names: std::collections::BTreeMap<String, String> = rubric
         .rubric
         .dimensions
         .iter()
         .map(|d| (d.id.clone(), d.name.clone()))
         .collect();
-    let result = calibrate::calibrate(&grades, &human, &names, args.top).map_err(bad)?;
+    let result =
+        calibrate::calibrate(&grades, &human, &names, args.top).map_err(CliError::bad_input)?;
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&result).map_err(|e| Failure::Internal(e.to_string()))?
+            serde_json::to_string_pretty(&result).map_err(CliError::internal)?
         );
     } else {
         print!("{}", calibrate::markdown(&result, &names));
     }
-    Ok(EXIT_OK)
-}
-
-/// Loads a rubric the way the CLI does (for other commands and tests).
-pub fn load_rubric(path: Option<&Path>) -> Result<LoadedRubric, BadInput> {
-    Rubric::load(path).map_err(|e| BadInput(e.to_string()))
+    Ok(exit::OK)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_command_is_audit_after_the_global_options_too() {
+        let with = |args: &[&str]| -> Vec<String> {
+            let full = std::iter::once("auditor").chain(args.iter().copied());
+            with_default_command(full.map(Into::into).collect())
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(with(&["--repo", "r"]), ["auditor", "audit", "--repo", "r"]);
+        assert_eq!(
+            with(&["-vv", "--log-format", "json", "--repo", "r"]),
+            [
+                "auditor",
+                "audit",
+                "-vv",
+                "--log-format",
+                "json",
+                "--repo",
+                "r"
+            ]
+        );
+        assert_eq!(
+            with(&["--log-format", "json", "batch", "m.csv"]),
+            ["auditor", "--log-format", "json", "batch", "m.csv"]
+        );
+        assert_eq!(with(&["-q", "evidence"]), ["auditor", "-q", "evidence"]);
+        assert_eq!(with(&["--help"]), ["auditor", "--help"]);
+        assert_eq!(with(&[]), ["auditor"]);
+        let parsed = Cli::try_parse_from(with(&[
+            "--log-format",
+            "json",
+            "batch",
+            "m.csv",
+            "--out",
+            "o",
+        ]))
+        .expect("a global option before the subcommand");
+        assert!(matches!(parsed.command, Command::Batch(_)));
+        assert_eq!(parsed.log.log_format, LogFormat::Json);
+    }
 
     #[test]
     fn output_resolution() {

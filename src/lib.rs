@@ -10,15 +10,22 @@ pub mod alloc;
 pub mod batch;
 pub mod calibrate;
 pub mod cli;
+pub mod exit;
 pub mod files;
+pub mod interrupt;
 pub mod judges;
 pub mod justice;
+pub mod launch;
 pub mod llm;
 pub mod model;
 pub mod pdf;
 pub mod repo;
 pub mod report;
 pub mod rubric;
+pub mod tally;
 pub mod telemetry;
 pub mod testkit;
 pub mod vision;
+
+#[cfg(test)]
+mod layers;

@@ -229,7 +229,6 @@ pub struct Evidence {
 
 impl Evidence {
     /// A fact with a location. `content` can be added with [`Evidence::with_content`].
-    #[allow(clippy::too_many_arguments)]
     pub fn fact(
         id: impl Into<String>,
         detective: Detective,

@@ -337,7 +337,7 @@ fn code_span(text: &str) -> String {
 }
 
 fn evidence_view(e: &Evidence, places: Places, max: Option<usize>) -> EvidenceView {
-    let text = crate::justice::facts::fact_text(e);
+    let text = crate::tally::fact_text(e);
     EvidenceView {
         mark: match (e.kind, e.found) {
             (EvidenceKind::Missing, _) => "⚪",
@@ -346,7 +346,7 @@ fn evidence_view(e: &Evidence, places: Places, max: Option<usize>) -> EvidenceVi
         },
         location: location(&e.location, places),
         text: inline(&match max {
-            Some(m) => crate::justice::facts::short(text, m),
+            Some(m) => crate::tally::short(text, m),
             None => text.to_string(),
         }),
     }
@@ -394,7 +394,7 @@ fn findings(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) ->
                 EvidenceKind::Contradiction => "contradicted by the code: ",
                 _ => "not met: ",
             },
-            crate::justice::facts::short(crate::justice::facts::fact_text(e), 160)
+            crate::tally::short(crate::tally::fact_text(e), 160)
         )),
         location: location(&e.location, places(report)),
     };
@@ -704,6 +704,23 @@ pub fn sidecar(
         "report": serde_json::to_value(report)?,
         "evidence": serde_json::to_value(evidence)?,
     }))
+}
+
+/// The JSON sidecar written beside a report: the report, all evidence, the judges' failures
+/// and the detectives' facts (the `evidence --json` layouts of the repository and the PDF).
+pub fn sidecar_json(
+    report: &AuditReport,
+    state: &crate::model::AuditState,
+    repo_facts: Option<&crate::repo::RepoFacts>,
+    pdf_facts: Option<&crate::pdf::PdfFacts>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "report": report,
+        "evidence": state.evidences,
+        "judge_failures": state.failures,
+        "repo": repo_facts.map(crate::repo::facts_json),
+        "pdf": pdf_facts.map(crate::pdf::facts_json),
+    })
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {

@@ -7,7 +7,7 @@
 //! dimension: one classification per diagram and one fact per requirement of the swarm
 //! visual (parallel detectives, evidence aggregation, parallel judges, synthesis).
 
-use crate::judges::llm::LlmJudges;
+use crate::llm::LlmSession;
 use crate::llm::structured::{SchemaSpec, strict_schema_for};
 use crate::llm::{self, AskError};
 use crate::model::{Confidence, Detective, Evidence, TokenUsage};
@@ -263,18 +263,18 @@ fn validate_answer(a: VisionAnswer) -> Result<VisionAnswer, String> {
 /// and turns the answers into evidence, with the tokens used. Without a vision model, see
 /// [`evidence_without_model`].
 pub async fn inspect(
-    judges: &LlmJudges,
+    llm: &LlmSession,
     images: &[DiagramImage],
     dimensions: &[Dimension],
 ) -> (BTreeMap<String, Vec<Evidence>>, TokenUsage) {
     let none = TokenUsage::default();
-    let Some(model) = judges.config().vision_model.clone() else {
+    let Some(model) = llm.config().vision_model.clone() else {
         return (evidence_without_model(images, dimensions), none);
     };
     if images.is_empty() {
         return (no_diagram(dimensions), none);
     }
-    if let Some(reason) = judges.vision_rejected(&model) {
+    if let Some(reason) = llm.vision_rejected(&model) {
         return (
             evidence_model_rejected(images, dimensions, &model, &reason),
             none,
@@ -286,17 +286,17 @@ pub async fn inspect(
         schema: strict_schema_for::<VisionAnswer>(),
     };
     let asks = images.iter().map(|image| {
-        let messages = vision_messages(&judges.prompts().vision, image);
+        let messages = vision_messages(&llm.prompts().vision, image);
         let spec = &spec;
         let model = &model;
         async move {
             let r = llm::ask(
-                judges.client(),
-                judges.switch(),
+                llm.client(),
+                llm.switch(),
                 model,
                 messages,
                 spec,
-                judges.config().max_answer_attempts,
+                llm.config().max_answer_attempts,
                 validate_answer,
                 |err| {
                     format!(
@@ -309,7 +309,7 @@ pub async fn inspect(
             .await;
             match r {
                 Ok(asked) => {
-                    judges.usage().record(
+                    llm.usage().record(
                         "VisionInspector",
                         &format!("p.{}", image.page),
                         asked.usage,
@@ -317,14 +317,9 @@ pub async fn inspect(
                     (Ok((asked.value, asked.model)), asked.usage, false)
                 }
                 Err(e) => {
-                    let (usage, rejected) = match &e {
-                        AskError::Invalid { usage, .. } => (*usage, false),
-                        AskError::Transport {
-                            usage, rejected, ..
-                        } => (*usage, *rejected),
-                    };
-                    judges
-                        .usage()
+                    let usage = e.usage();
+                    let rejected = matches!(e, AskError::Transport { rejected: true, .. });
+                    llm.usage()
                         .record("VisionInspector", &format!("p.{}", image.page), usage);
                     (Err(e.to_string()), usage, rejected)
                 }
@@ -348,7 +343,7 @@ pub async fn inspect(
             model,
             "the vision model rejected the image request; diagrams are not inspected in this run: {reason}"
         );
-        judges.note_vision_rejected(&model, &reason);
+        llm.note_vision_rejected(&model, &reason);
         return (
             evidence_model_rejected(images, dimensions, &model, &reason),
             usage,

@@ -25,7 +25,7 @@ fn child() -> ! {
     })
     .expect("telemetry config");
     let guard = telemetry::init(&cfg).expect("telemetry init");
-    telemetry::install_interrupt_handler().expect("signal handler");
+    auditor::interrupt::listen(auditor::interrupt::OnSecond::Exit).expect("signal handler");
     let system = actix::System::new();
     let interrupted = system.block_on(async {
         let work = async {
@@ -42,13 +42,13 @@ fn child() -> ! {
         ));
         tokio::select! {
             _ = work => false,
-            _ = telemetry::interrupted() => true,
+            _ = auditor::interrupt::interrupted() => true,
         }
     });
     drop(system);
     drop(guard);
     std::process::exit(if interrupted {
-        telemetry::EXIT_INTERRUPTED
+        auditor::exit::INTERRUPTED
     } else {
         0
     });

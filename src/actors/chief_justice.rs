@@ -2,7 +2,7 @@
 
 use crate::justice;
 use crate::model::{
-    AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, JudgeFailure,
+    AuditError, AuditReport, AuditState, CriterionFlag, CriterionResult, Evidence, JudgeFailure,
     JudicialOpinion, RunMetadata,
 };
 use crate::rubric::{Dimension, Rubric};
@@ -33,6 +33,33 @@ pub struct Deliberate {
     pub upstream_flags: Vec<CriterionFlag>,
     /// The coordinator's span (actix messages carry no span context).
     pub parent: tracing::Span,
+}
+
+impl Deliberate {
+    /// Deliberation on `dimension` over what the state holds for it: its evidence, the
+    /// judges' opinions and failures, and the flags of upstream errors.
+    pub fn from_state(
+        dimension: Dimension,
+        synthesis_rules: Arc<BTreeMap<String, String>>,
+        state: &AuditState,
+        parent: tracing::Span,
+    ) -> Self {
+        let id = dimension.id.clone();
+        Deliberate {
+            evidence: state.evidence_for(&id).to_vec(),
+            opinions: state.opinions_for(&id).cloned().collect(),
+            failures: state
+                .failures
+                .iter()
+                .filter(|f| f.criterion_id == id)
+                .cloned()
+                .collect(),
+            upstream_flags: super::routes::upstream_flags(&state.errors, &id),
+            dimension,
+            synthesis_rules,
+            parent,
+        }
+    }
 }
 
 impl Handler<Deliberate> for ChiefJustice {

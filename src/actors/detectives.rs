@@ -214,7 +214,7 @@ pub struct InspectDiagrams {
     pub pdf: Arc<Vec<u8>>,
     pub source: String,
     pub dimensions: Vec<Dimension>,
-    pub vision: Option<crate::judges::llm::LlmJudges>,
+    pub vision: Option<crate::llm::LlmSession>,
     /// The coordinator's span for this handling (actix messages carry no span context).
     pub parent: tracing::Span,
 }

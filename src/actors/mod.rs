@@ -3,14 +3,17 @@
 //! [`coordinator`]; its pure bookkeeping in [`barrier`] and [`routes`].
 
 pub mod aggregate;
+pub mod audit;
 pub mod barrier;
+mod branch;
 pub mod chief_justice;
 pub mod coordinator;
+mod criteria;
 pub mod detectives;
 pub mod judges;
 pub mod routes;
+mod spans;
+mod supervision;
 
-pub use coordinator::{
-    AuditInput, AuditOutcome, CollectEvidence, Collected, Coordinator, JudgeCollected, PdfSource,
-    RestartPolicy, RunAudit, Timeouts,
-};
+pub use audit::{AuditInput, AuditOutcome, Collected, PdfSource, RestartPolicy, Timeouts};
+pub use coordinator::{CollectEvidence, Coordinator, JudgeCollected, RunAudit};

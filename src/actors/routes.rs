@@ -169,7 +169,7 @@ pub fn grader_failures(
             .iter()
             .filter(|e| e.kind == crate::model::EvidenceKind::Missing)
         {
-            let reason = crate::justice::facts::short(&e.rationale, 300);
+            let reason = crate::tally::short(&e.rationale, 300);
             match by_reason.iter_mut().find(|(r, _, _)| *r == reason) {
                 Some((_, _, dims)) => {
                     if !dims.contains(dim) {
@@ -190,6 +190,18 @@ pub fn grader_failures(
             )
         })
         .collect()
+}
+
+/// A repository that could not be read is recorded as an error too (exit code 3 either way).
+pub fn repo_error(dims: &[Dimension], reason: &str) -> StateUpdate {
+    StateUpdate {
+        errors: vec![AuditError {
+            stage: Stage::RepoInvestigator,
+            dimensions: dims.iter().map(|d| d.id.clone()).collect(),
+            message: format!("the repository could not be investigated: {reason}"),
+        }],
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

@@ -9,15 +9,12 @@
 //! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to the limit.
 //! The judges still run in the parent (one LLM limiter, one response cache).
 
-use crate::actors::coordinator::CollectEvidence;
-use crate::actors::{AuditInput, Coordinator, PdfSource, RestartPolicy, Timeouts};
-use crate::judges::OfflineJudges;
-use crate::repo::{RepoLimits, RepoRequest, RepoSource};
+use crate::actors::PdfSource;
+use crate::launch::AuditBuilder;
+use crate::repo::RepoSource;
 use crate::rubric::{LoadedRubric, Rubric};
-use actix::Actor;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -179,12 +176,13 @@ pub fn child_main() -> i32 {
     };
     fault_injection(&req.submission);
     let vision = if req.vision {
-        match crate::cli::judge_bench(&crate::cli::JudgeArgs {
-            judges: crate::cli::JudgesArg::Llm,
+        let args = crate::judges::panel::PanelArgs {
+            judges: crate::judges::panel::JudgesArg::Llm,
             prompts: req.prompts.clone(),
             max_concurrency: None,
-        }) {
-            Ok(b) => b.vision,
+        };
+        match crate::judges::panel::set_up(&args, |k| std::env::var(k).ok()) {
+            Ok(p) => p.vision,
             Err(e) => {
                 eprintln!("{e}");
                 return 1;
@@ -193,38 +191,23 @@ pub fn child_main() -> i32 {
     } else {
         None
     };
-    let input = AuditInput {
-        repo: RepoRequest {
-            source: RepoSource::new(req.repo),
-            git_ref: Some(req.git_ref),
-            limits: RepoLimits::default(),
-            extract_pdf: None,
-        },
-        pdf: req.pdf,
-        rubric: Arc::new(LoadedRubric {
-            rubric: req.rubric,
-            source: req.rubric_source,
-            sha256: req.rubric_sha256,
-        }),
-        timeouts: Timeouts {
-            detectives: req.detectives_timeout,
-            ..Timeouts::default()
-        },
-        restarts: RestartPolicy::default(),
-        submission: req.submission,
-        vision,
-    };
-    let system = actix::System::new();
-    let collected = system.block_on(async move {
-        Coordinator::new(Rc::new(OfflineJudges))
-            .start()
-            .send(CollectEvidence(input))
-            .await
+    let rubric = Arc::new(LoadedRubric {
+        rubric: req.rubric,
+        source: req.rubric_source,
+        sha256: req.rubric_sha256,
     });
-    let collected = match collected {
+    let input = AuditBuilder::new(RepoSource::new(req.repo), rubric)
+        .git_ref(Some(req.git_ref))
+        .pdf(req.pdf)
+        .submission(req.submission)
+        .detectives_timeout(req.detectives_timeout)
+        .vision(vision)
+        .build();
+    // No Ctrl-C handler in the child (it ignores SIGINT): only its parent stops it.
+    let collected = match crate::launch::collect_evidence(input) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("the coordinator stopped: {e}");
+            eprintln!("{e}");
             return 1;
         }
     };

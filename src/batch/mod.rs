@@ -29,7 +29,8 @@ pub mod runner;
 pub mod store;
 
 use crate::actors::{RestartPolicy, Timeouts};
-use crate::cli::{EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK};
+use crate::exit::{self, CliError};
+use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
 use crate::model::{AuditReport, Judge};
 use crate::rubric::LoadedRubric;
@@ -37,15 +38,12 @@ use backend::{BatchStore, StoreSpec};
 use clap::Args;
 use manifest::{Manifest, Row};
 use outputs::{GradeRow, RowStatus};
-use runner::{Interrupt, Outcome, RunConfig};
+use runner::{Outcome, RunConfig};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Exit code when the run was interrupted by Ctrl-C (outputs written; rerun to resume).
-pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
 #[derive(Debug, Clone, Args)]
@@ -86,7 +84,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
-    pub bench: crate::cli::JudgeArgs,
+    pub panel: crate::judges::panel::PanelArgs,
     /// Where jobs, evidence, opinions and the response cache live: "sqlite" (default:
     /// DIR/batch.sqlite) or a PostgreSQL URL postgres://USER:PASSWORD@HOST:PORT/DATABASE shared
     /// by any number of workers running the same command (each with its own --out).
@@ -139,15 +137,15 @@ pub struct BatchSummary {
 impl BatchSummary {
     pub fn exit_code(&self) -> i32 {
         if self.interrupted {
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         } else if self
             .rows
             .iter()
             .all(|r| r.status == RowStatus::Done && !r.degraded && !r.needs_human_review)
         {
-            EXIT_OK
+            exit::OK
         } else {
-            EXIT_INCOMPLETE
+            exit::INCOMPLETE
         }
     }
 }
@@ -162,17 +160,22 @@ pub enum BatchError {
     Internal(String),
 }
 
-/// Entry point of `auditor batch`; returns the exit code.
-pub fn run_batch(args: BatchArgs) -> i32 {
-    crate::alloc::prefer_low_memory();
-    let bench = match crate::cli::judge_bench(&args.bench) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+impl From<BatchError> for CliError {
+    fn from(e: BatchError) -> Self {
+        match e {
+            BatchError::BadInput(_) => CliError::bad_input(e),
+            BatchError::Internal(_) => CliError::internal(e),
         }
-    };
-    let service = bench.service;
+    }
+}
+
+/// Entry point of `auditor batch`: the exit code of a run that went through (0, 3 or 130), or
+/// why it could not run.
+pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
+    crate::alloc::prefer_low_memory();
+    let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
+        .map_err(CliError::bad_input)?;
+    let service = panel.service;
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
         Some(ms) => Rc::new(cache::SimulatedLatency {
             inner: service,
@@ -183,33 +186,19 @@ pub fn run_batch(args: BatchArgs) -> i32 {
         }),
         None => service,
     };
-    let isolation = match isolate::Isolation::from_env(args.bench.prompts.clone()) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+    let isolation =
+        isolate::Isolation::from_env(args.panel.prompts.clone()).map_err(CliError::bad_input)?;
     let setup = JudgeSetup {
         isolation,
-        vision: bench.vision,
-        judge_timeout: bench.judge_timeout,
-        fingerprint: bench.fingerprint,
+        vision: panel.vision,
+        judge_timeout: panel
+            .judge_timeout
+            .unwrap_or(Timeouts::default().judge_request),
+        fingerprint: panel.fingerprint,
     };
-    match run_batch_inner(&args, service, setup, true) {
-        Ok(summary) => {
-            print_summary(&summary);
-            summary.exit_code()
-        }
-        Err(BatchError::BadInput(e)) => {
-            eprintln!("error: {e}");
-            EXIT_BAD_INPUT
-        }
-        Err(BatchError::Internal(e)) => {
-            eprintln!("internal error: {e}");
-            EXIT_INTERNAL
-        }
-    }
+    let summary = run_batch_inner(&args, service, setup, true)?;
+    print_summary(&summary);
+    Ok(summary.exit_code())
 }
 
 /// The judge configuration part of the job key: what decides the judges' answers besides the
@@ -273,7 +262,7 @@ pub fn run_batch_with(
 struct JudgeSetup {
     /// Evidence collected in a child process per submission (the CLI only).
     isolation: Option<isolate::Isolation>,
-    vision: Option<crate::judges::llm::LlmJudges>,
+    vision: Option<crate::llm::LlmSession>,
     judge_timeout: Duration,
     /// Prompts and settings that decide the answers (part of the job key and cache key).
     fingerprint: String,
@@ -291,16 +280,19 @@ fn run_batch_inner(
             args.concurrency
         )));
     }
-    let rubric: LoadedRubric =
-        crate::cli::load_rubric(args.rubric.as_deref()).map_err(|e| BatchError::BadInput(e.0))?;
+    let rubric: LoadedRubric = crate::rubric::Rubric::load(args.rubric.as_deref())
+        .map_err(|e| BatchError::BadInput(e.to_string()))?;
     let manifest: Manifest =
         manifest::load(&args.manifest).map_err(|e| BatchError::BadInput(e.to_string()))?;
     for bad in manifest.bad_rows() {
-        eprintln!(
-            "{}: line {}: {} (row not graded; the others proceed)",
-            args.manifest.display(),
-            bad.line,
-            bad.reason
+        crate::telemetry::print_for_user(
+            tracing::Level::ERROR,
+            &format!(
+                "{}: line {}: {} (row not graded; the others proceed)",
+                args.manifest.display(),
+                bad.line,
+                bad.reason
+            ),
         );
     }
     let ids: BTreeSet<String> = manifest.submissions().map(|s| s.id.clone()).collect();
@@ -384,7 +376,11 @@ fn run_batch_inner(
         Duration::from_secs(args.progress_every.max(1)),
         !show_progress || args.no_progress,
     ));
-    let interrupt = Rc::new(Interrupt::default());
+    // The process's Ctrl-C count (listening from here on if the CLI did not already).
+    let interrupt: Rc<Interrupt> = Rc::new(
+        crate::interrupt::listen(OnSecond::Count)
+            .map_err(|e| BatchError::Internal(e.to_string()))?,
+    );
 
     let system = actix::System::new();
     let outcomes = system.block_on({
@@ -397,14 +393,10 @@ fn run_batch_inner(
                 let interrupt = interrupt.clone();
                 let display = display.clone();
                 actix::spawn(async move {
-                    while tokio::signal::ctrl_c().await.is_ok() {
-                        interrupt.raise();
-                        if interrupt.count() == 1 {
-                            display.println(
-                                "Ctrl-C: no new submission is started; those in flight finish and are saved (Ctrl-C again to stop now). Run the same command again to resume.",
-                            );
-                        }
-                    }
+                    interrupt.reached(1).await;
+                    display.println(
+                        "Ctrl-C: no new submission is started; those in flight finish and are saved (Ctrl-C again to stop now). Run the same command again to resume.",
+                    );
                 })
             };
             let outcomes = runner::run(&subs, cfg, store, cache, display, interrupt).await;

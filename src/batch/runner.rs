@@ -25,11 +25,13 @@ use super::progress::{Display, Stats};
 use super::resolve::resolve_commit;
 use super::store::{Begin, JobKey, JobStatus};
 use crate::actors::coordinator::{CollectEvidence, Collected, JudgeCollected};
-use crate::actors::{AuditInput, Coordinator, RestartPolicy, Timeouts};
+use crate::actors::{Coordinator, RestartPolicy, Timeouts};
+use crate::interrupt::Interrupt;
 use crate::judges::EvidencePack;
+use crate::launch::AuditBuilder;
 use crate::model::AuditState;
 use crate::pdf::PdfFacts;
-use crate::repo::{RepoFacts, RepoLimits, RepoRequest};
+use crate::repo::RepoFacts;
 use crate::rubric::LoadedRubric;
 use actix::Actor;
 use futures::{FutureExt, StreamExt};
@@ -54,7 +56,7 @@ pub struct RunConfig {
     pub timeouts: Timeouts,
     pub restarts: RestartPolicy,
     /// The VisionInspector's model client, when diagrams are judged.
-    pub vision: Option<crate::judges::llm::LlmJudges>,
+    pub vision: Option<crate::llm::LlmSession>,
     /// How long resolving a submission's commit may take.
     pub resolve_timeout: Duration,
     /// Evidence collected in a child process per submission (the CLI); `None`: in process.
@@ -80,35 +82,6 @@ pub enum Outcome {
     Busy {
         holder: String,
     },
-}
-
-/// Ctrl-C count, observable by the runner.
-pub struct Interrupt {
-    tx: tokio::sync::watch::Sender<u32>,
-}
-
-impl Default for Interrupt {
-    fn default() -> Self {
-        Interrupt {
-            tx: tokio::sync::watch::channel(0).0,
-        }
-    }
-}
-
-impl Interrupt {
-    pub fn count(&self) -> u32 {
-        *self.tx.borrow()
-    }
-
-    pub fn raise(&self) {
-        self.tx.send_modify(|c| *c += 1);
-    }
-
-    /// Resolves once `n` interrupts have been raised.
-    pub async fn reached(&self, n: u32) {
-        let mut rx = self.tx.subscribe();
-        let _ = rx.wait_for(|c| *c >= n).await;
-    }
 }
 
 /// The evidence of a job as persisted after the detectives.
@@ -413,21 +386,15 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         generation: job.generation,
     });
     let coordinator = Coordinator::new(service).start();
-    let input = AuditInput {
-        repo: RepoRequest {
-            source: sub.repo.clone(),
-            // Pinned: the evidence is collected at exactly the commit of the job key.
-            git_ref: Some(commit.clone()),
-            limits: RepoLimits::default(),
-            extract_pdf: None,
-        },
-        pdf: sub.pdf.clone(),
-        rubric: cfg.rubric.clone(),
-        timeouts: cfg.timeouts,
-        restarts: cfg.restarts,
-        submission: sub.id.clone(),
-        vision: cfg.vision.clone(),
-    };
+    let input = AuditBuilder::new(sub.repo.clone(), cfg.rubric.clone())
+        // Pinned: the evidence is collected at exactly the commit of the job key.
+        .git_ref(Some(commit.clone()))
+        .pdf(sub.pdf.clone())
+        .submission(sub.id.clone())
+        .timeouts(cfg.timeouts)
+        .restarts(cfg.restarts)
+        .vision(cfg.vision.clone())
+        .build();
 
     // Evidence: restored when a previous run persisted it, else collected and persisted. The
     // judges always see the evidence as read back from the store, so the cache keys of a
@@ -504,7 +471,12 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         }
     };
     drop(coordinator);
-    let sidecar = crate::cli::sidecar_json(&outcome);
+    let sidecar = crate::report::sidecar_json(
+        &outcome.report,
+        &outcome.state,
+        outcome.repo_facts.as_ref(),
+        outcome.pdf_facts.as_ref(),
+    );
     let judge_failures = outcome.state.failures.len() as u32;
     if judge_failures > 0 {
         ctx.display.println(&format!(

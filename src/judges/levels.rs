@@ -132,7 +132,7 @@ fn defects<'a>(ev: &'a [Evidence], kinds: &[&str]) -> Vec<&'a Evidence> {
 fn label(e: &Evidence) -> String {
     format!(
         "{} [{}]",
-        crate::justice::facts::short(crate::justice::facts::fact_text(e), 140),
+        crate::tally::short(crate::tally::fact_text(e), 140),
         e.id
     )
 }
@@ -482,9 +482,8 @@ fn safety(ev: &[Evidence], mut b: Builder) -> Level {
     let sandboxed = met(ev, "sandboxed_clone");
     let handled = met(ev, "error_handling");
     let topic = |w: &str| {
-        ev.iter().any(|e| {
-            e.found && e.kind == EvidenceKind::Fact && crate::justice::facts::about(e, &[w])
-        })
+        ev.iter()
+            .any(|e| e.found && e.kind == EvidenceKind::Fact && crate::tally::about(e, &[w]))
     };
     if !sandboxed && !handled {
         let no_shell = met(ev, "no_raw_shell");

@@ -11,7 +11,7 @@ pub use super::JudgeAnswer;
 use super::{FocusedEvidence, JudgeRequest};
 use crate::llm::prompts::Prompts;
 use crate::llm::structured::{SchemaSpec, strict_schema_for};
-use crate::llm::{self, AskError, LlmClient, LlmConfig, ModeSwitch, UsageLedger};
+use crate::llm::{self, AskError, LlmConfig, LlmSession, UsageLedger};
 use crate::model::{
     Evidence, EvidenceKind, Judge, JudicialOpinion, OpinionSource, Score, TokenUsage,
 };
@@ -81,23 +81,17 @@ impl JudgeError {
 }
 
 struct Inner {
-    client: LlmClient,
-    config: LlmConfig,
-    prompts: Prompts,
-    ledger: UsageLedger,
-    switch: ModeSwitch,
+    session: LlmSession,
     /// Bounds how many judge requests are built (prompts, schema) ahead of the limiter:
     /// 2 × max_concurrency keeps the limiter fed without holding hundreds of built requests
     /// in memory when a batch sends thousands at once (measured: 960 waiting requests ≈ 220 MB).
     ahead: Arc<tokio::sync::Semaphore>,
     /// Shared prefixes (with their model) already sent once: the warm-up is sent once per run.
     warmed: std::sync::Mutex<BTreeSet<String>>,
-    /// Vision models that rejected an image request in this run, with the reason.
-    vision_rejected: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
-/// The three LLM judges (and the vision model's access): cheap to clone, shared state inside
-/// (client, limiter, prompts, usage ledger).
+/// The three LLM judges over the run's [`LlmSession`] (which the VisionInspector shares):
+/// cheap to clone, shared state inside.
 #[derive(Clone)]
 pub struct LlmJudges {
     inner: Arc<Inner>,
@@ -106,69 +100,44 @@ pub struct LlmJudges {
 impl std::fmt::Debug for LlmJudges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LlmJudges")
-            .field("config", &self.inner.config)
-            .field("prompts", &self.inner.prompts.source)
+            .field("session", &self.inner.session)
             .finish_non_exhaustive()
     }
 }
 
 impl LlmJudges {
     pub fn new(config: LlmConfig, prompts: Prompts) -> Result<Self, llm::ConfigError> {
-        let ahead = config.max_concurrency.saturating_mul(2).max(1);
-        let client = llm::client::build(&config)?;
-        Ok(LlmJudges {
+        Ok(LlmJudges::over(LlmSession::new(config, prompts)?))
+    }
+
+    /// The judges over an existing session (its client, limiter and ledger).
+    pub fn over(session: LlmSession) -> Self {
+        let ahead = session.config().max_concurrency.saturating_mul(2).max(1);
+        LlmJudges {
             inner: Arc::new(Inner {
-                client,
-                config,
-                prompts,
-                ledger: UsageLedger::default(),
-                switch: ModeSwitch::default(),
+                session,
                 ahead: Arc::new(tokio::sync::Semaphore::new(ahead)),
                 warmed: std::sync::Mutex::default(),
-                vision_rejected: std::sync::Mutex::default(),
             }),
-        })
+        }
+    }
+
+    /// The run's LLM access, shared with the VisionInspector.
+    pub fn session(&self) -> &LlmSession {
+        &self.inner.session
     }
 
     pub fn config(&self) -> &LlmConfig {
-        &self.inner.config
+        self.inner.session.config()
     }
 
     pub fn prompts(&self) -> &Prompts {
-        &self.inner.prompts
-    }
-
-    pub fn client(&self) -> &LlmClient {
-        &self.inner.client
+        self.inner.session.prompts()
     }
 
     /// Token usage of the run so far, by persona (and `VisionInspector`) and criterion.
     pub fn usage(&self) -> &UsageLedger {
-        &self.inner.ledger
-    }
-
-    pub(crate) fn switch(&self) -> &ModeSwitch {
-        &self.inner.switch
-    }
-
-    /// Why `model` rejected an image request earlier in this run, if it did.
-    pub(crate) fn vision_rejected(&self, model: &str) -> Option<String> {
-        self.inner
-            .vision_rejected
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(model)
-            .cloned()
-    }
-
-    /// Remembers that `model` rejects image requests: it is not sent images again this run.
-    pub(crate) fn note_vision_rejected(&self, model: &str, reason: &str) {
-        self.inner
-            .vision_rejected
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(model.to_string())
-            .or_insert_with(|| reason.to_string());
+        self.inner.session.usage()
     }
 
     /// Sends the shared prefix of `rubric`'s judge requests once per judge model, with the
@@ -179,17 +148,17 @@ impl LlmJudges {
     /// the tokens it used (also recorded in the ledger as `warm-up`). Failures are only logged:
     /// the judges' own requests will report a broken endpoint.
     pub async fn warm_up(&self, rubric: &Rubric) -> TokenUsage {
-        if !self.inner.config.warm_up {
+        if !self.inner.session.config().warm_up {
             return TokenUsage::default();
         }
-        let prefix = shared_prefix(&self.inner.prompts, rubric);
+        let prefix = shared_prefix(self.inner.session.prompts(), rubric);
         let spec = opinion_schema(rubric);
         let digest = hex::encode(Sha256::digest(
             format!("{prefix}\u{0}{}", spec.schema).as_bytes(),
         ));
         let models: BTreeSet<&str> = Judge::ALL
             .iter()
-            .map(|j| self.inner.config.model_for(*j))
+            .map(|j| self.inner.session.config().model_for(*j))
             .collect();
         let fresh: Vec<&str> = {
             let mut warmed = self.inner.warmed.lock().unwrap_or_else(|e| e.into_inner());
@@ -207,11 +176,15 @@ impl LlmJudges {
                         .to_string(),
                 ),
             ];
-            let mut req =
-                crate::llm::structured::request(model, messages, &spec, self.inner.switch.mode());
+            let mut req = crate::llm::structured::request(
+                model,
+                messages,
+                &spec,
+                self.inner.session.switch().mode(),
+            );
             req.max_completion_tokens = Some(1);
             async move {
-                match self.inner.client.complete(&req).await {
+                match self.inner.session.client().complete(&req).await {
                     Ok(c) => crate::llm::structured::usage_of(&c.response),
                     Err(e) => {
                         tracing::debug!(model, "prompt cache warm-up failed: {e}");
@@ -226,7 +199,10 @@ impl LlmJudges {
             total.add(usage);
         }
         if total != TokenUsage::default() {
-            self.inner.ledger.record("warm-up", "prefix", total);
+            self.inner
+                .session
+                .usage()
+                .record("warm-up", "prefix", total);
         }
         total
     }
@@ -243,27 +219,32 @@ impl LlmJudges {
         }
         // Fair (FIFO) semaphore: order and throughput are unchanged. It is never closed.
         let _ahead = self.inner.ahead.clone().acquire_owned().await.ok();
-        let messages = build_messages(&self.inner.prompts, req);
+        let messages = build_messages(self.inner.session.prompts(), req);
         let spec = opinion_schema(&req.rubric);
-        let model = self.inner.config.model_for(persona).to_string();
+        let model = self.inner.session.config().model_for(persona).to_string();
         let valid_ids: BTreeSet<String> = req.pack.focused(&req.criterion_id).ids();
         let needs_citation = !req.evidence().is_empty();
         let result = llm::ask(
-            &self.inner.client,
-            &self.inner.switch,
+            self.inner.session.client(),
+            self.inner.session.switch(),
             &model,
             messages,
             &spec,
-            self.inner.config.max_answer_attempts,
+            self.inner.session.config().max_answer_attempts,
             |a: OpinionAnswer| validate(a, persona, &criterion, &valid_ids, needs_citation),
             |err| feedback(persona, &criterion, err),
         )
         .await;
+        let usage = match &result {
+            Ok(asked) => asked.usage,
+            Err(e) => e.usage(),
+        };
+        self.inner
+            .session
+            .usage()
+            .record(persona.as_str(), &criterion, usage);
         match result {
             Ok(asked) => {
-                self.inner
-                    .ledger
-                    .record(persona.as_str(), &criterion, asked.usage);
                 let mut opinion = asked.value;
                 opinion.source = OpinionSource::Llm { model: asked.model };
                 Ok(JudgeAnswer {
@@ -276,37 +257,24 @@ impl LlmJudges {
                 last_error,
                 answers,
                 requests,
-                usage,
-            }) => {
-                self.inner
-                    .ledger
-                    .record(persona.as_str(), &criterion, usage);
-                Err(JudgeError::Invalid {
-                    persona,
-                    criterion_id: criterion,
-                    detail: format!(
-                        "no valid opinion from model {model} after {answers} answer(s); last \
-                         answer rejected: {last_error}"
-                    ),
-                    attempts: requests,
-                })
-            }
-            Err(AskError::Transport {
-                message,
-                requests,
-                usage,
                 ..
-            }) => {
-                self.inner
-                    .ledger
-                    .record(persona.as_str(), &criterion, usage);
-                Err(JudgeError::Transport {
-                    persona,
-                    criterion_id: criterion,
-                    detail: message,
-                    attempts: requests,
-                })
-            }
+            }) => Err(JudgeError::Invalid {
+                persona,
+                criterion_id: criterion,
+                detail: format!(
+                    "no valid opinion from model {model} after {answers} answer(s); last \
+                         answer rejected: {last_error}"
+                ),
+                attempts: requests,
+            }),
+            Err(AskError::Transport {
+                message, requests, ..
+            }) => Err(JudgeError::Transport {
+                persona,
+                criterion_id: criterion,
+                detail: message,
+                attempts: requests,
+            }),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The judicial layer's core: what a judge is asked ([`JudgeRequest`]) and the two ways of
-//! answering it: deterministic [`offline`] rules, or an LLM ([`llm`]).
+//! answering it: deterministic [`offline`] rules, or an LLM ([`llm`]); [`panel`] sets the judges
+//! up for a run.
 
 pub mod levels;
 pub mod llm;
 pub mod offline;
+pub mod panel;
 
 use crate::model::{Evidence, EvidenceKind, Judge};
 use crate::rubric::{Dimension, Rubric};

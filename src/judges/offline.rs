@@ -23,8 +23,8 @@
 
 use super::JudgeRequest;
 use super::levels::{self, Family, Level};
-use crate::justice::facts::{self, Tally};
 use crate::model::{Judge, JudicialOpinion, OpinionSource, Score};
+use crate::tally::{self as facts, Tally};
 
 const LIST_MAX: usize = 6;
 

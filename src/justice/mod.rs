@@ -33,8 +33,6 @@
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
-pub mod facts;
-
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
     JudgeFailure, JudgeMode, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata,
@@ -42,7 +40,7 @@ use crate::model::{
 };
 use crate::report::count;
 use crate::rubric::{Dimension, Rubric};
-use facts::Tally;
+use crate::tally::{self as facts, Tally};
 use std::collections::BTreeMap;
 
 /// Weight units: 4 = normal weight (integers keep the arithmetic exact).
@@ -98,7 +96,33 @@ fn facts_score(ratio: f64) -> u8 {
         .clamp(1.0, 5.0) as u8
 }
 
-/// The Chief Justice's verdict on one criterion. See the module docs for the rules.
+/// What every rule reads: the criterion, its evidence and the facts they state, the rubric's
+/// rule texts, and the opinions delivered on it (one per judge, in judge order).
+struct Case<'a> {
+    dimension: &'a Dimension,
+    synthesis_rules: &'a BTreeMap<String, String>,
+    evidence: &'a [Evidence],
+    tally: Tally<'a>,
+    received: Vec<&'a JudicialOpinion>,
+}
+
+impl Case<'_> {
+    fn rule(&self, rule: Rule, detail: String) -> RuleApplication {
+        rule_detail(self.synthesis_rules, rule, detail)
+    }
+
+    /// The lowest and the highest score delivered, and the spread between them.
+    fn score_range(&self) -> (u8, u8, u8) {
+        let scores = self.received.iter().map(|o| o.score.get());
+        let min = scores.clone().min().unwrap_or(0);
+        let max = scores.max().unwrap_or(0);
+        (min, max, max - min)
+    }
+}
+
+/// The Chief Justice's verdict on one criterion. See the module docs for the rules; they run
+/// here in the order their inputs require (the security cap applies to the weighted score, and
+/// the dissent summary names the resolution) and are listed in the module docs' order.
 pub fn deliberate(
     dimension: &Dimension,
     synthesis_rules: &BTreeMap<String, String>,
@@ -113,98 +137,224 @@ pub fn deliberate(
         result.flags.extend(upstream_flags);
         return result;
     }
+    let case = Case {
+        dimension,
+        synthesis_rules,
+        evidence,
+        tally,
+        received: received_opinions(&dimension.id, opinions),
+    };
     let mut flags = upstream_flags;
-    let mut rules_applied = Vec::new();
+    flags.extend(judge_failure_flags(&case, failures));
+    flags.extend(evidence_missing_flag(&case, &flags));
+    let judge_opinions: Vec<JudicialOpinion> = case.received.iter().map(|o| (*o).clone()).collect();
 
-    // One opinion per judge, for this criterion only (the first one delivered counts).
-    let mut received: Vec<&JudicialOpinion> = Vec::new();
-    for o in opinions.iter().filter(|o| o.criterion_id == dimension.id) {
-        if !received.iter().any(|r| r.judge == o.judge) {
-            received.push(o);
-        }
-    }
-    received.sort_by_key(|o| o.judge);
-
-    // Judge failures, and judges that neither answered nor reported a failure.
-    for judge in Judge::ALL {
-        if received.iter().any(|o| o.judge == judge) {
-            continue;
-        }
-        let reasons: Vec<&str> = failures
-            .iter()
-            .filter(|f| f.judge == judge && f.criterion_id == dimension.id)
-            .map(|f| f.reason.as_str())
-            .collect();
-        let reason = if reasons.is_empty() {
-            "no opinion was delivered for this criterion".to_string()
-        } else {
-            reasons.join("; ")
-        };
-        flags.push(CriterionFlag::JudgeFailed { judge, reason });
+    if case.received.is_empty() {
+        return no_valid_opinion(dimension, failures, flags);
     }
 
-    // Missing evidence.
-    let has_missing_flag = flags
-        .iter()
-        .any(|f| matches!(f, CriterionFlag::EvidenceMissing { .. }));
-    if !has_missing_flag {
-        if evidence.is_empty() {
-            flags.push(CriterionFlag::EvidenceMissing {
-                reason: "no evidence was collected for this criterion".into(),
-            });
-        } else if !tally.missing.is_empty() {
-            let reason = tally
-                .missing
-                .iter()
-                .map(|e| {
-                    format!(
-                        "{} ({}): {}",
-                        e.id,
-                        e.location,
-                        facts::short(&e.rationale, 160)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
-            flags.push(CriterionFlag::EvidenceMissing { reason });
-        }
-    }
-
-    let remediation = remediation(dimension, &tally);
-    let judge_opinions: Vec<JudicialOpinion> = received.iter().map(|o| (*o).clone()).collect();
-
-    if received.is_empty() {
-        let reasons: Vec<String> = failures
-            .iter()
-            .filter(|f| f.criterion_id == dimension.id)
-            .map(|f| format!("{}: {}", f.judge.as_str(), facts::short(&f.reason, 200)))
-            .collect();
-        let mut result = CriterionResult::not_assessed(
-            &dimension.id,
-            &dimension.name,
-            format!(
-                "no judge delivered a valid opinion{}",
-                if reasons.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", reasons.join("; "))
-                }
-            ),
-            JUDGE_FIX,
-        );
-        result.flags.splice(0..0, flags);
-        return result;
-    }
-
-    let mut weighed: Vec<Weighed> = received
+    let mut weighed: Vec<Weighed> = case
+        .received
         .iter()
         .map(|o| Weighed {
             opinion: o,
             weight: NORMAL_WEIGHT,
         })
         .collect();
+    let mut rules_applied = Vec::new();
+    let overruled = fact_supremacy(&case, &mut weighed);
+    if !overruled.is_empty() {
+        rules_applied.push(case.rule(
+            Rule::FactSupremacy,
+            format!(
+                "{}; overruled opinions carry no weight.",
+                overruled.join("; ")
+            ),
+        ));
+    }
+    rules_applied.extend(functionality_weight(&case, &mut weighed));
+    rules_applied.extend(variance_re_evaluation(&case, &mut weighed));
 
-    // Fact supremacy.
+    let weighted = match weighted_mean(&weighed) {
+        Some(s) => Some(s),
+        None => facts_decide(&case, &overruled).map(|(s, rule, flag)| {
+            rules_applied.push(rule);
+            flags.push(flag);
+            s
+        }),
+    };
+    let final_score = match security_override(&case, weighted) {
+        Some((capped, rule)) => {
+            rules_applied.insert(0, rule);
+            capped
+        }
+        None => weighted,
+    };
+    let dissent_summary =
+        dissent_requirement(&case, &overruled, final_score).map(|(text, rule)| {
+            rules_applied.push(rule);
+            text
+        });
+
+    let Some(final_score) = final_score else {
+        let mut result = CriterionResult::not_assessed(
+            &dimension.id,
+            &dimension.name,
+            "every opinion was overruled or lost its weight, so no score can be given",
+            JUDGE_FIX,
+        );
+        result.flags.splice(0..0, flags);
+        result.judge_opinions = judge_opinions;
+        result.rules_applied = rules_applied;
+        return result;
+    };
+    CriterionResult {
+        dimension_id: dimension.id.clone(),
+        dimension_name: dimension.name.clone(),
+        final_score: Some(Score::clamped(i64::from(final_score))),
+        judge_opinions,
+        dissent_summary,
+        remediation: remediation_at(&case, final_score),
+        rules_applied,
+        flags,
+        status: crate::model::CriterionStatus::Assessed,
+        not_assessed: None,
+    }
+}
+
+/// One opinion per judge, for this criterion only (the first one delivered counts), in judge
+/// order.
+fn received_opinions<'a>(
+    criterion: &str,
+    opinions: &'a [JudicialOpinion],
+) -> Vec<&'a JudicialOpinion> {
+    let mut received: Vec<&JudicialOpinion> = Vec::new();
+    for o in opinions.iter().filter(|o| o.criterion_id == criterion) {
+        if !received.iter().any(|r| r.judge == o.judge) {
+            received.push(o);
+        }
+    }
+    received.sort_by_key(|o| o.judge);
+    received
+}
+
+/// A flag per judge that failed, or that neither answered nor reported a failure.
+fn judge_failure_flags(case: &Case, failures: &[JudgeFailure]) -> Vec<CriterionFlag> {
+    let criterion = &case.dimension.id;
+    Judge::ALL
+        .into_iter()
+        .filter(|judge| !case.received.iter().any(|o| o.judge == *judge))
+        .map(|judge| {
+            let reasons: Vec<&str> = failures
+                .iter()
+                .filter(|f| f.judge == judge && &f.criterion_id == criterion)
+                .map(|f| f.reason.as_str())
+                .collect();
+            let reason = if reasons.is_empty() {
+                "no opinion was delivered for this criterion".to_string()
+            } else {
+                reasons.join("; ")
+            };
+            CriterionFlag::JudgeFailed { judge, reason }
+        })
+        .collect()
+}
+
+/// The "evidence missing" flag, unless `flags` already has one (from upstream).
+fn evidence_missing_flag(case: &Case, flags: &[CriterionFlag]) -> Option<CriterionFlag> {
+    if flags
+        .iter()
+        .any(|f| matches!(f, CriterionFlag::EvidenceMissing { .. }))
+    {
+        return None;
+    }
+    if case.evidence.is_empty() {
+        return Some(CriterionFlag::EvidenceMissing {
+            reason: "no evidence was collected for this criterion".into(),
+        });
+    }
+    if case.tally.missing.is_empty() {
+        return None;
+    }
+    let reason = case
+        .tally
+        .missing
+        .iter()
+        .map(|e| {
+            format!(
+                "{} ({}): {}",
+                e.id,
+                e.location,
+                facts::short(&e.rationale, 160)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Some(CriterionFlag::EvidenceMissing { reason })
+}
+
+/// No judge delivered a valid opinion: not assessed, with the judges' reasons.
+fn no_valid_opinion(
+    dimension: &Dimension,
+    failures: &[JudgeFailure],
+    flags: Vec<CriterionFlag>,
+) -> CriterionResult {
+    let reasons: Vec<String> = failures
+        .iter()
+        .filter(|f| f.criterion_id == dimension.id)
+        .map(|f| format!("{}: {}", f.judge.as_str(), facts::short(&f.reason, 200)))
+        .collect();
+    let mut result = CriterionResult::not_assessed(
+        &dimension.id,
+        &dimension.name,
+        format!(
+            "no judge delivered a valid opinion{}",
+            if reasons.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", reasons.join("; "))
+            }
+        ),
+        JUDGE_FIX,
+    );
+    result.flags.splice(0..0, flags);
+    result
+}
+
+/// **security_override**: a confirmed security finding caps the score at [`SECURITY_CAP`].
+/// `None` when the criterion has no confirmed finding; else the (capped) score and the rule.
+fn security_override(case: &Case, weighted: Option<u8>) -> Option<(Option<u8>, RuleApplication)> {
+    if case.tally.security.is_empty() {
+        return None;
+    }
+    let findings = facts::describe_located(&case.tally.security, 4);
+    let (score, detail) = match weighted {
+        Some(s) if s > SECURITY_CAP => (
+            Some(SECURITY_CAP),
+            format!(
+                "confirmed security finding {findings}: the weighted score {s} is capped at {SECURITY_CAP}, overriding effort points."
+            ),
+        ),
+        Some(s) => (
+            Some(s),
+            format!(
+                "confirmed security finding {findings}: cap {SECURITY_CAP} applied; the weighted score {s} is already within it."
+            ),
+        ),
+        None => (
+            None,
+            format!(
+                "confirmed security finding {findings}: cap {SECURITY_CAP} stands for any score a reviewer gives."
+            ),
+        ),
+    };
+    Some((score, case.rule(Rule::SecurityOverride, detail)))
+}
+
+/// **fact_supremacy**: an opinion whose score the facts contradict loses its weight. Returns
+/// one line per overruled opinion.
+fn fact_supremacy(case: &Case, weighed: &mut [Weighed]) -> Vec<String> {
+    let tally = &case.tally;
     let mut overruled = Vec::new();
     for w in weighed.iter_mut() {
         let s = w.opinion.score.get();
@@ -237,269 +387,227 @@ pub fn deliberate(
             ));
         }
     }
-    if !overruled.is_empty() {
-        rules_applied.push(rule_detail(
-            synthesis_rules,
-            Rule::FactSupremacy,
-            format!(
-                "{}; overruled opinions carry no weight.",
-                overruled.join("; ")
-            ),
-        ));
-    }
+    overruled
+}
 
-    // Functionality weight.
-    if is_orchestration_dimension(Some(dimension)) {
-        if let Some(w) = weighed
-            .iter_mut()
-            .find(|w| w.opinion.judge == Judge::TechLead && w.weight > 0)
-        {
-            w.weight *= 2;
-            rules_applied.push(rule_detail(
-                synthesis_rules,
-                Rule::FunctionalityWeight,
-                format!(
-                    "graph orchestration criterion: the Tech Lead's score {} counts double in the weighted mean.",
-                    w.opinion.score
-                ),
-            ));
-        }
+/// **fact_supremacy**, when every opinion was overruled: the facts decide (the share of
+/// requirements met, mapped onto 1..=5) and a human reviews. Dropping the criterion instead
+/// would let judges who all contradict the facts (e.g. obeying an injected "score 5") lift the
+/// overall score by removing the criterion from it. `None` when nothing was overruled (the
+/// opinions lost their weight otherwise) or there are no requirements.
+fn facts_decide(case: &Case, overruled: &[String]) -> Option<(u8, RuleApplication, CriterionFlag)> {
+    let ratio = case.tally.ratio()?;
+    if overruled.is_empty() {
+        return None;
     }
-
-    // Variance re-evaluation.
-    let scores: Vec<u8> = received.iter().map(|o| o.score.get()).collect();
-    let (min, max) = (
-        scores.iter().copied().min().unwrap_or(0),
-        scores.iter().copied().max().unwrap_or(0),
+    let s = facts_score(ratio);
+    let rule = case.rule(
+        Rule::FactSupremacy,
+        format!(
+            "every opinion was overruled: the score follows the detectives' facts ({} of {} requirements met) = {s}.",
+            case.tally.passed().len(),
+            case.tally.requirements()
+        ),
     );
-    let spread = max - min;
-    if spread > VARIANCE_THRESHOLD {
-        let mut notes = Vec::new();
-        for w in weighed.iter_mut() {
-            let o = w.opinion;
-            let valid: Vec<&Evidence> = o
-                .cited_evidence
-                .iter()
-                .filter_map(|id| evidence.iter().find(|e| &e.id == id))
-                .collect();
-            let s = o.score.get();
-            let note = if w.weight == 0 {
-                format!("{} ({s}): already overruled by the facts", o.judge.as_str())
-            } else if valid.is_empty() {
-                w.weight /= 2;
-                format!(
-                    "{} ({s}): cites no valid evidence id of this criterion (cited: {}), weight halved",
-                    o.judge.as_str(),
-                    if o.cited_evidence.is_empty() {
-                        "nothing".to_string()
-                    } else {
-                        o.cited_evidence.join(", ")
-                    }
-                )
+    let flag = CriterionFlag::NeedsHumanReview {
+        reason: format!(
+            "every judge's opinion contradicted the facts; the score {s} follows the facts alone"
+        ),
+    };
+    Some((s, rule, flag))
+}
+
+/// **functionality_weight**: on the graph orchestration criterion the Tech Lead's opinion
+/// (unless overruled) counts double.
+fn functionality_weight(case: &Case, weighed: &mut [Weighed]) -> Option<RuleApplication> {
+    if !is_orchestration_dimension(Some(case.dimension)) {
+        return None;
+    }
+    let w = weighed
+        .iter_mut()
+        .find(|w| w.opinion.judge == Judge::TechLead && w.weight > 0)?;
+    w.weight *= 2;
+    Some(case.rule(
+        Rule::FunctionalityWeight,
+        format!(
+            "graph orchestration criterion: the Tech Lead's score {} counts double in the weighted mean.",
+            w.opinion.score
+        ),
+    ))
+}
+
+/// **variance_re_evaluation**: when the spread exceeds [`VARIANCE_THRESHOLD`], each opinion's
+/// citations are re-examined; citing no valid evidence id, or only evidence against its score,
+/// halves its weight.
+fn variance_re_evaluation(case: &Case, weighed: &mut [Weighed]) -> Option<RuleApplication> {
+    let (min, max, spread) = case.score_range();
+    if spread <= VARIANCE_THRESHOLD {
+        return None;
+    }
+    let notes: Vec<String> = weighed
+        .iter_mut()
+        .map(|w| re_examine(w, case.evidence))
+        .collect();
+    Some(case.rule(
+        Rule::VarianceReEvaluation,
+        format!(
+            "scores range from {min} to {max} (spread {spread} > {VARIANCE_THRESHOLD}); cited evidence re-examined: {}.",
+            notes.join("; ")
+        ),
+    ))
+}
+
+/// One opinion's citations re-examined (see [`variance_re_evaluation`]): its weight halved or
+/// kept, and a note saying which and why.
+fn re_examine(w: &mut Weighed, evidence: &[Evidence]) -> String {
+    let o = w.opinion;
+    let valid: Vec<&Evidence> = o
+        .cited_evidence
+        .iter()
+        .filter_map(|id| evidence.iter().find(|e| &e.id == id))
+        .collect();
+    let s = o.score.get();
+    if w.weight == 0 {
+        return format!("{} ({s}): already overruled by the facts", o.judge.as_str());
+    }
+    if valid.is_empty() {
+        w.weight /= 2;
+        return format!(
+            "{} ({s}): cites no valid evidence id of this criterion (cited: {}), weight halved",
+            o.judge.as_str(),
+            if o.cited_evidence.is_empty() {
+                "nothing".to_string()
             } else {
-                let adverse = |e: &&Evidence| {
-                    (!e.found && e.kind == EvidenceKind::Fact)
-                        || e.kind == EvidenceKind::Missing
-                        || (e.found
-                            && matches!(
-                                e.kind,
-                                EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
-                            ))
-                };
-                let favourable = |e: &&Evidence| {
-                    (e.found && e.kind == EvidenceKind::Fact)
-                        || (!e.found
-                            && matches!(
-                                e.kind,
-                                EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
-                            ))
-                };
-                if s >= 4 && valid.iter().all(adverse) {
-                    w.weight /= 2;
-                    format!(
-                        "{} ({s}): every cited fact is against a high score ({}), weight halved",
-                        o.judge.as_str(),
-                        facts::describe(&valid, 4)
-                    )
-                } else if s <= 2 && valid.iter().all(favourable) {
-                    w.weight /= 2;
-                    format!(
-                        "{} ({s}): every cited fact supports the requirement ({}), weight halved",
-                        o.judge.as_str(),
-                        facts::describe(&valid, 4)
-                    )
-                } else {
-                    let met = valid.iter().filter(|e| favourable(e)).count();
-                    format!(
-                        "{} ({s}): {} valid citations ({} favourable, {} adverse) consistent with its score, weight kept",
-                        o.judge.as_str(),
-                        valid.len(),
-                        met,
-                        valid.len() - met
-                    )
-                }
-            };
-            notes.push(note);
-        }
-        rules_applied.push(rule_detail(
-            synthesis_rules,
-            Rule::VarianceReEvaluation,
-            format!(
-                "scores range from {min} to {max} (spread {spread} > {VARIANCE_THRESHOLD}); cited evidence re-examined: {}.",
-                notes.join("; ")
-            ),
-        ));
+                o.cited_evidence.join(", ")
+            }
+        );
     }
+    let adverse = |e: &&Evidence| {
+        (!e.found && e.kind == EvidenceKind::Fact)
+            || e.kind == EvidenceKind::Missing
+            || (e.found
+                && matches!(
+                    e.kind,
+                    EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
+                ))
+    };
+    let favourable = |e: &&Evidence| {
+        (e.found && e.kind == EvidenceKind::Fact)
+            || (!e.found
+                && matches!(
+                    e.kind,
+                    EvidenceKind::SecurityFinding | EvidenceKind::Contradiction
+                ))
+    };
+    if s >= 4 && valid.iter().all(adverse) {
+        w.weight /= 2;
+        format!(
+            "{} ({s}): every cited fact is against a high score ({}), weight halved",
+            o.judge.as_str(),
+            facts::describe(&valid, 4)
+        )
+    } else if s <= 2 && valid.iter().all(favourable) {
+        w.weight /= 2;
+        format!(
+            "{} ({s}): every cited fact supports the requirement ({}), weight halved",
+            o.judge.as_str(),
+            facts::describe(&valid, 4)
+        )
+    } else {
+        let met = valid.iter().filter(|e| favourable(e)).count();
+        format!(
+            "{} ({s}): {} valid citations ({} favourable, {} adverse) consistent with its score, weight kept",
+            o.judge.as_str(),
+            valid.len(),
+            met,
+            valid.len() - met
+        )
+    }
+}
 
-    // Weighted score, rounded half-up with integers: floor((2·Σws + Σw) / (2·Σw)).
-    // When every opinion was overruled by the facts, the facts decide (fact supremacy): the
-    // share of requirements met, mapped onto 1..=5. Dropping the criterion instead would let
-    // judges who all contradict the facts (e.g. obeying an injected "score 5") lift the
-    // overall score by removing the criterion from it.
+/// **dissent_requirement**: when the spread exceeds [`VARIANCE_THRESHOLD`], a summary naming
+/// the highest and lowest judges, their scores, the facts each relied on and the resolution.
+fn dissent_requirement(
+    case: &Case,
+    overruled: &[String],
+    final_score: Option<u8>,
+) -> Option<(String, RuleApplication)> {
+    let (min, max, spread) = case.score_range();
+    if spread <= VARIANCE_THRESHOLD {
+        return None;
+    }
+    let h = case.received.iter().find(|o| o.score.get() == max)?;
+    let l = case.received.iter().find(|o| o.score.get() == min)?;
+    let others: Vec<(Judge, u8)> = case
+        .received
+        .iter()
+        .filter(|o| o.judge != h.judge && o.judge != l.judge)
+        .map(|o| (o.judge, o.score.get()))
+        .collect();
+    let resolution = match final_score {
+        Some(s) => format!("the Chief Justice rules {s}"),
+        None => "no score could be given; a human must review".to_string(),
+    };
+    let mut text = format!(
+        "{} ({}) and {} ({}) disagree by {spread} points. {} relied on {}. {} relied on {}.",
+        h.judge.title(),
+        h.score,
+        l.judge.title(),
+        l.score,
+        h.judge.title(),
+        cited_facts(h, case.evidence),
+        l.judge.title(),
+        cited_facts(l, case.evidence),
+    );
+    if !others.is_empty() {
+        text.push_str(&format!(" Also sitting: {}.", judge_list(&others)));
+    }
+    if !overruled.is_empty() {
+        text.push_str(&format!(" Facts decided: {}.", overruled.join("; ")));
+    }
+    text.push_str(&format!(" Resolution: {resolution}."));
+    let rule = case.rule(
+        Rule::DissentRequirement,
+        format!(
+            "spread {spread} > {VARIANCE_THRESHOLD} between {} ({}) and {} ({}): dissent summary written.",
+            h.judge.as_str(),
+            h.score,
+            l.judge.as_str(),
+            l.score
+        ),
+    );
+    Some((text, rule))
+}
+
+/// The weighted mean of the opinions, rounded half-up with integers:
+/// floor((2·Σws + Σw) / (2·Σw)), clamped to 1..=5; `None` when no opinion carries weight.
+fn weighted_mean(weighed: &[Weighed]) -> Option<u8> {
     let total_weight: u32 = weighed.iter().map(|w| w.weight).sum();
-    let weighted = if total_weight == 0 {
-        match (overruled.is_empty(), tally.ratio()) {
-            (false, Some(ratio)) => {
-                let s = facts_score(ratio);
-                rules_applied.push(rule_detail(
-                    synthesis_rules,
-                    Rule::FactSupremacy,
-                    format!(
-                        "every opinion was overruled: the score follows the detectives' facts ({} of {} requirements met) = {s}.",
-                        tally.passed().len(),
-                        tally.requirements()
-                    ),
-                ));
-                flags.push(CriterionFlag::NeedsHumanReview {
-                    reason: format!(
-                        "every judge's opinion contradicted the facts; the score {s} follows the facts alone"
-                    ),
-                });
-                Some(s)
-            }
-            _ => None,
-        }
-    } else {
-        let num: u32 = weighed
-            .iter()
-            .map(|w| w.weight * u32::from(w.opinion.score.get()))
-            .sum();
-        Some(((2 * num + total_weight) / (2 * total_weight)).clamp(1, 5) as u8)
-    };
-
-    // Security override.
-    let mut final_score = weighted;
-    if !tally.security.is_empty() {
-        let findings = facts::describe_located(&tally.security, 4);
-        let detail = match weighted {
-            Some(s) if s > SECURITY_CAP => {
-                final_score = Some(SECURITY_CAP);
-                format!(
-                    "confirmed security finding {findings}: the weighted score {s} is capped at {SECURITY_CAP}, overriding effort points."
-                )
-            }
-            Some(s) => format!(
-                "confirmed security finding {findings}: cap {SECURITY_CAP} applied; the weighted score {s} is already within it."
-            ),
-            None => format!(
-                "confirmed security finding {findings}: cap {SECURITY_CAP} stands for any score a reviewer gives."
-            ),
-        };
-        rules_applied.insert(
-            0,
-            rule_detail(synthesis_rules, Rule::SecurityOverride, detail),
-        );
+    if total_weight == 0 {
+        return None;
     }
+    let num: u32 = weighed
+        .iter()
+        .map(|w| w.weight * u32::from(w.opinion.score.get()))
+        .sum();
+    Some(((2 * num + total_weight) / (2 * total_weight)).clamp(1, 5) as u8)
+}
 
-    // Dissent requirement.
-    let dissent_summary = if spread > VARIANCE_THRESHOLD {
-        let high = received.iter().find(|o| o.score.get() == max);
-        let low = received.iter().find(|o| o.score.get() == min);
-        match (high, low) {
-            (Some(h), Some(l)) => {
-                let others: Vec<(Judge, u8)> = received
-                    .iter()
-                    .filter(|o| o.judge != h.judge && o.judge != l.judge)
-                    .map(|o| (o.judge, o.score.get()))
-                    .collect();
-                let resolution = match final_score {
-                    Some(s) => format!("the Chief Justice rules {s}"),
-                    None => "no score could be given; a human must review".to_string(),
-                };
-                let mut text = format!(
-                    "{} ({}) and {} ({}) disagree by {spread} points. {} relied on {}. {} relied on {}.",
-                    h.judge.title(),
-                    h.score,
-                    l.judge.title(),
-                    l.score,
-                    h.judge.title(),
-                    cited_facts(h, evidence),
-                    l.judge.title(),
-                    cited_facts(l, evidence),
-                );
-                if !others.is_empty() {
-                    text.push_str(&format!(" Also sitting: {}.", judge_list(&others)));
-                }
-                if !overruled.is_empty() {
-                    text.push_str(&format!(" Facts decided: {}.", overruled.join("; ")));
-                }
-                text.push_str(&format!(" Resolution: {resolution}."));
-                rules_applied.push(rule_detail(
-                    synthesis_rules,
-                    Rule::DissentRequirement,
-                    format!(
-                        "spread {spread} > {VARIANCE_THRESHOLD} between {} ({}) and {} ({}): dissent summary written.",
-                        h.judge.as_str(),
-                        h.score,
-                        l.judge.as_str(),
-                        l.score
-                    ),
-                ));
-                Some(text)
-            }
-            _ => None,
-        }
-    } else {
-        None
-    };
-
-    let Some(final_score) = final_score else {
-        let mut result = CriterionResult::not_assessed(
-            &dimension.id,
-            &dimension.name,
-            "every opinion was overruled or lost its weight, so no score can be given",
-            JUDGE_FIX,
-        );
-        result.flags.splice(0..0, flags);
-        result.judge_opinions = judge_opinions;
-        result.rules_applied = rules_applied;
-        return result;
-    };
-
-    // every requirement met but the score below 5: the level reading holds it there, and the
-    // student is told what would earn more (never "no change required" beside a 3)
-    let remediation = if final_score < 5 && tally.failed().is_empty() && tally.requirements() > 0 {
+/// The remediation for a criterion scored `final_score`. Every requirement met but the score
+/// below 5: the level reading holds it there, and the student is told what would earn more
+/// (never "no change required" beside a 3).
+fn remediation_at(case: &Case, final_score: u8) -> String {
+    let tally = &case.tally;
+    if final_score < 5 && tally.failed().is_empty() && tally.requirements() > 0 {
         let mut lines = vec![format!(
             "Every requirement the detectives check is met, but the criterion stays at {final_score}/5 (the judges' level reading says why)."
         )];
-        if let Some(p) = &dimension.success_pattern {
+        if let Some(p) = &case.dimension.success_pattern {
             lines.push(format!("Target: {}", facts::short(p, 400)));
         }
         lines.join("\n")
     } else {
-        remediation
-    };
-    CriterionResult {
-        dimension_id: dimension.id.clone(),
-        dimension_name: dimension.name.clone(),
-        final_score: Some(Score::clamped(i64::from(final_score))),
-        judge_opinions,
-        dissent_summary,
-        remediation,
-        rules_applied,
-        flags,
-        status: crate::model::CriterionStatus::Assessed,
-        not_assessed: None,
+        remediation(case.dimension, tally)
     }
 }
 

@@ -10,21 +10,25 @@
 //!   a forced tool call.
 //! - [`ask`]: one structured question: send, parse, validate; an invalid answer is asked again
 //!   with the validation error fed back, a bounded number of times.
-//! - The judges ([`crate::judges::llm`]) and the VisionInspector ([`crate::vision`]) build
-//!   their prompts and validators on top.
+//! - [`session`]: one run's LLM access (client and limiter, configuration, prompts, token
+//!   ledger), shared by the LLM judges (`judges::llm`) and the VisionInspector (`vision`),
+//!   which build their prompts and validators on top.
+//!
+//! This layer knows nothing of judges, vision or actors: it never imports them.
 
 pub mod client;
 pub mod config;
 pub mod limiter;
 pub mod prompts;
 pub mod retry;
+pub mod session;
 pub mod structured;
 
-pub use crate::judges::llm::{JudgeAnswer, JudgeError, LlmJudges};
 pub use client::{CallError, LlmClient};
 pub use config::{ConfigError, LlmConfig};
 pub use limiter::{Limiter, Price, UsageLedger};
 pub use prompts::{PromptError, Prompts};
+pub use session::LlmSession;
 
 use crate::model::TokenUsage;
 use async_openai::types::chat::{
@@ -72,6 +76,15 @@ pub enum AskError {
         /// images); asking again cannot help.
         rejected: bool,
     },
+}
+
+impl AskError {
+    /// Tokens of every request made before giving up.
+    pub fn usage(&self) -> TokenUsage {
+        match self {
+            AskError::Invalid { usage, .. } | AskError::Transport { usage, .. } => *usage,
+        }
+    }
 }
 
 /// Remembers that the server rejected `response_format: json_schema`, so later requests go

@@ -476,10 +476,9 @@ mod tests {
         let v3 = rubric("official-v3.0.0.json");
         let ev = claim_evidence(&facts, &v3.dimensions);
         let all: Vec<&Evidence> = ev.values().flatten().collect();
-        let tally =
-            crate::justice::facts::Tally::of(&all.iter().map(|e| (*e).clone()).collect::<Vec<_>>())
-                .contradictions
-                .len();
+        let tally = crate::tally::Tally::of(&all.iter().map(|e| (*e).clone()).collect::<Vec<_>>())
+            .contradictions
+            .len();
         assert!(
             tally >= 1,
             "the contradicted claim must count as a contradiction"

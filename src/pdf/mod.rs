@@ -443,60 +443,6 @@ pub fn extract_diagrams_with(
     })
 }
 
-/// The report PDF to use among a repository's files when none was given: `reports/final_report.pdf`,
-/// else the most likely report (a `.pdf` whose name says report, final, architecture ..., under
-/// `reports/` or `docs/`, the shortest path on ties). `None` when the repository has no PDF.
-pub fn choose_report(repo_files: &[String]) -> Option<String> {
-    let pdfs: Vec<&String> = repo_files
-        .iter()
-        .filter(|f| f.to_ascii_lowercase().ends_with(".pdf"))
-        .collect();
-    if let Some(f) = pdfs
-        .iter()
-        .find(|f| f.as_str() == "reports/final_report.pdf")
-    {
-        return Some((*f).clone());
-    }
-    let score = |f: &str| {
-        let l = f.to_ascii_lowercase();
-        let name = l.rsplit('/').next().unwrap_or(&l).to_string();
-        let mut s = 0i32;
-        for (w, pts) in [
-            ("final", 4),
-            ("report", 4),
-            ("architecture", 2),
-            ("design", 1),
-            ("submission", 1),
-            ("interim", 1),
-        ] {
-            if name.contains(w) {
-                s += pts;
-            }
-        }
-        if l.starts_with("reports/") || l.starts_with("report/") {
-            s += 3;
-        } else if l.starts_with("docs/") {
-            s += 1;
-        }
-        if l.contains("test")
-            || l.contains("fixture")
-            || l.contains(".venv")
-            || l.contains("site-packages")
-        {
-            s -= 6;
-        }
-        s
-    };
-    pdfs.into_iter()
-        .max_by(|a, b| {
-            score(a)
-                .cmp(&score(b))
-                .then(b.len().cmp(&a.len()))
-                .then(b.cmp(a))
-        })
-        .cloned()
-}
-
 /// Evidence for the `pdf_report` dimensions that needs only the PDF.
 pub fn evidence(facts: &PdfFacts, dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
     evidence::document_evidence(facts, dimensions)
@@ -608,25 +554,6 @@ mod tests {
         let ok = dir.path().join("ok.pdf");
         std::fs::write(&ok, b"%PDF-1.7\n...").unwrap();
         assert!(validate_path(&ok).is_ok());
-    }
-
-    #[test]
-    fn choose_report_prefers_the_conventional_path_then_the_likeliest() {
-        let f = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            choose_report(&f(&["docs/a.pdf", "reports/final_report.pdf"])).as_deref(),
-            Some("reports/final_report.pdf")
-        );
-        assert_eq!(
-            choose_report(&f(&[
-                "tests/fixtures/report.pdf",
-                "docs/paper.pdf",
-                "reports/Interim Report.pdf"
-            ]))
-            .as_deref(),
-            Some("reports/Interim Report.pdf")
-        );
-        assert_eq!(choose_report(&f(&["src/graph.py"])), None);
     }
 
     #[test]

@@ -380,3 +380,35 @@ fn pdf_rank(path: &str) -> (u8, u8, u8) {
     };
     (exact, name, in_reports)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pdf_rank;
+
+    /// The PDF `extract_pdf` takes when none was named.
+    fn likeliest<'a>(paths: &[&'a str]) -> &'a str {
+        let mut v = paths.to_vec();
+        v.sort_by_key(|p| std::cmp::Reverse(pdf_rank(p)));
+        v[0]
+    }
+
+    #[test]
+    fn the_report_is_the_conventional_path_then_the_likeliest_name() {
+        assert_eq!(
+            likeliest(&["docs/a.pdf", "reports/final_report.pdf", "final.pdf"]),
+            "reports/final_report.pdf"
+        );
+        assert_eq!(
+            likeliest(&[
+                "tests/fixtures/report.pdf",
+                "docs/paper.pdf",
+                "reports/Interim Report.pdf"
+            ]),
+            "reports/Interim Report.pdf"
+        );
+        assert_eq!(
+            likeliest(&["docs/paper.pdf", "Final-Submission.PDF"]),
+            "Final-Submission.PDF"
+        );
+    }
+}

@@ -185,8 +185,6 @@ pub enum TelemetryError {
     Flush { endpoint: String, problem: String },
     #[error("logging was already initialised in this process")]
     AlreadyInitialised,
-    #[error("cannot listen for Ctrl-C: {0}")]
-    Signals(String),
 }
 
 impl TelemetryConfig {
@@ -506,6 +504,7 @@ pub fn init(cfg: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
             source_name: cfg.log_filter_source,
             problem: e.to_string(),
         })?;
+    let _ = USER_FORMAT.set(cfg.format);
     let ansi = cfg.format == LogFormat::Text
         && std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -557,7 +556,7 @@ pub fn init(cfg: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
         );
     }
     if let Some(p) = &provider {
-        INTERRUPT_FLUSH.get_or_init(|| p.clone());
+        FLUSH_BEFORE_EXIT.get_or_init(|| p.clone());
     }
     Ok(TelemetryGuard {
         provider,
@@ -647,119 +646,47 @@ impl tracing::field::Visit for TextVisitor<'_, '_> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Ctrl-C
+// Messages for the user outside the log macros
 
-static INTERRUPT_FLUSH: OnceLock<SdkTracerProvider> = OnceLock::new();
-static INTERRUPT: OnceLock<tokio::sync::watch::Receiver<bool>> = OnceLock::new();
+static USER_FORMAT: OnceLock<LogFormat> = OnceLock::new();
 
-/// Exit code of a run stopped by Ctrl-C (128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
-/// Listens for Ctrl-C (and SIGTERM) on a dedicated thread. The first signal resolves
-/// [`interrupted`], so the CLI can drop the actor graph (ending its spans), drop the
-/// [`TelemetryGuard`] (flushing them) and exit with [`EXIT_INTERRUPTED`]. A second signal
-/// flushes what is finished and exits at once (e.g. when blocking work does not stop).
-/// Idempotent.
-pub fn install_interrupt_handler() -> Result<(), TelemetryError> {
-    if INTERRUPT.get().is_some() {
-        return Ok(());
-    }
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    if INTERRUPT.set(rx).is_err() {
-        return Ok(());
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| TelemetryError::Signals(e.to_string()))?;
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-    std::thread::Builder::new()
-        .name("auditor-signals".into())
-        .spawn(move || {
-            runtime.block_on(async move {
-                let mut signals = match Signals::new() {
-                    Ok(s) => {
-                        let _ = ready_tx.send(Ok(()));
-                        s
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                signals.next().await;
-                tracing::warn!(
-                    "interrupted: stopping the audit and flushing traces (press Ctrl-C again to quit at once)"
-                );
-                let _ = tx.send(true);
-                signals.next().await;
-                if let Some(p) = INTERRUPT_FLUSH.get() {
-                    let _ = p.shutdown_with_timeout(Duration::from_secs(2));
-                }
-                std::process::exit(EXIT_INTERRUPTED);
+/// A message for the user on stderr that is not a log event (an error that ends the command,
+/// a manifest row that is not graded): the plain text, or with `--log-format json` one JSON
+/// object in the logs' shape, so that every stderr line parses as JSON.
+pub fn print_to_user(format: LogFormat, level: tracing::Level, text: &str) {
+    match format {
+        LogFormat::Text => eprintln!("{text}"),
+        LogFormat::Json => eprintln!(
+            "{}",
+            serde_json::json!({
+                "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                "level": level.as_str(),
+                "fields": { "message": text },
+                "target": "auditor::cli",
             })
-        })
-        .map_err(|e| TelemetryError::Signals(e.to_string()))?;
-    match ready_rx.recv() {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(TelemetryError::Signals(e)),
-        Err(_) => Err(TelemetryError::Signals("the signal thread stopped".into())),
+        ),
     }
 }
 
-struct Signals {
-    #[cfg(unix)]
-    int: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    term: tokio::signal::unix::Signal,
+/// [`print_to_user`] in the format [`init`] was given (plain text before it).
+pub fn print_for_user(level: tracing::Level, text: &str) {
+    print_to_user(
+        USER_FORMAT.get().copied().unwrap_or(LogFormat::Text),
+        level,
+        text,
+    );
 }
 
-impl Signals {
-    #[cfg(unix)]
-    fn new() -> Result<Self, String> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            int: signal(SignalKind::interrupt()).map_err(|e| e.to_string())?,
-            term: signal(SignalKind::terminate()).map_err(|e| e.to_string())?,
-        })
-    }
+// ---------------------------------------------------------------------------------------------
+// Exit at once (a second Ctrl-C: see `crate::interrupt`)
 
-    #[cfg(not(unix))]
-    fn new() -> Result<Self, String> {
-        Ok(Signals {})
-    }
+static FLUSH_BEFORE_EXIT: OnceLock<SdkTracerProvider> = OnceLock::new();
 
-    #[cfg(unix)]
-    async fn next(&mut self) {
-        tokio::select! {
-            _ = self.int.recv() => {}
-            _ = self.term.recv() => {}
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn next(&mut self) {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-/// Resolves when the user pressed Ctrl-C (never, if [`install_interrupt_handler`] was not
-/// called). Works from any runtime, including the actix system.
-/// Whether the first Ctrl-C (or SIGTERM) has arrived. Checked after the work too: a signal
-/// that lands while the result is being produced must still win.
-pub fn was_interrupted() -> bool {
-    INTERRUPT.get().is_some_and(|rx| *rx.borrow())
-}
-
-pub async fn interrupted() {
-    match INTERRUPT.get() {
-        Some(rx) => {
-            let mut rx = rx.clone();
-            if rx.wait_for(|v| *v).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-        None => std::future::pending::<()>().await,
+/// Sends the finished spans (at most 2 s) before the process exits without running
+/// destructors (a second Ctrl-C). Does nothing without an exporter.
+pub fn flush_before_exit() {
+    if let Some(p) = FLUSH_BEFORE_EXIT.get() {
+        let _ = p.shutdown_with_timeout(Duration::from_secs(2));
     }
 }
 

@@ -3,8 +3,9 @@
 //! request asked about (read from the request itself), or plays a scripted sequence of faults.
 #![allow(dead_code)]
 
+use auditor::judges::llm::LlmJudges;
 use auditor::judges::{EvidencePack, Excerpt, JudgeRequest};
-use auditor::llm::{LlmConfig, LlmJudges, Prompts};
+use auditor::llm::{LlmConfig, Prompts};
 use auditor::model::{Confidence, Detective, Evidence, Judge};
 use auditor::rubric::Rubric;
 use serde_json::{Value, json};

@@ -1,8 +1,8 @@
 //! LLM judges against a real local HTTP server speaking the OpenAI chat completions API.
 
-mod llm_support;
+use crate::llm_support;
 
-use auditor::llm::JudgeError;
+use auditor::judges::llm::JudgeError;
 use auditor::model::{Confidence, Detective, Evidence, Judge, OpinionSource};
 use llm_support::*;
 use serde_json::{Value, json};
@@ -169,7 +169,7 @@ async fn the_warm_up_sends_the_shared_prefix_once_with_the_schema() {
     );
 }
 
-fn judges_off_warm_up(server: &wiremock::MockServer) -> auditor::llm::LlmJudges {
+fn judges_off_warm_up(server: &wiremock::MockServer) -> auditor::judges::llm::LlmJudges {
     judges(config(server, &[("AUDITOR_LLM_WARMUP", "0")]))
 }
 

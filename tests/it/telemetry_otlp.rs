@@ -3,7 +3,7 @@
 //! with the Chief Justice, barrier, detective and judge spans in one trace, and never leaks a
 //! header value or an API key.
 
-mod telemetry_support;
+use crate::telemetry_support;
 
 use std::collections::BTreeSet;
 use telemetry_support::*;

@@ -2,10 +2,10 @@
 //! around the offline judges: cache hits, `--regrade`, new commits, and isolation between
 //! submissions.
 
-mod batch_support;
+use crate::batch_support;
 
 use auditor::batch::{BatchArgs, run_batch_with};
-use auditor::cli::{JudgeArgs, JudgesArg};
+use auditor::judges::panel::{JudgesArg, PanelArgs};
 use auditor::judges::{JudgeFuture, JudgeRequest, JudgeService, OfflineJudges};
 use auditor::model::{Judge, JudgeMode};
 use batch_support::*;
@@ -39,9 +39,9 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         regrade: vec![],
         regrade_all: false,
         rubric: None,
-        bench: JudgeArgs {
+        panel: PanelArgs {
             judges: JudgesArg::Offline,
-            ..JudgeArgs::default()
+            ..PanelArgs::default()
         },
         store: None,
         status: false,

@@ -1,6 +1,6 @@
 //! VisionInspector against a real local HTTP server speaking the OpenAI chat completions API.
 
-mod llm_support;
+use crate::llm_support;
 
 use auditor::model::{Detective, EvidenceKind};
 use auditor::pdf::DiagramImage;
@@ -49,7 +49,7 @@ async fn each_diagram_is_sent_as_a_data_url_and_the_answer_becomes_evidence() {
     let server = server(Script::new(vec![Step::AnswerWith(state_machine_answer)])).await;
     let judges = judges(config(&server, &[("AUDITOR_VISION_MODEL", "vision-model")]));
     let images = [diagram(2, 1), diagram(5, 2)];
-    let (ev, usage) = vision::inspect(&judges, &images, &dims()).await;
+    let (ev, usage) = vision::inspect(judges.session(), &images, &dims()).await;
     assert_eq!(
         usage.input_tokens, 200,
         "the vision tokens are returned for the totals"
@@ -129,7 +129,7 @@ async fn a_failing_vision_endpoint_gives_missing_evidence_not_facts() {
             ("AUDITOR_LLM_MAX_RETRIES", "1"),
         ],
     ));
-    let (ev, _) = vision::inspect(&judges, &[diagram(4, 3)], &dims()).await;
+    let (ev, _) = vision::inspect(judges.session(), &[diagram(4, 3)], &dims()).await;
     let evs = &ev["swarm_visual"];
     assert!(!evs.is_empty());
     assert!(
@@ -143,7 +143,7 @@ async fn a_failing_vision_endpoint_gives_missing_evidence_not_facts() {
 async fn by_default_the_judges_model_reads_the_diagrams() {
     let server = server(Script::new(vec![Step::AnswerWith(state_machine_answer)])).await;
     let judges = judges(config(&server, &[]));
-    let (ev, _) = vision::inspect(&judges, &[diagram(1, 1)], &dims()).await;
+    let (ev, _) = vision::inspect(judges.session(), &[diagram(1, 1)], &dims()).await;
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["model"], MODEL);
@@ -160,7 +160,7 @@ async fn a_model_that_rejects_images_is_asked_once_and_the_criterion_says_why() 
     )]))
     .await;
     let judges = judges(config(&server, &[]));
-    let (ev, _) = vision::inspect(&judges, &[diagram(3, 1)], &dims()).await;
+    let (ev, _) = vision::inspect(judges.session(), &[diagram(3, 1)], &dims()).await;
     assert_eq!(bodies(&server).await.len(), 1, "a rejection is not retried");
     let evs = &ev["swarm_visual"];
     assert_eq!(evs.len(), 1);
@@ -179,7 +179,8 @@ async fn a_model_that_rejects_images_is_asked_once_and_the_criterion_says_why() 
             .contains("AUDITOR_VISION_MODEL")
     );
     // the next audit of the run does not send images to that model again
-    let (again, _) = vision::inspect(&judges, &[diagram(1, 2), diagram(2, 3)], &dims()).await;
+    let (again, _) =
+        vision::inspect(judges.session(), &[diagram(1, 2), diagram(2, 3)], &dims()).await;
     assert_eq!(bodies(&server).await.len(), 1);
     assert!(again["swarm_visual"][0].id.ends_with("model_rejected"));
 }
@@ -189,7 +190,7 @@ async fn with_vision_off_nothing_is_sent_and_the_evidence_says_so() {
     let server = server(Script::new(vec![Step::AnswerWith(state_machine_answer)])).await;
     let judges = judges(config(&server, &[("AUDITOR_VISION_MODEL", "off")]));
     let (ev, _) = vision::inspect(
-        &judges,
+        judges.session(),
         &[diagram(1, 1), diagram(2, 2), diagram(3, 3)],
         &dims(),
     )

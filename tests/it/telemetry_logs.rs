@@ -1,7 +1,7 @@
 //! Logs on stderr: `--log-format json` prints only JSON objects, one per line, at every
 //! verbosity and on errors; the exported spans do not depend on the stderr log level.
 
-mod telemetry_support;
+use crate::telemetry_support;
 
 use telemetry_support::*;
 
@@ -72,6 +72,60 @@ async fn json_errors_are_json_too() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines = json_lines(&stderr);
     assert!(!lines.is_empty(), "an error must be reported");
+}
+
+/// `auditor batch` reports its errors like every command: with `--log-format json`, a bad
+/// manifest row and the error that ends the run are JSON lines too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_errors_are_json_too() {
+    let ws = workspace();
+    let mut cmd = auditor(ws.path());
+    cmd.args([
+        "batch",
+        "missing.csv",
+        "--out",
+        "out",
+        "--log-format",
+        "json",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines = json_lines(&stderr);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(lines[0]["level"], "ERROR");
+    let msg = lines[0]["fields"]["message"].as_str().unwrap_or("");
+    assert!(
+        msg.starts_with("error: ") && msg.contains("missing.csv"),
+        "{msg}"
+    );
+
+    // One bad row (no repo), no valid one: the row's error, then the run's.
+    std::fs::write(ws.path().join("m.csv"), "id,repo,pdf\ns1,,\n").expect("manifest");
+    let mut cmd = auditor(ws.path());
+    cmd.args(["--log-format", "json", "batch", "m.csv", "--out", "out"])
+        .args(["--judges", "offline"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines = json_lines(&stderr);
+    assert_eq!(lines.len(), 2, "{stderr}");
+    let row = lines[0]["fields"]["message"].as_str().unwrap_or("");
+    assert!(row.contains("m.csv: line 2"), "{row}");
+    let end = lines[1]["fields"]["message"].as_str().unwrap_or("");
+    assert!(end.contains("no valid row"), "{end}");
+
+    // Without --log-format json, the same errors are plain lines.
+    let mut cmd = auditor(ws.path());
+    cmd.args(["batch", "m.csv", "--out", "out", "--judges", "offline"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().all(|l| !l.starts_with('{')), "{stderr}");
+    assert!(
+        stderr.contains("error: manifest m.csv: no valid row"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,9 +2,9 @@
 //! Each test runs the real binary on something crafted by the test itself: credentials in
 //! `--repo`, configuration planted in the audited tree, a `.git` file pointing elsewhere, ...
 
-mod batch_support;
-mod llm_support;
-mod telemetry_support;
+use crate::batch_support;
+use crate::llm_support;
+use crate::telemetry_support;
 
 use auditor::testkit::git;
 

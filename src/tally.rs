@@ -1,5 +1,6 @@
-//! A neutral tally of a criterion's evidence, shared by the offline judges and the Chief
-//! Justice so both read the detectives' facts the same way.
+//! A neutral tally of a criterion's evidence, shared by the offline judges, the Chief Justice,
+//! the report and the DocAnalyst's claim checks, so all read the detectives' facts the same way.
+//! Plain functions over `model::Evidence`: this module imports nothing else from the crate.
 //!
 //! Convention (see `Evidence`): one `Fact` per requirement of the dimension's success pattern,
 //! `found == true` when the requirement is met. A `SecurityFinding` or `Contradiction` with

@@ -2,8 +2,8 @@
 //! OTLP receiver: every judge request is a `chat {model}` span carrying the GenAI attributes,
 //! nested in its judge span, and the API key appears nowhere.
 
-mod llm_support;
-mod telemetry_support;
+use crate::llm_support;
+use crate::telemetry_support;
 
 use telemetry_support::{auditor, otlp_receiver, received_spans, run, workspace};
 

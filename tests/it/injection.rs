@@ -3,7 +3,7 @@
 //! reaches the judges only inside the fenced data block, and the Chief Justice's fact supremacy
 //! keeps the verdict tied to the detectives' facts.
 
-mod llm_support;
+use crate::llm_support;
 
 use assert_cmd::Command;
 use auditor::judges::llm::{FENCE_CLOSE, FENCE_OPEN};

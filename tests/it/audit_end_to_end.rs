@@ -3,7 +3,7 @@
 //! unchanged, the report found inside the repository, degraded paths, and LLM judges against
 //! a local OpenAI-compatible server.
 
-mod llm_support;
+use crate::llm_support;
 
 use assert_cmd::Command;
 use auditor::testkit::{git, pdf};

@@ -2,7 +2,7 @@
 //! offline judges slowed down by the hidden `--simulate-latency-ms` so a run can be killed in
 //! the middle. The store's request counters prove nothing is asked twice.
 
-mod batch_support;
+use crate::batch_support;
 
 use batch_support::*;
 use std::path::Path;

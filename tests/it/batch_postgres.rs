@@ -4,12 +4,9 @@
 //! worker SIGKILLed mid-run taken over, requests bounded, enqueue idempotent, passwords never
 //! printed. Skipped, with a message, only when the PostgreSQL server binaries are absent.
 
-mod batch_support;
-mod llm_support;
-mod pg_support;
-
-use batch_support::*;
-use pg_support::{PASSWORD, Pg};
+use crate::batch_support::*;
+use crate::llm_support;
+use crate::pg_support::{PASSWORD, Pg};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
