@@ -649,3 +649,41 @@ fn a_stalled_worker_loses_its_lease_and_its_late_result_is_refused() {
         assert!(root.join(format!("a/s{i}/report.md")).exists());
     }
 }
+
+#[test]
+fn status_and_outputs_only_read_the_sqlite_default_store_too() {
+    let (root, manifest) = setup(2);
+    let root = root.path();
+    let out = root.join("out");
+    let fast = Judges::Offline { ms: 0 };
+    let status = || {
+        batch(root, &manifest, &out, None, "w", &fast, &["--status"])
+            .output()
+            .unwrap()
+    };
+    let before = status();
+    assert_eq!(before.status.code(), Some(3), "{}", text(&before));
+    assert!(
+        String::from_utf8_lossy(&before.stdout).contains("2 submissions: 0 done"),
+        "{}",
+        text(&before)
+    );
+    graded(
+        &batch(root, &manifest, &out, None, "w", &fast, &[])
+            .output()
+            .unwrap(),
+    );
+    let after = status();
+    assert_eq!(after.status.code(), Some(0), "{}", text(&after));
+    assert!(String::from_utf8_lossy(&after.stdout).contains("2 submissions: 2 done"));
+    // the tables and a lost report come back from the store alone
+    std::fs::remove_file(out.join("grades.csv")).unwrap();
+    std::fs::remove_file(out.join("s1/report.md")).unwrap();
+    graded(
+        &batch(root, &manifest, &out, None, "w", &fast, &["--outputs-only"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(grades(&out).1.len(), 2);
+    assert!(out.join("s1/report.md").exists());
+}
