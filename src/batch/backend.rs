@@ -73,6 +73,8 @@ pub trait BatchStore {
     fn leases(&self) -> Result<Vec<(String, String, f64)>, StoreError> {
         Ok(Vec::new())
     }
+    /// Hands this worker's unfinished claims back (the end of a run; a shared store only).
+    fn release_claims(&self) {}
     /// How long to wait before asking again for a job another worker holds.
     fn poll_interval(&self) -> std::time::Duration {
         std::time::Duration::from_secs(1)

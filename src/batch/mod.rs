@@ -405,6 +405,10 @@ fn run_batch_inner(
         }
     });
     drop(system);
+    // Unfinished claims (an interrupted run) go back to the other workers now, not when their
+    // leases expire. Explicit: an interrupted run may leave the store referenced (requests
+    // that never completed), so it is not left to the store's drop.
+    store.release_claims();
     let interrupted = interrupt.count() > 0;
 
     let rows = grade_rows(&manifest, &outcomes, store.as_ref(), &cfg, interrupted);

@@ -143,6 +143,9 @@ pub struct PgStore {
     lease: Duration,
     /// The database's clock when this worker started (seconds since the epoch).
     started: f64,
+    /// Whether this worker claimed any job (only then are claims released at the end: a
+    /// `--status` run never touches a worker's claims).
+    claimed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -424,6 +427,7 @@ impl PgStore {
             worker: opts.worker,
             lease: opts.lease,
             started,
+            claimed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -511,15 +515,10 @@ impl PgStore {
 }
 
 impl Drop for PgStore {
-    /// Gives up this worker's unfinished claims at once (an interrupted run), so another worker
-    /// need not wait for the leases to expire; then closes the connections.
+    /// Hands the claims back (if [`BatchStore::release_claims`] was not called), then closes
+    /// the connections.
     fn drop(&mut self) {
-        if let Err(e) = self.exec(
-            "UPDATE auditor_jobs SET lease_expires_at = now() WHERE claimed_by = $1 AND status = 'running'",
-            vec![Box::new(self.worker.clone())],
-        ) {
-            tracing::warn!(error = %e, "could not release this worker's claims");
-        }
+        self.release_claims();
         self.tx.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -576,7 +575,7 @@ impl BatchStore for PgStore {
         let (key, repo, git_ref) = (key.clone(), repo.to_string(), git_ref.map(String::from));
         let (worker, lease, started) =
             (self.worker.clone(), self.lease.as_secs_f64(), self.started);
-        self.call(move |mut c| {
+        let begun = self.call(move |mut c| {
             Box::pin(async move {
                 let r = begin(
                     &mut c,
@@ -594,7 +593,12 @@ impl BatchStore for PgStore {
                 .map_err(|e| pg_detail(&e));
                 (c, r)
             })
-        })
+        })?;
+        if matches!(begun, Begin::Work(_)) {
+            self.claimed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(begun)
     }
 
     fn save_evidence(&self, job_id: i64, evidence_json: &str) -> Result<(), StoreError> {
@@ -818,6 +822,24 @@ impl BatchStore for PgStore {
                 (c, r)
             })
         })
+    }
+
+    /// Gives up this worker's unfinished claims at once (an interrupted run), so another
+    /// worker need not wait for the leases to expire. Only a worker that claimed something
+    /// touches claims: a `--status` run never does.
+    fn release_claims(&self) {
+        if !self
+            .claimed
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        if let Err(e) = self.exec(
+            "UPDATE auditor_jobs SET lease_expires_at = now() WHERE claimed_by = $1 AND status = 'running'",
+            vec![Box::new(self.worker.clone())],
+        ) {
+            tracing::warn!(error = %e, "could not hand this worker's claims back");
+        }
     }
 
     fn poll_interval(&self) -> Duration {

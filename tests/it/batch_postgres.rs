@@ -687,3 +687,70 @@ fn status_and_outputs_only_read_the_sqlite_default_store_too() {
     assert_eq!(grades(&out).1.len(), 2);
     assert!(out.join("s1/report.md").exists());
 }
+
+#[test]
+fn a_worker_stopped_with_ctrl_c_hands_its_claims_back_at_once() {
+    let Some(pg) = Pg::start() else { return };
+    let (root, manifest) = setup(4);
+    let root = root.path();
+    let url = pg.create_db("sigint");
+    let q = |sql: &str| pg.count("sigint", sql);
+    let slow = Judges::Offline { ms: 300 };
+    // the default lease (60 s): a takeover without the hand-back would wait for it
+    let mut a = batch(
+        root,
+        &manifest,
+        &root.join("a"),
+        Some(&url),
+        "worker-a",
+        &slow,
+        &[],
+    )
+    .spawn()
+    .unwrap();
+    wait_until(&mut a, "worker-a holds a job with evidence", || {
+        pg.try_count(
+            "sigint",
+            "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running' AND evidence_json IS NOT NULL",
+        )
+        .is_some_and(|n| n >= 1)
+    });
+    // two Ctrl-C: stop now
+    for _ in 0..2 {
+        // SAFETY: kill(2) with a pid this test spawned.
+        assert_eq!(unsafe { libc::kill(a.id() as i32, libc::SIGINT) }, 0);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let oa = a.wait_with_output().unwrap();
+    assert_eq!(oa.status.code(), Some(130), "{}", text(&oa));
+    let unfinished = q("SELECT count(*) FROM auditor_jobs WHERE status = 'running'");
+    assert!(unfinished >= 1, "worker-a stopped mid-job");
+    assert_eq!(
+        q(
+            "SELECT count(*) FROM auditor_jobs WHERE status = 'running' AND lease_expires_at > now()"
+        ),
+        0,
+        "every claim of worker-a was handed back"
+    );
+    let b = batch(
+        root,
+        &manifest,
+        &root.join("b"),
+        Some(&url),
+        "worker-b",
+        &slow,
+        &[],
+    )
+    .output()
+    .unwrap();
+    graded(&b);
+    assert!(
+        !String::from_utf8_lossy(&b.stderr).contains("held by other workers"),
+        "{}",
+        text(&b)
+    );
+    assert_eq!(
+        q("SELECT count(*) FROM auditor_jobs WHERE status = 'done'"),
+        4
+    );
+}
