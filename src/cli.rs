@@ -2,7 +2,9 @@
 //! before anything runs), running the actor graph, writing the report, exit codes.
 //!
 //! Exit codes: 0 complete report; 1 internal failure; 2 bad input, nothing run; 3 report
-//! written but some criteria could not be fully assessed (flagged in the report).
+//! written but something calls for attention (see `report::outcome`: a criterion flagged or
+//! not assessed because of a failure; one left out only because the run had no vision model by
+//! choice does not count).
 
 use crate::actors::PdfSource;
 use crate::exit;
@@ -441,13 +443,16 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
         outcome.repo_facts.as_ref(),
         outcome.pdf_facts.as_ref(),
     );
-    let (md, json) = crate::report::write(&outcome.report, &md_path, &sidecar)
+    let written = crate::report::write(&outcome.report, &md_path, &sidecar)
         .map_err(|e| CliError::internal_while("could not write the report", e))?;
-    print_summary(&outcome.report, &md, &json);
-    Ok(if outcome.report.is_complete() {
-        exit::OK
-    } else {
+    let notes = crate::report::outcome::notes(&outcome.report, &outcome.state.evidences);
+    print_summary(&outcome.report, &written, &notes);
+    // Exit 3 when something calls for attention; a criterion left out only because the run
+    // had no vision model by choice is reported but keeps 0 (see report::outcome).
+    Ok(if crate::report::outcome::needs_attention(&notes) {
         exit::INCOMPLETE
+    } else {
+        exit::OK
     })
 }
 
@@ -482,9 +487,14 @@ fn check_writable(md_path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
-    println!("Report: {}", md.display());
-    println!("JSON:   {}", json.display());
+fn print_summary(
+    report: &AuditReport,
+    written: &crate::report::Written,
+    notes: &[crate::report::outcome::Note],
+) {
+    println!("Report: {}", written.markdown.display());
+    println!("HTML:   {}", written.html.display());
+    println!("JSON:   {}", written.json.display());
     match report.overall_score {
         Some(s) => println!("Overall score: {s:.2} / 5 — {}", report.verdict),
         None => println!("Overall score: not assessed — {}", report.verdict),
@@ -507,10 +517,12 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
             .final_score
             .map(|s| s.to_string())
             .unwrap_or_else(|| "-".into());
-        let flag = if c.flags.is_empty() {
+        let flag = if c.is_clean() {
             ""
-        } else {
+        } else if c.is_assessed() {
             "  [flagged]"
+        } else {
+            "  [not assessed]"
         };
         println!("  {score}  {}{flag}", c.dimension_name);
     }
@@ -526,11 +538,18 @@ fn print_summary(report: &AuditReport, md: &Path, json: &Path) {
         "Duration: {:.1} s",
         report.metadata.duration_ms as f64 / 1000.0
     );
-    let flagged = report.criteria.iter().filter(|c| !c.is_clean()).count();
-    if flagged > 0 {
+    for n in notes {
+        println!("{}", n.line());
+    }
+    let attention = notes.iter().filter(|n| !n.by_choice).count();
+    if attention > 0 {
         println!(
-            "{} (see the report): exit code 3",
-            crate::report::count(flagged, "criterion is flagged", "criteria are flagged")
+            "Exit code 3: {} (see the report).",
+            crate::words::count(
+                attention,
+                "item above needs attention",
+                "items above need attention"
+            )
         );
     }
 }

@@ -26,6 +26,7 @@ pub mod tally;
 pub mod telemetry;
 pub mod testkit;
 pub mod vision;
+pub mod words;
 
 #[cfg(test)]
 mod layers;

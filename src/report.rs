@@ -1,9 +1,12 @@
-//! Report rendering: Markdown through a handlebars template (escaping off, strict mode) and the
-//! JSON sidecar, both written atomically.
+//! Report rendering: one view of the report, rendered as Markdown (handlebars, escaping off,
+//! strict mode: what an instructor reads, the long tail left to the JSON) and as a
+//! self-contained HTML page (handlebars with HTML escaping: the same structure, the long tail
+//! folded), written atomically with the JSON sidecar beside them.
 //!
-//! Judge arguments, evidence text and error messages are untrusted: before they reach the
-//! template every piece is neutralised so it cannot change the Markdown structure (headings,
-//! code fences, block quotes, lists, tables, raw HTML). See [`inline`].
+//! Judge arguments, evidence text and error messages are untrusted: for the Markdown every piece
+//! is neutralised so it cannot change the structure (headings, code fences, block quotes, lists,
+//! tables, links, raw HTML; see [`inline`]); for the HTML it is plain text that the template
+//! escapes (no triple-stash in `prompts/report.html.hbs`).
 
 use crate::model::{
     AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge, JudgeMode,
@@ -16,6 +19,84 @@ use std::path::{Path, PathBuf};
 
 /// The report template shipped in the binary.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../prompts/report.md.hbs");
+
+/// The HTML rendering's template (HTML-escaping on: every value is text, never markup).
+pub const HTML_TEMPLATE: &str = include_str!("../prompts/report.html.hbs");
+
+/// How much of a judge's opinion the Markdown shows (whole sentences, about this many
+/// characters); the full text is in the JSON sidecar and folded in the HTML.
+const BRIEF_OPINION: usize = 320;
+
+/// How many located fix lines of a criterion the Markdown shows, and how long each may be
+/// (the HTML and the JSON have them all, whole).
+const FIX_LINES: usize = 3;
+const FIX_MAX: usize = 180;
+
+/// What the untrusted text is rendered into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Markup {
+    /// Markdown: made [`inline`] (cannot open a block, a link or raw HTML).
+    Markdown,
+    /// HTML through handlebars' escaping: made [`plain`] here, escaped by the template.
+    Html,
+}
+
+impl Markup {
+    fn text(self, s: &str) -> String {
+        match self {
+            Markup::Markdown => inline(s),
+            Markup::Html => plain(s),
+        }
+    }
+
+    fn lines(self, s: &str) -> Vec<String> {
+        match self {
+            Markup::Markdown => lines(s),
+            Markup::Html => s
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(plain)
+                .collect(),
+        }
+    }
+}
+
+/// Untrusted text for one line of HTML (escaped afterwards by the template): whitespace
+/// collapsed, control characters and bidirectional overrides replaced by `\u{FFFD}`.
+fn plain(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .map(|c| {
+            if c.is_control() || is_bidi_control(c) {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// The first sentences of `text` within about `max` characters, cut after a sentence when one
+/// ends in the second half, else at a word (with an ellipsis); never mid-word.
+fn brief(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let head: String = one_line.chars().take(max).collect();
+    let sentence_end = head
+        .match_indices(". ")
+        .map(|(i, _)| i + 1)
+        .filter(|&i| i >= head.len() / 2)
+        .last();
+    match sentence_end {
+        Some(i) => format!("{} …", &head[..i]),
+        None => crate::tally::short(&one_line, max),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -32,7 +113,7 @@ pub enum ReportError {
         source: std::io::Error,
     },
     #[error(
-        "the report path {0} would make the Markdown and the JSON sidecar the same file; give a path ending in .md"
+        "the report path {0} would make the Markdown and its JSON sidecar or HTML rendering the same file; give a path ending in .md"
     )]
     PathCollision(String),
 }
@@ -94,10 +175,7 @@ pub fn lines(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// `n` with the singular or plural noun: `count(1, "criterion", "criteria")` → "1 criterion".
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+use crate::words::count;
 
 #[derive(Serialize)]
 struct View {
@@ -106,7 +184,9 @@ struct View {
     verdict: String,
     overall: String,
     overall_line: String,
-    pdf: String,
+    /// The PDF read, as a code span's content (empty: none).
+    pdf_path: String,
+    pdf_in_repo: bool,
     table: Vec<RowView>,
     findings: Vec<FindingView>,
     rubric_name: String,
@@ -132,6 +212,8 @@ struct CriterionView {
     name: String,
     id: String,
     score: String,
+    /// 1..=5, 0 when not assessed (the HTML colours by it).
+    level: u8,
     flags: Vec<FlagView>,
     opinions_summary: String,
     opinions: Vec<OpinionView>,
@@ -140,14 +222,29 @@ struct CriterionView {
     evidence_count: String,
     dissent: Vec<String>,
     rules: Vec<RuleView>,
-    remediation: Vec<String>,
+    /// The fix lines, grouped by instruction, and the rubric's target: in the Markdown the first
+    /// few, shortened; in the HTML all of them, whole.
+    fix: Vec<FixView>,
+    /// "and N more fixes ..." when the Markdown leaves some out.
+    fix_more: String,
+}
+
+#[derive(Serialize)]
+struct FixView {
+    /// Where, each as a code span's content (none: the line names no place in the
+    /// submission; several: the same instruction at each).
+    locations: Vec<String>,
+    text: String,
 }
 
 #[derive(Serialize)]
 struct RowView {
     number: usize,
     name: String,
+    /// `3/5` or `not assessed`.
     score: String,
+    /// 1..=5, 0 when not assessed.
+    level: u8,
     prosecutor: String,
     defense: String,
     tech_lead: String,
@@ -156,6 +253,7 @@ struct RowView {
 
 #[derive(Serialize)]
 struct FindingView {
+    number: usize,
     name: String,
     score: String,
     lost: String,
@@ -166,6 +264,8 @@ struct FindingView {
 #[derive(Serialize)]
 struct EvidenceView {
     mark: &'static str,
+    /// `bad`, `good` or `missing` (the HTML's class).
+    class: &'static str,
     location: String,
     text: String,
 }
@@ -181,6 +281,9 @@ struct OpinionView {
     judge: &'static str,
     score: u8,
     source: String,
+    /// A few sentences (the Markdown's).
+    brief: String,
+    /// The whole argument, one entry per line (the HTML folds it).
     argument: Vec<String>,
 }
 
@@ -218,28 +321,110 @@ fn stage_name(stage: Stage) -> &'static str {
     }
 }
 
-fn flag_view(flag: &CriterionFlag) -> FlagView {
+fn flag_view(flag: &CriterionFlag, m: Markup) -> FlagView {
     match flag {
         CriterionFlag::EvidenceMissing { reason } => FlagView {
             kind: "EVIDENCE MISSING",
-            text: inline(reason),
+            text: m.text(reason),
         },
         CriterionFlag::NodeFailure { stage, reason } => FlagView {
             kind: "NODE FAILURE",
-            text: inline(&format!("{}: {reason}", stage_name(*stage))),
+            text: m.text(&format!("{}: {reason}", stage_name(*stage))),
         },
         CriterionFlag::JudgeFailed { judge, reason } => FlagView {
             kind: "JUDGE FAILED",
-            text: inline(&format!("{}: {reason}", judge.title())),
+            text: m.text(&format!("{}: {reason}", judge.title())),
         },
         CriterionFlag::NeedsHumanReview { reason } => FlagView {
             kind: "NEEDS HUMAN REVIEW",
-            text: inline(reason),
+            text: m.text(reason),
         },
         CriterionFlag::NotAssessed { reason } => FlagView {
             kind: "NOT ASSESSED (grader-side, no score)",
-            text: inline(reason),
+            text: m.text(reason),
         },
+    }
+}
+
+/// The fix lines of a criterion: a line that starts with a place in the submission
+/// (`/abs/repo/src/a.py:3: implement ...`) shows it the way the report's locations are shown
+/// (`src/a.py:3`) apart from the instruction. `brief`: the instruction is shortened (never
+/// mid-word) to the given length, and to the instruction alone (without what the detective
+/// found) where its location is among the given deciding evidence, which says it already.
+fn fixes(remediation: &str, places: Places, m: Markup, brief: (usize, &[String])) -> Vec<FixView> {
+    remediation
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let ours = |loc: &str| {
+                let repo = places.repo.trim_end_matches('/');
+                (!repo.is_empty() && loc.starts_with(repo))
+                    || places
+                        .pdf
+                        .is_some_and(|p| !p.is_empty() && loc.starts_with(p))
+                    || (!loc.contains(' ') && loc.contains(['/', '.']))
+                    || (loc.len() == 40 && loc.chars().all(|c| c.is_ascii_hexdigit()))
+            };
+            let (location_text, rest) = match line.split_once(": ") {
+                Some((loc, rest)) if ours(loc) => (location(loc, places), rest),
+                _ => (String::new(), line),
+            };
+            let (n, shown) = brief;
+            // the rubric's target (what good looks like) may run a little longer than a fix
+            let n = if rest.starts_with("Target:") {
+                n.max(FIX_MAX + 40)
+            } else {
+                n
+            };
+            let rest = if shown.contains(&location_text) {
+                instruction(rest)
+            } else {
+                rest
+            };
+            // a sentence ending in a shortened quotation does not end twice ("on…." → "on…")
+            let rest = crate::tally::short(rest, n).replace("….", "…");
+            FixView {
+                locations: if location_text.is_empty() {
+                    vec![]
+                } else {
+                    vec![location_text]
+                },
+                text: m.text(&rest),
+            }
+        })
+        .collect()
+}
+
+/// The same instruction at several places becomes one line naming each place once, at the
+/// first line's position.
+fn grouped(lines: Vec<FixView>) -> Vec<FixView> {
+    let mut out: Vec<FixView> = Vec::new();
+    for f in lines {
+        match out.iter_mut().find(|g| g.text == f.text) {
+            Some(g) => {
+                for l in f.locations {
+                    if !g.locations.contains(&l) {
+                        g.locations.push(l);
+                    }
+                }
+            }
+            None => out.push(f),
+        }
+    }
+    out
+}
+
+/// The instruction of a fix line without what the detective found (`implement "X"; the
+/// detective found: ...` → `implement "X"`; `make ... agree: "X" (...)` → `make ... agree: "X"`);
+/// a line of another shape is kept whole.
+fn instruction(rest: &str) -> &str {
+    if let Some((head, _)) = rest.split_once("; the detective found: ") {
+        return head;
+    }
+    match rest.find("\" (") {
+        Some(i) => &rest[..=i],
+        None => rest,
     }
 }
 
@@ -336,16 +521,18 @@ fn code_span(text: &str) -> String {
         .collect()
 }
 
-fn evidence_view(e: &Evidence, places: Places, max: Option<usize>) -> EvidenceView {
+fn evidence_view(e: &Evidence, places: Places, max: Option<usize>, m: Markup) -> EvidenceView {
     let text = crate::tally::fact_text(e);
+    let (mark, class) = match (e.kind, e.found) {
+        (EvidenceKind::Missing, _) => ("⚪", "missing"),
+        _ if failing_rank(e).is_some() => ("❌", "bad"),
+        _ => ("✅", "good"),
+    };
     EvidenceView {
-        mark: match (e.kind, e.found) {
-            (EvidenceKind::Missing, _) => "⚪",
-            _ if failing_rank(e).is_some() => "❌",
-            _ => "✅",
-        },
+        mark,
+        class,
         location: location(&e.location, places),
-        text: inline(&match max {
+        text: m.text(&match max {
             Some(m) => crate::tally::short(text, m),
             None => text.to_string(),
         }),
@@ -355,7 +542,11 @@ fn evidence_view(e: &Evidence, places: Places, max: Option<usize>) -> EvidenceVi
 /// The findings that cost the most points: the criteria that lost the most (rubric order on a
 /// tie), each with its first failing evidence; when fewer than three criteria lost points,
 /// their further failing evidence fills up to three. At most five.
-fn findings(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vec<FindingView> {
+fn findings(
+    report: &AuditReport,
+    evidence: &BTreeMap<String, Vec<Evidence>>,
+    m: Markup,
+) -> Vec<FindingView> {
     let mut losing: Vec<(u8, usize, &CriterionResult)> = report
         .criteria
         .iter()
@@ -369,25 +560,26 @@ fn findings(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) ->
     losing.sort_by_key(|(lost, i, _)| (std::cmp::Reverse(*lost), *i));
     // A finding is located: a criterion that lost points without a failing piece of evidence
     // (the judges' readings averaged down) has nothing to point at and is not listed.
-    let per: Vec<(u8, &CriterionResult, Vec<&Evidence>)> = losing
+    let per: Vec<(u8, usize, &CriterionResult, Vec<&Evidence>)> = losing
         .into_iter()
-        .map(|(lost, _, c)| {
+        .map(|(lost, i, c)| {
             let ev = evidence
                 .get(&c.dimension_id)
                 .map(|v| failing(v))
                 .unwrap_or_default();
-            (lost, c, ev)
+            (lost, i, c, ev)
         })
-        .filter(|(_, _, ev)| !ev.is_empty())
+        .filter(|(_, _, _, ev)| !ev.is_empty())
         .collect();
-    let finding = |lost: u8, c: &CriterionResult, e: &Evidence| FindingView {
-        name: inline(&c.dimension_name),
+    let finding = |lost: u8, i: usize, c: &CriterionResult, e: &Evidence| FindingView {
+        number: i + 1,
+        name: m.text(&c.dimension_name),
         score: c
             .final_score
             .map(|s| format!("{}/5", s.get()))
             .unwrap_or_default(),
         lost: count(usize::from(lost), "point", "points"),
-        text: inline(&format!(
+        text: m.text(&format!(
             "{}{}",
             match e.kind {
                 EvidenceKind::SecurityFinding => "security finding: ",
@@ -401,14 +593,14 @@ fn findings(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) ->
     let mut out: Vec<FindingView> = per
         .iter()
         .take(5)
-        .map(|(lost, c, ev)| finding(*lost, c, ev[0]))
+        .map(|(lost, i, c, ev)| finding(*lost, *i, c, ev[0]))
         .collect();
-    for (lost, c, ev) in &per {
+    for (lost, i, c, ev) in &per {
         for e in ev.iter().skip(1) {
             if out.len() >= 3 {
                 return out;
             }
-            out.push(finding(*lost, c, e));
+            out.push(finding(*lost, *i, c, e));
         }
     }
     out
@@ -428,11 +620,11 @@ fn when(started_at: &str) -> String {
             .with_timezone(&chrono::Utc)
             .format("%Y-%m-%d %H:%M:%S UTC")
             .to_string(),
-        Err(_) => inline(started_at),
+        Err(_) => plain(started_at),
     }
 }
 
-fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> View {
+fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Markup) -> View {
     let md = &report.metadata;
     let judge_mode = match md.judge_mode {
         JudgeMode::Offline => "offline judges (deterministic rules, no LLM)".to_string(),
@@ -468,7 +660,14 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
                 t.push_str(&format!("; cost {cost:.4}"));
             }
             if md.judge_restarts > 0 {
-                t.push_str(&format!("; {} judge restart(s)", md.judge_restarts));
+                t.push_str(&format!(
+                    "; {}",
+                    count(
+                        md.judge_restarts as usize,
+                        "judge restart",
+                        "judge restarts"
+                    )
+                ));
             }
             t
         }
@@ -477,78 +676,141 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
         .criteria
         .iter()
         .enumerate()
-        .map(|(i, c)| CriterionView {
-            number: i + 1,
-            name: inline(&c.dimension_name),
-            id: inline(&c.dimension_id),
-            score: match c.final_score {
-                Some(s) => format!("{s}/5"),
-                None => "not assessed".to_string(),
-            },
-            flags: c.flags.iter().map(flag_view).collect(),
-            opinions_summary: c
-                .judge_opinions
-                .iter()
-                .map(|o| format!("{} {}/5", o.judge.title(), o.score.get()))
-                .collect::<Vec<_>>()
-                .join(", "),
-            deciding: if c.is_assessed() {
-                evidence
+        .map(|(i, c)| {
+            let fix_groups;
+            CriterionView {
+                number: i + 1,
+                name: m.text(&c.dimension_name),
+                id: m.text(&c.dimension_id),
+                score: match c.final_score {
+                    Some(s) => format!("{s}/5"),
+                    None => "not assessed".to_string(),
+                },
+                level: c
+                    .final_score
+                    .filter(|_| c.is_assessed())
+                    .map_or(0, |s| s.get()),
+                flags: c.flags.iter().map(|f| flag_view(f, m)).collect(),
+                opinions_summary: c
+                    .judge_opinions
+                    .iter()
+                    .map(|o| format!("{} {}/5", o.judge.title(), o.score.get()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                deciding: if c.is_assessed() {
+                    evidence
+                        .get(&c.dimension_id)
+                        .map(|v| {
+                            failing(v)
+                                .into_iter()
+                                .take(3)
+                                .map(|e| {
+                                    let max = (m == Markup::Markdown).then_some(160);
+                                    evidence_view(e, places(report), max, m)
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                } else {
+                    vec![]
+                },
+                evidence_count: count(
+                    evidence.get(&c.dimension_id).map_or(0, Vec::len),
+                    "item",
+                    "items",
+                ),
+                evidence: evidence
                     .get(&c.dimension_id)
                     .map(|v| {
-                        failing(v)
-                            .into_iter()
-                            .take(3)
-                            .map(|e| evidence_view(e, places(report), Some(200)))
+                        v.iter()
+                            .map(|e| evidence_view(e, places(report), None, m))
                             .collect()
                     })
-                    .unwrap_or_default()
-            } else {
-                vec![]
-            },
-            evidence_count: count(
-                evidence.get(&c.dimension_id).map_or(0, Vec::len),
-                "item",
-                "items",
-            ),
-            evidence: evidence
-                .get(&c.dimension_id)
-                .map(|v| {
-                    v.iter()
-                        .map(|e| evidence_view(e, places(report), Some(240)))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            opinions: c
-                .judge_opinions
-                .iter()
-                .map(|o| OpinionView {
-                    judge: o.judge.title(),
-                    score: o.score.get(),
-                    source: match &o.source {
-                        OpinionSource::Offline => "offline rules, no LLM".to_string(),
-                        OpinionSource::Llm { model } => inline(&format!("LLM {model}")),
-                    },
-                    argument: {
-                        let l = lines(&o.argument);
-                        if l.is_empty() {
-                            vec!["(empty argument)".to_string()]
-                        } else {
-                            l
-                        }
-                    },
-                })
-                .collect(),
-            dissent: c.dissent_summary.as_deref().map(lines).unwrap_or_default(),
-            rules: c
-                .rules_applied
-                .iter()
-                .map(|r| RuleView {
-                    rule: r.rule.as_str(),
-                    detail: inline(&r.detail),
-                })
-                .collect(),
-            remediation: lines(&c.remediation),
+                    .unwrap_or_default(),
+                opinions: c
+                    .judge_opinions
+                    .iter()
+                    .map(|o| OpinionView {
+                        judge: o.judge.title(),
+                        score: o.score.get(),
+                        source: match &o.source {
+                            OpinionSource::Offline => "offline rules, no LLM".to_string(),
+                            OpinionSource::Llm { model } => m.text(&format!("LLM {model}")),
+                        },
+                        brief: {
+                            let b = m.text(&brief(&o.argument, BRIEF_OPINION));
+                            if b.is_empty() {
+                                "(empty argument)".to_string()
+                            } else {
+                                b
+                            }
+                        },
+                        argument: {
+                            let l = m.lines(&o.argument);
+                            if l.is_empty() {
+                                vec!["(empty argument)".to_string()]
+                            } else {
+                                l
+                            }
+                        },
+                    })
+                    .collect(),
+                dissent: c
+                    .dissent_summary
+                    .as_deref()
+                    .map(|d| m.lines(d))
+                    .unwrap_or_default(),
+                rules: c
+                    .rules_applied
+                    .iter()
+                    .map(|r| RuleView {
+                        rule: r.rule.as_str(),
+                        detail: m.text(&r.detail),
+                    })
+                    .collect(),
+                fix: {
+                    let shown: Vec<String> = if c.is_assessed() {
+                        evidence
+                            .get(&c.dimension_id)
+                            .map(|v| {
+                                failing(v)
+                                    .into_iter()
+                                    .take(3)
+                                    .map(|e| location(&e.location, places(report)))
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        vec![]
+                    };
+                    let max = match m {
+                        Markup::Markdown => FIX_MAX,
+                        Markup::Html => usize::MAX,
+                    };
+                    let all = fixes(&c.remediation, places(report), m, (max, &shown));
+                    let (target, located): (Vec<FixView>, Vec<FixView>) = all
+                        .into_iter()
+                        .partition(|f| f.locations.is_empty() && f.text.starts_with("Target:"));
+                    let grouped = grouped(located);
+                    fix_groups = grouped.len();
+                    let keep = match m {
+                        Markup::Markdown => FIX_LINES,
+                        Markup::Html => usize::MAX,
+                    };
+                    grouped.into_iter().take(keep).chain(target).collect()
+                },
+                fix_more: {
+                    let n = fix_groups;
+                    if m == Markup::Markdown && n > FIX_LINES {
+                        format!(
+                            "and {} more, listed in the HTML rendering and the JSON sidecar",
+                            n - FIX_LINES
+                        )
+                    } else {
+                        String::new()
+                    }
+                },
+            }
         })
         .collect();
     let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
@@ -593,11 +855,15 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
             words.dedup();
             RowView {
                 number: i + 1,
-                name: inline(&c.dimension_name),
+                name: m.text(&c.dimension_name),
                 score: match c.final_score.filter(|_| c.is_assessed()) {
-                    Some(s) => format!("**{}/5**", s.get()),
+                    Some(s) => format!("{}/5", s.get()),
                     None => "not assessed".to_string(),
                 },
+                level: c
+                    .final_score
+                    .filter(|_| c.is_assessed())
+                    .map_or(0, |s| s.get()),
                 prosecutor: judge(Judge::Prosecutor),
                 defense: judge(Judge::Defense),
                 tech_lead: judge(Judge::TechLead),
@@ -607,44 +873,46 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
         .collect();
     View {
         overall_line,
-        pdf: match &md.pdf_path {
-            Some(p) => match p.strip_prefix("repo:") {
-                Some(inside) => format!("`{}` (in the repository)", code_span(inside)),
-                None => format!("`{}`", code_span(p)),
-            },
-            None => String::new(),
-        },
+        pdf_path: md
+            .pdf_path
+            .as_deref()
+            .map(|p| code_span(p.strip_prefix("repo:").unwrap_or(p)))
+            .unwrap_or_default(),
+        pdf_in_repo: md
+            .pdf_path
+            .as_deref()
+            .is_some_and(|p| p.starts_with("repo:")),
         table,
-        findings: findings(report, evidence),
-        repo: inline(&report.repo_url),
+        findings: findings(report, evidence, m),
+        repo: m.text(&report.repo_url),
         commit: report
             .commit
             .as_deref()
             .map(inline)
             .unwrap_or_else(|| "unknown (the repository could not be read)".to_string()),
-        verdict: inline(&report.verdict),
+        verdict: m.text(&report.verdict),
         overall: match report.overall_score {
             Some(s) => format!("{s:.2}/5"),
             None => "not assessed".to_string(),
         },
-        rubric_name: inline(&md.rubric_name),
-        rubric_version: inline(&md.rubric_version),
+        rubric_name: m.text(&md.rubric_name),
+        rubric_version: m.text(&md.rubric_version),
         rubric_source: match md.rubric_source.as_str() {
             "<embedded>" => "built into auditor".to_string(),
-            other => inline(other),
+            other => m.text(other),
         },
-        rubric_sha256: inline(&md.rubric_sha256),
+        rubric_sha256: m.text(&md.rubric_sha256),
         prompts: match &md.prompts {
-            Some(p) => inline(p),
+            Some(p) => m.text(p),
             None => "none (offline judges)".to_string(),
         },
-        judge_mode: inline(&judge_mode),
+        judge_mode: m.text(&judge_mode),
         vision_model: md.vision_model.as_deref().map(inline).unwrap_or_default(),
         tokens,
         started_at: when(&md.started_at),
         duration: duration(md.duration_ms),
-        auditor_version: inline(&md.auditor_version),
-        summary: lines(&report.executive_summary),
+        auditor_version: m.text(&md.auditor_version),
+        summary: m.lines(&report.executive_summary),
         criteria,
         plan: report
             .remediation_plan
@@ -652,7 +920,7 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
             .enumerate()
             .map(|(i, r)| PlanView {
                 rank: i + 1,
-                name: inline(&r.dimension_name),
+                name: m.text(&r.dimension_name),
                 impact: count(usize::from(r.impact), "point", "points"),
                 number: report
                     .criteria
@@ -666,8 +934,8 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>) -> Vie
             .iter()
             .map(|e| ErrorView {
                 stage: stage_name(e.stage),
-                dimensions: inline(&e.dimensions.join(", ")),
-                message: inline(&e.message),
+                dimensions: m.text(&e.dimensions.join(", ")),
+                message: m.text(&e.message),
             })
             .collect(),
     }
@@ -680,18 +948,50 @@ pub fn render_markdown(report: &AuditReport, template: &str) -> Result<String, R
 }
 
 /// Renders the report as Markdown with `template`, with the evidence the report was built from
-/// (the findings' locations, the deciding evidence and the folded evidence lists).
+/// (the findings' locations and the deciding evidence; the complete evidence is the JSON's).
 pub fn render_markdown_with(
     report: &AuditReport,
     evidence: &BTreeMap<String, Vec<Evidence>>,
     template: &str,
 ) -> Result<String, ReportError> {
+    render(
+        report,
+        evidence,
+        template,
+        Markup::Markdown,
+        handlebars::no_escape,
+    )
+}
+
+/// Renders the report as one self-contained HTML page ([`HTML_TEMPLATE`]: inline CSS, no
+/// script, nothing fetched), the same structure as the Markdown with the long tail (full
+/// opinions, all evidence) folded. Every value goes through handlebars' HTML escaping.
+pub fn render_html(
+    report: &AuditReport,
+    evidence: &BTreeMap<String, Vec<Evidence>>,
+) -> Result<String, ReportError> {
+    render(
+        report,
+        evidence,
+        HTML_TEMPLATE,
+        Markup::Html,
+        handlebars::html_escape,
+    )
+}
+
+fn render(
+    report: &AuditReport,
+    evidence: &BTreeMap<String, Vec<Evidence>>,
+    template: &str,
+    markup: Markup,
+    escape: fn(&str) -> String,
+) -> Result<String, ReportError> {
     let mut hb = Handlebars::new();
-    hb.register_escape_fn(handlebars::no_escape);
+    hb.register_escape_fn(escape);
     hb.set_strict_mode(true);
     hb.register_template_string("report", template)
         .map_err(|e| ReportError::Template(Box::new(e)))?;
-    hb.render("report", &view(report, evidence))
+    hb.render("report", &view(report, evidence, markup))
         .map_err(|e| ReportError::Render(Box::new(e)))
 }
 
@@ -730,16 +1030,25 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     })
 }
 
-/// Writes `X.md` (rendered with [`DEFAULT_TEMPLATE`]) and `X.json` (the sidecar) beside it,
-/// each atomically (temporary file in the same directory, then rename), creating parent
-/// directories. Returns both paths.
+/// The files [`write`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub markdown: PathBuf,
+    pub json: PathBuf,
+    pub html: PathBuf,
+}
+
+/// Writes `X.md` (rendered with [`DEFAULT_TEMPLATE`]), `X.json` (the sidecar) and `X.html`
+/// ([`render_html`]) beside it, each atomically (temporary file in the same directory, then
+/// rename), creating parent directories.
 pub fn write(
     report: &AuditReport,
     markdown_path: &Path,
     sidecar: &serde_json::Value,
-) -> Result<(PathBuf, PathBuf), ReportError> {
+) -> Result<Written, ReportError> {
     let json_path = markdown_path.with_extension("json");
-    if json_path == markdown_path {
+    let html_path = markdown_path.with_extension("html");
+    if json_path == markdown_path || html_path == markdown_path {
         return Err(ReportError::PathCollision(
             markdown_path.display().to_string(),
         ));
@@ -751,11 +1060,19 @@ pub fn write(
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
     let markdown = render_markdown_with(report, &evidence, DEFAULT_TEMPLATE)?;
+    let html = render_html(report, &evidence)?;
     let json = serde_json::to_vec_pretty(sidecar)?;
     write_atomic(markdown_path, markdown.as_bytes())?;
     write_atomic(&json_path, &json)?;
-    Ok((markdown_path.to_path_buf(), json_path))
+    write_atomic(&html_path, html.as_bytes())?;
+    Ok(Written {
+        markdown: markdown_path.to_path_buf(),
+        json: json_path,
+        html: html_path,
+    })
 }
+
+pub mod outcome;
 
 #[cfg(test)]
 mod tests;

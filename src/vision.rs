@@ -156,9 +156,9 @@ pub fn evidence_without_model(
                     "Classify the report's diagrams and check the parallel flow",
                     pages_loc(&refs),
                     format!(
-                        "no vision model configured: {} diagram(s) found in the report were not \
-                         inspected",
-                        images.len()
+                        "no vision model configured: {} found in the report {} not inspected",
+                        crate::words::count(images.len(), "diagram", "diagrams"),
+                        crate::words::form(images.len(), "was", "were")
                     ),
                 )
                 .with_fix(
@@ -195,9 +195,10 @@ pub fn evidence_model_rejected(
                         "Classify the report's diagrams and check the parallel flow",
                         pages_loc(&refs),
                         format!(
-                            "the model {model} rejected the image request ({reason}): {} \
-                             diagram(s) of the report were not inspected",
-                            images.len()
+                            "the model {model} rejected the image request ({reason}): {} of \
+                             the report {} not inspected",
+                            crate::words::count(images.len(), "diagram", "diagrams"),
+                            crate::words::form(images.len(), "was", "were")
                         ),
                     )
                     .with_fix(
@@ -442,14 +443,16 @@ pub fn evidence_from_answers(
                 },
                 if found {
                     format!(
-                        "the vision model saw it in {} of {} inspected diagram(s)",
+                        "the vision model saw it in {} of {} inspected {}",
                         showing.len(),
-                        inspected.len()
+                        inspected.len(),
+                        crate::words::form(inspected.len(), "diagram", "diagrams")
                     )
                 } else {
                     format!(
-                        "none of the {} inspected diagram(s) shows it according to the vision model",
-                        inspected.len()
+                        "none of the {} inspected {} shows it according to the vision model",
+                        inspected.len(),
+                        crate::words::form(inspected.len(), "diagram", "diagrams")
                     )
                 },
                 model_confidence(),

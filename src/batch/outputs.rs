@@ -1,10 +1,11 @@
 //! Batch outputs, all derived from plain [`GradeRow`]s:
 //!
-//! - `DIR/<id>/report.md` + `report.json` per graded submission (`failed.md` when it failed);
+//! - `DIR/<id>/report.md` + `report.html` + `report.json` per graded submission (`failed.md`
+//!   when it failed);
 //! - `DIR/grades.csv`: one row per manifest row, in manifest order;
 //! - `DIR/summary.md`: leaderboard and per-criterion distributions;
-//! - `DIR/index.html`: a static dashboard (no server, no script), criterion × submission heatmap
-//!   with links to each report.
+//! - `DIR/index.html`: a static dashboard (no server, no script): which judges graded, a
+//!   criterion × submission heatmap with relative links to each HTML report.
 //!
 //! **Exactness.** Criterion scores are integers. `overall_score` is written with Rust's shortest
 //! round-trip formatting of the report's `f64` (e.g. `3.6666666666666665`: parsing it gives back
@@ -12,7 +13,7 @@
 //! exact fraction `sum/count` of the assessed criteria (e.g. `11/3`) whenever the report's overall
 //! score is that mean.
 
-use crate::model::{AuditReport, CriterionFlag};
+use crate::model::{AuditReport, CriterionFlag, JudgeMode};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,9 @@ pub struct GradeRow {
     /// Short flag descriptions, e.g. `evidence_missing:git_forensic_analysis`.
     pub flags: Vec<String>,
     pub failed_reason: Option<String>,
+    /// The judges that graded it: `offline (deterministic rules, no LLM)` or `LLM (persona:
+    /// model, ...)`; empty without a report.
+    pub judges: String,
 }
 
 impl GradeRow {
@@ -88,6 +92,7 @@ impl GradeRow {
             repo_unreadable: false,
             flags: vec![],
             failed_reason: reason,
+            judges: String::new(),
         }
     }
 
@@ -148,6 +153,7 @@ impl GradeRow {
             repo_unreadable: report.commit.is_none(),
             flags,
             failed_reason: None,
+            judges: judges_of(report),
         }
     }
 }
@@ -302,6 +308,7 @@ pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
         count(RowStatus::Invalid),
         count(RowStatus::Pending)
     );
+    let _ = writeln!(s, "Judges: {}.\n", md_cell(&judges_used(rows)));
     let _ = writeln!(
         s,
         "Scores are exact: `overall` is the report's number in shortest round-trip form, `exact` the same mean as a fraction.\n"
@@ -411,6 +418,52 @@ fn flag_summary(r: &GradeRow) -> String {
     parts.join(", ")
 }
 
+/// The judges a report was graded by, in a few words.
+fn judges_of(report: &AuditReport) -> String {
+    match report.metadata.judge_mode {
+        JudgeMode::Offline => "offline judges (deterministic rules, no LLM)".to_string(),
+        JudgeMode::Llm => {
+            let models: Vec<String> = report
+                .metadata
+                .judge_models
+                .iter()
+                .map(|(p, m)| format!("{p}: {m}"))
+                .collect();
+            if models.is_empty() {
+                "LLM judges".to_string()
+            } else {
+                format!("LLM judges ({})", models.join(", "))
+            }
+        }
+    }
+}
+
+/// The judges of the graded rows: each configuration once, with how many rows it graded when
+/// there is more than one (a batch resumed with other judges).
+fn judges_used(rows: &[GradeRow]) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for r in rows.iter().filter(|r| !r.judges.is_empty()) {
+        match seen.iter_mut().find(|(j, _)| *j == r.judges) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((&r.judges, 1)),
+        }
+    }
+    match seen.as_slice() {
+        [] => "none yet (no submission graded)".to_string(),
+        [(j, _)] => j.to_string(),
+        many => many
+            .iter()
+            .map(|(j, n)| {
+                format!(
+                    "{j} for {}",
+                    crate::words::count(*n, "submission", "submissions")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
 /// HTML-escapes text for element content and attribute values.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -462,13 +515,15 @@ tr.failed td,tr.invalid td,tr.pending td{{background:#f6f6f6}}\n\
 .flag{{color:#a60}}\n.ok{{color:#1a7f37}}\ntd.status{{text-align:left}}\n\
 </style></head><body>\n<h1>Batch: {t}</h1>\n\
 <p>{n} submissions: <b>{d}</b> graded, <b>{f}</b> failed, <b>{i}</b> invalid, <b>{p}</b> pending. \
-See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summary.md</a>.</p>\n",
+See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summary.md</a>.</p>\n\
+<p><b>Judges:</b> {judges}. Each submission links to its report (HTML; Markdown and JSON beside it).</p>\n",
         t = esc(title),
         n = rows.len(),
         d = count(RowStatus::Done),
         f = count(RowStatus::Failed),
         i = count(RowStatus::Invalid),
         p = count(RowStatus::Pending),
+        judges = esc(&judges_used(rows)),
     );
     let _ = write!(h, "<p class=\"legend\">Score: ");
     for (i, c) in HEAT.iter().enumerate() {
@@ -476,7 +531,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
     }
     let _ = writeln!(
         h,
-        "<span style=\"background:#eee\">n/a</span> not assessed (a failure on the grader's side, no score); ⚑ flagged criterion</p>"
+        "<span style=\"background:#eee\">n/a</span> not assessed (on the grader's side: no score); ⚑ flagged criterion</p>"
     );
     let _ = write!(
         h,
@@ -509,7 +564,7 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
         );
         let link = match r.status {
             RowStatus::Done => format!(
-                "<a href=\"{seg}/report.md\">{}</a> <small>(<a href=\"{seg}/report.json\">json</a>)</small>",
+                "<a href=\"{seg}/report.html\">{}</a> <small>(<a href=\"{seg}/report.md\">md</a>, <a href=\"{seg}/report.json\">json</a>)</small>",
                 esc(&r.id)
             ),
             RowStatus::Failed => format!("<a href=\"{seg}/failed.md\">{}</a>", esc(&r.id)),
@@ -575,8 +630,8 @@ pub fn submission_dir(out: &Path, id: &str) -> PathBuf {
     out.join(id)
 }
 
-/// Writes `report.md` and `report.json` of a graded submission (and removes a stale
-/// `failed.md`).
+/// Writes `report.md`, `report.html` and `report.json` of a graded submission (and removes a
+/// stale `failed.md`).
 pub fn write_report(
     out: &Path,
     id: &str,
@@ -613,6 +668,7 @@ pub fn write_failure(
     if remove_reports {
         let _ = std::fs::remove_file(dir.join("report.md"));
         let _ = std::fs::remove_file(dir.join("report.json"));
+        let _ = std::fs::remove_file(dir.join("report.html"));
     }
     Ok(())
 }
@@ -747,7 +803,21 @@ mod tests {
             "{md}"
         );
         let html = index_html(&rows, &dims(), "t");
+        assert!(html.contains("href=\"high/report.html\""));
         assert!(html.contains("href=\"high/report.md\""));
+        assert!(
+            html.contains("<b>Judges:</b> none yet (no submission graded)."),
+            "the rows here carry no judges: {html}"
+        );
+        let mut mixed = rows.clone();
+        mixed[0].judges = "offline judges (deterministic rules, no LLM)".into();
+        mixed[1].judges = "LLM judges (prosecutor: <m>)".into();
+        mixed[2].judges = "offline judges (deterministic rules, no LLM)".into();
+        let html = index_html(&mixed, &dims(), "t");
+        assert!(
+            html.contains("<b>Judges:</b> offline judges (deterministic rules, no LLM) for 2 submissions; LLM judges (prosecutor: &lt;m&gt;) for 1 submission."),
+            "{html}"
+        );
         assert!(html.contains("Beta &lt;b&gt;"));
         assert!(!html.contains("<script>"));
         assert!(html.contains("bad%3Cid%3E/failed.md"));

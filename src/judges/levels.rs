@@ -129,12 +129,9 @@ fn defects<'a>(ev: &'a [Evidence], kinds: &[&str]) -> Vec<&'a Evidence> {
         .collect()
 }
 
+/// A fact in plain words for a persona's argument (its id is cited, not written out).
 fn label(e: &Evidence) -> String {
-    format!(
-        "{} [{}]",
-        crate::tally::short(crate::tally::fact_text(e), 140),
-        e.id
-    )
+    crate::tally::short(crate::tally::fact_text(e), 100)
 }
 
 struct Builder {
@@ -683,7 +680,10 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
         hallucinated as f64 / (verified + hallucinated) as f64
     };
     let what = format!(
-        "{verified} cited path(s) exist, {hallucinated} hallucinated; {supported} feature claim(s) supported, {contradicted} contradicted"
+        "{} {}, {hallucinated} hallucinated; {} supported, {contradicted} contradicted",
+        crate::words::count(verified, "cited path", "cited paths"),
+        crate::words::form(verified, "exists", "exist"),
+        crate::words::count(supported, "feature claim", "feature claims"),
     );
     let level = if share > 0.5 {
         1

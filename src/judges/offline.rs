@@ -26,8 +26,6 @@ use super::levels::{self, Family, Level};
 use crate::model::{Judge, JudicialOpinion, OpinionSource, Score};
 use crate::tally::{self as facts, Tally};
 
-const LIST_MAX: usize = 6;
-
 /// The offline opinion of `req.persona` on `req.criterion_id`.
 pub fn judge(req: &JudgeRequest) -> JudicialOpinion {
     let evidence = req.evidence();
@@ -102,137 +100,160 @@ fn missing_opinion(persona: Judge, t: &Tally) -> (i64, String, Vec<String>) {
 /// level; the Prosecutor charges the gaps the facts show (one point lower, from level 3 up);
 /// the Defense credits the strengths (one point higher, never above the cap a run-time defect
 /// or a statute sets).
+///
+/// Each persona says only what its own lens adds, in a few sentences: the Tech Lead states the
+/// table's level and why, the Prosecutor the gaps it charges, the Defense the strengths it
+/// credits (the shared table row is not repeated three times).
 fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>) {
     let level = i64::from(l.level);
     let cap = l.cap.as_ref().map(|(c, _)| i64::from(*c)).unwrap_or(5);
-    let table = format!(
-        "Level table for {} (level {}): {}.",
-        l.family.name(),
-        l.level,
-        l.row
-    );
-    let capped = l
-        .cap
-        .as_ref()
-        .map(|(c, why)| format!(" Cap {c}: {why}."))
-        .unwrap_or_default();
     let mut cited = l.cited.clone();
-    let (score, argument) = match persona {
+    let mut a: Vec<String> = Vec::new();
+    let score = match persona {
         Judge::TechLead => {
-            let mut a = format!("Pragmatic reading. {table}{capped}");
+            a.push(format!(
+                "Level {} of the {} table: {}.",
+                l.level,
+                l.family.name(),
+                l.row
+            ));
+            if let Some((c, why)) = &l.cap {
+                a.push(format!("Capped at {c}: {}.", facts::short(why, 120)));
+            }
             if !t.security.is_empty() {
-                a.push_str(" Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.");
+                a.push("Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.".into());
             }
             if l.family == Family::State && l.level <= 3 {
-                a.push_str(" Technical Debt (Pydantic Rigor vs. Dict Soups): the state does not keep parallel writes safe.");
+                a.push("Technical Debt (Pydantic Rigor vs. Dict Soups): the state does not keep parallel writes safe.".into());
             }
-            a.push_str(&format!(
-                " {}",
+            a.push(
                 match l.level {
-                    5 => "It works and is maintainable",
-                    4 => "It works with minor gaps",
-                    3 => "It works but is brittle",
-                    2 => "It barely works",
-                    _ => "It does not meet the standard",
+                    5 => "It works and is maintainable.",
+                    4 => "It works, with minor gaps.",
+                    3 => "It works but is brittle.",
+                    2 => "It barely works.",
+                    _ => "It does not meet the standard.",
                 }
-            ));
-            (level, a)
+                .into(),
+            );
+            level
         }
         Judge::Prosecutor => {
             let charge = level >= 3 && !l.gaps.is_empty();
-            let score = if charge { level - 1 } else { level };
-            let mut a = format!("Strict reading. {table}{capped}");
             if l.family == Family::Graph && l.level == 1 {
-                a.push_str(" Orchestration Fraud (Statute of Orchestration): no parallel fan-out, maximum score 1.");
+                a.push("Orchestration Fraud (Statute of Orchestration): no parallel fan-out, maximum score 1.".into());
             }
             if l.family == Family::Structured && l.level <= 2 {
-                a.push_str(" Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data, maximum score 2.");
+                a.push("Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data, maximum score 2.".into());
             }
             if charge {
-                a.push_str(&format!(
-                    " Charges, one point off the table: {}.",
-                    l.gaps
-                        .iter()
-                        .take(LIST_MAX)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                a.push(format!(
+                    "One point below the table's level {} for {}: {}.",
+                    l.level,
+                    crate::words::count(l.gaps.len(), "gap", "gaps"),
+                    listed(&l.gaps, 2)
                 ));
             } else if l.gaps.is_empty() {
-                a.push_str(" I find no gap to charge beyond the table.");
+                a.push(format!(
+                    "No gap to charge: I hold it to the table's level {}.",
+                    l.level
+                ));
+            } else {
+                a.push(format!(
+                    "Level {} already counts the gaps ({}); I charge nothing more.",
+                    l.level,
+                    listed(&l.gaps, 1)
+                ));
             }
-            (score, a)
+            if charge { level - 1 } else { level }
         }
         Judge::Defense => {
             let credit = !l.credits.is_empty() && level < cap.min(5);
-            let score = if credit { level + 1 } else { level };
-            let mut a = format!("Generous reading. {table}{capped}");
             if credit {
-                a.push_str(&format!(
-                    " Statute of Effort, one point above the table for what exists: {}.",
-                    l.credits
-                        .iter()
-                        .take(LIST_MAX)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                a.push(format!(
+                    "Statute of Effort: one point above the table's level {} for what exists: {}.",
+                    l.level,
+                    listed(&l.credits, 1)
                 ));
             } else if level >= cap && l.cap.is_some() {
-                a.push_str(" I cannot argue above the cap the facts set.");
+                let why = l.cap.as_ref().map(|(_, w)| w.as_str()).unwrap_or_default();
+                a.push(format!(
+                    "I cannot argue above the cap of {cap} the facts set ({}).",
+                    facts::short(why, 100)
+                ));
+            } else if l.credits.is_empty() {
+                a.push(format!(
+                    "Nothing is present that I could credit above the table's level {}.",
+                    l.level
+                ));
             } else {
-                a.push_str(" There is nothing more I can credit.");
+                a.push(format!(
+                    "Level {} is already the top: nothing more to credit.",
+                    l.level
+                ));
             }
-            (score, a)
+            if credit { level + 1 } else { level }
         }
     };
     if cited.is_empty() {
         cited = facts::ids(&t.passed());
     }
-    (score, format!("{argument} Score {score}."), cited)
+    (score, tidy(&a.join(" ")), cited)
 }
 
-fn requirement_summary(t: &Tally) -> String {
-    let passed = t.passed();
-    let mut s = format!("{} of {} requirements met", passed.len(), t.requirements());
-    if !passed.is_empty() {
-        s.push_str(&format!("; met: {}", facts::describe(&passed, LIST_MAX)));
+/// A sentence that ends on a shortened item ends once: "on…." → "on…".
+fn tidy(text: &str) -> String {
+    text.replace("….", "…")
+}
+
+/// The first `n` items (each at most 64 characters, cut at a word) joined with "; ", and how
+/// many more there are.
+fn listed(items: &[String], n: usize) -> String {
+    let mut s = items
+        .iter()
+        .take(n)
+        .map(|i| facts::short(i, 64))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > n {
+        s.push_str(&format!("; and {} more", items.len() - n));
     }
-    if !t.unmet.is_empty() {
-        s.push_str(&format!(
-            "; not met: {}",
-            facts::describe_located(&t.unmet, LIST_MAX)
-        ));
-    }
-    s.push('.');
     s
 }
 
-fn adverse_summary(t: &Tally) -> String {
-    let mut s = String::new();
-    if !t.security.is_empty() {
-        s.push_str(&format!(
-            " Confirmed security finding: {}.",
-            facts::describe_located(&t.security, LIST_MAX)
-        ));
+fn requirement_count(t: &Tally) -> String {
+    format!(
+        "{} of {} met",
+        t.passed().len(),
+        crate::words::count(t.requirements(), "requirement", "requirements")
+    )
+}
+
+/// Up to `max` facts in plain words (no ids: the opinion cites them), then "and N more";
+/// `located` adds where each was found (for the gaps the Prosecutor charges).
+fn said(list: &[&crate::model::Evidence], max: usize, located: bool) -> String {
+    let mut parts: Vec<String> = list
+        .iter()
+        .take(max)
+        .map(|e| {
+            let text = facts::short(facts::fact_text(e), 100);
+            if located {
+                format!("{text} ({})", e.location)
+            } else {
+                text
+            }
+        })
+        .collect();
+    if list.len() > max {
+        parts.push(format!("and {} more", list.len() - max));
     }
-    if !t.contradictions.is_empty() {
-        s.push_str(&format!(
-            " Contradicted by the repository: {}.",
-            facts::describe_located(&t.contradictions, LIST_MAX)
-        ));
-    }
-    if !t.missing.is_empty() {
-        s.push_str(&format!(
-            " Evidence missing: {}.",
-            facts::describe_located(&t.missing, LIST_MAX)
-        ));
-    }
-    s
+    parts.join("; ")
 }
 
 // ---- Generic reading: facts of no family with a level table (e.g. a custom rubric's
 // criterion the detectives answer with one plain fact). The share of requirements met is the
-// table.
+// table; the Tech Lead states it, the Prosecutor names what is missing, the Defense what is
+// there.
 
 fn prosecutor(t: &Tally) -> (i64, String, Vec<String>) {
     let ratio = t.ratio().unwrap_or(0.0);
@@ -247,14 +268,29 @@ fn prosecutor(t: &Tally) -> (i64, String, Vec<String>) {
     } else {
         1
     };
-    let mut charges = Vec::new();
+    let mut a: Vec<String> = Vec::new();
+    if !t.unmet.is_empty() {
+        a.push(format!(
+            "Each missing requirement counts against it: {}.",
+            said(&t.unmet, 3, true)
+        ));
+    }
     if !t.security.is_empty() {
         score = 1;
-        charges.push("Security Negligence: a confirmed security finding means score 1".to_string());
+        a.push(format!(
+            "Security Negligence: {} means score 1.",
+            said(&t.security, 2, true)
+        ));
     }
     if !t.contradictions.is_empty() && score > 2 {
         score = 2;
-        charges.push("a contradicted claim caps the score at 2".to_string());
+        a.push(format!(
+            "The code contradicts the report ({}), which caps it at 2.",
+            said(&t.contradictions, 2, true)
+        ));
+    }
+    if a.is_empty() {
+        a.push("Every requirement is met: I find no gap to charge.".into());
     }
     let mut cited = facts::ids(&t.unmet);
     cited.extend(facts::ids(&t.security));
@@ -262,19 +298,7 @@ fn prosecutor(t: &Tally) -> (i64, String, Vec<String>) {
     if cited.is_empty() {
         cited.extend(facts::ids(&t.passed()));
     }
-    let mut argument = format!("Strict reading: {}", requirement_summary(t));
-    argument.push_str(&adverse_summary(t));
-    if charges.is_empty() {
-        if t.failed().is_empty() {
-            argument.push_str(" I find no gap to charge.");
-        } else {
-            argument.push_str(" Every missing requirement counts against the defendant.");
-        }
-    } else {
-        argument.push_str(&format!(" Charges: {}.", charges.join("; ")));
-    }
-    argument.push_str(&format!(" Score {score}."));
-    (score, argument, cited)
+    (score, tidy(&a.join(" ")), cited)
 }
 
 fn defense(t: &Tally) -> (i64, String, Vec<String>) {
@@ -306,23 +330,15 @@ fn defense(t: &Tally) -> (i64, String, Vec<String>) {
     if cited.is_empty() {
         cited.extend(facts::ids(&t.unmet));
     }
-    let mut argument = if passed.is_empty() {
-        format!(
-            "Generous reading, but nothing is present to credit: {}",
-            requirement_summary(t)
-        )
+    let mut a = if passed.is_empty() {
+        "Nothing is present that I could credit.".to_string()
     } else {
-        format!(
-            "Generous reading: credit what exists. {}",
-            requirement_summary(t)
-        )
+        format!("Credit for what exists: {}.", said(&passed, 3, false))
     };
-    argument.push_str(&adverse_summary(t));
     if !notes.is_empty() {
-        argument.push_str(&format!(" {}.", notes.join("; ")));
+        a.push_str(&format!(" {}.", notes.join("; ")));
     }
-    argument.push_str(&format!(" Score {score}."));
-    (score, argument, cited)
+    (score, tidy(&a), cited)
 }
 
 fn tech_lead(t: &Tally) -> (i64, String, Vec<String>) {
@@ -338,7 +354,7 @@ fn tech_lead(t: &Tally) -> (i64, String, Vec<String>) {
     if !t.security.is_empty() {
         score = 1;
         rulings.push(
-            "Security Negligence (Statute of Engineering): a confirmed security finding overrides all effort points, score 1"
+            "Security Negligence (Statute of Engineering): a confirmed security finding overrides all effort points"
                 .to_string(),
         );
     }
@@ -348,7 +364,7 @@ fn tech_lead(t: &Tally) -> (i64, String, Vec<String>) {
     }
     let verdict = match score {
         5 => "it works and is maintainable",
-        4 => "it works with minor gaps",
+        4 => "it works, with minor gaps",
         3 => "it works but is brittle",
         2 => "it barely works",
         _ => "it does not meet the standard",
@@ -358,13 +374,12 @@ fn tech_lead(t: &Tally) -> (i64, String, Vec<String>) {
     cited.extend(facts::ids(&t.security));
     cited.extend(facts::ids(&t.contradictions));
     cited.extend(facts::ids(&t.cleared));
-    let mut argument = format!("Looking at the artefacts: {}", requirement_summary(t));
-    argument.push_str(&adverse_summary(t));
+    let mut a = format!("{}.", requirement_count(t));
     if !rulings.is_empty() {
-        argument.push_str(&format!(" {}.", rulings.join("; ")));
+        a.push_str(&format!(" {}.", rulings.join("; ")));
     }
-    argument.push_str(&format!(" Pragmatically {verdict}: score {score}."));
-    (score, argument, cited)
+    a.push_str(&format!(" Pragmatically {verdict}."));
+    (score, a, cited)
 }
 
 #[cfg(test)]
@@ -448,7 +463,7 @@ mod tests {
         let t = judge(&request(Judge::TechLead, "graph_orchestration", ev.clone()));
         assert!(
             t.argument
-                .contains("Level table for graph orchestration (level 3)"),
+                .contains("Level 3 of the graph orchestration table"),
             "{}",
             t.argument
         );
@@ -457,13 +472,28 @@ mod tests {
             "graph_orchestration",
             ev.clone(),
         ));
+        // the gap it charges, in words (the id is cited, not written into the text)
         assert!(
-            p.argument.contains("repo.graph.error_edges"),
+            p.argument.contains("One point below")
+                && p.argument
+                    .contains("read from the AST: repo.graph.error_edges"),
             "{}",
             p.argument
         );
+        assert!(
+            p.cited_evidence
+                .contains(&"repo.graph.error_edges".to_string())
+        );
         let d = judge(&request(Judge::Defense, "graph_orchestration", ev));
         assert!(d.argument.contains("Statute of Effort"), "{}", d.argument);
+        // each lens says what it adds: only the Tech Lead states the table's row
+        assert!(!p.argument.contains(&t.argument), "{}", p.argument);
+        let row = t.argument.split(": ").nth(1).unwrap_or_default();
+        assert!(!row.is_empty());
+        for other in [&p.argument, &d.argument] {
+            assert!(!other.contains(row), "the table row repeated: {other}");
+            assert!(other.len() < 400, "a few sentences: {other}");
+        }
     }
 
     #[test]
@@ -479,7 +509,7 @@ mod tests {
         let (p, d, t) = scores("graph_orchestration", &ev);
         assert_eq!((p, d, t), (2, 2, 2));
         let d = judge(&request(Judge::Defense, "graph_orchestration", ev));
-        assert!(d.argument.contains("Cap 2"), "{}", d.argument);
+        assert!(d.argument.contains("cap of 2"), "{}", d.argument);
     }
 
     #[test]
@@ -540,13 +570,24 @@ mod tests {
     fn generic_reading_orders_strict_pragmatic_generous() {
         let ev = generic(3, 5);
         assert_eq!(scores("graph_orchestration", &ev), (3, 4, 3));
+        let said = |p| judge(&request(p, "graph_orchestration", ev.clone())).argument;
+        let (p, d, t) = (
+            said(Judge::Prosecutor),
+            said(Judge::Defense),
+            said(Judge::TechLead),
+        );
+        assert!(t.contains("3 of 5 requirements met"), "{t}");
+        // the Prosecutor names what is missing, the Defense what is there
+        assert!(
+            p.contains("custom.req.3") && !p.contains("custom.req.0"),
+            "{p}"
+        );
+        assert!(
+            d.contains("custom.req.0") && !d.contains("custom.req.3"),
+            "{d}"
+        );
         for persona in Judge::ALL {
             let o = judge(&request(persona, "graph_orchestration", ev.clone()));
-            assert!(
-                o.argument.contains("3 of 5 requirements met"),
-                "{}",
-                o.argument
-            );
             assert!(!o.cited_evidence.is_empty());
             for id in &o.cited_evidence {
                 assert!(ev.iter().any(|e| &e.id == id), "{id} is not evidence");

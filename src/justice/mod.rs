@@ -35,12 +35,11 @@
 
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
-    JudgeFailure, JudgeMode, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata,
-    Score,
+    JudgeFailure, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata, Score,
 };
-use crate::report::count;
 use crate::rubric::{Dimension, Rubric};
 use crate::tally::{self as facts, Tally};
+use crate::words::count;
 use std::collections::BTreeMap;
 
 /// Weight units: 4 = normal weight (integers keep the arithmetic exact).
@@ -835,28 +834,9 @@ pub fn compose(
         }
     };
 
-    let mut summary = format!(
-        "Audit of {repo_url}{} against \"{}\" v{}. ",
-        commit
-            .as_deref()
-            .map(|c| format!(" at commit {c}"))
-            .unwrap_or_else(|| " (commit unknown: the repository could not be read)".into()),
-        rubric.rubric_metadata.rubric_name,
-        rubric.rubric_metadata.version
-    );
-    summary.push_str(&match metadata.judge_mode {
-        JudgeMode::Offline => {
-            "Judges: offline judges (deterministic rules, no LLM); their opinions are computed from the detectives' facts alone. ".to_string()
-        }
-        JudgeMode::Llm => {
-            let models: Vec<String> = metadata
-                .judge_models
-                .iter()
-                .map(|(p, m)| format!("{p}: {m}"))
-                .collect();
-            format!("Judges: LLM ({}). ", models.join(", "))
-        }
-    });
+    // The repository, commit, rubric and judges are the report's metadata (shown above the
+    // summary): the summary says only what the scores mean.
+    let mut summary = String::new();
     // Strongest / weakest only mean something with at least two assessed criteria and two
     // different scores; a tie is named as a tie, never as one "strongest" criterion.
     let scores: Vec<u8> = assessed
@@ -901,7 +881,7 @@ pub fn compose(
         .collect();
     if !not_assessed.is_empty() {
         summary.push_str(&format!(
-            "Not assessed (a failure on the grader's side, not the student's; excluded from the overall, fix given in the breakdown): {}. ",
+            "Not assessed (on the grader's side, not the student's; excluded from the overall, fix given in the breakdown): {}. ",
             not_assessed.join("; ")
         ));
     }

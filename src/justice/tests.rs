@@ -661,12 +661,16 @@ fn compose_orders_remediation_by_impact_and_says_judges_were_offline() {
         "{}",
         report.verdict
     );
-    assert!(
-        report
-            .executive_summary
-            .contains("offline judges (deterministic rules, no LLM)")
-    );
-    assert!(report.executive_summary.contains("abc123"));
+    // the summary does not repeat what the report's header shows (repository, commit, judges)
+    for shown in ["abc123", "offline judges", "Audit of"] {
+        assert!(
+            !report.executive_summary.contains(shown),
+            "{shown}: {}",
+            report.executive_summary
+        );
+    }
+    assert_eq!(report.commit.as_deref(), Some("abc123"));
+    assert_eq!(report.metadata.judge_mode, JudgeMode::Offline);
     let assessed: Vec<f64> = report
         .criteria
         .iter()
@@ -703,7 +707,6 @@ fn compose_caps_the_overall_score_on_a_confirmed_security_finding() {
         report.executive_summary
     );
     assert!(report.executive_summary.contains("tools.os_system"));
-    assert!(report.executive_summary.contains("commit unknown"));
 }
 
 #[test]
@@ -727,7 +730,7 @@ fn compose_never_drops_a_dimension_and_reports_no_verdict_when_nothing_was_asses
     assert_eq!(report.criteria.len(), 10);
     assert_eq!(report.overall_score, None);
     assert!(report.verdict.starts_with("No verdict"));
-    assert!(report.executive_summary.contains("prosecutor: gpt-x"));
+    assert!(!report.executive_summary.contains("gpt-x"));
     assert!(report.executive_summary.contains("1 error occurred"));
     assert!(report.remediation_plan.iter().all(|r| r.impact == 4));
 }

@@ -100,9 +100,9 @@ pub fn document_evidence(
                         true,
                         format!("{src} p.{}", f.page),
                         format!(
-                            "'{}' appears {} time(s) (pages {}); on p.{} the report explains how the architecture does it, tying it to components",
+                            "'{}' appears {} (pages {}); on p.{} the report explains how the architecture does it, tying it to components",
                             f.concept,
-                            f.mentions,
+                            crate::words::count(f.mentions as usize, "time", "times"),
                             join_pages(&f.pages),
                             f.page
                         ),
@@ -112,9 +112,9 @@ pub fn document_evidence(
                         false,
                         format!("{src} p.{}", f.page),
                         format!(
-                            "Keyword Dropping: '{}' appears {} time(s) (pages {}) only in lists, titles or sentences that do not say how the architecture does it",
+                            "Keyword Dropping: '{}' appears {} (pages {}) only in lists, titles or sentences that do not say how the architecture does it",
                             f.concept,
-                            f.mentions,
+                            crate::words::count(f.mentions as usize, "time", "times"),
                             join_pages(&f.pages)
                         ),
                         0.75,
@@ -160,7 +160,8 @@ pub fn document_evidence(
                 src.to_string(),
                 if n > 0 {
                     format!(
-                        "the report mentions {n} repository path(s); each is checked against the audited commit at the aggregation barrier"
+                        "the report mentions {}; each is checked against the audited commit at the aggregation barrier",
+                        crate::words::count(n, "repository path", "repository paths")
                     )
                 } else {
                     "the report mentions no repository file path, so none of its claims can be checked against the code".to_string()
@@ -190,8 +191,8 @@ pub fn document_evidence(
                         .to_string()
                 } else {
                     format!(
-                        "{} passage(s) ranked by BM25 against the forensic instruction",
-                        ex.len()
+                        "{} ranked by BM25 against the forensic instruction",
+                        crate::words::count(ex.len(), "passage", "passages")
                     )
                 },
                 conf(0.6),
@@ -307,8 +308,8 @@ pub fn path_evidence(
                 "Claimed paths cross-referenced with the repository",
                 src.to_string(),
                 format!(
-                    "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} path(s) the report mentions could not be checked",
-                    facts.claimed_paths.len()
+                    "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} the report mentions could not be checked",
+                    crate::words::count(facts.claimed_paths.len(), "path", "paths")
                 ),
             ).with_fix("make the repository readable by the grader (see the RepoInvestigator's error) and re-run"));
             out.insert(d.id.clone(), evs);
@@ -355,10 +356,10 @@ pub fn path_evidence(
                     "the report mentions no repository path: nothing to verify".to_string()
                 } else {
                     format!(
-                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned path(s)",
+                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned",
                         verified.len(),
                         halluc.len(),
-                        facts.claimed_paths.len()
+                        crate::words::count(facts.claimed_paths.len(), "path", "paths")
                     )
                 },
                 Confidence::CERTAIN,

@@ -181,8 +181,9 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             h.commit_count > 3,
             loc.clone(),
             format!(
-                "{} commits ({} merges) reachable from the audited commit (full history, not shallow); more than 3 are expected",
-                h.commit_count, h.merge_count
+                "{} ({}) reachable from the audited commit (full history, not shallow); more than 3 are expected",
+                crate::words::count(h.commit_count, "commit", "commits"),
+                crate::words::count(h.merge_count, "merge", "merges")
             ),
             1.0,
         )
@@ -379,10 +380,11 @@ fn partial(
         false,
         b.location.clone(),
         format!(
-            "partial {layer} fan-out: only {} run in parallel (from `{}`); {} run(s) in another superstep, not on the same input at the same time",
+            "partial {layer} fan-out: only {} run in parallel (from `{}`); {} {} in another superstep, not on the same input at the same time",
             inside.join(", "),
             b.from,
-            outside.join(", ")
+            outside.join(", "),
+            crate::words::form(outside.len(), "runs", "run")
         ),
         0.8,
     ))
@@ -608,7 +610,10 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             goal,
             true,
             loc.clone(),
-            format!("conditional edges route failures: {}", error_routes.join("; ")),
+            format!(
+                "conditional edges route failures: {}",
+                error_routes.join("; ")
+            ),
             0.85,
         )
     } else if !conditional.is_empty() {
@@ -618,13 +623,20 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             false,
             format!("{}:{}", conditional[0].path, conditional[0].line),
             format!(
-                "{} conditional edge(s), but none routes to an error / missing-evidence path by name",
-                conditional.len()
+                "{}, but none routes to an error / missing-evidence path by name",
+                crate::words::count(conditional.len(), "conditional edge", "conditional edges")
             ),
             0.6,
         )
     } else {
-        fact("repo.graph.error_edges", goal, false, loc.clone(), "no add_conditional_edges call", 1.0)
+        fact(
+            "repo.graph.error_edges",
+            goal,
+            false,
+            loc.clone(),
+            "no add_conditional_edges call",
+            1.0,
+        )
     });
     v.push(fact(
         "repo.graph.not_linear",
@@ -875,8 +887,8 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
             s.sandboxed_clone,
             at.clone(),
             format!(
-                "{} clone call(s); {} inside tempfile.TemporaryDirectory/mkdtemp; {} with a list of arguments (no shell){}",
-                s.clone_calls.len(),
+                "{}; {} inside tempfile.TemporaryDirectory/mkdtemp; {} with a list of arguments (no shell){}",
+                crate::words::count(s.clone_calls.len(), "clone call", "clone calls"),
                 s.clone_calls.iter().filter(|c| c.sandboxed).count(),
                 s.clone_calls.iter().filter(|c| c.list_args).count(),
                 s.clone_calls
@@ -903,9 +915,9 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         first.is_some() && s.clone_calls.iter().all(|c| c.error_handled),
         at.clone(),
         format!(
-            "{} of {} clone call(s) inside try, with check=True or a returncode check",
+            "{} of {} inside try, with check=True or a returncode check",
             s.clone_calls.iter().filter(|c| c.error_handled).count(),
-            s.clone_calls.len()
+            crate::words::count(s.clone_calls.len(), "clone call", "clone calls")
         ),
         0.8,
     ));
@@ -934,15 +946,16 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
             .unwrap_or_else(|| f.url.clone()),
         if shell.is_empty() && !unscanned.is_empty() {
             format!(
-                "not verified: {} Python file(s) too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
-                unscanned.len(),
+                "not verified: {} too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
+                crate::words::count(unscanned.len(), "Python file", "Python files"),
                 unscanned.join(", "),
                 f.python.files_parsed
             )
         } else if shell.is_empty() {
             format!(
-                "no os.system, os.popen or shell=True in {} Python files ({} subprocess call(s) without a shell)",
-                f.python.files_parsed, s.subprocess_calls
+                "no os.system, os.popen or shell=True in {} ({} without a shell)",
+                crate::words::count(f.python.files_parsed, "Python file", "Python files"),
+                crate::words::count(s.subprocess_calls, "subprocess call", "subprocess calls")
             )
         } else {
             let total: usize = f
@@ -951,7 +964,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
                 .filter(|(k, _)| *k != "eval" && *k != "exec")
                 .map(|(_, n)| n)
                 .sum();
-            format!("{} raw shell call(s)", total.max(shell.len()))
+            crate::words::count(total.max(shell.len()), "raw shell call", "raw shell calls")
         },
         1.0,
     ));
@@ -990,8 +1003,8 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             true,
             at.clone(),
             format!(
-                "{} call(s) to with_structured_output/bind_tools: {}",
-                s.calls.len(),
+                "{} to with_structured_output/bind_tools: {}",
+                crate::words::count(s.calls.len(), "call", "calls"),
                 s.calls
                     .iter()
                     .map(|c| format!("{}({}) at {}:{}", c.method, c.schema, c.path, c.line))

@@ -174,9 +174,13 @@ pub fn investigate_in(
         .collect();
     if let Some(first) = not_diffed.first() {
         facts.notes.push(format!(
-            "{} file version(s) in {} commit(s) not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
-            not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
-            not_diffed.len(),
+            "{} in {} not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
+            crate::words::count(
+                not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
+                "file version",
+                "file versions"
+            ),
+            crate::words::count(not_diffed.len(), "commit", "commits"),
             history::MAX_DIFF_BLOB_BYTES >> 20,
             history::MAX_DIFF_COMMIT_BYTES >> 20,
             first.not_diffed[0],

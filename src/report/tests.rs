@@ -136,21 +136,28 @@ fn renders_the_three_sections_in_order_with_every_criterion() {
     }
     // three criteria have facts; the others (no evidence, or only evidence the grader could
     // not collect) are not assessed and keep no opinion
-    assert_eq!(md.matches("(offline rules, no LLM)").count(), 9);
+    let opinion_lines = md
+        .lines()
+        .filter(|l| {
+            Judge::ALL
+                .iter()
+                .any(|j| l.starts_with(&format!("- **{} ", j.title())) && l.contains("/5:** "))
+        })
+        .count();
+    assert_eq!(opinion_lines, 9, "{md}");
     assert_eq!(md.matches("**Final score: not assessed**").count(), 7);
-    // every criterion's opinions are folded, each in its own closed section
-    assert_eq!(
-        md.matches("<details><summary>Judges' opinions").count(),
-        report.criteria.len()
-    );
-    assert_eq!(
-        md.matches("<details>").count(),
-        md.matches("</details>").count()
-    );
-    // the folded opinions come after the top of the report, never in it
+    // the opinions come after the top of the report, never in it; the long tail (full
+    // opinions, all evidence) is not in the Markdown but folded in the HTML
     let breakdown = md.find("## Criterion Breakdown").unwrap();
-    assert!(md.find("<details>").unwrap() > breakdown, "{md}");
-    assert!(!md[..breakdown].contains("(offline rules, no LLM)"), "{md}");
+    assert!(md.find("\n**Judges:**\n").unwrap() > breakdown, "{md}");
+    assert!(!md.contains("<details>"), "{md}");
+    let html = render_html(&report, &evidence()).unwrap();
+    assert_eq!(html.matches("<summary>Judges' full opinions").count(), 3);
+    assert_eq!(
+        html.matches("<details>").count(),
+        html.matches("</details>").count()
+    );
+    assert_eq!(html.matches("(offline rules, no LLM)").count(), 9);
 }
 
 #[test]
@@ -164,7 +171,7 @@ fn flags_rules_dissent_and_remediation_are_visible() {
     assert!(md.contains("Fix (for whoever runs the grader)"), "{md}");
     assert!(md.contains("**security_override**"), "{md}");
     assert!(md.contains("**functionality_weight**"), "{md}");
-    assert!(md.contains("src/graph.py:7: implement"), "{md}");
+    assert!(md.contains("- `src/graph.py:7`: implement"), "{md}");
     // the plan puts the most points to gain first
     let plan = &md[md.find("## Remediation Plan").unwrap()..];
     let first = report.remediation_plan[0].dimension_name.clone();
@@ -177,7 +184,7 @@ fn flags_rules_dissent_and_remediation_are_visible() {
         .unwrap()
         + 1;
     assert!(
-        plan.contains(&format!("(the fix is under criterion {number})")),
+        plan.contains(&format!("1. **{first}** (criterion {number}): up to")),
         "{plan}"
     );
     assert!(md.contains(&format!("### {number}. {first}\n")), "{md}");
@@ -277,14 +284,15 @@ fn the_top_40_lines_hold_the_verdict_the_table_what_was_audited_and_located_find
         findings.iter().any(|f| f.contains("): not met: ")),
         "{findings:?}"
     );
-    // the evidence, complete, is folded below
-    assert!(
-        md.contains("<details><summary>All evidence (3 items)</summary>"),
-        "{md}"
-    );
+    // the deciding evidence is shown located; the evidence, complete, is folded in the HTML
     assert!(
         md.contains("- ❌ `src/graph.py:7`: seen in the AST"),
         "{md}"
+    );
+    let html = render_html(&report, &ev).unwrap();
+    assert!(
+        html.contains("<summary>All evidence (3 items)</summary>"),
+        "{html}"
     );
 }
 
@@ -319,7 +327,14 @@ fn counts_are_singular_or_plural_and_dates_are_to_the_second() {
             "{md}"
         );
     }
-    assert!(md.contains("(1 item)") || md.contains("items)"), "{md}");
+    let html = render_html(&report, &evidence()).unwrap();
+    assert!(
+        html.contains("(1 item)") || html.contains("items)"),
+        "{html}"
+    );
+    for wrong in ["1 items", "(s) "] {
+        assert!(!html.contains(wrong), "{wrong:?} in\n{html}");
+    }
 }
 
 #[test]
@@ -405,7 +420,7 @@ fn not_assessed_criteria_failed_judges_dissent_and_errors_render() {
         md.contains("⚠️ **NOT ASSESSED (grader-side, no score)**"),
         "{md}"
     );
-    assert!(md.contains("#### Dissent\n\n> Defense (5)"), "{md}");
+    assert!(md.contains("**Dissent:**\n> Defense (5)"), "{md}");
     // the table shows the failed judge as failed, and the flag in a few words
     let row = md
         .lines()
@@ -423,12 +438,23 @@ fn not_assessed_criteria_failed_judges_dissent_and_errors_render() {
     assert_eq!(md.matches("\n## ").count(), 4, "{md}");
     assert!(!md.contains("```"), "{md}");
     assert!(!md.contains("<script>"), "{md}");
-    assert!(md.contains("> \\# Injected heading"), "{md}");
-    assert!(md.contains("> \\- list"), "{md}");
-    assert!(md.contains("> 1\\. ordered"), "{md}");
-    assert!(md.contains("\\| pipe"), "{md}");
+    // the opinion, in brief, on one line that opens nothing
+    assert!(
+        md.contains(
+            "- **Prosecutor 1/5:** \\# Injected heading \\`\\`\\` fence - list 1. ordered &lt;script>x&lt;/script> \\| pipe\n"
+        ),
+        "{md}"
+    );
     assert!(md.contains("\\## not a heading PDF unreadable"), "{md}");
-    assert!(md.contains("(LLM model-x)"), "{md}");
+    // the HTML keeps the opinion's lines, as text
+    let html = render_html(&report, &BTreeMap::new()).unwrap();
+    assert!(html.contains("<p># Injected heading</p>"), "{html}");
+    assert!(
+        html.contains("<p>&lt;script&gt;x&lt;/script&gt; | pipe</p>"),
+        "{html}"
+    );
+    assert!(!html.contains("<script>"), "{html}");
+    assert!(html.contains("(LLM model-x)"), "{html}");
 }
 
 #[test]
@@ -484,14 +510,25 @@ fn strict_mode_rejects_unknown_fields_and_bad_templates() {
 }
 
 #[test]
-fn write_creates_dirs_and_both_files_atomically() {
+fn write_creates_dirs_and_the_three_files_atomically() {
     let report = offline_report();
     let dir = tempfile::tempdir().unwrap();
     let md_path = dir.path().join("nested/deeper/audit.md");
     let side = sidecar(&report, &evidence()).unwrap();
-    let (md, json) = write(&report, &md_path, &side).unwrap();
+    let Written {
+        markdown: md,
+        json,
+        html,
+    } = write(&report, &md_path, &side).unwrap();
     assert_eq!(md, md_path);
     assert_eq!(json, dir.path().join("nested/deeper/audit.json"));
+    assert_eq!(html, dir.path().join("nested/deeper/audit.html"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(
+        page.contains("seen in the AST"),
+        "the HTML carries the evidence"
+    );
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("## Criterion Breakdown"));
     let value: serde_json::Value =
@@ -506,7 +543,7 @@ fn write_creates_dirs_and_both_files_atomically() {
     let entries = std::fs::read_dir(dir.path().join("nested/deeper"))
         .unwrap()
         .count();
-    assert_eq!(entries, 2);
+    assert_eq!(entries, 3);
     // overwriting works
     write(&report, &md_path, &side).unwrap();
 }
@@ -515,10 +552,55 @@ fn write_creates_dirs_and_both_files_atomically() {
 fn write_refuses_a_json_markdown_path_and_reports_unwritable_dirs() {
     let report = offline_report();
     let dir = tempfile::tempdir().unwrap();
-    let e = write(&report, &dir.path().join("x.json"), &serde_json::json!({})).unwrap_err();
-    assert!(matches!(e, ReportError::PathCollision(_)), "{e}");
+    for bad in ["x.json", "x.html"] {
+        let e = write(&report, &dir.path().join(bad), &serde_json::json!({})).unwrap_err();
+        assert!(matches!(e, ReportError::PathCollision(_)), "{e}");
+    }
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "x").unwrap();
     let e = write(&report, &blocker.join("sub/r.md"), &serde_json::json!({})).unwrap_err();
     assert!(e.to_string().contains("cannot write"), "{e}");
+}
+
+#[test]
+fn the_html_template_escapes_every_value_and_references_nothing_outside() {
+    // a triple-stash would insert a value unescaped
+    assert!(
+        !HTML_TEMPLATE.contains("{{{"),
+        "unescaped value in the HTML template"
+    );
+    for outside in [
+        "http:", "https:", "//", "<script", "<link", "@import", "url(",
+    ] {
+        let hits: Vec<&str> = HTML_TEMPLATE
+            .lines()
+            .filter(|l| l.contains(outside) && !l.trim_start().starts_with("/*"))
+            .collect();
+        assert!(hits.is_empty(), "{outside} in the HTML template: {hits:?}");
+    }
+    // a value is escaped where it lands
+    let mut report = offline_report();
+    report.verdict = "<img src=x onerror=alert(1)> & \"quoted\"".into();
+    let html = render_html(&report, &evidence()).unwrap();
+    assert!(!html.contains("<img"), "{html}");
+    assert!(
+        html.contains("&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt; &amp; &quot;quoted&quot;"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_long_opinion_is_shown_in_whole_sentences_never_cut_mid_word() {
+    let sentence = "The graph fans out to three judges and joins them before the Chief Justice.";
+    let long = [sentence; 8].join(" ");
+    let b = brief(&long, BRIEF_OPINION);
+    assert!(b.chars().count() <= BRIEF_OPINION + 2, "{b}");
+    assert!(b.ends_with("Justice. …"), "cut after a sentence: {b}");
+    assert!(b.starts_with(sentence));
+    // one long sentence: cut at a word, with an ellipsis
+    let words = "word ".repeat(200);
+    let b = brief(&words, 50);
+    assert!(b.ends_with("word…"), "{b}");
+    // short enough: whole, on one line
+    assert_eq!(brief("Fine.\nDone.", 50), "Fine. Done.");
 }

@@ -73,7 +73,11 @@ async fn credentials_in_repo_reach_no_output() {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(3), "stderr:\n{stderr}");
     let reports = walk(&ws.path().join("out"));
-    assert_eq!(reports.len(), 2, "report.md and report.json: {reports:?}");
+    assert_eq!(
+        reports.len(),
+        3,
+        "report.md, report.json and report.html: {reports:?}"
+    );
     let md = reports
         .iter()
         .find(|p| p.extension().is_some_and(|e| e == "md"))
@@ -355,6 +359,19 @@ fn markdown_and_terminal_escapes_from_the_submission_are_neutralised() {
     }
     let live_link = regex_lite_find(&md);
     assert!(live_link.is_none(), "live link or image: {live_link:?}");
+    // the HTML rendering beside it: the same text, escaped, no control character, no live
+    // link or image (tests/report_html.rs parses it)
+    let html = std::fs::read_to_string(ws.path().join("out/report.html")).unwrap();
+    assert!(
+        html.contains("evil.example"),
+        "the crafted text reaches report.html"
+    );
+    for c in ['\u{1b}', '\u{7}'] {
+        assert!(!html.contains(c), "control character {c:?} in report.html");
+    }
+    for live in ["<img", "href=\"https://", "src=\"https://"] {
+        assert!(!html.contains(live), "{live} in report.html");
+    }
 }
 
 /// The first `[text](url` or `![alt](url` whose brackets are not escaped and that is not
@@ -478,7 +495,7 @@ fn huge_file_versions_are_not_diffed_and_the_skip_is_reported() {
     assert_eq!(commits[2]["code_lines_added"], 2);
     let notes = json["repo"]["notes"].to_string();
     assert!(
-        notes.contains("2 file version(s) in 2 commit(s) not diffed"),
+        notes.contains("2 file versions in 2 commits not diffed"),
         "{notes}"
     );
 }
@@ -565,7 +582,7 @@ fn a_finding_explosion_is_capped_and_counted() {
         .iter()
         .find(|e| e["id"] == "repo.security.no_raw_shell")
         .unwrap();
-    assert_eq!(no_shell["rationale"], "5000 raw shell call(s)");
+    assert_eq!(no_shell["rationale"], "5000 raw shell calls");
     assert_eq!(json["repo"]["finding_counts"]["os_system"], 5000);
     assert!(
         json["repo"]["notes"]

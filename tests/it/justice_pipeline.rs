@@ -164,7 +164,8 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
     let dir = tempfile::tempdir().expect("tempdir");
     let md_path = dir.path().join("out/audit.md");
     let side = report::sidecar(&audit, &evidence).expect("sidecar");
-    let (md, json) = report::write(&audit, &md_path, &side).expect("write");
+    let written = report::write(&audit, &md_path, &side).expect("write");
+    let (md, json) = (written.markdown, written.json);
     let text = std::fs::read_to_string(md).expect("markdown");
     for section in [
         "## Executive Summary",
@@ -191,7 +192,10 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
     );
     assert!(text.contains("**security_override**"));
     assert!(text.contains("Orchestration Fraud"));
-    assert!(text.contains("src/graph.py:20: implement \"detectives fan out\""));
+    assert!(
+        text.contains("- `src/graph.py:20`: implement \"detectives fan out\""),
+        "{text}"
+    );
     let value: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("valid json");
     let back: AuditReport = serde_json::from_value(value["report"].clone()).expect("report");

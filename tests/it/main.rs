@@ -33,6 +33,7 @@ mod pdf_provision;
 mod repo_idioms;
 mod repo_investigate;
 mod report_claims;
+mod report_html;
 mod supervision;
 mod telemetry_llm_audit;
 mod telemetry_logs;

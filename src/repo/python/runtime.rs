@@ -412,8 +412,9 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
                 .map(|r| r.router.as_str())
                 .collect();
             let mut detail = format!(
-                "{} return(s) the key `{k}`, which the state schema `{}` does not declare: LangGraph drops it from the state, so no later node sees it",
+                "{} {} the key `{k}`, which the state schema `{}` does not declare: LangGraph drops it from the state, so no later node sees it",
                 nodes.join(", "),
+                crate::words::form(nodes.len(), "returns", "return"),
                 ctx.g.state_type.as_deref().unwrap_or("?")
             );
             if !readers.is_empty() {
@@ -433,8 +434,10 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
                 .collect();
             if !node_readers.is_empty() {
                 detail.push_str(&format!(
-                    "; {} read(s) it and never see(s) the value",
-                    node_readers.join(", ")
+                    "; {} {} it and never {} the value",
+                    node_readers.join(", "),
+                    crate::words::form(node_readers.len(), "reads", "read"),
+                    crate::words::form(node_readers.len(), "sees", "see")
                 ));
             }
             Defect {
@@ -544,8 +547,10 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 "is not declared in the state schema and no node sets it".to_string()
             } else {
                 format!(
-                    "is not declared in the state schema, so what {} return(s) under it is dropped before they run",
-                    writers.join(", ")
+                    "is not declared in the state schema, so what {} {} under it is dropped before {} run",
+                    writers.join(", "),
+                    crate::words::form(writers.len(), "returns", "return"),
+                    crate::words::form(nodes.len(), "it", "they")
                 )
             };
             let dead_here: Vec<String> = dead
@@ -553,10 +558,15 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 .filter(|(_, _, key)| *key == k)
                 .map(|(s, t, _)| format!("{s} -> {t}"))
                 .collect();
-            let mut detail = format!("{} read(s) the key `{k}`, which {why}", nodes.join(", "));
+            let mut detail = format!(
+                "{} {} the key `{k}`, which {why}",
+                nodes.join(", "),
+                crate::words::form(nodes.len(), "reads", "read")
+            );
             if !dead_here.is_empty() {
                 detail.push_str(&format!(
-                    "; the route(s) {} guarded by it can never be taken",
+                    "; the {} {} guarded by it can never be taken",
+                    crate::words::form(dead_here.len(), "route", "routes"),
                     dead_here.join(", ")
                 ));
             }
@@ -637,8 +647,9 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
         kind: "whole_state_return".into(),
         location: ctx.effects_loc(nodes[0].0, nodes[0].1),
         detail: format!(
-            "{} return(s) the whole incoming state as the update: the appending reducer of {} adds the current list to itself, so it doubles at each such node",
+            "{} {} the whole incoming state as the update: the appending reducer of {} adds the current list to itself, so it doubles at each such node",
             names.join(", "),
+            crate::words::form(names.len(), "returns", "return"),
             doubled
                 .iter()
                 .map(|f| format!("`{f}`"))
