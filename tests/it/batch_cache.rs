@@ -43,6 +43,9 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
             judges: JudgesArg::Offline,
             ..PanelArgs::default()
         },
+        store: None,
+        status: false,
+        outputs_only: false,
         progress_every: 10,
         no_progress: true,
         #[cfg(debug_assertions)]
