@@ -9,7 +9,9 @@
 //! The runner, the cache wrapper and the outputs see only this trait. A connection string
 //! carries a password: it is shown only as [`StoreSpec::shown`] (password replaced by `***`).
 
-use super::store::{Begin, CachedResponse, Counters, Job, JobKey, Store, StoreError};
+use super::store::{
+    Begin, CachedResponse, Counters, Job, JobKey, OpinionRecord, Store, StoreError,
+};
 use std::path::Path;
 
 /// What the batch needs from its store. Calls are synchronous (the SQLite store is embedded; the
@@ -42,17 +44,7 @@ pub trait BatchStore {
         judge_failures: u32,
     ) -> Result<(), StoreError>;
     fn fail_job(&self, job_id: i64, reason: &str) -> Result<(), StoreError>;
-    #[allow(clippy::too_many_arguments)]
-    fn record_opinion(
-        &self,
-        job_id: i64,
-        generation: u32,
-        persona: &str,
-        criterion_id: &str,
-        request_key: &str,
-        opinion_json: &str,
-        from_cache: bool,
-    ) -> Result<(), StoreError>;
+    fn record_opinion(&self, o: &OpinionRecord) -> Result<(), StoreError>;
     fn opinion_count(&self, job_id: i64) -> Result<u64, StoreError>;
     /// Looks a response up; a hit is counted.
     fn cached_response(&self, key: &str) -> Result<Option<CachedResponse>, StoreError>;
@@ -115,26 +107,8 @@ impl BatchStore for Store {
     fn fail_job(&self, job_id: i64, reason: &str) -> Result<(), StoreError> {
         Store::fail_job(self, job_id, reason)
     }
-    fn record_opinion(
-        &self,
-        job_id: i64,
-        generation: u32,
-        persona: &str,
-        criterion_id: &str,
-        request_key: &str,
-        opinion_json: &str,
-        from_cache: bool,
-    ) -> Result<(), StoreError> {
-        Store::record_opinion(
-            self,
-            job_id,
-            generation,
-            persona,
-            criterion_id,
-            request_key,
-            opinion_json,
-            from_cache,
-        )
+    fn record_opinion(&self, o: &OpinionRecord) -> Result<(), StoreError> {
+        Store::record_opinion(self, o)
     }
     fn opinion_count(&self, job_id: i64) -> Result<u64, StoreError> {
         Store::opinion_count(self, job_id)

@@ -13,7 +13,7 @@
 
 use super::backend::BatchStore;
 use super::progress::Stats;
-use super::store::CachedResponse;
+use super::store::{CachedResponse, OpinionRecord};
 use crate::judges::{JudgeAnswer, JudgeFault, JudgeFuture, JudgeRequest, JudgeService};
 use crate::model::{Judge, JudgeMode, JudicialOpinion, TokenUsage};
 use futures::FutureExt;
@@ -135,15 +135,15 @@ fn answer_from_cache(hit: &CachedResponse) -> Result<JudgeAnswer, String> {
 impl CachedJudges {
     fn record(&self, key: &str, answer: &JudgeAnswer, from_cache: bool) {
         let json = serde_json::to_string(&answer.opinion).unwrap_or_default();
-        if let Err(e) = self.shared.store.record_opinion(
-            self.job_id,
-            self.generation,
-            answer.opinion.judge.as_str(),
-            &answer.opinion.criterion_id,
-            key,
-            &json,
+        if let Err(e) = self.shared.store.record_opinion(&OpinionRecord {
+            job_id: self.job_id,
+            generation: self.generation,
+            persona: answer.opinion.judge.as_str(),
+            criterion_id: &answer.opinion.criterion_id,
+            request_key: key,
+            opinion_json: &json,
             from_cache,
-        ) {
+        }) {
             tracing::error!(error = %e, "could not persist an opinion");
         }
     }

@@ -21,7 +21,9 @@
 //! owns the connections and a small tokio runtime, and the caller waits for the reply.
 
 use super::backend::BatchStore;
-use super::store::{Begin, CachedResponse, Counters, Job, JobKey, JobStatus, StoreError};
+use super::store::{
+    Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreError,
+};
 use futures::future::BoxFuture;
 use std::time::Duration;
 use tokio_postgres::{Client, NoTls, Row};
@@ -658,16 +660,16 @@ impl BatchStore for PgStore {
         Ok(())
     }
 
-    fn record_opinion(
-        &self,
-        job_id: i64,
-        generation: u32,
-        persona: &str,
-        criterion_id: &str,
-        request_key: &str,
-        opinion_json: &str,
-        from_cache: bool,
-    ) -> Result<(), StoreError> {
+    fn record_opinion(&self, o: &OpinionRecord) -> Result<(), StoreError> {
+        let OpinionRecord {
+            job_id,
+            generation,
+            persona,
+            criterion_id,
+            request_key,
+            opinion_json,
+            from_cache,
+        } = *o;
         self.exec(
             "INSERT INTO auditor_opinions (job_id, generation, persona, criterion_id, request_key, opinion_json, from_cache, worker)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

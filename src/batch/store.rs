@@ -93,6 +93,21 @@ pub enum Begin {
     Busy { holder: String },
 }
 
+/// One judge opinion of a job, as stored when it arrives.
+#[derive(Debug, Clone, Copy)]
+pub struct OpinionRecord<'a> {
+    pub job_id: i64,
+    /// The job's generation (a regrade starts a new one).
+    pub generation: u32,
+    pub persona: &'a str,
+    pub criterion_id: &'a str,
+    /// The response-cache key of the request that produced it.
+    pub request_key: &'a str,
+    pub opinion_json: &'a str,
+    /// Whether the answer came from the response cache.
+    pub from_cache: bool,
+}
+
 /// A cached judge answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CachedResponse {
@@ -428,17 +443,16 @@ impl Store {
     }
 
     /// Records one opinion of a job as it arrives.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record_opinion(
-        &self,
-        job_id: i64,
-        generation: u32,
-        persona: &str,
-        criterion_id: &str,
-        request_key: &str,
-        opinion_json: &str,
-        from_cache: bool,
-    ) -> Result<(), StoreError> {
+    pub fn record_opinion(&self, o: &OpinionRecord) -> Result<(), StoreError> {
+        let OpinionRecord {
+            job_id,
+            generation,
+            persona,
+            criterion_id,
+            request_key,
+            opinion_json,
+            from_cache,
+        } = *o;
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO opinions (job_id, generation, persona, criterion_id, request_key, opinion_json, from_cache, created_at)
@@ -490,7 +504,6 @@ impl Store {
         Ok(found)
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub fn put_response(
         &self,
         key: &str,
@@ -650,16 +663,33 @@ mod tests {
         );
     }
 
+    fn opinion<'a>(
+        job_id: i64,
+        persona: &'a str,
+        request_key: &'a str,
+        from_cache: bool,
+    ) -> OpinionRecord<'a> {
+        OpinionRecord {
+            job_id,
+            generation: 0,
+            persona,
+            criterion_id: "c",
+            request_key,
+            opinion_json: "{}",
+            from_cache,
+        }
+    }
+
     #[test]
     fn opinions_are_recorded_once_per_generation() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open_in(dir.path()).unwrap();
         let j = work(s.begin_job(&key("a", "c1"), "repo", None, false).unwrap());
-        s.record_opinion(j.id, 0, "Prosecutor", "c", "k", "{}", false)
+        s.record_opinion(&opinion(j.id, "Prosecutor", "k", false))
             .unwrap();
-        s.record_opinion(j.id, 0, "Prosecutor", "c", "k", "{}", true)
+        s.record_opinion(&opinion(j.id, "Prosecutor", "k", true))
             .unwrap();
-        s.record_opinion(j.id, 0, "Defense", "c", "k2", "{}", false)
+        s.record_opinion(&opinion(j.id, "Defense", "k2", false))
             .unwrap();
         assert_eq!(s.opinion_count(j.id).unwrap(), 2);
     }
