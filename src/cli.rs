@@ -211,24 +211,25 @@ pub fn main() -> i32 {
         Command::Calibrate(args) => run_calibrate(args),
         Command::Collect => Ok(crate::batch::isolate::child_main()),
     };
-    let code = match result {
-        // Ctrl-C always wins, even when it lands as the work completes.
-        Ok(code) if code != exit::INTERRUPTED && crate::interrupt::was_interrupted() => {
-            print_error(
-                format,
-                "interrupted",
-                "Ctrl-C arrived as the run was finishing; what was written is complete",
-            );
-            exit::INTERRUPTED
-        }
-        Ok(code) => code,
-        Err(e) => {
-            print_error(format, e.prefix(), &e.to_string());
-            e.exit_code()
-        }
+    let code = match &result {
+        Ok(code) => *code,
+        Err(e) => e.exit_code(),
     };
+    // The outcome is decided here, once: a signal before this point makes the run
+    // interrupted (130) even if its outputs were written; one after it changes nothing.
+    let decided = crate::interrupt::finish(code);
+    if let Err(e) = &result {
+        print_error(format, e.prefix(), &e.to_string());
+    }
+    if decided != code {
+        print_error(
+            format,
+            "interrupted",
+            "Ctrl-C arrived before the run had finished; what was written is complete",
+        );
+    }
     drop(telemetry);
-    code
+    decided
 }
 
 /// Logs on stderr, OTLP export when configured, and Ctrl-C handling (`None`: no handler).
