@@ -497,8 +497,8 @@ fn print_summary(
     println!("HTML:   {}", written.html.display());
     println!("JSON:   {}", written.json.display());
     match report.overall_score {
-        Some(s) => println!("Overall score: {s:.2} / 5 — {}", report.verdict),
-        None => println!("Overall score: not assessed — {}", report.verdict),
+        Some(_) => println!("Verdict: {}", report.verdict),
+        None => println!("{}", report.verdict),
     }
     println!(
         "Judges: {}",

@@ -183,7 +183,6 @@ struct View {
     commit: String,
     verdict: String,
     overall: String,
-    overall_line: String,
     /// The PDF read, as a code span's content (empty: none).
     pdf_path: String,
     pdf_in_repo: bool,
@@ -815,24 +814,14 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
         .collect();
     let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
     let n = report.criteria.len();
-    let overall_line = match report.overall_score {
-        Some(s) => {
-            let mut line = format!(
-                "{s:.2}/5 over {assessed} of {}",
-                count(n, "criterion", "criteria")
-            );
-            if assessed < n {
-                line.push_str(&format!(
-                    " ({} not assessed by the grader, excluded)",
-                    n - assessed
-                ));
-            }
-            line
-        }
-        None => format!(
-            "not assessed (none of the {} could be assessed)",
-            count(n, "criterion", "criteria")
+    // One sentence: the verdict with its score, and what the score leaves out.
+    let verdict_line = match report.overall_score {
+        Some(_) if assessed < n => format!(
+            "{} ({} not assessed by the grader, excluded).",
+            report.verdict.trim_end().trim_end_matches('.'),
+            n - assessed
         ),
+        _ => report.verdict.clone(),
     };
     let table = report
         .criteria
@@ -872,7 +861,6 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
         })
         .collect();
     View {
-        overall_line,
         pdf_path: md
             .pdf_path
             .as_deref()
@@ -890,7 +878,7 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
             .as_deref()
             .map(inline)
             .unwrap_or_else(|| "unknown (the repository could not be read)".to_string()),
-        verdict: m.text(&report.verdict),
+        verdict: m.text(&verdict_line),
         overall: match report.overall_score {
             Some(s) => format!("{s:.2}/5"),
             None => "not assessed".to_string(),

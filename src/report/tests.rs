@@ -204,18 +204,25 @@ fn the_top_40_lines_hold_the_verdict_the_table_what_was_audited_and_located_find
     let md = render_markdown_with(&report, &ev, DEFAULT_TEMPLATE).unwrap();
     let top = first_lines(&md, 40);
     assert!(
-        top.contains(&format!("**Verdict:** {}", report.verdict)),
-        "{top}"
-    );
-    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
-    assert!(
         top.contains(&format!(
-            "**Overall score:** {:.2}/5 over {assessed} of {} criteria",
-            report.overall_score.unwrap(),
-            report.criteria.len()
+            "**Verdict:** {}",
+            report.verdict.trim_end_matches('.')
         )),
         "{top}"
     );
+    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
+    // one sentence says the verdict with the score; no second line repeats it
+    let score = format!("{:.2}/5", report.overall_score.unwrap());
+    assert!(
+        report.verdict.contains(&format!(
+            "{score} over {assessed} of {} criteria",
+            report.criteria.len()
+        )),
+        "{}",
+        report.verdict
+    );
+    assert_eq!(top.matches(&score).count(), 1, "{top}");
+    assert!(!top.contains("Overall score"), "{top}");
     // one table, every criterion in it, in the rubric's order, with the three judges' scores
     assert_eq!(
         md.matches("| # | Criterion | Final | Prosecutor | Defense | Tech Lead | Flags |")
@@ -603,4 +610,35 @@ fn a_long_opinion_is_shown_in_whole_sentences_never_cut_mid_word() {
     assert!(b.ends_with("word…"), "{b}");
     // short enough: whole, on one line
     assert_eq!(brief("Fine.\nDone.", 50), "Fine. Done.");
+}
+
+#[test]
+fn the_verdict_sentence_says_what_the_score_leaves_out_once() {
+    let ev = evidence();
+    let mut report = offline_report();
+    let (id, name) = (
+        report.criteria[0].dimension_id.clone(),
+        report.criteria[0].dimension_name.clone(),
+    );
+    report.criteria[0] =
+        CriterionResult::not_assessed(id, name, "no image could be extracted", "re-run");
+    let md = render_markdown_with(&report, &ev, DEFAULT_TEMPLATE).unwrap();
+    let top = first_lines(&md, 40);
+    let left_out = report.criteria.iter().filter(|c| !c.is_assessed()).count();
+    assert!(left_out > 0);
+    let line = top
+        .lines()
+        .find(|l| l.starts_with("**Verdict:**"))
+        .expect("a verdict line");
+    assert!(
+        line.ends_with(&format!(
+            "({left_out} not assessed by the grader, excluded)."
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        top.matches("not assessed by the grader").count(),
+        1,
+        "{top}"
+    );
 }
