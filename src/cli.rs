@@ -438,13 +438,13 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     if let Some(price) = price {
         outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
     }
-    let sidecar = crate::report::sidecar_json(
+    let sidecar = crate::report::Sidecar::new(
         &outcome.report,
         &outcome.state,
         outcome.repo_facts.as_ref(),
         outcome.pdf_facts.as_ref(),
     );
-    let written = crate::report::write(&outcome.report, &md_path, &sidecar)
+    let written = crate::report::write(&sidecar, &md_path)
         .map_err(|e| CliError::internal_while("could not write the report", e))?;
     let notes = crate::report::outcome::notes(&outcome.report, &outcome.state.evidences);
     print_summary(&outcome.report, &written, &notes);
