@@ -480,7 +480,7 @@ fn grade_rows(
                         tracing::error!(error = %e, "could not write a report");
                     }
                 }
-                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &report);
+                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, report);
                 if stale {
                     r.flags.push(if interrupted {
                         "stale: graded in an earlier run, not re-checked in this interrupted run"
