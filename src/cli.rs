@@ -211,24 +211,25 @@ pub fn main() -> i32 {
         Command::Calibrate(args) => run_calibrate(args),
         Command::Collect => Ok(crate::batch::isolate::child_main()),
     };
-    let code = match result {
-        // Ctrl-C always wins, even when it lands as the work completes.
-        Ok(code) if code != exit::INTERRUPTED && crate::interrupt::was_interrupted() => {
-            print_error(
-                format,
-                "interrupted",
-                "Ctrl-C arrived as the run was finishing; what was written is complete",
-            );
-            exit::INTERRUPTED
-        }
-        Ok(code) => code,
-        Err(e) => {
-            print_error(format, e.prefix(), &e.to_string());
-            e.exit_code()
-        }
+    let code = match &result {
+        Ok(code) => *code,
+        Err(e) => e.exit_code(),
     };
+    // The outcome is decided here, once: a signal before this point makes the run
+    // interrupted (130) even if its outputs were written; one after it changes nothing.
+    let decided = crate::interrupt::finish(code);
+    if let Err(e) = &result {
+        print_error(format, e.prefix(), &e.to_string());
+    }
+    if decided != code {
+        print_error(
+            format,
+            "interrupted",
+            "Ctrl-C arrived before the run had finished; what was written is complete",
+        );
+    }
     drop(telemetry);
-    code
+    decided
 }
 
 /// Logs on stderr, OTLP export when configured, and Ctrl-C handling (`None`: no handler).
@@ -437,13 +438,13 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     if let Some(price) = price {
         outcome.report.metadata.cost = Some(price.cost(outcome.report.metadata.tokens));
     }
-    let sidecar = crate::report::sidecar_json(
+    let sidecar = crate::report::Sidecar::new(
         &outcome.report,
         &outcome.state,
         outcome.repo_facts.as_ref(),
         outcome.pdf_facts.as_ref(),
     );
-    let written = crate::report::write(&outcome.report, &md_path, &sidecar)
+    let written = crate::report::write(&sidecar, &md_path)
         .map_err(|e| CliError::internal_while("could not write the report", e))?;
     let notes = crate::report::outcome::notes(&outcome.report, &outcome.state.evidences);
     print_summary(&outcome.report, &written, &notes);
@@ -496,8 +497,8 @@ fn print_summary(
     println!("HTML:   {}", written.html.display());
     println!("JSON:   {}", written.json.display());
     match report.overall_score {
-        Some(s) => println!("Overall score: {s:.2} / 5 — {}", report.verdict),
-        None => println!("Overall score: not assessed — {}", report.verdict),
+        Some(_) => println!("Verdict: {}", report.verdict),
+        None => println!("{}", report.verdict),
     }
     println!(
         "Judges: {}",

@@ -12,8 +12,16 @@
 //!
 //! Without [`listen`] no handler is installed (the batch's evidence child ignores SIGINT) and
 //! [`interrupted`] never resolves.
+//!
+//! **One rule for the exit code, whatever the timing.** A run's outcome is decided at one
+//! instant, [`finish`], once the command's work is done (the report written): the signal thread
+//! and [`finish`] take turns on one [`Gate`]. A signal that reaches the gate first makes the
+//! run interrupted: [`finish`] then returns 130, even if the report was written meanwhile (the
+//! CLI says so). A signal after [`finish`] changes nothing: the process exits with the run's
+//! own code (a notice says the run was already complete; a second signal exits at once, with
+//! that code). So stderr says "interrupted" exactly when the exit code is 130.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A count of interrupts. Cheap to clone; every clone sees the same count.
 #[derive(Debug, Clone)]
@@ -61,6 +69,80 @@ pub enum OnSecond {
 pub struct InterruptError(#[from] std::io::Error);
 
 static SIGNALS: OnceLock<Interrupt> = OnceLock::new();
+static GATE: Gate = Gate::new();
+
+/// Where a run stands with respect to signals; the signal thread and [`finish`] take turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    Interrupted,
+    /// Finished with this exit code; the number of signals received since.
+    Finished(i32, u32),
+}
+
+/// What a signal means, decided by the [`Gate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// The run is still going: it is now interrupted (the first signal, or a later one).
+    Interrupts { first: bool },
+    /// The run had finished with this code before the signal: it keeps its code.
+    AfterFinish { code: i32, first: bool },
+}
+
+/// The one place where a signal and the end of a run are ordered.
+#[derive(Debug)]
+pub(crate) struct Gate(Mutex<Phase>);
+
+impl Gate {
+    pub(crate) const fn new() -> Self {
+        Gate(Mutex::new(Phase::Running))
+    }
+
+    fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A signal arrived.
+    pub(crate) fn signal(&self) -> Arrival {
+        let mut phase = self.phase();
+        match *phase {
+            Phase::Running => {
+                *phase = Phase::Interrupted;
+                Arrival::Interrupts { first: true }
+            }
+            Phase::Interrupted => Arrival::Interrupts { first: false },
+            Phase::Finished(code, seen) => {
+                *phase = Phase::Finished(code, seen + 1);
+                Arrival::AfterFinish {
+                    code,
+                    first: seen == 0,
+                }
+            }
+        }
+    }
+
+    /// The run's work is done with `code`: the exit code it ends with (130 if a signal came
+    /// first). Later calls return the first decision.
+    pub(crate) fn finish(&self, code: i32) -> i32 {
+        let mut phase = self.phase();
+        match *phase {
+            Phase::Running => {
+                *phase = Phase::Finished(code, 0);
+                code
+            }
+            Phase::Interrupted => crate::exit::INTERRUPTED,
+            Phase::Finished(decided, _) => decided,
+        }
+    }
+}
+
+/// Decides the process's exit code once the command's work is done: `code`, or 130 if a
+/// signal arrived first. Signals after this call no longer change the outcome.
+pub fn finish(code: i32) -> i32 {
+    GATE.finish(code)
+}
 
 /// Listens for Ctrl-C (and SIGTERM) on a dedicated thread from now on, and returns the
 /// process's [`Interrupt`]. Idempotent: a second call returns the same count (and keeps the
@@ -94,16 +176,27 @@ pub fn listen(on_second: OnSecond) -> Result<Interrupt, InterruptError> {
                 };
                 loop {
                     signals.next().await;
-                    counter.raise();
-                    match (on_second, counter.count()) {
-                        (OnSecond::Exit, 1) => tracing::warn!(
-                            "interrupted: stopping the audit and flushing traces (press Ctrl-C again to quit at once)"
-                        ),
-                        (OnSecond::Exit, _) => {
-                            crate::telemetry::flush_before_exit();
-                            std::process::exit(crate::exit::INTERRUPTED);
+                    match (GATE.signal(), on_second) {
+                        (Arrival::Interrupts { first }, on_second) => {
+                            counter.raise();
+                            match (on_second, first) {
+                                (OnSecond::Exit, true) => tracing::warn!(
+                                    "interrupted: stopping the audit and flushing traces (press Ctrl-C again to quit at once)"
+                                ),
+                                (OnSecond::Exit, false) => {
+                                    crate::telemetry::flush_before_exit();
+                                    std::process::exit(crate::exit::INTERRUPTED);
+                                }
+                                (OnSecond::Count, _) => {}
+                            }
                         }
-                        (OnSecond::Count, _) => {}
+                        (Arrival::AfterFinish { code, first: true }, _) => tracing::info!(
+                            "Ctrl-C arrived after the run had finished: its outputs are complete; exiting with its code {code}"
+                        ),
+                        (Arrival::AfterFinish { code, first: false }, _) => {
+                            crate::telemetry::flush_before_exit();
+                            std::process::exit(code);
+                        }
                     }
                 }
             })
@@ -169,6 +262,62 @@ impl Signals {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::{INCOMPLETE, INTERRUPTED, OK};
+
+    #[test]
+    fn a_signal_before_the_finish_makes_the_run_interrupted_whatever_its_code() {
+        for code in [OK, INCOMPLETE] {
+            let gate = Gate::new();
+            assert_eq!(gate.signal(), Arrival::Interrupts { first: true });
+            assert_eq!(gate.signal(), Arrival::Interrupts { first: false });
+            assert_eq!(gate.finish(code), INTERRUPTED);
+            assert_eq!(gate.finish(code), INTERRUPTED, "decided once");
+        }
+    }
+
+    #[test]
+    fn a_signal_after_the_finish_keeps_the_runs_code() {
+        let gate = Gate::new();
+        assert_eq!(gate.finish(INCOMPLETE), INCOMPLETE);
+        assert_eq!(
+            gate.signal(),
+            Arrival::AfterFinish {
+                code: INCOMPLETE,
+                first: true
+            }
+        );
+        assert_eq!(
+            gate.signal(),
+            Arrival::AfterFinish {
+                code: INCOMPLETE,
+                first: false
+            }
+        );
+        assert_eq!(gate.finish(OK), INCOMPLETE, "decided once");
+    }
+
+    #[test]
+    fn signal_and_finish_racing_on_threads_always_agree() {
+        for _ in 0..200 {
+            let gate = Arc::new(Gate::new());
+            let signal = std::thread::spawn({
+                let gate = gate.clone();
+                move || gate.signal()
+            });
+            let code = gate.finish(OK);
+            let arrival = signal.join().unwrap();
+            match arrival {
+                Arrival::Interrupts { first: true } => assert_eq!(code, INTERRUPTED),
+                Arrival::AfterFinish {
+                    code: c,
+                    first: true,
+                } => {
+                    assert_eq!((code, c), (OK, OK))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 
     #[tokio::test]
     async fn every_clone_sees_the_count_and_waiters_wake_at_their_number() {

@@ -13,7 +13,7 @@ use crate::model::{
     OpinionSource, Stage,
 };
 use handlebars::Handlebars;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -106,6 +106,10 @@ pub enum ReportError {
     Render(#[source] Box<handlebars::RenderError>),
     #[error("cannot serialise the JSON sidecar: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(
+        "the stored JSON sidecar does not have the expected shape (report, evidence, judge_failures, repo, pdf): {0}. It was written by another version: grade the submission again"
+    )]
+    Sidecar(#[source] serde_json::Error),
     #[error("cannot write {path}: {source}. Check that the directory is writable.")]
     Io {
         path: String,
@@ -183,7 +187,6 @@ struct View {
     commit: String,
     verdict: String,
     overall: String,
-    overall_line: String,
     /// The PDF read, as a code span's content (empty: none).
     pdf_path: String,
     pdf_in_repo: bool,
@@ -815,24 +818,14 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
         .collect();
     let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
     let n = report.criteria.len();
-    let overall_line = match report.overall_score {
-        Some(s) => {
-            let mut line = format!(
-                "{s:.2}/5 over {assessed} of {}",
-                count(n, "criterion", "criteria")
-            );
-            if assessed < n {
-                line.push_str(&format!(
-                    " ({} not assessed by the grader, excluded)",
-                    n - assessed
-                ));
-            }
-            line
-        }
-        None => format!(
-            "not assessed (none of the {} could be assessed)",
-            count(n, "criterion", "criteria")
+    // One sentence: the verdict with its score, and what the score leaves out.
+    let verdict_line = match report.overall_score {
+        Some(_) if assessed < n => format!(
+            "{} ({} not assessed by the grader, excluded).",
+            report.verdict.trim_end().trim_end_matches('.'),
+            n - assessed
         ),
+        _ => report.verdict.clone(),
     };
     let table = report
         .criteria
@@ -872,7 +865,6 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
         })
         .collect();
     View {
-        overall_line,
         pdf_path: md
             .pdf_path
             .as_deref()
@@ -890,7 +882,7 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
             .as_deref()
             .map(inline)
             .unwrap_or_else(|| "unknown (the repository could not be read)".to_string()),
-        verdict: m.text(&report.verdict),
+        verdict: m.text(&verdict_line),
         overall: match report.overall_score {
             Some(s) => format!("{s:.2}/5"),
             None => "not assessed".to_string(),
@@ -995,32 +987,45 @@ fn render(
         .map_err(|e| ReportError::Render(Box::new(e)))
 }
 
-/// The JSON sidecar: the report plus the evidence it was built from.
-pub fn sidecar(
-    report: &AuditReport,
-    evidence: &std::collections::BTreeMap<String, Vec<crate::model::Evidence>>,
-) -> Result<serde_json::Value, ReportError> {
-    Ok(serde_json::json!({
-        "report": serde_json::to_value(report)?,
-        "evidence": serde_json::to_value(evidence)?,
-    }))
+/// The JSON sidecar written beside a report (`X.json`, and a batch's store): the report, all
+/// evidence, the judges' failures and the detectives' facts (the `evidence --json` layouts of
+/// the repository and the PDF). One typed shape: the renderer takes its evidence from here,
+/// and a stored sidecar that does not parse into it is an error, never an empty report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sidecar {
+    pub report: AuditReport,
+    pub evidence: BTreeMap<String, Vec<Evidence>>,
+    pub judge_failures: Vec<crate::model::JudgeFailure>,
+    pub repo: Option<serde_json::Value>,
+    pub pdf: Option<serde_json::Value>,
 }
 
-/// The JSON sidecar written beside a report: the report, all evidence, the judges' failures
-/// and the detectives' facts (the `evidence --json` layouts of the repository and the PDF).
-pub fn sidecar_json(
-    report: &AuditReport,
-    state: &crate::model::AuditState,
-    repo_facts: Option<&crate::repo::RepoFacts>,
-    pdf_facts: Option<&crate::pdf::PdfFacts>,
-) -> serde_json::Value {
-    serde_json::json!({
-        "report": report,
-        "evidence": state.evidences,
-        "judge_failures": state.failures,
-        "repo": repo_facts.map(crate::repo::facts_json),
-        "pdf": pdf_facts.map(crate::pdf::facts_json),
-    })
+impl Sidecar {
+    /// The sidecar of a finished audit.
+    pub fn new(
+        report: &AuditReport,
+        state: &crate::model::AuditState,
+        repo_facts: Option<&crate::repo::RepoFacts>,
+        pdf_facts: Option<&crate::pdf::PdfFacts>,
+    ) -> Self {
+        Sidecar {
+            report: report.clone(),
+            evidence: state.evidences.clone(),
+            judge_failures: state.failures.clone(),
+            repo: repo_facts.map(crate::repo::facts_json),
+            pdf: pdf_facts.map(crate::pdf::facts_json),
+        }
+    }
+
+    /// A sidecar read back (a batch's store): the same shape, or an error saying it is not.
+    pub fn parse(text: &str) -> Result<Self, ReportError> {
+        serde_json::from_str(text).map_err(ReportError::Sidecar)
+    }
+
+    /// As one line of JSON (a batch's store).
+    pub fn to_json(&self) -> Result<String, ReportError> {
+        Ok(serde_json::to_string(self)?)
+    }
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
@@ -1040,12 +1045,8 @@ pub struct Written {
 
 /// Writes `X.md` (rendered with [`DEFAULT_TEMPLATE`]), `X.json` (the sidecar) and `X.html`
 /// ([`render_html`]) beside it, each atomically (temporary file in the same directory, then
-/// rename), creating parent directories.
-pub fn write(
-    report: &AuditReport,
-    markdown_path: &Path,
-    sidecar: &serde_json::Value,
-) -> Result<Written, ReportError> {
+/// rename), creating parent directories. Both renderings take the sidecar's typed evidence.
+pub fn write(sidecar: &Sidecar, markdown_path: &Path) -> Result<Written, ReportError> {
     let json_path = markdown_path.with_extension("json");
     let html_path = markdown_path.with_extension("html");
     if json_path == markdown_path || html_path == markdown_path {
@@ -1053,14 +1054,8 @@ pub fn write(
             markdown_path.display().to_string(),
         ));
     }
-    // The sidecar carries the evidence; one that does not (or not in this shape) only costs
-    // the report its locations and evidence lists.
-    let evidence: BTreeMap<String, Vec<Evidence>> = sidecar
-        .get("evidence")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    let markdown = render_markdown_with(report, &evidence, DEFAULT_TEMPLATE)?;
-    let html = render_html(report, &evidence)?;
+    let markdown = render_markdown_with(&sidecar.report, &sidecar.evidence, DEFAULT_TEMPLATE)?;
+    let html = render_html(&sidecar.report, &sidecar.evidence)?;
     let json = serde_json::to_vec_pretty(sidecar)?;
     write_atomic(markdown_path, markdown.as_bytes())?;
     write_atomic(&json_path, &json)?;

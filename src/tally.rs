@@ -129,12 +129,13 @@ pub fn ids(list: &[&Evidence]) -> Vec<String> {
     list.iter().map(|e| e.id.clone()).collect()
 }
 
-/// `fact [id]` items (see [`fact_text`]), at most `max`, then "and N more".
+/// The facts in plain words (see [`fact_text`]), at most `max`, then "and N more". No
+/// evidence ids: these texts are read in the report (the ids are in the JSON sidecar).
 pub fn describe(list: &[&Evidence], max: usize) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .take(max)
-        .map(|e| format!("{} [{}]", short(fact_text(e), 120), e.id))
+        .map(|e| short(fact_text(e), 120))
         .collect();
     if list.len() > max {
         parts.push(format!("and {} more", list.len() - max));
@@ -142,12 +143,12 @@ pub fn describe(list: &[&Evidence], max: usize) -> String {
     parts.join("; ")
 }
 
-/// `fact at location [id]` items (for prosecutors and remediation: where to look).
+/// `fact at location` items (for prosecutors and remediation: where to look), no ids.
 pub fn describe_located(list: &[&Evidence], max: usize) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .take(max)
-        .map(|e| format!("{} at {} [{}]", short(fact_text(e), 120), e.location, e.id))
+        .map(|e| format!("{} at {}", short(fact_text(e), 120), e.location))
         .collect();
     if list.len() > max {
         parts.push(format!("and {} more", list.len() - max));

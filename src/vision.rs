@@ -135,6 +135,12 @@ fn no_diagram(dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
         .collect()
 }
 
+/// Whether `e` is the evidence [`evidence_without_model`] records: diagrams left uninspected
+/// because no vision model was configured (a choice, not a grader failure).
+pub fn without_model(e: &Evidence) -> bool {
+    e.detective == Detective::VisionInspector && e.id.ends_with(".no_model")
+}
+
 /// Evidence for the `pdf_images` dimensions. Without a vision model the evidence says so
 /// (kind `Missing`), and the dimension takes the "evidence missing" path.
 pub fn evidence_without_model(

@@ -321,6 +321,9 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     for line in routes::grader_failures(&state.evidences) {
         tracing::warn!(submission = %input.submission, "{line}");
     }
+    if let Some(line) = routes::not_inspected_by_choice(&state.evidences) {
+        tracing::info!(submission = %input.submission, "{line}");
+    }
     let pack = Arc::new(EvidencePack {
         evidences: state.evidences.clone(),
         excerpts,

@@ -160,15 +160,16 @@ fn artifact_location(d: &Dimension) -> String {
 
 /// One line per distinct grader-side failure (evidence the grader could not collect): what,
 /// which criteria it leaves unassessed, and the fix. Logged at warn, the default level.
+/// Diagrams left uninspected because no vision model was configured are a choice, not a
+/// failure: see [`not_inspected_by_choice`].
 pub fn grader_failures(
     evidences: &std::collections::BTreeMap<String, Vec<Evidence>>,
 ) -> Vec<String> {
     let mut by_reason: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
     for (dim, list) in evidences {
-        for e in list
-            .iter()
-            .filter(|e| e.kind == crate::model::EvidenceKind::Missing)
-        {
+        for e in list.iter().filter(|e| {
+            e.kind == crate::model::EvidenceKind::Missing && !crate::vision::without_model(e)
+        }) {
             let reason = crate::tally::short(&e.rationale, 300);
             match by_reason.iter_mut().find(|(r, _, _)| *r == reason) {
                 Some((_, _, dims)) => {
@@ -190,6 +191,26 @@ pub fn grader_failures(
             )
         })
         .collect()
+}
+
+/// The notice for a run made without a vision model (offline judges, or
+/// `AUDITOR_VISION_MODEL=off`): which criteria's diagrams were not inspected and how to
+/// inspect them. Logged at info: the operator chose it. `None` when a vision model ran.
+pub fn not_inspected_by_choice(
+    evidences: &std::collections::BTreeMap<String, Vec<Evidence>>,
+) -> Option<String> {
+    let dims: Vec<&str> = evidences
+        .iter()
+        .filter(|(_, list)| list.iter().any(crate::vision::without_model))
+        .map(|(dim, _)| dim.as_str())
+        .collect();
+    (!dims.is_empty()).then(|| {
+        format!(
+            "diagrams not inspected ({}): no vision model configured (set AUDITOR_VISION_MODEL \
+             to a vision-capable model, with OPENAI_API_KEY or OPENAI_BASE_URL, to inspect them)",
+            dims.join(", ")
+        )
+    })
 }
 
 /// A repository that could not be read is recorded as an error too (exit code 3 either way).
@@ -286,5 +307,32 @@ mod tests {
         assert_eq!(e.kind, EvidenceKind::Fact);
         assert!(!e.found, "the student's absence is a requirement not met");
         assert!(grader_failures(&absent.evidences).is_empty());
+        assert_eq!(not_inspected_by_choice(&state.evidences), None);
+    }
+
+    #[test]
+    fn no_vision_model_by_choice_is_a_notice_not_a_failure() {
+        let r = rubric();
+        let dims = r.dimensions_for(crate::rubric::TargetArtifact::PdfImages);
+        let image = crate::pdf::DiagramImage {
+            page: 2,
+            width: 800,
+            height: 600,
+            kind: "raster".into(),
+            png: vec![0x89, b'P', b'N', b'G'],
+        };
+        let evidences = crate::vision::evidence_without_model(&[image], &dims);
+        assert!(
+            grader_failures(&evidences).is_empty(),
+            "a choice, not a failure"
+        );
+        let notice = not_inspected_by_choice(&evidences).expect("said");
+        assert!(
+            notice.starts_with("diagrams not inspected (")
+                && notice.contains("no vision model configured")
+                && notice.contains("AUDITOR_VISION_MODEL")
+                && notice.contains(&dims[0].id),
+            "{notice}"
+        );
     }
 }

@@ -32,7 +32,7 @@ use crate::actors::{RestartPolicy, Timeouts};
 use crate::exit::{self, CliError};
 use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
-use crate::model::{AuditReport, Judge};
+use crate::model::Judge;
 use crate::rubric::LoadedRubric;
 use backend::{BatchStore, StoreSpec};
 use clap::Args;
@@ -581,13 +581,8 @@ fn write_outputs(
     outputs::write_tables(out, rows, &dims, &title).map_err(BatchError::Internal)
 }
 
-fn report_of(sidecar: &str) -> Result<(AuditReport, serde_json::Value), String> {
-    let value: serde_json::Value =
-        serde_json::from_str(sidecar).map_err(|e| format!("stored report unreadable: {e}"))?;
-    let report: AuditReport =
-        serde_json::from_value(value.get("report").cloned().unwrap_or_default())
-            .map_err(|e| format!("stored report unreadable: {e}"))?;
-    Ok((report, value))
+fn report_of(sidecar: &str) -> Result<crate::report::Sidecar, String> {
+    crate::report::Sidecar::parse(sidecar).map_err(|e| format!("stored report unreadable: {e}"))
 }
 
 /// One [`GradeRow`] per manifest row, from this run's outcomes and the store. Reports missing
@@ -671,14 +666,15 @@ fn grade_rows(
             .and_then(|j| j.sidecar.as_deref())
             .map(report_of);
         let mut r = match graded {
-            Some(Ok((report, sidecar))) => {
+            Some(Ok(sidecar)) => {
+                let report = &sidecar.report;
                 let md = outputs::submission_dir(&cfg.out, &sub.id).join("report.md");
                 if !md.exists() || !md.with_extension("json").exists() {
-                    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &report, &sidecar) {
+                    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &sidecar) {
                         tracing::error!(error = %e, "could not write a report");
                     }
                 }
-                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &report);
+                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, report);
                 if stale {
                     r.flags.push(if interrupted {
                         "stale: graded in an earlier run, not re-checked in this interrupted run"

@@ -632,15 +632,10 @@ pub fn submission_dir(out: &Path, id: &str) -> PathBuf {
 
 /// Writes `report.md`, `report.html` and `report.json` of a graded submission (and removes a
 /// stale `failed.md`).
-pub fn write_report(
-    out: &Path,
-    id: &str,
-    report: &AuditReport,
-    sidecar: &serde_json::Value,
-) -> Result<(), String> {
+pub fn write_report(out: &Path, id: &str, sidecar: &crate::report::Sidecar) -> Result<(), String> {
     let dir = submission_dir(out, id);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    crate::report::write(report, &dir.join("report.md"), sidecar)
+    crate::report::write(sidecar, &dir.join("report.md"))
         .map_err(|e| format!("cannot write the report of {id}: {e}"))?;
     let _ = std::fs::remove_file(dir.join("failed.md"));
     Ok(())

@@ -471,7 +471,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         }
     };
     drop(coordinator);
-    let sidecar = crate::report::sidecar_json(
+    let sidecar = crate::report::Sidecar::new(
         &outcome.report,
         &outcome.state,
         outcome.repo_facts.as_ref(),
@@ -484,15 +484,19 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             sub.id
         ));
     }
+    let stored = match sidecar.to_json() {
+        Ok(s) => s,
+        Err(e) => return store_fail(ctx, sub, Some(job.id), e),
+    };
     if let Err(e) = ctx.store.finish_job(
         job.id,
-        &sidecar.to_string(),
+        &stored,
         outcome.report.overall_score,
         judge_failures,
     ) {
         return store_fail(ctx, sub, Some(job.id), e);
     }
-    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &outcome.report, &sidecar) {
+    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &sidecar) {
         // The report is in the store; the output stage writes it again.
         tracing::error!(submission = %sub.id, error = %e, "could not write the report files");
     }

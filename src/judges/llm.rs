@@ -260,8 +260,9 @@ impl LlmJudges {
                 persona,
                 criterion_id: criterion,
                 detail: format!(
-                    "no valid opinion from model {model} after {answers} answer(s); last \
-                         answer rejected: {last_error}"
+                    "no valid opinion from model {model} after {}; last answer rejected: \
+                     {last_error}",
+                    crate::words::count(answers as usize, "answer", "answers")
                 ),
                 attempts: requests,
             }),
@@ -463,8 +464,8 @@ pub fn serialise_focused(
         .max(1);
     let snippet_max = (SNIPPET_BUDGET / with_snippet).clamp(MIN_SNIPPET_CHARS, MAX_SNIPPET_CHARS);
     let mut s = format!(
-        "## Evidence of `{criterion_id}` ({} item(s))\n",
-        f.own.len()
+        "## Evidence of `{criterion_id}` ({})\n",
+        crate::words::count(f.own.len(), "item", "items")
     );
     if f.own.is_empty() {
         s.push_str("(none: the detectives found nothing for it)\n");
@@ -491,7 +492,8 @@ pub fn serialise_focused(
     }
     if brief > 0 {
         s.push_str(&format!(
-            "({brief} item(s) above written without goal, rationale and snippet, for length)\n"
+            "({} above written without goal, rationale and snippet, for length)\n",
+            crate::words::count(brief, "item", "items")
         ));
     }
     if !f.cross.is_empty() {
@@ -910,6 +912,11 @@ mod tests {
             "[safe_tool_engineering] repo.security.os_system.0 | security_finding | yes"
         ));
         assert!(text.contains("[report_accuracy] doc.claim.path.0 | contradiction | yes"));
+        assert!(
+            text.starts_with("## Evidence of `graph_orchestration` (2 items)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("(s)"), "{text}");
     }
 
     #[test]

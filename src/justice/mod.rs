@@ -282,7 +282,7 @@ fn evidence_missing_flag(case: &Case, flags: &[CriterionFlag]) -> Option<Criteri
         .map(|e| {
             format!(
                 "{} ({}): {}",
-                e.id,
+                facts::short(&e.goal, 80),
                 e.location,
                 facts::short(&e.rationale, 160)
             )
@@ -671,7 +671,7 @@ fn cited_facts(o: &JudicialOpinion, evidence: &[Evidence]) -> String {
                     (EvidenceKind::Missing, _) => "missing",
                     (_, false) => "cleared",
                 };
-                format!("{} [{}: {state}]", facts::short(&e.goal, 70), e.id)
+                format!("{} ({state})", facts::short(&e.goal, 70))
             })
             .collect();
         parts.push(described.join("; "));
@@ -681,12 +681,8 @@ fn cited_facts(o: &JudicialOpinion, evidence: &[Evidence]) -> String {
     }
     if !unknown.is_empty() {
         parts.push(format!(
-            "ids outside this criterion: {}",
-            unknown
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "{} not among this criterion's evidence",
+            crate::words::count(unknown.len(), "cited item", "cited items")
         ));
     }
     parts.join("; ")

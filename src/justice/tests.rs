@@ -192,6 +192,10 @@ fn fact_supremacy_table() {
             r.rules_applied
         );
         assert_eq!(score_of(&r), expected, "case {i}");
+        // the report reads these texts: plain language, no evidence ids in brackets
+        for a in &r.rules_applied {
+            assert!(!a.detail.contains('['), "case {i}: {}", a.detail);
+        }
     }
 }
 
@@ -287,8 +291,9 @@ fn dissent_names_both_sides_scores_and_facts() {
     let s = r.dissent_summary.expect("dissent required");
     assert!(s.contains("Defense (5)"), "{s}");
     assert!(s.contains("Prosecutor (1)"), "{s}");
-    assert!(s.contains("requirement gap [gap: not met]"), "{s}");
-    assert!(s.contains("requirement met.one [met.one: met]"), "{s}");
+    assert!(s.contains("requirement gap (not met)"), "{s}");
+    assert!(s.contains("requirement met.one (met)"), "{s}");
+    assert!(!s.contains('['), "plain language, no evidence ids: {s}");
     assert!(
         s.contains("Tech Lead (3)") || s.contains("TechLead (3)"),
         "{s}"

@@ -233,13 +233,14 @@ impl LlmClient {
             let failure = retry::classify(&err);
             let give_up = |why: String| CallError {
                 message: format!(
-                    "{} after {requests} request(s) to {} (model {}): {why}",
+                    "{} after {} to {} (model {}): {why}",
                     match failure {
                         Failure::RateLimited { .. } => "rate limited",
                         Failure::Transient { .. } => "LLM request failed",
                         Failure::Permanent { .. } => "LLM request rejected",
                         Failure::SchemaUnsupported { .. } => "structured output unsupported",
                     },
+                    crate::words::count(requests as usize, "request", "requests"),
                     self.endpoint,
                     req.model,
                 ),

@@ -58,7 +58,9 @@ pub struct Asked<U> {
 pub enum AskError {
     /// Every answer was free text or failed validation.
     #[error(
-        "no valid answer after {answers} answer(s) ({requests} request(s)); last answer rejected: {last_error}"
+        "no valid answer after {} ({}); last answer rejected: {last_error}",
+        crate::words::count(*.answers as usize, "answer", "answers"),
+        crate::words::count(*.requests as usize, "request", "requests")
     )]
     Invalid {
         last_error: String,
@@ -214,4 +216,30 @@ pub fn user_message(text: String) -> ChatCompletionRequestMessage {
         content: ChatCompletionRequestUserMessageContent::Text(text),
         name: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AskError;
+
+    #[test]
+    fn an_invalid_answer_counts_its_answers_and_requests_in_words() {
+        let one = AskError::Invalid {
+            last_error: "not JSON".into(),
+            answers: 1,
+            requests: 1,
+            usage: Default::default(),
+        }
+        .to_string();
+        assert!(one.contains("after 1 answer (1 request);"), "{one}");
+        let more = AskError::Invalid {
+            last_error: "not JSON".into(),
+            answers: 2,
+            requests: 3,
+            usage: Default::default(),
+        }
+        .to_string();
+        assert!(more.contains("after 2 answers (3 requests);"), "{more}");
+        assert!(!one.contains("(s)") && !more.contains("(s)"));
+    }
 }

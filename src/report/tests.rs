@@ -1,7 +1,7 @@
 use super::*;
 use crate::justice::{compose, deliberate, tests::offline_audit};
 use crate::model::{
-    AuditError, Confidence, Detective, Evidence, EvidenceKind, Judge, JudgeFailure,
+    AuditError, AuditState, Confidence, Detective, Evidence, EvidenceKind, Judge, JudgeFailure,
     JudicialOpinion, RunMetadata, Score, TokenUsage,
 };
 use crate::rubric::{EMBEDDED_RUBRIC, Rubric};
@@ -204,18 +204,25 @@ fn the_top_40_lines_hold_the_verdict_the_table_what_was_audited_and_located_find
     let md = render_markdown_with(&report, &ev, DEFAULT_TEMPLATE).unwrap();
     let top = first_lines(&md, 40);
     assert!(
-        top.contains(&format!("**Verdict:** {}", report.verdict)),
-        "{top}"
-    );
-    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
-    assert!(
         top.contains(&format!(
-            "**Overall score:** {:.2}/5 over {assessed} of {} criteria",
-            report.overall_score.unwrap(),
-            report.criteria.len()
+            "**Verdict:** {}",
+            report.verdict.trim_end_matches('.')
         )),
         "{top}"
     );
+    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
+    // one sentence says the verdict with the score; no second line repeats it
+    let score = format!("{:.2}/5", report.overall_score.unwrap());
+    assert!(
+        report.verdict.contains(&format!(
+            "{score} over {assessed} of {} criteria",
+            report.criteria.len()
+        )),
+        "{}",
+        report.verdict
+    );
+    assert_eq!(top.matches(&score).count(), 1, "{top}");
+    assert!(!top.contains("Overall score"), "{top}");
     // one table, every criterion in it, in the rubric's order, with the three judges' scores
     assert_eq!(
         md.matches("| # | Criterion | Final | Prosecutor | Defense | Tech Lead | Flags |")
@@ -514,12 +521,16 @@ fn write_creates_dirs_and_the_three_files_atomically() {
     let report = offline_report();
     let dir = tempfile::tempdir().unwrap();
     let md_path = dir.path().join("nested/deeper/audit.md");
-    let side = sidecar(&report, &evidence()).unwrap();
+    let state = AuditState {
+        evidences: evidence(),
+        ..Default::default()
+    };
+    let side = Sidecar::new(&report, &state, None, None);
     let Written {
         markdown: md,
         json,
         html,
-    } = write(&report, &md_path, &side).unwrap();
+    } = write(&side, &md_path).unwrap();
     assert_eq!(md, md_path);
     assert_eq!(json, dir.path().join("nested/deeper/audit.json"));
     assert_eq!(html, dir.path().join("nested/deeper/audit.html"));
@@ -544,21 +555,44 @@ fn write_creates_dirs_and_the_three_files_atomically() {
         .unwrap()
         .count();
     assert_eq!(entries, 3);
+    // the file written is the one typed shape: it parses back whole
+    let parsed = Sidecar::parse(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(parsed.report, report);
+    assert_eq!(parsed.evidence, state.evidences);
     // overwriting works
-    write(&report, &md_path, &side).unwrap();
+    write(&side, &md_path).unwrap();
+}
+
+#[test]
+fn a_sidecar_of_another_shape_is_an_error_not_an_empty_report() {
+    let report = offline_report();
+    let good = Sidecar::new(&report, &AuditState::default(), None, None)
+        .to_json()
+        .unwrap();
+    assert!(Sidecar::parse(&good).is_ok());
+    let mut other: serde_json::Value = serde_json::from_str(&good).unwrap();
+    other["evidence"] = serde_json::json!([{"id": "x"}]);
+    let e = Sidecar::parse(&other.to_string()).unwrap_err();
+    assert!(
+        matches!(e, ReportError::Sidecar(_)) && e.to_string().contains("expected shape"),
+        "{e}"
+    );
+    let e = Sidecar::parse(r#"{"report": {}}"#).unwrap_err();
+    assert!(matches!(e, ReportError::Sidecar(_)), "{e}");
 }
 
 #[test]
 fn write_refuses_a_json_markdown_path_and_reports_unwritable_dirs() {
     let report = offline_report();
+    let side = Sidecar::new(&report, &AuditState::default(), None, None);
     let dir = tempfile::tempdir().unwrap();
     for bad in ["x.json", "x.html"] {
-        let e = write(&report, &dir.path().join(bad), &serde_json::json!({})).unwrap_err();
+        let e = write(&side, &dir.path().join(bad)).unwrap_err();
         assert!(matches!(e, ReportError::PathCollision(_)), "{e}");
     }
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "x").unwrap();
-    let e = write(&report, &blocker.join("sub/r.md"), &serde_json::json!({})).unwrap_err();
+    let e = write(&side, &blocker.join("sub/r.md")).unwrap_err();
     assert!(e.to_string().contains("cannot write"), "{e}");
 }
 
@@ -603,4 +637,35 @@ fn a_long_opinion_is_shown_in_whole_sentences_never_cut_mid_word() {
     assert!(b.ends_with("word…"), "{b}");
     // short enough: whole, on one line
     assert_eq!(brief("Fine.\nDone.", 50), "Fine. Done.");
+}
+
+#[test]
+fn the_verdict_sentence_says_what_the_score_leaves_out_once() {
+    let ev = evidence();
+    let mut report = offline_report();
+    let (id, name) = (
+        report.criteria[0].dimension_id.clone(),
+        report.criteria[0].dimension_name.clone(),
+    );
+    report.criteria[0] =
+        CriterionResult::not_assessed(id, name, "no image could be extracted", "re-run");
+    let md = render_markdown_with(&report, &ev, DEFAULT_TEMPLATE).unwrap();
+    let top = first_lines(&md, 40);
+    let left_out = report.criteria.iter().filter(|c| !c.is_assessed()).count();
+    assert!(left_out > 0);
+    let line = top
+        .lines()
+        .find(|l| l.starts_with("**Verdict:**"))
+        .expect("a verdict line");
+    assert!(
+        line.ends_with(&format!(
+            "({left_out} not assessed by the grader, excluded)."
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        top.matches("not assessed by the grader").count(),
+        1,
+        "{top}"
+    );
 }

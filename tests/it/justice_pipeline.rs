@@ -163,8 +163,12 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
 
     let dir = tempfile::tempdir().expect("tempdir");
     let md_path = dir.path().join("out/audit.md");
-    let side = report::sidecar(&audit, &evidence).expect("sidecar");
-    let written = report::write(&audit, &md_path, &side).expect("write");
+    let state = auditor::model::AuditState {
+        evidences: evidence.clone(),
+        ..Default::default()
+    };
+    let side = report::Sidecar::new(&audit, &state, None, None);
+    let written = report::write(&side, &md_path).expect("write");
     let (md, json) = (written.markdown, written.json);
     let text = std::fs::read_to_string(md).expect("markdown");
     for section in [
