@@ -493,14 +493,14 @@ fn print_summary(
     written: &crate::report::Written,
     notes: &[crate::report::outcome::Note],
 ) {
-    println!("Report: {}", written.markdown.display());
-    println!("HTML:   {}", written.html.display());
-    println!("JSON:   {}", written.json.display());
+    crate::console::say!("Report: {}", written.markdown.display());
+    crate::console::say!("HTML:   {}", written.html.display());
+    crate::console::say!("JSON:   {}", written.json.display());
     match report.overall_score {
-        Some(_) => println!("Verdict: {}", report.verdict),
-        None => println!("{}", report.verdict),
+        Some(_) => crate::console::say!("Verdict: {}", report.verdict),
+        None => crate::console::say!("{}", report.verdict),
     }
-    println!(
+    crate::console::say!(
         "Judges: {}",
         match report.metadata.judge_mode {
             crate::model::JudgeMode::Offline => "offline (deterministic rules, no LLM)".to_string(),
@@ -525,26 +525,26 @@ fn print_summary(
         } else {
             "  [not assessed]"
         };
-        println!("  {score}  {}{flag}", c.dimension_name);
+        crate::console::say!("  {score}  {}{flag}", c.dimension_name);
     }
     if report.metadata.tokens.input_tokens + report.metadata.tokens.output_tokens > 0 {
-        println!(
+        crate::console::say!(
             "Tokens: {} in ({} cached), {} out",
             report.metadata.tokens.input_tokens,
             report.metadata.tokens.cached_input_tokens,
             report.metadata.tokens.output_tokens
         );
     }
-    println!(
+    crate::console::say!(
         "Duration: {:.1} s",
         report.metadata.duration_ms as f64 / 1000.0
     );
     for n in notes {
-        println!("{}", n.line());
+        crate::console::say!("{}", n.line());
     }
     let attention = notes.iter().filter(|n| !n.by_choice).count();
     if attention > 0 {
-        println!(
+        crate::console::say!(
             "Exit code 3: {} (see the report).",
             crate::words::count(
                 attention,
@@ -579,18 +579,18 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
             "evidences": collected.state.evidences,
             "errors": collected.state.errors,
         });
-        println!(
+        crate::console::say!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(CliError::internal)?
         );
     } else {
         if let Some(repo) = &collected.repo_facts {
-            println!("{}", crate::repo::summary_text(repo));
+            crate::console::say!("{}", crate::repo::summary_text(repo));
         }
         for (dim, evs) in &collected.state.evidences {
-            println!("\n== {dim}");
+            crate::console::say!("\n== {dim}");
             for e in evs {
-                println!(
+                crate::console::say!(
                     "  [{}] {} — {} ({})",
                     if e.found { "found" } else { "absent" },
                     e.goal,
@@ -659,9 +659,9 @@ fn run_sample(args: SampleArgs) -> Result<i32, CliError> {
     let pdf_path = out.join("report.pdf");
     std::fs::write(&pdf_path, pdf)
         .map_err(|e| CliError::internal_while(format!("cannot write {}", pdf_path.display()), e))?;
-    println!("Sample repository: {} (HEAD {head})", repo_dir.display());
-    println!("Sample report:     {}", pdf_path.display());
-    println!(
+    crate::console::say!("Sample repository: {} (HEAD {head})", repo_dir.display());
+    crate::console::say!("Sample report:     {}", pdf_path.display());
+    crate::console::say!(
         "Audit it with: auditor --repo {} --pdf {}",
         repo_dir.display(),
         pdf_path.display()
@@ -705,12 +705,12 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, CliError> {
     let result =
         calibrate::calibrate(&grades, &human, &names, args.top).map_err(CliError::bad_input)?;
     if args.json {
-        println!(
+        crate::console::say!(
             "{}",
             serde_json::to_string_pretty(&result).map_err(CliError::internal)?
         );
     } else {
-        print!("{}", calibrate::markdown(&result, &names));
+        crate::console::say!("{}", calibrate::markdown(&result, &names).trim_end());
     }
     Ok(exit::OK)
 }

@@ -10,6 +10,7 @@ pub mod alloc;
 pub mod batch;
 pub(crate) mod calibrate;
 pub mod cli;
+pub mod console;
 pub mod exit;
 pub(crate) mod files;
 pub mod interrupt;

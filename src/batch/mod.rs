@@ -520,7 +520,7 @@ fn from_store(
                 None,
             ));
         }
-        println!(
+        crate::console::say!(
             "Cohort {} in {}: {} submissions: {done} done, {failed} failed, {running} started and unfinished, {waiting} not started ({} invalid rows)",
             args.manifest.display(),
             store.shown(),
@@ -528,11 +528,13 @@ fn from_store(
             manifest.bad_rows().count()
         );
         for l in lines {
-            println!("{l}");
+            crate::console::say!("{l}");
         }
-        println!(
+        crate::console::say!(
             "Judges, all workers and runs: {} requests sent ({} asked more than once), {} answers from the cache",
-            counters.asked, counters.asked_more_than_once, counters.cache_hits
+            counters.asked,
+            counters.asked_more_than_once,
+            counters.cache_hits
         );
         return Ok(BatchSummary {
             rows,
@@ -717,7 +719,7 @@ fn print_summary(s: &BatchSummary) {
         return;
     }
     let count = |st: RowStatus| s.rows.iter().filter(|r| r.status == st).count();
-    println!(
+    crate::console::say!(
         "Batch: {} rows: {} graded, {} failed, {} invalid, {} pending{}",
         s.rows.len(),
         count(RowStatus::Done),
@@ -731,14 +733,17 @@ fn print_summary(s: &BatchSummary) {
         }
     );
     if s.offline_judges {
-        println!("Judges: offline (deterministic rules, no LLM): nothing was sent to a model");
+        crate::console::say!(
+            "Judges: offline (deterministic rules, no LLM): nothing was sent to a model"
+        );
     } else {
-        println!(
+        crate::console::say!(
             "Judges: {} requests sent in this run, {} answers from the cache",
-            s.asked_this_run, s.cache_hits_this_run
+            s.asked_this_run,
+            s.cache_hits_this_run
         );
     }
-    println!("Grades:    {}", s.out.join("grades.csv").display());
-    println!("Summary:   {}", s.out.join("summary.md").display());
-    println!("Dashboard: {}", s.out.join("index.html").display());
+    crate::console::say!("Grades:    {}", s.out.join("grades.csv").display());
+    crate::console::say!("Summary:   {}", s.out.join("summary.md").display());
+    crate::console::say!("Dashboard: {}", s.out.join("index.html").display());
 }

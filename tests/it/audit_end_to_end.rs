@@ -394,3 +394,30 @@ async fn llm_judges_answer_every_criterion_from_their_own_requests() {
             > 0
     );
 }
+
+#[test]
+fn a_closed_stdout_does_not_turn_a_finished_audit_into_a_panic() {
+    // `auditor … | head -1`: the reader is gone before the summary is printed.
+    let f = Fixture::sample();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("AUDITOR_VISION_MODEL")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .arg("--repo")
+        .arg(f.repo())
+        .arg("--pdf")
+        .arg(f.pdf())
+        .arg("--output")
+        .arg(f.out())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(f.out().exists(), "the report is written all the same");
+}
