@@ -7,7 +7,7 @@
 use super::RepoFacts;
 use super::python::graph::{Branching, GraphFacts};
 use super::python::prompts::PERSONAS;
-use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
+use crate::model::{Confidence, Detective, Evidence, EvidenceKind, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -187,7 +187,15 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             ),
             1.0,
         )
-        .with_content(listing.join("\n")),
+        .with_content(listing.join("\n"))
+        .with_measure(Measure::History(HistoryMeasure {
+            commits: h.commit_count,
+            merges: h.merge_count,
+            pattern: h.pattern.clone(),
+            largest_commit_share: h.largest_commit_share,
+            top2_share: h.top2_share,
+            burst_share: h.burst_share,
+        })),
         fact(
             "repo.history.pattern",
             goal,
@@ -1303,22 +1311,28 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         .iter()
         .filter(|r| r.found && r.rule != "dissent_requirement")
         .count();
-    v.push(fact(
-        "repo.justice.deterministic",
-        goal,
-        rules_found > 0,
-        at.clone(),
-        format!(
-            "{} if/elif branches, {rules_found} named rules implemented in code{}",
-            j.branches,
-            if j.calls_llm {
-                "; the justice code also calls an LLM"
-            } else {
-                "; no LLM call in the justice code"
-            }
-        ),
-        0.85,
-    ));
+    v.push(
+        fact(
+            "repo.justice.deterministic",
+            goal,
+            rules_found > 0,
+            at.clone(),
+            format!(
+                "{} if/elif branches, {rules_found} named rules implemented in code{}",
+                j.branches,
+                if j.calls_llm {
+                    "; the justice code also calls an LLM"
+                } else {
+                    "; no LLM call in the justice code"
+                }
+            ),
+            0.85,
+        )
+        .with_measure(Measure::Justice {
+            named_rules: rules_found,
+            calls_llm: j.calls_llm,
+        }),
+    );
     for r in &j.rules {
         v.push(fact(
             &format!("repo.justice.rule.{}", r.rule),
