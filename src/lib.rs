@@ -11,6 +11,7 @@ pub mod batch;
 pub mod calibrate;
 pub mod cli;
 pub mod exit;
+pub mod family;
 pub mod files;
 pub mod interrupt;
 pub mod judges;

@@ -35,59 +35,17 @@
 
 use crate::model::{Evidence, EvidenceKind, HistoryMeasure, Measure};
 
-/// The family of facts a criterion is judged on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    History,
-    Graph,
-    State,
-    Safety,
-    Structured,
-    Nuance,
-    Justice,
-    Concepts,
-    CrossReference,
-}
-
-impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::History => "git history",
-            Family::Graph => "graph orchestration",
-            Family::State => "state management",
-            Family::Safety => "safe tool engineering",
-            Family::Structured => "structured output",
-            Family::Nuance => "judicial nuance",
-            Family::Justice => "Chief Justice synthesis",
-            Family::Concepts => "theoretical depth",
-            Family::CrossReference => "report cross-reference",
-        }
-    }
-}
-
-/// What a family's facts are called (a segment of their ids).
-const FAMILY_IDS: [(&str, Family); 9] = [
-    (".history.", Family::History),
-    (".graph.", Family::Graph),
-    (".state.", Family::State),
-    (".security.", Family::Safety),
-    (".structured_output.", Family::Structured),
-    (".personas.", Family::Nuance),
-    (".justice.", Family::Justice),
-    (".concept.", Family::Concepts),
-    (".path", Family::CrossReference),
-];
+pub use crate::family::Family;
 
 /// The family most of the criterion's facts belong to (run-time graph defects, filed under the
 /// criterion they harm, do not vote).
 pub fn family(evidence: &[Evidence]) -> Option<Family> {
     let mut votes: Vec<(Family, usize)> = Vec::new();
     for e in evidence.iter().filter(|e| !e.id.contains(".defect.")) {
-        let id = format!("{}.", e.id);
-        if let Some((_, f)) = FAMILY_IDS.iter().find(|(seg, _)| id.contains(seg)) {
-            match votes.iter_mut().find(|(g, _)| g == f) {
+        if let Some(f) = Family::of(&e.id) {
+            match votes.iter_mut().find(|(g, _)| *g == f) {
                 Some((_, n)) => *n += 1,
-                None => votes.push((*f, 1)),
+                None => votes.push((f, 1)),
             }
         }
     }
