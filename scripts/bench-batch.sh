@@ -4,7 +4,9 @@
 # Builds N fixture student repositories (git CLI, dated commits), then grades them with
 # `--concurrency C` against judges that answer after LATENCY_MS behind a limiter of LIMIT
 # requests at once (the hidden --simulate-* options: offline judges standing in for an
-# OpenAI-compatible server with that latency behind the LLM limiter). Reports peak RSS
+# OpenAI-compatible server with that latency behind the LLM limiter). Those options exist only
+# in builds with debug assertions: the script builds the `sim` profile (release optimisation
+# plus debug assertions), never the release binary users get. Reports peak RSS
 # (/usr/bin/time -v) and throughput against the limiter's ceiling (LIMIT / latency requests/s).
 #
 # Usage: scripts/bench-batch.sh [N=200] [C=32] [LATENCY_MS=1000] [LIMIT=32]
@@ -19,7 +21,7 @@
 #   no THP + purge_delay 0 (src/main.rs tune_mimalloc; load 1.8-0.5, run alongside
 #   scripts/bench-batch-llm.sh):                        wall 189.0 s = 99.2%; peak RSS 40.7 MB.
 #   (N=40: defaults 92.9 MB, of which 56 MB AnonHugePages; without THP only: 39.8 MB.)
-# Env:   AUDITOR=path/to/auditor (default: target/release/auditor, built if missing)
+# Env:   AUDITOR=path/to/auditor (default: target/sim/auditor, built if missing)
 #        KEEP=1 keeps the work directory.
 set -euo pipefail
 N=${1:-200}
@@ -27,9 +29,9 @@ C=${2:-32}
 LATENCY_MS=${3:-1000}
 LIMIT=${4:-32}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=${AUDITOR:-$ROOT/target/release/auditor}
+BIN=${AUDITOR:-${CARGO_TARGET_DIR:-$ROOT/target}/sim/auditor}
 if [[ ! -x $BIN ]]; then
-  (cd "$ROOT" && cargo build --release --bin auditor)
+  (cd "$ROOT" && cargo build --profile sim --bin auditor)
 fi
 WORK=$(mktemp -d)
 [[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT

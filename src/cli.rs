@@ -618,10 +618,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
     Ok(if degraded { exit::INCOMPLETE } else { exit::OK })
 }
 
-fn first_error(
-    collected: &crate::actors::coordinator::Collected,
-    stage: crate::model::Stage,
-) -> Option<String> {
+fn first_error(collected: &crate::actors::Collected, stage: crate::model::Stage) -> Option<String> {
     collected
         .state
         .errors

@@ -4,10 +4,10 @@
 //! [`AuditBuilder`] assembles the [`AuditInput`] (the defaults live here, once); [`run`] and
 //! [`collect_evidence`] start a coordinator in a fresh actix system and stop it on Ctrl-C.
 
-use crate::actors::coordinator::{CollectEvidence, Collected};
 use crate::actors::{
     AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
 };
+use crate::actors::{CollectEvidence, Collected};
 use crate::exit::CliError;
 use crate::judges::JudgeService;
 use crate::llm::LlmSession;

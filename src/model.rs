@@ -106,15 +106,6 @@ pub enum Judge {
 impl Judge {
     pub const ALL: [Judge; 3] = [Judge::Prosecutor, Judge::Defense, Judge::TechLead];
 
-    /// The key used for this persona in a rubric's `judicial_logic` object.
-    pub fn rubric_key(self) -> &'static str {
-        match self {
-            Judge::Prosecutor => "prosecutor",
-            Judge::Defense => "defense",
-            Judge::TechLead => "tech_lead",
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Judge::Prosecutor => "Prosecutor",

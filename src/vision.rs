@@ -291,22 +291,13 @@ pub async fn inspect(
         let spec = &spec;
         let model = &model;
         async move {
-            let r = llm::ask(
-                llm.client(),
-                llm.switch(),
-                model,
-                messages,
-                spec,
-                llm.config().max_answer_attempts,
-                validate_answer,
-                |err| {
-                    format!(
-                        "Your previous answer was rejected: {err}. Answer again about the image \
+            let r = llm::ask(llm, model, messages, spec, validate_answer, |err| {
+                format!(
+                    "Your previous answer was rejected: {err}. Answer again about the image \
                          on page {}, with only the JSON object required.",
-                        image.page
-                    )
-                },
-            )
+                    image.page
+                )
+            })
             .await;
             match r {
                 Ok(asked) => {

@@ -47,15 +47,6 @@ impl<K: Ord + Clone, V> Barrier<K, V> {
         self.arrived.len() == self.expected.len()
     }
 
-    /// Branches still awaited.
-    pub fn pending(&self) -> Vec<K> {
-        self.expected
-            .iter()
-            .filter(|k| !self.arrived.contains_key(*k))
-            .cloned()
-            .collect()
-    }
-
     pub fn expected_len(&self) -> usize {
         self.expected.len()
     }
@@ -82,7 +73,6 @@ pub struct RestartIntensity {
     max_restarts: u32,
     window: Duration,
     recent: VecDeque<Instant>,
-    total: u32,
 }
 
 impl RestartIntensity {
@@ -91,7 +81,6 @@ impl RestartIntensity {
             max_restarts,
             window,
             recent: VecDeque::new(),
-            total: 0,
         }
     }
 
@@ -108,13 +97,7 @@ impl RestartIntensity {
             return false;
         }
         self.recent.push_back(now);
-        self.total += 1;
         true
-    }
-
-    /// Restarts granted so far.
-    pub fn total(&self) -> u32 {
-        self.total
     }
 }
 
@@ -128,7 +111,7 @@ mod tests {
         assert!(!b.is_complete());
         b.arrive("repo", 1).unwrap();
         b.arrive("doc", 2).unwrap();
-        assert_eq!(b.pending(), vec!["vision"]);
+        assert_eq!(b.arrived_len(), 2);
         assert!(!b.is_complete());
         b.arrive("vision", 3).unwrap();
         assert!(b.is_complete());
@@ -158,6 +141,5 @@ mod tests {
         assert!(!r.allow(t0 + Duration::from_secs(2)));
         // once the window has passed, restarts are allowed again
         assert!(r.allow(t0 + Duration::from_secs(12)));
-        assert_eq!(r.total(), 3);
     }
 }

@@ -17,9 +17,7 @@
 //! is restarted by its `Supervisor` and the request re-sent, within the restart intensity; past
 //! it, or after invalid answers, the opinion is recorded as failed and the criterion flagged.
 
-use super::audit::{AuditInput, AuditOutcome, PdfSource};
-// TEMP: re-exported until the CLI and batch import it from `actors`.
-pub use super::audit::Collected;
+use super::audit::{AuditInput, AuditOutcome, Collected, PdfSource};
 use super::barrier::Barrier;
 use super::branch::{self, NoPdf, PdfBytes};
 use super::chief_justice::{ChiefJustice, Compose, Deliberate};

@@ -221,7 +221,6 @@ pub struct InspectDiagrams {
 
 #[derive(Debug, Clone)]
 pub struct VisionOutput {
-    pub diagrams: usize,
     pub evidence: EvidenceMap,
     /// Tokens the vision model used (counted in the audit's totals).
     pub usage: crate::model::TokenUsage,
@@ -249,11 +248,7 @@ impl Handler<InspectDiagrams> for VisionInspector {
                     crate::model::TokenUsage::default(),
                 ),
             };
-            Ok(VisionOutput {
-                diagrams: images.len(),
-                evidence,
-                usage,
-            })
+            Ok(VisionOutput { evidence, usage })
         })
     }
 }

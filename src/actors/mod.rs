@@ -1,17 +1,19 @@
 //! The actor shell: a `Coordinator` (supervisor) owning one audit, detective actors, judge
 //! actors and the Chief Justice actor, exchanging typed messages. The graph's topology is in
-//! [`coordinator`]; its pure bookkeeping in [`barrier`] and [`routes`].
+//! `coordinator`; the audit's plain data in `audit`; a detective branch in `branch`, the
+//! criterion barriers in `criteria`, judge supervision in `supervision`, the spans in
+//! `spans`; pure bookkeeping in `barrier`, `routes` and `aggregate`.
 
-pub mod aggregate;
-pub mod audit;
-pub mod barrier;
+pub(crate) mod aggregate;
+pub(crate) mod audit;
+pub(crate) mod barrier;
 mod branch;
-pub mod chief_justice;
-pub mod coordinator;
+pub(crate) mod chief_justice;
+pub(crate) mod coordinator;
 mod criteria;
-pub mod detectives;
-pub mod judges;
-pub mod routes;
+pub(crate) mod detectives;
+pub(crate) mod judges;
+pub(crate) mod routes;
 mod spans;
 mod supervision;
 

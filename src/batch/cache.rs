@@ -11,8 +11,9 @@
 //!
 //! Failures are never cached: a request that failed is asked again on the next run.
 
+use super::backend::BatchStore;
 use super::progress::Stats;
-use super::store::{CachedResponse, Store};
+use super::store::CachedResponse;
 use crate::judges::{JudgeAnswer, JudgeFault, JudgeFuture, JudgeRequest, JudgeService};
 use crate::model::{Judge, JudgeMode, JudicialOpinion, TokenUsage};
 use futures::FutureExt;
@@ -84,7 +85,7 @@ type SharedAnswer = Shared<LocalBoxFuture<'static, Result<JudgeAnswer, JudgeFaul
 /// What every submission's cache wrapper shares: the store, the inner service, the counters
 /// and the requests in flight.
 pub struct CacheShared {
-    pub store: Rc<Store>,
+    pub store: Rc<dyn BatchStore>,
     pub inner: Rc<dyn JudgeService>,
     pub stats: Rc<Stats>,
     pub judge_config: String,
@@ -93,7 +94,7 @@ pub struct CacheShared {
 
 impl CacheShared {
     pub fn new(
-        store: Rc<Store>,
+        store: Rc<dyn BatchStore>,
         inner: Rc<dyn JudgeService>,
         stats: Rc<Stats>,
         judge_config: String,
@@ -193,7 +194,7 @@ impl JudgeService for CachedJudges {
                             .request_finished(result.as_ref().ok().map(|a| a.usage));
                         if let Ok(answer) = &result {
                             persist(
-                                &s2.store,
+                                s2.store.as_ref(),
                                 &k2,
                                 persona,
                                 &criterion,
@@ -233,7 +234,7 @@ impl JudgeService for CachedJudges {
 }
 
 fn persist(
-    store: &Store,
+    store: &dyn BatchStore,
     key: &str,
     persona: Judge,
     criterion: &str,
@@ -259,13 +260,16 @@ fn persist(
 }
 
 /// A judge service for tests and benchmarks: answers like `inner` after a fixed delay, with at
-/// most `max_in_flight` requests at once (a stand-in for an LLM behind its limiter).
+/// most `max_in_flight` requests at once (a stand-in for an LLM behind its limiter). Not in
+/// release binaries.
+#[cfg(debug_assertions)]
 pub struct SimulatedLatency {
     pub inner: Rc<dyn JudgeService>,
     pub delay: std::time::Duration,
     pub limiter: Rc<tokio::sync::Semaphore>,
 }
 
+#[cfg(debug_assertions)]
 impl JudgeService for SimulatedLatency {
     fn judge(&self, req: JudgeRequest) -> JudgeFuture {
         let fut = self.inner.judge(req);
@@ -291,6 +295,7 @@ impl JudgeService for SimulatedLatency {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::store::Store;
     use crate::judges::{EvidencePack, OfflineJudges};
     use crate::model::{Confidence, Detective, Evidence};
     use std::cell::Cell;

@@ -223,9 +223,11 @@ pub fn child_main() -> i32 {
     }
 }
 
-/// Testing only: `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID
-/// abort, `oom:ID` makes it allocate until the memory limit stops it (how a submission that
-/// crashes PDFium or exhausts memory looks from the parent).
+/// Testing only, absent from release binaries (compiled with debug assertions only):
+/// `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID abort, `oom:ID`
+/// makes it allocate until the memory limit stops it (how a submission that crashes PDFium or
+/// exhausts memory looks from the parent).
+#[cfg(debug_assertions)]
 fn fault_injection(submission: &str) {
     let Ok(spec) = std::env::var("AUDITOR_TEST_COLLECT_FAULT") else {
         return;
@@ -244,3 +246,6 @@ fn fault_injection(submission: &str) {
         }
     }
 }
+
+#[cfg(not(debug_assertions))]
+fn fault_injection(_submission: &str) {}

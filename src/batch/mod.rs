@@ -4,7 +4,9 @@
 //! |---|---|
 //! | [`manifest`] | reads the manifest (CSV or JSON Lines); bad rows reported by line, the others proceed |
 //! | [`resolve`] | the commit each submission is audited at (part of its job key), before any work |
+//! | [`backend`] | the store interface ([`backend::BatchStore`]) and the choice of backend (`--store`) |
 //! | [`store`] | SQLite store in the output directory: jobs, evidence, opinions, response cache, counters |
+//! | [`postgres`] | PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
 //! | [`cache`] | the response cache as a `JudgeService` wrapper: a resumed run never asks twice |
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
@@ -15,10 +17,12 @@
 //! `--regrade ID` / `--regrade-all` re-run finished submissions on purpose, with fresh judge
 //! answers (an unfinished one is resumed either way).
 
+pub mod backend;
 pub mod cache;
 pub mod isolate;
 pub mod manifest;
 pub mod outputs;
+pub mod postgres;
 pub mod progress;
 pub mod resolve;
 pub mod runner;
@@ -30,6 +34,7 @@ use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
 use crate::model::{AuditReport, Judge};
 use crate::rubric::LoadedRubric;
+use backend::{BatchStore, StoreSpec};
 use clap::Args;
 use manifest::{Manifest, Row};
 use outputs::{GradeRow, RowStatus};
@@ -39,7 +44,6 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
-use store::Store;
 
 /// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
 #[derive(Debug, Clone, Args)]
@@ -49,7 +53,11 @@ use store::Store;
 with the same keys). pdf is a local path (relative to the manifest), repo:<path in the repository>, \
 or empty (look inside the repository). Everything is persisted in DIR/batch.sqlite as it happens: \
 re-running the same command resumes (finished submissions skipped, unfinished ones continued, failed \
-ones retried) and never asks the judges the same question twice.\n\n\
+ones retried) and never asks the judges the same question twice. With --store postgres://… (or \
+AUDITOR_STORE) the store is a PostgreSQL database shared by any number of workers running the same \
+command on several machines: each submission is claimed by one worker under a lease, a dead \
+worker's submissions are taken over, the judges' answers are shared; --status shows the cohort's \
+progress, --outputs-only writes the tables from the database.\n\n\
 Outputs: DIR/<id>/report.md and report.json, DIR/grades.csv (one row per manifest row), \
 DIR/summary.md, DIR/index.html.\n\n\
 Exit codes: 0 every submission graded with a complete report; 2 bad input (nothing ran); \
@@ -77,17 +85,38 @@ pub struct BatchArgs {
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
     pub panel: crate::judges::panel::PanelArgs,
+    /// Where jobs, evidence, opinions and the response cache live: "sqlite" (default:
+    /// DIR/batch.sqlite) or a PostgreSQL URL postgres://USER:PASSWORD@HOST:PORT/DATABASE shared
+    /// by any number of workers running the same command (each with its own --out).
+    #[arg(
+        long,
+        value_name = "sqlite|postgres://…",
+        env = "AUDITOR_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+    /// Print the cohort's progress from the store (done, failed, running and by which worker,
+    /// not started) and exit; grades nothing. Exit 0 when every submission is done, 3 otherwise.
+    #[arg(long, conflicts_with = "outputs_only")]
+    pub status: bool,
+    /// Write grades.csv, summary.md, index.html and missing reports from the store and exit;
+    /// grades nothing.
+    #[arg(long)]
+    pub outputs_only: bool,
     /// Seconds between progress lines when stderr is not a terminal.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub progress_every: u64,
     /// No progress display.
     #[arg(long)]
     pub no_progress: bool,
-    /// Testing and benchmarks only: the judges answer after this many milliseconds, as a slow
-    /// LLM would.
+    /// Testing and benchmarks only, absent from release binaries (debug builds and the `sim`
+    /// profile): the judges answer after this many milliseconds, as a slow LLM would.
+    #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate_latency_ms: Option<u64>,
-    /// Testing and benchmarks only: at most this many simulated requests at once.
+    /// Testing and benchmarks only (like `simulate_latency_ms`): at most this many simulated
+    /// requests at once.
+    #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "N", default_value_t = 32)]
     pub simulate_max_in_flight: usize,
 }
@@ -103,6 +132,8 @@ pub struct BatchSummary {
     pub cache_hits_this_run: u64,
     /// The judges were the offline rules: nothing was asked of any model.
     pub offline_judges: bool,
+    /// `--status`: the rows are the store's view, already printed; nothing was written.
+    pub status_only: bool,
     pub out: PathBuf,
 }
 
@@ -148,6 +179,7 @@ pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
     let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
         .map_err(CliError::bad_input)?;
     let service = panel.service;
+    #[cfg(debug_assertions)]
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
         Some(ms) => Rc::new(cache::SimulatedLatency {
             inner: service,
@@ -302,8 +334,17 @@ fn run_batch_inner(
         ))
     })?;
     let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
-    let _lock = lock_dir(&out)?;
-    let store = Rc::new(Store::open_in(&out).map_err(|e| BatchError::Internal(e.to_string()))?);
+    // --status only reads: it may run beside the worker that uses this directory.
+    let _lock = if args.status {
+        None
+    } else {
+        Some(lock_dir(&out)?)
+    };
+    let spec = StoreSpec::parse(args.store.as_deref()).map_err(BatchError::BadInput)?;
+    let store: Rc<dyn BatchStore> = Rc::from(
+        spec.open(&out)
+            .map_err(|e| BatchError::BadInput(e.to_string()))?,
+    );
 
     let judge_config = if setup.fingerprint.is_empty() {
         judge_config(service.as_ref())
@@ -326,6 +367,10 @@ fn run_batch_inner(
         resolve_timeout: Duration::from_secs(120),
         isolation: setup.isolation,
     });
+    if args.status || args.outputs_only {
+        let offline = service.mode() == crate::model::JudgeMode::Offline;
+        return from_store(args, &manifest, store.as_ref(), &cfg, &out, offline);
+    }
     let stats = Rc::new(progress::Stats::default());
     let offline_judges = service.mode() == crate::model::JudgeMode::Offline;
     let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);
@@ -364,9 +409,163 @@ fn run_batch_inner(
         }
     });
     drop(system);
+    // Unfinished claims (an interrupted run) go back to the other workers now, not when their
+    // leases expire. Explicit: an interrupted run may leave the store referenced (requests
+    // that never completed), so it is not left to the store's drop.
+    store.release_claims();
     let interrupted = interrupt.count() > 0;
 
-    let rows = grade_rows(&manifest, &outcomes, &store, &cfg, interrupted);
+    let rows = grade_rows(&manifest, &outcomes, store.as_ref(), &cfg, interrupted);
+    write_outputs(args, &rows, &cfg, &out)?;
+    let counters = store
+        .counters()
+        .map_err(|e| BatchError::Internal(e.to_string()))?;
+    Ok(BatchSummary {
+        rows,
+        interrupted,
+        counters,
+        asked_this_run: stats.llm_asked.get(),
+        cache_hits_this_run: stats.cache_hits.get(),
+        offline_judges,
+        status_only: false,
+        out,
+    })
+}
+
+/// How each manifest submission stands in the store (latest job under this rubric and judge
+/// configuration), as the runner's outcomes.
+fn outcomes_from_store(
+    manifest: &Manifest,
+    store: &dyn BatchStore,
+    cfg: &RunConfig,
+) -> Result<Vec<(Outcome, Option<store::Job>)>, BatchError> {
+    manifest
+        .submissions()
+        .map(|sub| {
+            let job = store
+                .latest_job(&sub.id, &cfg.rubric.sha256, &cfg.judge_config)
+                .map_err(|e| BatchError::Internal(e.to_string()))?;
+            let outcome = match &job {
+                Some(j) if j.status == store::JobStatus::Done => Outcome::Done {
+                    job_id: j.id,
+                    skipped: true,
+                },
+                Some(j) if j.status == store::JobStatus::Failed => Outcome::Failed {
+                    job_id: Some(j.id),
+                    reason: j.failure.clone().unwrap_or_default(),
+                },
+                _ => Outcome::Pending,
+            };
+            Ok((outcome, job))
+        })
+        .collect()
+}
+
+/// `--status` (print the cohort's progress) and `--outputs-only` (write the tables and missing
+/// reports): from the store alone, grading nothing.
+fn from_store(
+    args: &BatchArgs,
+    manifest: &Manifest,
+    store: &dyn BatchStore,
+    cfg: &RunConfig,
+    out: &Path,
+    offline_judges: bool,
+) -> Result<BatchSummary, BatchError> {
+    let states = outcomes_from_store(manifest, store, cfg)?;
+    let counters = store
+        .counters()
+        .map_err(|e| BatchError::Internal(e.to_string()))?;
+    if args.status {
+        let leases = store
+            .leases()
+            .map_err(|e| BatchError::Internal(e.to_string()))?;
+        let mut rows = Vec::new();
+        let (mut done, mut failed, mut running, mut waiting) = (0, 0, 0, 0);
+        let mut lines = Vec::new();
+        for (sub, (outcome, job)) in manifest.submissions().zip(&states) {
+            let status = match outcome {
+                Outcome::Done { .. } => {
+                    done += 1;
+                    RowStatus::Done
+                }
+                Outcome::Failed { reason, .. } => {
+                    failed += 1;
+                    lines.push(format!("  failed   {}: {reason}", sub.id));
+                    RowStatus::Failed
+                }
+                _ if job.is_some() => {
+                    running += 1;
+                    match leases.iter().find(|(s, _, _)| s == &sub.id) {
+                        Some((_, worker, left)) => lines.push(format!(
+                            "  running  {} (worker {worker}, lease {left:.0}s left)",
+                            sub.id
+                        )),
+                        None => lines.push(format!(
+                            "  unfinished {} (no live worker holds it: the next worker resumes it)",
+                            sub.id
+                        )),
+                    }
+                    RowStatus::Pending
+                }
+                _ => {
+                    waiting += 1;
+                    RowStatus::Pending
+                }
+            };
+            rows.push(GradeRow::without_report(
+                sub.line,
+                &sub.id,
+                &sub.repo_shown,
+                status,
+                None,
+            ));
+        }
+        println!(
+            "Cohort {} in {}: {} submissions: {done} done, {failed} failed, {running} started and unfinished, {waiting} not started ({} invalid rows)",
+            args.manifest.display(),
+            store.shown(),
+            rows.len(),
+            manifest.bad_rows().count()
+        );
+        for l in lines {
+            println!("{l}");
+        }
+        println!(
+            "Judges, all workers and runs: {} requests sent ({} asked more than once), {} answers from the cache",
+            counters.asked, counters.asked_more_than_once, counters.cache_hits
+        );
+        return Ok(BatchSummary {
+            rows,
+            interrupted: false,
+            counters,
+            asked_this_run: 0,
+            cache_hits_this_run: 0,
+            offline_judges,
+            status_only: true,
+            out: out.to_path_buf(),
+        });
+    }
+    let outcomes: Vec<Outcome> = states.into_iter().map(|(o, _)| o).collect();
+    let rows = grade_rows(manifest, &outcomes, store, cfg, false);
+    write_outputs(args, &rows, cfg, out)?;
+    Ok(BatchSummary {
+        rows,
+        interrupted: false,
+        counters,
+        asked_this_run: 0,
+        cache_hits_this_run: 0,
+        offline_judges,
+        status_only: false,
+        out: out.to_path_buf(),
+    })
+}
+
+fn write_outputs(
+    args: &BatchArgs,
+    rows: &[GradeRow],
+    cfg: &RunConfig,
+    out: &Path,
+) -> Result<(), BatchError> {
     let dims: outputs::Columns = cfg
         .rubric
         .rubric
@@ -379,19 +578,7 @@ fn run_batch_inner(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    outputs::write_tables(&out, &rows, &dims, &title).map_err(BatchError::Internal)?;
-    let counters = store
-        .counters()
-        .map_err(|e| BatchError::Internal(e.to_string()))?;
-    Ok(BatchSummary {
-        rows,
-        interrupted,
-        counters,
-        asked_this_run: stats.llm_asked.get(),
-        cache_hits_this_run: stats.cache_hits.get(),
-        offline_judges,
-        out,
-    })
+    outputs::write_tables(out, rows, &dims, &title).map_err(BatchError::Internal)
 }
 
 fn report_of(sidecar: &str) -> Result<(AuditReport, serde_json::Value), String> {
@@ -408,7 +595,7 @@ fn report_of(sidecar: &str) -> Result<(AuditReport, serde_json::Value), String> 
 fn grade_rows(
     manifest: &Manifest,
     outcomes: &[Outcome],
-    store: &Store,
+    store: &dyn BatchStore,
     cfg: &RunConfig,
     interrupted: bool,
 ) -> Vec<GradeRow> {
@@ -448,22 +635,29 @@ fn grade_rows(
         let (job, stale) = match &outcome {
             Outcome::Done { job_id, .. } => (store.job(*job_id).ok().flatten(), false),
             Outcome::Failed { job_id, reason } => {
-                let mut r = GradeRow::without_report(
-                    sub.line,
-                    &sub.id,
-                    &sub.repo_shown,
-                    RowStatus::Failed,
-                    Some(reason.clone()),
-                );
-                r.git_ref = sub.git_ref.clone();
-                r.commit = job_id
-                    .and_then(|id| store.job(id).ok().flatten())
-                    .map(|j| j.key.commit)
-                    .filter(|c| !c.is_empty());
-                rows.push(r);
-                continue;
+                let stored = job_id.and_then(|id| store.job(id).ok().flatten());
+                if let Some(j) = stored.filter(|j| j.status == store::JobStatus::Done) {
+                    // This worker lost the job (its lease expired) and another worker graded
+                    // it: that grade stands (a shared store).
+                    (Some(j), false)
+                } else {
+                    let mut r = GradeRow::without_report(
+                        sub.line,
+                        &sub.id,
+                        &sub.repo_shown,
+                        RowStatus::Failed,
+                        Some(reason.clone()),
+                    );
+                    r.git_ref = sub.git_ref.clone();
+                    r.commit = job_id
+                        .and_then(|id| store.job(id).ok().flatten())
+                        .map(|j| j.key.commit)
+                        .filter(|c| !c.is_empty());
+                    rows.push(r);
+                    continue;
+                }
             }
-            Outcome::Pending => (
+            Outcome::Pending | Outcome::Busy { .. } => (
                 store
                     .latest_job(&sub.id, &cfg.rubric.sha256, &cfg.judge_config)
                     .ok()
@@ -523,6 +717,9 @@ fn grade_rows(
 }
 
 fn print_summary(s: &BatchSummary) {
+    if s.status_only {
+        return;
+    }
     let count = |st: RowStatus| s.rows.iter().filter(|r| r.status == st).count();
     println!(
         "Batch: {} rows: {} graded, {} failed, {} invalid, {} pending{}",

@@ -51,6 +51,12 @@ impl Stats {
         inc(&self.running, 1);
     }
 
+    /// A submission started but handed back (another worker holds it): no longer running,
+    /// neither done nor failed.
+    pub fn set_aside(&self) {
+        self.running.set(self.running.get().saturating_sub(1));
+    }
+
     pub fn finished(&self, ok: bool, skipped: bool) {
         self.running.set(self.running.get().saturating_sub(1));
         if ok {

@@ -8,17 +8,23 @@
 //! files. Any failure (unreachable repository, store error, a crashed coordinator, even a panic)
 //! ends that submission as `failed` with its reason; the others go on.
 //!
+//! On a shared store (PostgreSQL) another worker may hold a submission under a live lease: the
+//! store answers [`Begin::Busy`], the submission is set aside, and the runner comes back to the
+//! set-aside ones in further passes (every `poll_interval`) until each is done or failed, by this
+//! worker or another, or its holder's lease expired and this worker took it over.
+//!
 //! Ctrl-C: the first one stops starting submissions and lets those in flight finish; a second
 //! one stops at once (what the in-flight ones had done is already in the store). Either way the
 //! outputs are written and the next run resumes.
 
+use super::backend::BatchStore;
 use super::cache::{CacheShared, CachedJudges};
 use super::manifest::Submission;
 use super::outputs;
 use super::progress::{Display, Stats};
 use super::resolve::resolve_commit;
-use super::store::{Begin, JobKey, Store};
-use crate::actors::coordinator::{CollectEvidence, Collected, JudgeCollected};
+use super::store::{Begin, JobKey, JobStatus};
+use crate::actors::{CollectEvidence, Collected, JudgeCollected};
 use crate::actors::{Coordinator, RestartPolicy, Timeouts};
 use crate::interrupt::Interrupt;
 use crate::judges::EvidencePack;
@@ -31,7 +37,7 @@ use actix::Actor;
 use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -71,6 +77,11 @@ pub enum Outcome {
     },
     /// Not reached: the run was interrupted.
     Pending,
+    /// Held by another worker under a live lease (a shared store); asked again in the next
+    /// pass. Never returned by [`run`].
+    Busy {
+        holder: String,
+    },
 }
 
 /// The evidence of a job as persisted after the detectives.
@@ -113,18 +124,20 @@ fn from_stored(json: &str) -> Result<Collected, String> {
 
 struct Ctx {
     cfg: Rc<RunConfig>,
-    store: Rc<Store>,
+    store: Rc<dyn BatchStore>,
     cache: Rc<CacheShared>,
     stats: Rc<Stats>,
     display: Rc<Display>,
     interrupt: Rc<Interrupt>,
+    /// Commits resolved in an earlier pass, by submission id (a held submission is asked again).
+    commits: RefCell<HashMap<String, Result<String, String>>>,
 }
 
 /// Grades the submissions; the result is aligned with `subs`. Must run inside an actix System.
 pub async fn run(
     subs: &[Submission],
     cfg: Rc<RunConfig>,
-    store: Rc<Store>,
+    store: Rc<dyn BatchStore>,
     cache: Rc<CacheShared>,
     display: Rc<Display>,
     interrupt: Rc<Interrupt>,
@@ -138,53 +151,39 @@ pub async fn run(
         stats: stats.clone(),
         display: display.clone(),
         interrupt: interrupt.clone(),
+        commits: RefCell::new(HashMap::new()),
     });
     let results: Rc<RefCell<Vec<Outcome>>> =
         Rc::new(RefCell::new(vec![Outcome::Pending; subs.len()]));
     let started = Instant::now();
 
+    // Passes over the submissions: the first over all of them, the next ones over those another
+    // worker held (a shared store), until none is held or the run is interrupted.
     let all = {
         let ctx = ctx.clone();
         let results = results.clone();
-        futures::stream::iter(subs.iter().cloned().enumerate())
-            .map(move |(i, sub)| {
-                let ctx = ctx.clone();
-                async move {
-                    if ctx.interrupt.count() > 0 {
-                        return (i, Outcome::Pending);
-                    }
-                    ctx.stats.started();
-                    let job_cell = Rc::new(Cell::new(None));
-                    let outcome = std::panic::AssertUnwindSafe(grade_one(&sub, &ctx, &job_cell))
-                        .catch_unwind()
-                        .await
-                        .unwrap_or_else(|panic| {
-                            let msg = panic
-                                .downcast_ref::<String>()
-                                .cloned()
-                                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                                .unwrap_or_else(|| "unknown panic".into());
-                            let reason = format!("internal error while grading: {msg}");
-                            fail(&ctx, &sub, job_cell.get(), &reason)
-                        });
-                    let (ok, skipped) = match &outcome {
-                        Outcome::Done { skipped, .. } => (true, *skipped),
-                        _ => (false, false),
-                    };
-                    ctx.stats.finished(ok, skipped);
-                    if let Outcome::Failed { reason, .. } = &outcome {
-                        ctx.display
-                            .println(&format!("{}: failed: {reason}", sub.id));
-                    }
-                    ctx.display.update(&ctx.stats, started, false);
-                    (i, outcome)
+        async move {
+            let mut todo: Vec<usize> = (0..subs.len()).collect();
+            let mut told = false;
+            loop {
+                let busy = pass(subs, &todo, &ctx, &results, started).await;
+                if busy.is_empty() || ctx.interrupt.count() > 0 {
+                    break;
                 }
-            })
-            .buffer_unordered(cfg.concurrency.max(1))
-            .for_each(move |(i, o)| {
-                results.borrow_mut()[i] = o;
-                futures::future::ready(())
-            })
+                if !told {
+                    ctx.display.println(&format!(
+                        "{} submission(s) held by other workers: waiting for them to finish, or for their leases to expire to take them over",
+                        busy.len()
+                    ));
+                    told = true;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(ctx.store.poll_interval()) => {}
+                    _ = ctx.interrupt.reached(1) => {}
+                }
+                todo = busy;
+            }
+        }
     };
     let ticker = async {
         loop {
@@ -201,7 +200,72 @@ pub async fn run(
     }
     display.update(&stats, started, true);
     display.finish();
-    results.take()
+    results
+        .take()
+        .into_iter()
+        .map(|o| match o {
+            Outcome::Busy { .. } => Outcome::Pending,
+            o => o,
+        })
+        .collect()
+}
+
+/// One pass over the submissions `todo` (indices into `subs`), `concurrency` at once; returns
+/// those another worker holds.
+async fn pass(
+    subs: &[Submission],
+    todo: &[usize],
+    ctx: &Rc<Ctx>,
+    results: &RefCell<Vec<Outcome>>,
+    started: Instant,
+) -> Vec<usize> {
+    let mut busy = Vec::new();
+    futures::stream::iter(todo.iter().copied())
+        .map(|i| {
+            let ctx = ctx.clone();
+            let sub = subs[i].clone();
+            async move {
+                if ctx.interrupt.count() > 0 {
+                    return (i, Outcome::Pending);
+                }
+                ctx.stats.started();
+                let job_cell = Rc::new(Cell::new(None));
+                let outcome = std::panic::AssertUnwindSafe(grade_one(&sub, &ctx, &job_cell))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        let msg = panic
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "unknown panic".into());
+                        let reason = format!("internal error while grading: {msg}");
+                        fail(&ctx, &sub, job_cell.get(), &reason)
+                    });
+                match &outcome {
+                    Outcome::Busy { .. } => ctx.stats.set_aside(),
+                    Outcome::Done { skipped, .. } => ctx.stats.finished(true, *skipped),
+                    _ => ctx.stats.finished(false, false),
+                }
+                if let Outcome::Failed { reason, .. } = &outcome {
+                    ctx.display
+                        .println(&format!("{}: failed: {reason}", sub.id));
+                }
+                ctx.display.update(&ctx.stats, started, false);
+                (i, outcome)
+            }
+        })
+        .buffer_unordered(ctx.cfg.concurrency.max(1))
+        .for_each(|(i, o)| {
+            if matches!(o, Outcome::Busy { .. }) {
+                busy.push(i);
+            }
+            results.borrow_mut()[i] = o;
+            futures::future::ready(())
+        })
+        .await;
+    busy.sort_unstable();
+    busy
 }
 
 fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outcome {
@@ -248,20 +312,30 @@ fn failed(
 async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) -> Outcome {
     let cfg = &ctx.cfg;
     let regrade = cfg.regrade_all || cfg.regrade.contains(&sub.id);
-    let source = sub.repo.clone();
-    let git_ref = sub.git_ref.clone();
-    let resolved = tokio::time::timeout(
-        cfg.resolve_timeout,
-        tokio::task::spawn_blocking(move || resolve_commit(&source, git_ref.as_deref())),
-    )
-    .await;
-    let commit = match resolved {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => Err(format!("resolving the commit crashed: {e}")),
-        Err(_) => Err(format!(
-            "the repository did not answer within {}s",
-            cfg.resolve_timeout.as_secs()
-        )),
+    let known = ctx.commits.borrow().get(&sub.id).cloned();
+    let commit = match known {
+        Some(c) => c,
+        None => {
+            let source = sub.repo.clone();
+            let git_ref = sub.git_ref.clone();
+            let resolved = tokio::time::timeout(
+                cfg.resolve_timeout,
+                tokio::task::spawn_blocking(move || resolve_commit(&source, git_ref.as_deref())),
+            )
+            .await;
+            let commit = match resolved {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => Err(format!("resolving the commit crashed: {e}")),
+                Err(_) => Err(format!(
+                    "the repository did not answer within {}s",
+                    cfg.resolve_timeout.as_secs()
+                )),
+            };
+            ctx.commits
+                .borrow_mut()
+                .insert(sub.id.clone(), commit.clone());
+            commit
+        }
     };
     let key = JobKey {
         submission: sub.id.clone(),
@@ -273,6 +347,23 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         .store
         .begin_job(&key, sub.repo.shown(), sub.git_ref.as_deref(), regrade)
     {
+        Ok(Begin::Finished(job)) if job.status == JobStatus::Failed => {
+            // Failed in another worker during this worker's run (a shared store): it stands.
+            let reason = job
+                .failure
+                .clone()
+                .unwrap_or_else(|| "failed in another worker".into());
+            if let Err(e) =
+                outputs::write_failure(&cfg.out, &sub.id, &sub.repo_shown, &reason, true)
+            {
+                tracing::error!(error = %e, "could not write failed.md");
+            }
+            return Outcome::Failed {
+                job_id: Some(job.id),
+                reason,
+            };
+        }
+        Ok(Begin::Busy { holder }) => return Outcome::Busy { holder },
         Ok(Begin::Finished(job)) => {
             return Outcome::Done {
                 job_id: job.id,

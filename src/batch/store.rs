@@ -54,7 +54,7 @@ impl JobStatus {
         }
     }
 
-    fn parse(s: &str) -> JobStatus {
+    pub(crate) fn parse(s: &str) -> JobStatus {
         match s {
             "done" => JobStatus::Done,
             "failed" => JobStatus::Failed,
@@ -88,6 +88,9 @@ pub enum Begin {
     Finished(Job),
     /// Work to do: a new job, an unfinished one to resume, a failed one to retry or a regrade.
     Work(Job),
+    /// Another worker holds the job under a live lease (a shared PostgreSQL store only): ask
+    /// again later.
+    Busy { holder: String },
 }
 
 /// A cached judge answer.
@@ -571,7 +574,7 @@ mod tests {
     fn work(b: Begin) -> Job {
         match b {
             Begin::Work(j) => j,
-            Begin::Finished(j) => panic!("expected work, job {j:?} is finished"),
+            other => panic!("expected work, got {other:?}"),
         }
     }
 

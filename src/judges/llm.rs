@@ -225,12 +225,10 @@ impl LlmJudges {
         let valid_ids: BTreeSet<String> = req.pack.focused(&req.criterion_id).ids();
         let needs_citation = !req.evidence().is_empty();
         let result = llm::ask(
-            self.inner.session.client(),
-            self.inner.session.switch(),
+            &self.inner.session,
             &model,
             messages,
             &spec,
-            self.inner.session.config().max_answer_attempts,
             |a: OpinionAnswer| validate(a, persona, &criterion, &valid_ids, needs_citation),
             |err| feedback(persona, &criterion, err),
         )

@@ -2,7 +2,7 @@
 //! answering it: deterministic [`offline`] rules, or an LLM ([`llm`]); [`panel`] sets the judges
 //! up for a run.
 
-pub mod levels;
+pub(crate) mod levels;
 pub mod llm;
 pub mod offline;
 pub mod panel;
@@ -36,11 +36,6 @@ impl EvidencePack {
             .get(dimension_id)
             .map(Vec::as_slice)
             .unwrap_or(&[])
-    }
-
-    /// Every evidence id in the pack.
-    pub fn all_ids(&self) -> impl Iterator<Item = &str> {
-        self.evidences.values().flatten().map(|e| e.id.as_str())
     }
 
     /// What a judge of `criterion_id` is shown: the criterion's own evidence, its report

@@ -27,7 +27,7 @@
 //! Judge failures flag the criterion; with no valid opinion the final score is `None` and the
 //! criterion is flagged for human review: never a silent fallback. When every opinion was
 //! overruled by fact supremacy, the facts decide (share of requirements met mapped onto 1..=5)
-//! and the criterion is flagged for human review: a bench that contradicts the facts
+//! and the criterion is flagged for human review: a panel that contradicts the facts
 //! unanimously (say, obeying an injected "score 5") can neither set the score nor drop the
 //! criterion from the overall score.
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule

@@ -893,3 +893,122 @@ fn the_summary_names_ties_as_ties_and_counts_in_the_right_number() {
         "no flag sentence without flags"
     );
 }
+
+// ---- one rule at a time, over a `Case` -------------------------------------------------------
+
+fn case<'a>(
+    d: &'a Dimension,
+    rules: &'a BTreeMap<String, String>,
+    evidence: &'a [Evidence],
+    opinions: &'a [JudicialOpinion],
+) -> super::Case<'a> {
+    super::Case {
+        dimension: d,
+        synthesis_rules: rules,
+        evidence,
+        tally: Tally::of(evidence),
+        received: received_opinions(&d.id, opinions),
+    }
+}
+
+fn weighed<'a>(c: &super::Case<'a>) -> Vec<Weighed<'a>> {
+    c.received
+        .iter()
+        .map(|o| Weighed {
+            opinion: o,
+            weight: NORMAL_WEIGHT,
+        })
+        .collect()
+}
+
+#[test]
+fn security_override_alone_caps_only_above_the_cap_and_is_silent_without_a_finding() {
+    let d = dim("safe_tool_engineering", "Safe Tools");
+    let r = rules();
+    let with = [fact("a", true), security("s", true)];
+    let c = case(&d, &r, &with, &[]);
+    let (score, rule) = security_override(&c, Some(5)).expect("a confirmed finding");
+    assert_eq!(score, Some(SECURITY_CAP));
+    assert_eq!(rule.rule, Rule::SecurityOverride);
+    assert_eq!(security_override(&c, Some(2)).unwrap().0, Some(2));
+    assert_eq!(security_override(&c, None).unwrap().0, None);
+    let cleared = [fact("a", true), security("s", false)];
+    assert!(security_override(&case(&d, &r, &cleared, &[]), Some(5)).is_none());
+}
+
+#[test]
+fn fact_supremacy_alone_zeroes_only_the_contradicted_opinions() {
+    let d = dim("state_management_rigor", "State");
+    let r = rules();
+    let ev = [fact("a", false), fact("b", false), fact("c", false)];
+    let ops = [
+        op(Judge::Prosecutor, &d.id, 1, &["a"]),
+        op(Judge::Defense, &d.id, 5, &["a"]),
+        op(Judge::TechLead, &d.id, 2, &["a"]),
+    ];
+    let c = case(&d, &r, &ev, &ops);
+    let mut w = weighed(&c);
+    let overruled = fact_supremacy(&c, &mut w);
+    assert_eq!(overruled.len(), 1, "{overruled:?}");
+    assert!(
+        overruled[0].starts_with("Defense (5) overruled"),
+        "{overruled:?}"
+    );
+    let weights: Vec<(Judge, u32)> = w.iter().map(|w| (w.opinion.judge, w.weight)).collect();
+    assert_eq!(
+        weights,
+        vec![
+            (Judge::Prosecutor, NORMAL_WEIGHT),
+            (Judge::Defense, 0),
+            (Judge::TechLead, NORMAL_WEIGHT)
+        ]
+    );
+}
+
+#[test]
+fn functionality_weight_alone_doubles_the_tech_lead_unless_overruled() {
+    let d = dim("graph_orchestration", "Graph Orchestration");
+    let r = rules();
+    let ev = [fact("a", true)];
+    let ops = three(&d.id, [3, 3, 4], &ev);
+    let c = case(&d, &r, &ev, &ops);
+    let mut w = weighed(&c);
+    assert!(functionality_weight(&c, &mut w).is_some());
+    let tech = w
+        .iter()
+        .find(|w| w.opinion.judge == Judge::TechLead)
+        .unwrap();
+    assert_eq!(tech.weight, 2 * NORMAL_WEIGHT);
+
+    let mut w = weighed(&c);
+    for x in w.iter_mut().filter(|w| w.opinion.judge == Judge::TechLead) {
+        x.weight = 0;
+    }
+    assert!(
+        functionality_weight(&c, &mut w).is_none(),
+        "an overruled Tech Lead stays at 0"
+    );
+    let other = dim("state_management_rigor", "State");
+    let c = case(&other, &r, &ev, &ops);
+    assert!(functionality_weight(&c, &mut weighed(&c)).is_none());
+}
+
+#[test]
+fn weighted_mean_rounds_half_up_and_has_no_score_without_weight() {
+    let d = dim("x", "X");
+    let r = rules();
+    let ev = [fact("a", true)];
+    let ops = [
+        op(Judge::Prosecutor, "x", 2, &["a"]),
+        op(Judge::Defense, "x", 3, &["a"]),
+    ];
+    let c = case(&d, &r, &ev, &ops);
+    let mut w = weighed(&c);
+    assert_eq!(weighted_mean(&w), Some(3), "2.5 rounds up");
+    w[1].weight = NORMAL_WEIGHT / 2;
+    assert_eq!(weighted_mean(&w), Some(2), "2.33 rounds down");
+    for x in w.iter_mut() {
+        x.weight = 0;
+    }
+    assert_eq!(weighted_mean(&w), None);
+}

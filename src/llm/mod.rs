@@ -17,12 +17,12 @@
 //! This layer knows nothing of judges, vision or actors: it never imports them.
 
 pub mod client;
-pub mod config;
-pub mod limiter;
+pub(crate) mod config;
+pub(crate) mod limiter;
 pub mod prompts;
-pub mod retry;
-pub mod session;
-pub mod structured;
+pub(crate) mod retry;
+pub(crate) mod session;
+pub(crate) mod structured;
 
 pub use client::{CallError, LlmClient};
 pub use config::{ConfigError, LlmConfig};
@@ -112,21 +112,21 @@ impl ModeSwitch {
 ///
 /// `messages` end with the question; on an invalid answer, the answer and `feedback(error)`
 /// (a user message that must restate the question's key facts) are appended and the
-/// question is asked again, at most `max_answers` times.
-#[allow(clippy::too_many_arguments)]
+/// question is asked again, at most `max_answer_attempts` times (the session's config). The
+/// session's client sends, and its output mode switch is shared by every question.
 pub async fn ask<T, U>(
-    client: &LlmClient,
-    switch: &ModeSwitch,
+    session: &LlmSession,
     model: &str,
     mut messages: Vec<ChatCompletionRequestMessage>,
     spec: &SchemaSpec,
-    max_answers: u32,
     validate: impl Fn(T) -> Result<U, String>,
     feedback: impl Fn(&str) -> String,
 ) -> Result<Asked<U>, AskError>
 where
     T: serde::de::DeserializeOwned,
 {
+    let (client, switch) = (session.client(), session.switch());
+    let max_answers = session.config().max_answer_attempts;
     let mut usage = TokenUsage::default();
     let mut requests = 0u32;
     let mut answers = 0u32;

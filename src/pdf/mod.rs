@@ -18,14 +18,14 @@
 //! [`analyse_bytes`] works on plain [`PdfFacts`]; a path present in the repository is never
 //! `hallucinated`; nothing here panics on input.
 
-pub mod claims;
-pub mod concepts;
-pub mod evidence;
+pub(crate) mod claims;
+pub(crate) mod concepts;
+pub(crate) mod evidence;
 pub mod images;
-pub mod ingest;
-pub mod paths;
+pub(crate) mod ingest;
+pub(crate) mod paths;
 pub mod pdfium;
-pub mod retrieval;
+pub(crate) mod retrieval;
 
 pub use concepts::{Classification, ConceptFinding};
 pub use ingest::{Chunk, ChunkBy};
@@ -83,13 +83,6 @@ pub struct PdfFacts {
 }
 
 impl PdfFacts {
-    /// Re-cuts the chunks (`chunk_by`: characters with overlap, or one chunk per page) and
-    /// rebuilds the retrieval index.
-    pub fn rechunk(&mut self, chunk_by: ChunkBy) {
-        self.chunks = ingest::chunk(&self.page_text, chunk_by);
-        self.index = retrieval::Bm25Index::build(&self.chunks);
-    }
-
     /// The name used in evidence locations: `reports/final_report.pdf p.3`.
     pub fn display_name(&self) -> &str {
         let s = self.source.strip_prefix("repo:").unwrap_or(&self.source);

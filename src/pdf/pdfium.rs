@@ -231,14 +231,6 @@ fn bind() -> Result<Mutex<Bound>, String> {
     }))
 }
 
-/// Makes sure PDFium is available (provisioning it if needed) without doing any PDF work.
-pub fn ensure_available() -> Result<(), PdfError> {
-    match PDFIUM.get_or_init(bind) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(PdfError::Unavailable(e.clone())),
-    }
-}
-
 /// Runs `f` with the process-wide PDFium instance, serialised with every other PDFium user.
 /// A panic inside `f` (a bug in a binding, a hostile PDF) is caught and reported as a corrupt
 /// document instead of tearing the caller down.

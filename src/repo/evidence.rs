@@ -8,7 +8,7 @@
 
 use super::RepoFacts;
 use super::python::graph::{Branching, GraphFacts};
-use super::python::prompts::PERSONAS;
+use super::python::persona_prompts::PERSONAS;
 use crate::family::Family;
 use crate::model::{Confidence, Detective, Evidence, EvidenceKind, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
@@ -1164,7 +1164,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             .filter(|s| !std::ptr::eq(*s, top))
             .map(|s| format!("{}/{} {:.0}%", s.a, s.b, s.share * 100.0))
             .collect();
-        let threshold = super::python::prompts::COLLUSION_THRESHOLD * 100.0;
+        let threshold = super::python::persona_prompts::COLLUSION_THRESHOLD * 100.0;
         let figure = format!(
             "the {} and {} prompts share {:.0}% of their text{}",
             top.a,

@@ -7,13 +7,13 @@
 //! structured output, judge personas, Chief Justice rules), [`evidence`] (facts → `Evidence`
 //! per rubric dimension), [`facts`] (`auditor evidence` JSON and text).
 
-pub mod clone;
+pub(crate) mod clone;
 pub mod evidence;
-pub mod facts;
-pub mod history;
+pub(crate) mod facts;
+pub(crate) mod history;
 pub mod python;
-pub mod scan;
-pub mod source;
+pub(crate) mod scan;
+pub(crate) mod source;
 
 pub use evidence::evidence;
 pub use facts::{facts_json, summary_text};

@@ -462,11 +462,6 @@ pub struct TelemetryGuard {
 }
 
 impl TelemetryGuard {
-    /// Whether spans are being exported.
-    pub fn is_exporting(&self) -> bool {
-        self.provider.is_some()
-    }
-
     /// Flushes the spans still buffered and shuts the exporter down. Idempotent.
     pub fn shutdown(&mut self) -> Result<(), TelemetryError> {
         match self.provider.take() {

@@ -43,9 +43,14 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
             judges: JudgesArg::Offline,
             ..PanelArgs::default()
         },
+        store: None,
+        status: false,
+        outputs_only: false,
         progress_every: 10,
         no_progress: true,
+        #[cfg(debug_assertions)]
         simulate_latency_ms: None,
+        #[cfg(debug_assertions)]
         simulate_max_in_flight: 32,
     }
 }

@@ -12,12 +12,15 @@
 mod batch_support;
 #[path = "../llm_support/mod.rs"]
 mod llm_support;
+#[path = "../pg_support/mod.rs"]
+mod pg_support;
 #[path = "../telemetry_support/mod.rs"]
 mod telemetry_support;
 
 mod audit_end_to_end;
 mod batch_cache;
 mod batch_cli;
+mod batch_postgres;
 mod cli_bad_input;
 mod graph_runtime;
 mod hostile;

@@ -6,7 +6,7 @@
 //! result, an object), and callers stay silent on what they cannot decide.
 
 use super::expr::Expr;
-use super::resolve::Repo;
+use super::names::Repo;
 use super::syntax::{FuncInfo, ModuleInfo};
 use regex::Regex;
 use std::collections::BTreeMap;

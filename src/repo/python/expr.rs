@@ -1,6 +1,6 @@
 //! A small, owned model of the Python expressions the analysis needs to evaluate (edge
 //! endpoints, loop iterables, router returns, reducers, call arguments). Built from the
-//! tree-sitter CST by [`super::syntax`]; evaluated by [`super::resolve`].
+//! tree-sitter CST by [`super::syntax`]; evaluated by [`super::names`].
 
 use serde::{Deserialize, Serialize};
 

@@ -15,7 +15,7 @@
 //!   variable set in both branches of an `if`) are conditional edges.
 
 use super::expr::Expr;
-use super::resolve::{Repo, Val};
+use super::names::{Repo, Val};
 use super::syntax::CallInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};

@@ -1,23 +1,24 @@
 //! Python analysis with tree-sitter over the whole repository.
 //!
 //! Pipeline: every `.py` file is parsed in parallel (rayon) into a plain [`ModuleInfo`]
-//! ([`syntax`]); the modules are then indexed for cross-module name resolution ([`resolve`])
+//! ([`syntax`]); the modules are then indexed for cross-module name resolution ([`names`])
 //! and each fact family is computed from them: [`graph`], [`state`], [`safety`],
-//! [`structured`], [`prompts`] (judge personas) and [`justice`] (Chief Justice rules); the
-//! main graph's run-time defects come from [`runtime`] (superstep semantics over the resolved
-//! wiring and each node's [`effects`] on the state) and [`persona_names`].
+//! [`schema_binding`] (structured output), [`persona_prompts`] (judge personas) and
+//! [`conflict_rules`] (the Chief Justice's deterministic rules); the main graph's run-time
+//! defects come from [`runtime`] (superstep semantics over the resolved wiring and each
+//! node's [`effects`] on the state) and [`persona_names`].
 
-pub mod effects;
-pub mod expr;
+pub(crate) mod conflict_rules;
+pub(crate) mod effects;
+pub(crate) mod expr;
 pub mod graph;
-pub mod justice;
-pub mod persona_names;
-pub mod prompts;
-pub mod resolve;
-pub mod runtime;
-pub mod safety;
-pub mod state;
-pub mod structured;
+pub(crate) mod names;
+pub(crate) mod persona_names;
+pub(crate) mod persona_prompts;
+pub(crate) mod runtime;
+pub(crate) mod safety;
+pub(crate) mod schema_binding;
+pub(crate) mod state;
 pub mod syntax;
 
 use rayon::prelude::*;
@@ -34,9 +35,9 @@ pub struct PythonFacts {
     pub graphs: Vec<graph::GraphFacts>,
     pub state: state::StateFacts,
     pub security: safety::SecurityFacts,
-    pub structured_output: structured::StructuredFacts,
-    pub personas: prompts::PersonaFacts,
-    pub justice: justice::JusticeFacts,
+    pub structured_output: schema_binding::StructuredFacts,
+    pub personas: persona_prompts::PersonaFacts,
+    pub justice: conflict_rules::JusticeFacts,
     /// Things the analysis could not do (parser failures, walk limits).
     pub notes: Vec<String>,
 }
@@ -75,19 +76,29 @@ fn analyse_modules(
             ));
         }
     }
-    let repo = resolve::Repo::new(modules);
+    let repo = names::Repo::new(modules);
     // The two largest passes (graph and safety walk every call) on separate threads.
     let ((mut graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
         || {
             rayon::join(
                 || graph::analyse(&repo),
-                || (state::analyse(&repo), prompts::analyse(modules, texts)),
+                || {
+                    (
+                        state::analyse(&repo),
+                        persona_prompts::analyse(modules, texts),
+                    )
+                },
             )
         },
         || {
             rayon::join(
                 || safety::analyse(&repo),
-                || (structured::analyse(&repo), justice::analyse(modules, texts)),
+                || {
+                    (
+                        schema_binding::analyse(&repo),
+                        conflict_rules::analyse(modules, texts),
+                    )
+                },
             )
         },
     );

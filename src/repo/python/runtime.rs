@@ -31,7 +31,7 @@
 
 use super::effects::{self, Effects};
 use super::graph::{Action, GraphFacts};
-use super::resolve::Repo;
+use super::names::Repo;
 use super::state::StateFacts;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -1386,7 +1386,7 @@ mod tests {
         let one = |produced: &str| {
             let src = format!("def a(o):\n    {produced}\n    return o.judge == 'Prosecution'\n");
             let ms = vec![crate::repo::python::syntax::parse_module("src/j.py", src).unwrap()];
-            let repo = crate::repo::python::resolve::Repo::new(&ms);
+            let repo = crate::repo::python::names::Repo::new(&ms);
             let state = crate::repo::python::state::analyse(&repo);
             super::super::persona_names::analyse(&repo, &state).len()
         };

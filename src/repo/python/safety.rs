@@ -16,7 +16,7 @@
 //! `with tempfile.TemporaryDirectory()` or its function makes a temp dir (`mkdtemp`, ...).
 
 use super::expr::Expr;
-use super::resolve::Repo;
+use super::names::Repo;
 use super::syntax::{CallInfo, ModuleInfo};
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 //! the reducer resolved (`operator.add`, `operator.ior`, `add_messages`, a named function).
 
 use super::expr::Expr;
-use super::resolve::Repo;
+use super::names::Repo;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

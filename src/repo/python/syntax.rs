@@ -3,7 +3,7 @@
 //! (bases, annotated fields), every call with its syntactic context (enclosing function,
 //! loops, `try`, `with`), string literals with a label, and `if` statements.
 //!
-//! Nothing here resolves names across files; [`super::resolve`] does that.
+//! Nothing here resolves names across files; [`super::names`] does that.
 
 use super::expr::Expr;
 use std::cell::{Cell, RefCell};

@@ -7,7 +7,7 @@
 //! module wraps the invocation in such a loop elsewhere (a function that loops around a `try`
 //! calling `.invoke`).
 
-use super::resolve::Repo;
+use super::names::Repo;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
