@@ -42,6 +42,7 @@ fn request(dir: &std::path::Path) -> RepoRequest {
     RepoRequest {
         source: dir.to_str().unwrap_or_default().into(),
         git_ref: None,
+        commit: None,
         limits: RepoLimits::default(),
         extract_pdf: None,
     }

@@ -274,6 +274,9 @@ fn prepare(source: &SourceArgs) -> Result<AuditBuilder, CliError> {
         }
         None => PdfSource::InRepo(None),
     };
+    // The ref is resolved once, here: the clone is audited at the commit found (the ref is
+    // not resolved again, so the audit cannot land on a branch that moved since).
+    let mut commit = None;
     if let Some(r) = &source.git_ref {
         if r.trim().is_empty() {
             return Err(CliError::bad_input(
@@ -282,14 +285,17 @@ fn prepare(source: &SourceArgs) -> Result<AuditBuilder, CliError> {
         }
         // An unknown ref is bad input, said before anything runs. A repository that cannot be
         // reached is not: the audit reports it (not assessed, with the fix).
-        if let Err(crate::batch::resolve::ResolveError::UnknownRef(e)) =
-            crate::batch::resolve::resolve(&repo, Some(r))
-        {
-            return Err(CliError::bad_input(format!("--ref {r}: {e}")));
+        match crate::batch::resolve::resolve(&repo, Some(r)) {
+            Ok(c) => commit = Some(c),
+            Err(crate::batch::resolve::ResolveError::UnknownRef(e)) => {
+                return Err(CliError::bad_input(format!("--ref {r}: {e}")));
+            }
+            Err(crate::batch::resolve::ResolveError::Unreachable(_)) => {}
         }
     }
     Ok(AuditBuilder::new(repo, Arc::new(rubric))
         .git_ref(source.git_ref.clone())
+        .commit(commit)
         .pdf(pdf))
 }
 

@@ -34,6 +34,7 @@ impl AuditBuilder {
                 repo: RepoRequest {
                     source: repo,
                     git_ref: None,
+                    commit: None,
                     limits: RepoLimits::default(),
                     extract_pdf: None,
                 },
@@ -49,6 +50,13 @@ impl AuditBuilder {
     /// The branch, tag or commit to audit (`None`: HEAD).
     pub fn git_ref(mut self, git_ref: Option<String>) -> Self {
         self.input.repo.git_ref = git_ref;
+        self
+    }
+
+    /// The full commit hash the ref was already resolved to: the clone is audited at it,
+    /// without resolving the ref again.
+    pub fn commit(mut self, commit: Option<String>) -> Self {
+        self.input.repo.commit = commit;
         self
     }
 

@@ -6,7 +6,9 @@ use std::path::Path;
 
 /// Top-level modules by layer, bottom up (the table in ARCHITECTURE.md).
 const LAYERS: &[&[&str]] = &[
-    &["exit", "model", "files", "alloc", "words", "console"],
+    &[
+        "exit", "model", "files", "alloc", "words", "console", "family",
+    ],
     &["rubric", "tally", "telemetry", "interrupt"],
     &["llm", "repo", "pdf"],
     &["judges", "vision", "report", "justice"],

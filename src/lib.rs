@@ -12,6 +12,7 @@ pub(crate) mod calibrate;
 pub mod cli;
 pub mod console;
 pub mod exit;
+pub(crate) mod family;
 pub(crate) mod files;
 pub mod interrupt;
 pub mod judges;

@@ -216,6 +216,42 @@ pub struct Evidence {
     /// evidence can be collected (set a vision model, install PDFium, raise a limit, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// The figures the detective measured, typed, for the level tables (which read these,
+    /// never the rationale). Evidence stored by an earlier version has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
+}
+
+/// Figures behind a fact, as the detective measured them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "of", rename_all = "snake_case")]
+pub enum Measure {
+    /// A git history (on `repo.history.commit_count`).
+    History(HistoryMeasure),
+    /// The Chief Justice code (on `repo.justice.deterministic`).
+    Justice {
+        /// Named rules implemented as branches (the dissent requirement aside).
+        named_rules: usize,
+        /// Whether the justice code calls an LLM.
+        calls_llm: bool,
+    },
+}
+
+/// A git history in figures (see `repo::history` for the rules).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryMeasure {
+    /// Commits reachable from the audited commit, merges included.
+    pub commits: usize,
+    pub merges: usize,
+    /// `single_init_dump`, `few_large`, `iterative` or `empty`.
+    pub pattern: String,
+    /// Share of the lines added by the largest commit (0..=1).
+    pub largest_commit_share: f64,
+    /// Share of the lines added by the two largest deliveries (0..=1).
+    pub top2_share: f64,
+    /// Share of consecutive commits (merges named as merges aside) less than two minutes
+    /// apart; `None` under four of them.
+    pub burst_share: Option<f64>,
 }
 
 impl Evidence {
@@ -240,6 +276,7 @@ impl Evidence {
             rationale: rationale.into(),
             confidence,
             fix: None,
+            measure: None,
         }
     }
 
@@ -262,6 +299,7 @@ impl Evidence {
             rationale: reason.into(),
             confidence: Confidence::CERTAIN,
             fix: None,
+            measure: None,
         }
     }
 
@@ -278,6 +316,12 @@ impl Evidence {
 
     pub fn with_content(mut self, content: impl Into<String>) -> Self {
         self.content = Some(content.into());
+        self
+    }
+
+    /// The same evidence with the figures it rests on.
+    pub fn with_measure(mut self, measure: Measure) -> Self {
+        self.measure = Some(measure);
         self
     }
 }
@@ -651,6 +695,24 @@ pub enum ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn evidence_stored_without_figures_still_loads_and_figures_round_trip() {
+        let old = r#"{"id":"repo.history.commit_count","detective":"repo_investigator","kind":"fact","goal":"g","found":true,"location":"abc","rationale":"12 commits","confidence":1.0}"#;
+        let e: Evidence = serde_json::from_str(old).expect("old evidence loads");
+        assert_eq!(e.measure, None);
+        let m =
+            ev("repo.history.commit_count", true).with_measure(Measure::History(HistoryMeasure {
+                commits: 12,
+                merges: 1,
+                pattern: "iterative".into(),
+                largest_commit_share: 0.25,
+                top2_share: 0.4,
+                burst_share: Some(0.1),
+            }));
+        let back: Evidence = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+    }
 
     fn ev(id: &str, found: bool) -> Evidence {
         Evidence::fact(

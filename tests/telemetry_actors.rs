@@ -90,6 +90,7 @@ fn input(repo: &std::path::Path) -> AuditInput {
         repo: RepoRequest {
             source: repo.display().to_string().into(),
             git_ref: None,
+            commit: None,
             limits: RepoLimits::default(),
             extract_pdf: None,
         },

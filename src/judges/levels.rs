@@ -10,7 +10,7 @@
 //!
 //! | family | 1 | 2 | 3 | 4 | 5 |
 //! |---|---|---|---|---|---|
-//! | git history | ≤ 1 commit, or one dump | bulk: top-3 commits ≥ 75% of the code, the largest ≥ 55%, a `few_large`/`single_init_dump` pattern, or most commits seconds apart | few commits (≤ 10), top-3 ≥ 60%, or a quarter of the commits seconds apart | iterative, > 10 commits spread over time | and no commit above 15%, ≥ 20 commits, progression and descriptive messages |
+//! | git history | ≤ 1 commit, or one dump | bulk: the two largest deliveries ≥ 75% of the code, the largest commit ≥ 55%, a `few_large`/`single_init_dump` pattern, or most commits seconds apart | few commits (≤ 10), the two largest deliveries ≥ 60%, or a quarter of the commits seconds apart | iterative, > 10 commits spread over time | and no commit above 15%, ≥ 20 commits, progression and descriptive messages |
 //! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | no clone code and no sandbox | sandboxed clone with error handling, no raw shell (timeouts and URL validation unconfirmed) | and a timeout | and URL validation |
@@ -19,6 +19,10 @@
 //! | Chief Justice | no justice code | ≤ 1 named rule (a plain average) | 2 named rules, an LLM deciding, or no Markdown report with its sections | 3 named rules | all 4 rules, deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all 4 explained | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 2 contradicted claims | some hallucinated, one contradicted claim, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
+//!
+//! The tables read the facts' `found` flags and the figures the detectives measured
+//! (`Evidence::measure`), never their prose. History facts stored by an earlier version carry
+//! no figures: such a criterion is judged by the tally of its facts, as a family without a table.
 //!
 //! Across tables: a submission that does not provide the artifact (no PDF, an unreadable PDF)
 //! is at level 1; a report the repository names as interim (no final report) caps the report
@@ -29,62 +33,19 @@
 //! level 3 up); the Defense credits every strength (one point higher, up to the cap a run-time
 //! defect or a statute sets).
 
-use crate::model::{Evidence, EvidenceKind};
-use std::sync::OnceLock;
+use crate::model::{Evidence, EvidenceKind, HistoryMeasure, Measure};
 
-/// The family of facts a criterion is judged on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    History,
-    Graph,
-    State,
-    Safety,
-    Structured,
-    Nuance,
-    Justice,
-    Concepts,
-    CrossReference,
-}
-
-impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::History => "git history",
-            Family::Graph => "graph orchestration",
-            Family::State => "state management",
-            Family::Safety => "safe tool engineering",
-            Family::Structured => "structured output",
-            Family::Nuance => "judicial nuance",
-            Family::Justice => "Chief Justice synthesis",
-            Family::Concepts => "theoretical depth",
-            Family::CrossReference => "report cross-reference",
-        }
-    }
-}
-
-/// What a family's facts are called (a segment of their ids).
-const FAMILY_IDS: [(&str, Family); 9] = [
-    (".history.", Family::History),
-    (".graph.", Family::Graph),
-    (".state.", Family::State),
-    (".security.", Family::Safety),
-    (".structured_output.", Family::Structured),
-    (".personas.", Family::Nuance),
-    (".justice.", Family::Justice),
-    (".concept.", Family::Concepts),
-    (".path", Family::CrossReference),
-];
+pub use crate::family::Family;
 
 /// The family most of the criterion's facts belong to (run-time graph defects, filed under the
 /// criterion they harm, do not vote).
 pub fn family(evidence: &[Evidence]) -> Option<Family> {
     let mut votes: Vec<(Family, usize)> = Vec::new();
     for e in evidence.iter().filter(|e| !e.id.contains(".defect.")) {
-        let id = format!("{}.", e.id);
-        if let Some((_, f)) = FAMILY_IDS.iter().find(|(seg, _)| id.contains(seg)) {
-            match votes.iter_mut().find(|(g, _)| g == f) {
+        if let Some(f) = Family::of(&e.id) {
+            match votes.iter_mut().find(|(g, _)| *g == f) {
                 Some((_, n)) => *n += 1,
-                None => votes.push((*f, 1)),
+                None => votes.push((f, 1)),
             }
         }
     }
@@ -211,7 +172,7 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
     let mut b = Builder::new(fam, evidence);
     let ev = evidence;
     Some(match fam {
-        Family::History => history(ev, b),
+        Family::History => return history(ev, b),
         Family::Graph => graph(ev, b),
         Family::State => state(ev, b),
         Family::Safety => safety(ev, b),
@@ -240,106 +201,66 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
     })
 }
 
-fn percents(text: &str) -> Vec<f64> {
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| regex::Regex::new(r"(\d+(?:\.\d+)?)%").expect("valid"));
-    re.captures_iter(text)
-        .filter_map(|c| c[1].parse::<f64>().ok())
-        .map(|p| p / 100.0)
-        .collect()
+/// The history's figures, as the RepoInvestigator measured them (on `repo.history.commit_count`).
+fn history_measure(ev: &[Evidence]) -> Option<&HistoryMeasure> {
+    ev.iter()
+        .filter(|e| e.id.contains(".history."))
+        .find_map(|e| match &e.measure {
+            Some(Measure::History(m)) => Some(m),
+            _ => None,
+        })
 }
 
-/// Share of consecutive non-merge commits less than two minutes apart, from the commit listing
-/// (`hash date message` per line, oldest first).
-fn burst_share(listing: &str) -> Option<f64> {
-    let times: Vec<i64> = listing
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.splitn(3, ' ');
-            let (_, date, msg) = (parts.next()?, parts.next()?, parts.next().unwrap_or(""));
-            if msg.starts_with("Merge ") {
-                return None;
-            }
-            chrono::DateTime::parse_from_rfc3339(date)
-                .ok()
-                .map(|d| d.timestamp())
-        })
-        .collect();
-    if times.len() < 4 {
-        return None;
-    }
-    let gaps: Vec<i64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    Some(gaps.iter().filter(|g| **g < 120).count() as f64 / gaps.len() as f64)
-}
-
-fn history(ev: &[Evidence], mut b: Builder) -> Level {
-    let count = find(ev, "commit_count");
-    let commits: usize = count
-        .and_then(|e| e.rationale.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let pattern_fact = find(ev, "pattern");
-    let pattern = pattern_fact
-        .and_then(|e| {
-            e.rationale
-                .strip_prefix("pattern ")
-                .and_then(|r| r.split([':', ' ']).next())
-        })
-        .unwrap_or("")
-        .to_string();
-    let shares = pattern_fact
-        .map(|e| percents(&e.rationale))
-        .unwrap_or_default();
-    let (largest, top3) = (
-        shares.first().copied().unwrap_or(0.0),
-        shares.get(1).copied().unwrap_or(0.0),
-    );
-    let bursts = count
-        .and_then(|e| e.content.as_deref())
-        .and_then(burst_share)
-        .unwrap_or(0.0);
+/// `None` when the history facts carry no figures (evidence stored by an earlier version):
+/// the criterion is then judged by the tally of its facts, like a family without a table.
+fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let m = history_measure(ev)?;
+    let commits = m.commits;
+    let pattern = m.pattern.as_str();
+    let (largest, top2) = (m.largest_commit_share, m.top2_share);
+    let bursts = m.burst_share.unwrap_or(0.0);
     let spread = met(ev, "timing");
     if commits <= 1 || pattern == "single_init_dump" {
-        return b.done(
+        return Some(b.done(
             1,
             "a single commit or one dump of the code: no history to read",
-        );
-    }
-    if pattern == "few_large" || top3 >= 0.75 || largest >= 0.55 || !spread {
-        b.gaps.push(format!(
-            "bulk upload: the largest commit holds {:.0}% of the code, the three largest {:.0}% (pattern {pattern})",
-            largest * 100.0,
-            top3 * 100.0
         ));
-        return b.done(
+    }
+    if pattern == "few_large" || top2 >= 0.75 || largest >= 0.55 || !spread {
+        b.gaps.push(format!(
+            "bulk upload: the largest commit holds {:.0}% of the code, the two largest deliveries {:.0}% (pattern {pattern})",
+            largest * 100.0,
+            top2 * 100.0
+        ));
+        return Some(b.done(
             2,
             "the code arrived in a few bulk commits (failure pattern: bulk upload)",
-        );
+        ));
     }
     if bursts >= 0.4 {
         b.gaps.push(format!(
             "{:.0}% of the commits come less than two minutes after the previous one: staged, not iterative",
             bursts * 100.0
         ));
-        return b.done(
+        return Some(b.done(
             2,
             "most commits are seconds apart (failure pattern: timestamps clustered within minutes)",
-        );
+        ));
     }
-    if commits <= 10 || top3 >= 0.6 || bursts >= 0.25 {
+    if commits <= 10 || top2 >= 0.6 || bursts >= 0.25 {
         if bursts >= 0.25 {
             b.gaps.push(format!(
                 "{:.0}% of the commits come in bursts less than two minutes apart",
                 bursts * 100.0
             ));
         }
-        return b.done(
+        return Some(b.done(
             3,
             format!(
-                "iterative but thin: {commits} commits, the three largest hold {:.0}% of the code",
-                top3 * 100.0
+                "iterative but thin: {commits} commits, the two largest deliveries hold {:.0}% of the code",
+                top2 * 100.0
             ),
-        );
+        ));
     }
     if commits >= 20
         && largest <= 0.15
@@ -347,18 +268,18 @@ fn history(ev: &[Evidence], mut b: Builder) -> Level {
         && met(ev, "messages")
         && bursts < 0.1
     {
-        return b.done(
+        return Some(b.done(
             5,
             "atomic, step-by-step history with a visible progression and descriptive messages",
-        );
+        ));
     }
-    b.done(
+    Some(b.done(
         4,
         format!(
             "iterative history: {commits} commits over time, no dominant commit (the largest holds {:.0}%)",
             largest * 100.0
         ),
-    )
+    ))
 }
 
 fn graph(ev: &[Evidence], mut b: Builder) -> Level {
@@ -608,7 +529,15 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Level {
     .iter()
     .filter(|r| met(ev, r))
     .count();
-    let llm = find(ev, "deterministic").is_some_and(|e| e.rationale.contains("calls an LLM"));
+    let llm = find(ev, "deterministic").is_some_and(|e| {
+        matches!(
+            e.measure,
+            Some(Measure::Justice {
+                calls_llm: true,
+                ..
+            })
+        )
+    });
     if llm {
         b.cap(3, "an LLM takes part in the Chief Justice's verdict");
     }
@@ -731,39 +660,24 @@ mod tests {
         assess(ev).unwrap().level
     }
 
-    fn listing(gaps: &[i64]) -> String {
-        let mut t = 1_771_959_591i64;
-        let mut lines = vec![];
-        for (i, g) in std::iter::once(&0).chain(gaps).enumerate() {
-            t += g;
-            let d = chrono::DateTime::from_timestamp(t, 0).unwrap().to_rfc3339();
-            lines.push(format!("abc{i} {d} feat: step {i}"));
-        }
-        lines.join("\n")
-    }
-
-    fn history(commits: usize, largest: u32, top3: u32, gaps: &[i64]) -> Vec<Evidence> {
+    /// A history whose consecutive commits are `gaps` seconds apart.
+    fn history(commits: usize, largest: u32, top2: u32, gaps: &[i64]) -> Vec<Evidence> {
+        let bursts = gaps.iter().filter(|g| **g < 120).count();
+        let m = HistoryMeasure {
+            commits,
+            merges: 0,
+            pattern: "iterative".into(),
+            largest_commit_share: f64::from(largest) / 100.0,
+            top2_share: f64::from(top2) / 100.0,
+            burst_share: (gaps.len() >= 3).then(|| bursts as f64 / gaps.len() as f64),
+        };
         vec![
-            f("repo.history.commit_count", commits > 3).with_content(listing(gaps)),
-            with(
-                "repo.history.pattern",
-                true,
-                &format!(
-                    "pattern iterative: the largest commit adds {largest}% of code lines, the three largest {top3}% (...)"
-                ),
-            ),
+            f("repo.history.commit_count", commits > 3).with_measure(Measure::History(m)),
+            f("repo.history.pattern", true),
             f("repo.history.progression", true),
             f("repo.history.timing", true),
             f("repo.history.messages", true),
         ]
-        .into_iter()
-        .map(|mut e| {
-            if e.id.ends_with("commit_count") {
-                e.rationale = format!("{commits} commits (0 merges) reachable");
-            }
-            e
-        })
-        .collect()
     }
 
     #[test]
@@ -811,6 +725,22 @@ mod tests {
         assert_eq!(level(&history(25, 10, 25, &slow[..24])), 5);
         // one dump
         assert_eq!(level(&history(1, 100, 100, &[])), 1);
+    }
+
+    #[test]
+    fn history_facts_without_figures_are_judged_by_their_tally() {
+        // evidence stored by an earlier version: the same facts, no figures
+        let mut old = history(25, 10, 25, &[86_400; 24]);
+        for e in &mut old {
+            e.measure = None;
+        }
+        assert_eq!(family(&old), Some(Family::History));
+        assert_eq!(assess(&old), None);
+        // the rationale is never read: a text that once parsed as "1 commit" changes nothing
+        let mut ev = history(25, 10, 25, &[86_400; 24]);
+        ev[0].rationale = "1 commit (0 merges) reachable".into();
+        ev[1].rationale = "pattern single_init_dump: the largest commit adds 100%".into();
+        assert_eq!(level(&ev), 5);
     }
 
     fn graph(extra: &[Evidence], unmet: &[&str]) -> Vec<Evidence> {
@@ -1029,8 +959,15 @@ mod tests {
             "no Markdown report caps at 3"
         );
         let mut llm = j(&all, &[]);
-        llm[1].rationale = "3 named rules; the justice code also calls an LLM".into();
+        llm[1].measure = Some(Measure::Justice {
+            named_rules: 4,
+            calls_llm: true,
+        });
         assert_eq!(level(&llm), 3);
+        // the prose alone is not read
+        let mut prose = j(&all, &[]);
+        prose[1].rationale = "4 named rules; the justice code also calls an LLM".into();
+        assert_eq!(level(&prose), 5);
     }
 
     #[test]

@@ -1,33 +1,27 @@
 //! Facts → `Evidence`, one per requirement of each dimension's success pattern.
 //!
-//! Routing: the seven official v3 `github_repo` ids map to one topic each. Any other id (v2
-//! rubrics, custom rubrics) is routed by words in its name and forensic instruction, possibly
-//! to several topics; a dimension no topic matches gets one explicit `found = false` fact.
+//! Routing: the seven official v3 `github_repo` ids map to one fact family each
+//! (`crate::family`, the table the level tables are routed by too). Any other id (v2 rubrics,
+//! custom rubrics) is routed by words in its name and forensic instruction, possibly to several
+//! families; a dimension no family matches gets one explicit `found = false` fact. Each family's
+//! facts carry ids of that family (`repo.history.*`, `repo.security.*`, ...).
 
 use super::RepoFacts;
 use super::python::graph::{Branching, GraphFacts};
 use super::python::persona_prompts::PERSONAS;
-use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
+use crate::family::Family;
+use crate::model::{Confidence, Detective, Evidence, EvidenceKind, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Topic {
-    History,
-    Graph,
-    State,
-    Safety,
-    Structured,
-    Nuance,
-    Justice,
-}
-
-const TRIGGERS: [(Topic, &[&str]); 7] = [
-    (Topic::History, &["git log", "commit", "history"]),
+/// The words of a dimension (name and forensic instruction) that call for each family of the
+/// repository's facts (`Family::REPO`).
+const TRIGGERS: [(Family, &[&str]); 7] = [
+    (Family::History, &["git log", "commit", "history"]),
     (
-        Topic::Graph,
+        Family::Graph,
         &[
             "stategraph",
             "fan-out",
@@ -40,7 +34,7 @@ const TRIGGERS: [(Topic, &[&str]); 7] = [
         ],
     ),
     (
-        Topic::State,
+        Family::State,
         &[
             "pydantic",
             "typeddict",
@@ -52,7 +46,7 @@ const TRIGGERS: [(Topic, &[&str]); 7] = [
         ],
     ),
     (
-        Topic::Safety,
+        Family::Safety,
         &[
             "os.system",
             "sandbox",
@@ -63,26 +57,26 @@ const TRIGGERS: [(Topic, &[&str]); 7] = [
         ],
     ),
     (
-        Topic::Structured,
+        Family::Structured,
         &["structured", "bind_tools", "json output"],
     ),
-    (Topic::Nuance, &["persona", "prompt", "prosecutor"]),
+    (Family::Nuance, &["persona", "prompt", "prosecutor"]),
     (
-        Topic::Justice,
+        Family::Justice,
         &["chief justice", "chiefjustice", "synthesis", "justice.py"],
     ),
 ];
 
-/// The topics a dimension is served by.
-pub fn topics(d: &Dimension) -> Vec<Topic> {
+/// The families of facts a dimension is served by.
+pub fn families(d: &Dimension) -> Vec<Family> {
     let fixed = match d.id.as_str() {
-        "git_forensic_analysis" => Some(Topic::History),
-        "state_management_rigor" => Some(Topic::State),
-        "graph_orchestration" => Some(Topic::Graph),
-        "safe_tool_engineering" => Some(Topic::Safety),
-        "structured_output_enforcement" => Some(Topic::Structured),
-        "judicial_nuance" => Some(Topic::Nuance),
-        "chief_justice_synthesis" => Some(Topic::Justice),
+        "git_forensic_analysis" => Some(Family::History),
+        "state_management_rigor" => Some(Family::State),
+        "graph_orchestration" => Some(Family::Graph),
+        "safe_tool_engineering" => Some(Family::Safety),
+        "structured_output_enforcement" => Some(Family::Structured),
+        "judicial_nuance" => Some(Family::Nuance),
+        "chief_justice_synthesis" => Some(Family::Justice),
         _ => None,
     };
     if let Some(t) = fixed {
@@ -94,6 +88,20 @@ pub fn topics(d: &Dimension) -> Vec<Topic> {
         .filter(|(_, words)| words.iter().any(|w| text.contains(w)))
         .map(|(t, _)| *t)
         .collect()
+}
+
+/// The facts of one family (the DocAnalyst's families have none here).
+fn family_facts(facts: &RepoFacts, family: Family) -> Vec<Evidence> {
+    match family {
+        Family::History => history(facts),
+        Family::Graph => graph(facts),
+        Family::State => state(facts),
+        Family::Safety => safety(facts),
+        Family::Structured => structured(facts),
+        Family::Nuance => nuance(facts),
+        Family::Justice => justice(facts),
+        Family::Concepts | Family::CrossReference => vec![],
+    }
 }
 
 fn conf(x: f64) -> Confidence {
@@ -124,17 +132,9 @@ pub fn evidence(facts: &RepoFacts, dimensions: &[Dimension]) -> BTreeMap<String,
     let mut out = BTreeMap::new();
     for d in dimensions {
         let mut list = Vec::new();
-        let ts = topics(d);
+        let ts = families(d);
         for t in &ts {
-            list.extend(match t {
-                Topic::History => history(facts),
-                Topic::Graph => graph(facts),
-                Topic::State => state(facts),
-                Topic::Safety => safety(facts),
-                Topic::Structured => structured(facts),
-                Topic::Nuance => nuance(facts),
-                Topic::Justice => justice(facts),
-            });
+            list.extend(family_facts(facts, *t));
         }
         if ts.is_empty() {
             list.push(fact(
@@ -143,8 +143,9 @@ pub fn evidence(facts: &RepoFacts, dimensions: &[Dimension]) -> BTreeMap<String,
                 false,
                 facts.url.clone(),
                 format!(
-                    "the RepoInvestigator has no fact family for dimension {:?}: its name and forensic instruction mention none of git history, graph wiring, state, safety, structured output, judge personas or Chief Justice rules",
-                    d.id
+                    "the RepoInvestigator has no fact family for dimension {:?}: its name and forensic instruction call for none of {}",
+                    d.id,
+                    Family::REPO.map(Family::name).join(", ")
                 ),
                 1.0,
             ));
@@ -187,7 +188,15 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             ),
             1.0,
         )
-        .with_content(listing.join("\n")),
+        .with_content(listing.join("\n"))
+        .with_measure(Measure::History(HistoryMeasure {
+            commits: h.commit_count,
+            merges: h.merge_count,
+            pattern: h.pattern.clone(),
+            largest_commit_share: h.largest_commit_share,
+            top2_share: h.top2_share,
+            burst_share: h.burst_share,
+        })),
         fact(
             "repo.history.pattern",
             goal,
@@ -1303,22 +1312,28 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         .iter()
         .filter(|r| r.found && r.rule != "dissent_requirement")
         .count();
-    v.push(fact(
-        "repo.justice.deterministic",
-        goal,
-        rules_found > 0,
-        at.clone(),
-        format!(
-            "{} if/elif branches, {rules_found} named rules implemented in code{}",
-            j.branches,
-            if j.calls_llm {
-                "; the justice code also calls an LLM"
-            } else {
-                "; no LLM call in the justice code"
-            }
-        ),
-        0.85,
-    ));
+    v.push(
+        fact(
+            "repo.justice.deterministic",
+            goal,
+            rules_found > 0,
+            at.clone(),
+            format!(
+                "{} if/elif branches, {rules_found} named rules implemented in code{}",
+                j.branches,
+                if j.calls_llm {
+                    "; the justice code also calls an LLM"
+                } else {
+                    "; no LLM call in the justice code"
+                }
+            ),
+            0.85,
+        )
+        .with_measure(Measure::Justice {
+            named_rules: rules_found,
+            calls_llm: j.calls_llm,
+        }),
+    );
     for r in &j.rules {
         v.push(fact(
             &format!("repo.justice.rule.{}", r.rule),
@@ -1373,4 +1388,21 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         0.8,
     ));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_familys_facts_carry_ids_of_that_family() {
+        let facts = RepoFacts::default();
+        for family in Family::REPO {
+            let v = family_facts(&facts, family);
+            assert!(!v.is_empty(), "{family:?} files no fact");
+            for e in v {
+                assert_eq!(Family::of(&e.id), Some(family), "{}", e.id);
+            }
+        }
+    }
 }

@@ -17,6 +17,10 @@
 //!     [`FEW_LARGE_TOP2`] of all lines;
 //!   - `iterative`: anything else.
 //! - **clustered**: two or more commits, all within [`CLUSTER_SECONDS`] of the first.
+//! - **bursts**: the share of consecutive commits less than [`BURST_GAP_SECONDS`] apart
+//!   (measured from four commits). Merges are left out when their message says so (`Merge
+//!   ...`, as git and forges write it); a merge with a hand-typed message counts as a commit
+//!   (the level tables were calibrated so).
 //! - **progression**: each commit is tagged with the phases its paths and message touch
 //!   (setup: project files, `requirements`, `pyproject`, `.env.example`, messages like
 //!   "init"/"setup"; tools: `tools/` paths or "tool" in the message; graph: `graph.py`,
@@ -30,6 +34,8 @@ use git2::{DiffOptions, Repository, Sort};
 use serde::{Deserialize, Serialize};
 
 pub const CLUSTER_SECONDS: i64 = 30 * 60;
+/// Consecutive commits closer than this (author time) are a burst.
+pub const BURST_GAP_SECONDS: i64 = 120;
 /// A commit at least this large (lines added) can be part of a bulk delivery.
 pub const BULK_LINES: usize = 200;
 /// Bulk commits closer than this (author time) are one delivery.
@@ -85,6 +91,10 @@ pub struct HistoryFacts {
     /// Bulk deliveries of two or more commits (see the module docs).
     pub bulk_deliveries: Vec<BulkDelivery>,
     pub clustered: bool,
+    /// Share of consecutive commits (in history order, merges named `Merge ...` left out)
+    /// less than [`BURST_GAP_SECONDS`] apart; `None` under four of them.
+    #[serde(default)]
+    pub burst_share: Option<f64>,
     /// Seconds between the first and last commit.
     pub span_seconds: i64,
     /// Index (in `commits`) of the first commit of each phase.
@@ -317,6 +327,25 @@ fn phases(paths: &[String], message: &str) -> Vec<String> {
 }
 
 /// Pattern, clustering and progression from the per-commit facts.
+/// Share of consecutive commits, in history order, less than [`BURST_GAP_SECONDS`] apart,
+/// merges named as merges (`Merge ...`) left out (`None` under four such commits).
+fn burst_share(commits: &[CommitFact]) -> Option<f64> {
+    let times: Vec<i64> = commits
+        .iter()
+        .filter(|c| !c.message.starts_with("Merge "))
+        .map(|c| c.timestamp)
+        .collect();
+    if times.len() < 4 {
+        return None;
+    }
+    let gaps = times.len() - 1;
+    let bursts = times
+        .windows(2)
+        .filter(|w| w[1].saturating_sub(w[0]) < BURST_GAP_SECONDS)
+        .count();
+    Some(bursts as f64 / gaps as f64)
+}
+
 pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
     let n = commits.len();
     let mut h = HistoryFacts {
@@ -400,6 +429,7 @@ pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
     // Saturating: author times are whatever the submission wrote (i64::MIN .. i64::MAX).
     h.span_seconds = last.saturating_sub(first);
     h.clustered = n >= 2 && h.span_seconds <= CLUSTER_SECONDS;
+    h.burst_share = burst_share(&commits);
     let first_of = |p: &str| commits.iter().position(|c| c.phases.iter().any(|x| x == p));
     h.first_setup = first_of("setup");
     h.first_tools = first_of("tools");
@@ -434,6 +464,25 @@ mod tests {
     }
 
     const HOUR: i64 = 3_600;
+
+    #[test]
+    fn bursts_are_consecutive_commits_under_two_minutes_apart_merges_aside() {
+        let h = summarise(vec![c(0, 10, &[]), c(30, 10, &[]), c(HOUR, 10, &[])]);
+        assert_eq!(h.burst_share, None, "under four commits");
+        let mut merge = c(HOUR + 10, 0, &[]);
+        merge.merge = true;
+        merge.message = "Merge pull request #1 from a/b".into();
+        let h = summarise(vec![
+            c(0, 10, &[]),
+            c(30, 10, &[]),
+            c(HOUR, 10, &[]),
+            merge,
+            c(HOUR + 119, 10, &[]),
+            c(2 * HOUR, 10, &[]),
+        ]);
+        // five commits besides the merge, four gaps: 30 s and 119 s are bursts
+        assert_eq!(h.burst_share, Some(0.5));
+    }
 
     #[test]
     fn patterns_follow_the_documented_rule() {

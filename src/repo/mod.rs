@@ -66,6 +66,11 @@ pub struct RepoRequest {
     pub source: RepoSource,
     /// Branch, tag or commit to audit; default HEAD.
     pub git_ref: Option<String>,
+    /// The full hash `git_ref` was resolved to before the audit started (validation): the
+    /// clone is audited at this commit, the ref is not resolved again. `None`: resolved in the
+    /// clone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     pub limits: RepoLimits,
     /// When set, the bytes of this repo-relative file (or, with `Some("")`, of the most likely
     /// report PDF in the repository) are returned in [`RepoFacts::report_pdf`].
@@ -147,7 +152,8 @@ pub fn investigate_in(
         git_ref: req.git_ref.clone(),
         ..RepoFacts::default()
     };
-    let Some(commit) = clone::resolve_commit(&repo, req.git_ref.as_deref(), &shown)? else {
+    let pinned = req.commit.as_deref().or(req.git_ref.as_deref());
+    let Some(commit) = clone::resolve_commit(&repo, pinned, &shown)? else {
         facts
             .notes
             .push(format!("{shown} has no commits: nothing to audit"));

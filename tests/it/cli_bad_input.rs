@@ -213,33 +213,67 @@ fn an_unknown_ref_exits_2_naming_the_refs_that_exist() {
     std::fs::create_dir_all(&repo).unwrap();
     auditor::testkit::git::build_repo(&repo, &auditor::testkit::git::sample_langgraph_project())
         .unwrap();
-    let out = auditor(ws.path())
-        .args([
-            "--repo",
-            "repo",
-            "--ref",
-            "no-such-tag",
-            "--judges",
-            "offline",
-        ])
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("no-such-tag") && err.contains("refs that exist"),
-        "{err}"
-    );
     let head = git2::Repository::open(&repo).unwrap();
     let branch = head.head().unwrap().shorthand().unwrap().to_string();
-    assert!(
-        err.contains(&branch),
-        "names the existing branch {branch}: {err}"
-    );
-    assert!(
-        !ws.path().join("audit").exists(),
-        "nothing may run on bad input"
-    );
+    let url = format!("file://{}", repo.display());
+    for source in ["repo", url.as_str()] {
+        let out = auditor(ws.path())
+            .args([
+                "--repo",
+                source,
+                "--ref",
+                "no-such-tag",
+                "--judges",
+                "offline",
+            ])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{source}: {err}");
+        assert!(
+            err.contains("no-such-tag") && err.contains("refs that exist"),
+            "{source}: {err}"
+        );
+        assert!(
+            err.contains(&branch),
+            "{source}: names the existing branch {branch}: {err}"
+        );
+        assert!(
+            !ws.path().join("audit").exists(),
+            "{source}: nothing may run on bad input"
+        );
+    }
+}
+
+#[test]
+fn a_known_ref_is_audited_at_the_commit_it_names() {
+    let ws = tempfile::tempdir().unwrap();
+    let repo = ws.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    auditor::testkit::git::build_repo(&repo, &auditor::testkit::git::sample_langgraph_project())
+        .unwrap();
+    // a tag on an older commit: the audit must land there, not on HEAD
+    let git = git2::Repository::open(&repo).unwrap();
+    let head = git.head().unwrap().peel_to_commit().unwrap();
+    let older = head.parent(0).unwrap().parent(0).unwrap();
+    git.tag_lightweight("v1", older.as_object(), false).unwrap();
+    let url = format!("file://{}", repo.display());
+    for source in ["repo", url.as_str()] {
+        let out = auditor(ws.path())
+            .args(["evidence", "--repo", source, "--ref", "v1", "--json", "-q"])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{source}: {err}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{source}: {e}: {err}"));
+        assert_eq!(json["repo"]["commit"], older.id().to_string(), "{source}");
+        assert_eq!(json["repo"]["ref"], "v1", "{source}");
+        assert_eq!(
+            json["repo"]["history"]["commit_count"], 6,
+            "{source}: the history of the tagged commit"
+        );
+    }
 }
 
 #[test]

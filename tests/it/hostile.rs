@@ -309,6 +309,7 @@ fn a_python_file_over_every_limit_is_reported_unscanned() {
     let facts = auditor::repo::investigate(&auditor::repo::RepoRequest {
         source: ws.path().join("repo").to_str().unwrap().into(),
         git_ref: None,
+        commit: None,
         limits,
         extract_pdf: None,
     })

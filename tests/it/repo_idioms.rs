@@ -15,6 +15,7 @@ fn investigate(files: &[(&str, &str)]) -> RepoFacts {
     repo::investigate(&RepoRequest {
         source: dir.path().to_str().unwrap().into(),
         git_ref: None,
+        commit: None,
         limits: RepoLimits::default(),
         extract_pdf: None,
     })

@@ -10,6 +10,7 @@ fn request(source: &str) -> RepoRequest {
     RepoRequest {
         source: source.into(),
         git_ref: None,
+        commit: None,
         limits: RepoLimits::default(),
         extract_pdf: None,
     }
@@ -276,6 +277,32 @@ fn empty_repository_gives_empty_facts_with_a_note() {
             .collect();
         assert!(met.is_empty(), "{d}: {met:?}");
     }
+}
+
+#[test]
+fn a_commit_resolved_before_the_clone_is_the_one_audited() {
+    // The ref was resolved during validation; the clone does not resolve it again.
+    let dir = tempfile::tempdir().unwrap();
+    let head = build_repo(
+        dir.path(),
+        &[
+            FixtureCommit::new("init", 1_000).file("a.py", "x = 1\n"),
+            FixtureCommit::new("more", 90_000).file("b.py", "y = 2\n"),
+        ],
+    )
+    .unwrap();
+    let git = git2::Repository::open(dir.path()).unwrap();
+    let first = git.find_commit(head).unwrap().parent_id(0).unwrap();
+    let mut req = request(dir.path().to_str().unwrap());
+    req.git_ref = Some("main".into());
+    req.commit = Some(first.to_string());
+    let f = repo::investigate(&req).unwrap();
+    assert_eq!(f.commit, first.to_string());
+    assert_eq!(f.git_ref.as_deref(), Some("main"));
+    assert_eq!(f.history.commit_count, 1);
+    // without it, the ref is resolved in the clone
+    req.commit = None;
+    assert_eq!(repo::investigate(&req).unwrap().commit, head.to_string());
 }
 
 #[test]
