@@ -10,7 +10,7 @@
 
 use crate::model::{
     AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge, JudgeMode,
-    OpinionSource, Stage,
+    OpinionSource, RunMetadata, Stage,
 };
 use handlebars::Handlebars;
 use serde::{Deserialize, Serialize};
@@ -627,9 +627,10 @@ fn when(started_at: &str) -> String {
     }
 }
 
-fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Markup) -> View {
-    let md = &report.metadata;
-    let judge_mode = match md.judge_mode {
+/// The judges a report was graded by, in a few words: "offline judges (…)" or "LLM judges
+/// (Prosecutor: model, …)". Plain text; each rendering escapes it.
+pub fn judges_label(md: &RunMetadata) -> String {
+    match md.judge_mode {
         JudgeMode::Offline => "offline judges (deterministic rules, no LLM)".to_string(),
         JudgeMode::Llm => {
             let models: Vec<String> = md
@@ -643,7 +644,12 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                 format!("LLM judges ({})", models.join(", "))
             }
         }
-    };
+    }
+}
+
+fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Markup) -> View {
+    let md = &report.metadata;
+    let judge_mode = judges_label(md);
     let tokens = match md.judge_mode {
         JudgeMode::Offline => String::new(),
         JudgeMode::Llm => {

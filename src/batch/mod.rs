@@ -58,9 +58,9 @@ AUDITOR_STORE) the store is a PostgreSQL database shared by any number of worker
 command on several machines: each submission is claimed by one worker under a lease, a dead \
 worker's submissions are taken over, the judges' answers are shared; --status shows the cohort's \
 progress, --outputs-only writes the tables from the database.\n\n\
-Outputs: DIR/<id>/report.md and report.json, DIR/grades.csv (one row per manifest row), \
+Outputs: DIR/<id>/report.md, report.html and report.json, DIR/grades.csv (one row per manifest row), \
 DIR/summary.md, DIR/index.html.\n\n\
-Exit codes: 0 every submission graded with a complete report; 2 bad input (nothing ran); \
+Exit codes: 0 every submission graded and nothing calls for attention (a criterion left out only because no vision model was configured does not count); 2 bad input (nothing ran); \
 3 some rows invalid, failed or flagged; 130 interrupted (Ctrl-C; run again to resume)."
 )]
 pub struct BatchArgs {
@@ -669,14 +669,13 @@ fn grade_rows(
             .map(report_of);
         let mut r = match graded {
             Some(Ok(sidecar)) => {
-                let report = &sidecar.report;
                 let md = outputs::submission_dir(&cfg.out, &sub.id).join("report.md");
                 if !md.exists() || !md.with_extension("json").exists() {
                     if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &sidecar) {
                         tracing::error!(error = %e, "could not write a report");
                     }
                 }
-                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, report);
+                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &sidecar);
                 if stale {
                     r.flags.push(if interrupted {
                         "stale: graded in an earlier run, not re-checked in this interrupted run"

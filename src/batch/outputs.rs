@@ -13,7 +13,8 @@
 //! exact fraction `sum/count` of the assessed criteria (e.g. `11/3`) whenever the report's overall
 //! score is that mean.
 
-use crate::model::{AuditReport, CriterionFlag, JudgeMode};
+use crate::model::{AuditReport, CriterionFlag};
+use crate::report::{Sidecar, outcome};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -96,14 +97,24 @@ impl GradeRow {
         }
     }
 
-    /// A graded row, from its report.
-    pub fn from_report(line: usize, id: &str, repo: &str, report: &AuditReport) -> GradeRow {
+    /// A graded row, from its report and evidence (the sidecar). A criterion left out only
+    /// because the run had no vision model by choice is an empty cell and a flag, but asks for
+    /// no human review and does not make the row degraded (as it keeps an audit's exit code 0).
+    pub fn from_report(line: usize, id: &str, repo: &str, sidecar: &Sidecar) -> GradeRow {
+        let report = &sidecar.report;
         let mut scores = BTreeMap::new();
         let mut flags = Vec::new();
         let mut needs_review = false;
         for c in &report.criteria {
             let score = c.final_score.filter(|_| c.is_assessed());
             scores.insert(c.dimension_id.clone(), score.map(|s| s.get()));
+            if outcome::without_vision_by_choice(report, c, &sidecar.evidence) {
+                let s = format!("not_assessed_no_vision_model:{}", c.dimension_id);
+                if !flags.contains(&s) {
+                    flags.push(s);
+                }
+                continue;
+            }
             if score.is_none() {
                 needs_review = true;
             }
@@ -149,7 +160,7 @@ impl GradeRow {
             overall_exact: overall_exact.map(|(_, _, s)| s),
             scores,
             needs_human_review: needs_review,
-            degraded: !report.is_complete() || !report.errors.is_empty(),
+            degraded: outcome::needs_attention(&outcome::notes(report, &sidecar.evidence)),
             repo_unreadable: report.commit.is_none(),
             flags,
             failed_reason: None,
@@ -420,22 +431,7 @@ fn flag_summary(r: &GradeRow) -> String {
 
 /// The judges a report was graded by, in a few words.
 fn judges_of(report: &AuditReport) -> String {
-    match report.metadata.judge_mode {
-        JudgeMode::Offline => "offline judges (deterministic rules, no LLM)".to_string(),
-        JudgeMode::Llm => {
-            let models: Vec<String> = report
-                .metadata
-                .judge_models
-                .iter()
-                .map(|(p, m)| format!("{p}: {m}"))
-                .collect();
-            if models.is_empty() {
-                "LLM judges".to_string()
-            } else {
-                format!("LLM judges ({})", models.join(", "))
-            }
-        }
-    }
+    crate::report::judges_label(&report.metadata)
 }
 
 /// The judges of the graded rows: each configuration once, with how many rows it graded when
@@ -709,6 +705,52 @@ mod tests {
         r.overall = overall;
         r.overall_exact = exact_mean(&vals).map(|m| m.2);
         r
+    }
+
+    fn sidecar_of(
+        report: AuditReport,
+        evidence: BTreeMap<String, Vec<crate::model::Evidence>>,
+    ) -> Sidecar {
+        Sidecar {
+            report,
+            evidence,
+            judge_failures: vec![],
+            repo: None,
+            pdf: None,
+        }
+    }
+
+    #[test]
+    fn no_vision_model_by_choice_is_an_empty_cell_without_review_or_degradation() {
+        use crate::report::outcome::tests::{no_model, report};
+        let (r, ev) = report(vec![no_model()], None, vec![]);
+        let row = GradeRow::from_report(2, "s1", "repo", &sidecar_of(r, ev));
+        assert_eq!(row.scores.get("swarm_visual"), Some(&None));
+        assert!(!row.needs_human_review, "{row:?}");
+        assert!(!row.degraded, "{row:?}");
+        assert!(
+            row.flags
+                .contains(&"not_assessed_no_vision_model:swarm_visual".to_string()),
+            "{:?}",
+            row.flags
+        );
+    }
+
+    #[test]
+    fn a_vision_model_that_failed_asks_for_review() {
+        use crate::report::outcome::tests::report;
+        let rejected = crate::model::Evidence::missing(
+            "vision.swarm_visual.rejected",
+            crate::model::Detective::VisionInspector,
+            "classify the diagrams",
+            "report.pdf p.2",
+            "the model m rejected the image request",
+        );
+        let (r, ev) = report(vec![rejected], Some("m"), vec![]);
+        let row = GradeRow::from_report(2, "s1", "repo", &sidecar_of(r, ev));
+        assert_eq!(row.scores.get("swarm_visual"), Some(&None));
+        assert!(row.needs_human_review, "{row:?}");
+        assert!(row.degraded, "{row:?}");
     }
 
     #[test]

@@ -40,7 +40,9 @@ impl Note {
 /// Whether the criterion is unassessed only because no vision model was configured for the
 /// run: its evidence is exactly the VisionInspector's `vision.<id>.no_model` statement, the
 /// report names no vision model, and nothing else (no judge, no detective) failed on it.
-fn without_vision_by_choice(
+/// Whether a criterion is left out only because the run had no vision model by choice (its only
+/// evidence is "no vision model configured"): reported, but nothing calls for attention.
+pub fn without_vision_by_choice(
     report: &AuditReport,
     c: &CriterionResult,
     evidence: &BTreeMap<String, Vec<Evidence>>,
@@ -125,7 +127,7 @@ pub fn needs_attention(notes: &[Note]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::justice::compose;
     use crate::model::{AuditError, Detective, Judge, JudgeMode, RunMetadata, Stage, TokenUsage};
@@ -156,7 +158,7 @@ mod tests {
 
     /// A report where `swarm_visual` is not assessed with `evidence` as its only evidence, and
     /// every other criterion assessed and clean.
-    fn report(
+    pub(crate) fn report(
         evidence: Vec<Evidence>,
         vision_model: Option<&str>,
         errors: Vec<AuditError>,
@@ -198,7 +200,7 @@ mod tests {
         (report, ev)
     }
 
-    fn no_model() -> Evidence {
+    pub(crate) fn no_model() -> Evidence {
         Evidence::missing(
             "vision.swarm_visual.no_model",
             Detective::VisionInspector,
