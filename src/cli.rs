@@ -33,7 +33,7 @@ use std::sync::Arc;
         auditor --repo <URL|PATH> [--pdf <PATH>] [--output <FILE.md|DIR>]\n    \
         --repo    the repository: an https URL, a local path or a file:// URL\n    \
         --pdf     the PDF report (default: the report PDF inside the repository)\n    \
-        --output  the Markdown report (its JSON beside it); default: audit/report-<owner>-<project>-<time>.md\n\n\
+        --output  the Markdown report (its HTML and JSON beside it); default: audit/report-<owner>-<project>-<time>.md\n\n\
         Every option: `auditor audit --help`. A cohort: `auditor batch --help`."
 )]
 pub struct Cli {

@@ -184,8 +184,27 @@ pub fn short(text: &str, max: usize) -> String {
             _ => cut.as_str(),
         }
     };
-    let kept = kept.trim_end_matches([' ', ',', ';', ':']);
+    let kept = without_open_parenthesis(kept).trim_end_matches([' ', ',', ';', ':']);
     format!("{kept}…")
+}
+
+/// A shortened text never ends inside a parenthesis it opened ("reachable (full…"): the cut
+/// moves before the last unclosed "(" when enough text stays before it.
+fn without_open_parenthesis(kept: &str) -> &str {
+    let mut open: Vec<usize> = Vec::new();
+    for (i, c) in kept.char_indices() {
+        match c {
+            '(' => open.push(i),
+            ')' => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    match open.first() {
+        Some(&i) if i >= kept.len() / 3 => kept[..i].trim_end(),
+        _ => kept,
+    }
 }
 
 /// Lower-cased id + goal, for recognising which requirement a fact is about.
@@ -202,6 +221,19 @@ pub fn about(e: &Evidence, words: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shortened_text_never_ends_inside_an_open_parenthesis() {
+        let t = "49 commits (19 merges) reachable from the audited commit (full history walked, nothing skipped)";
+        assert_eq!(
+            short(t, 75),
+            "49 commits (19 merges) reachable from the audited commit…"
+        );
+        // an early parenthesis is kept: cutting before it would leave too little
+        assert_eq!(short("a (b c d e f g h i j k l", 12), "a (b c d e…");
+        // closed parentheses are untouched
+        assert_eq!(short("one (two) three four five", 16), "one (two) three…");
+    }
     use crate::model::{Confidence, Detective};
 
     fn ev(id: &str, kind: EvidenceKind, found: bool, confidence: f64) -> Evidence {

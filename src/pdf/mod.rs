@@ -200,7 +200,7 @@ pub fn validate_path(path: &Path) -> Result<(), PdfError> {
     let shown = path.display();
     if !path.exists() {
         return Err(PdfError::Unreadable(format!(
-            "PDF report {shown} does not exist: check the path given to --pdf"
+            "PDF report {shown} does not exist: check the path given to --pdf (a relative path is read from the current directory, not from the repository; leave --pdf out to read the report inside the repository)"
         )));
     }
     if !path.is_file() {
