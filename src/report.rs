@@ -850,7 +850,12 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
                         if failed { "failed" } else { "–" }.to_string()
                     })
             };
-            let mut words: Vec<&str> = c.flags.iter().map(flag_word).collect();
+            let mut words: Vec<&str> =
+                if outcome::without_vision_by_choice(report, c, evidence) {
+                    vec!["not assessed (no vision model)"]
+                } else {
+                    c.flags.iter().map(flag_word).collect()
+                };
             words.dedup();
             RowView {
                 number: i + 1,

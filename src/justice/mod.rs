@@ -881,10 +881,15 @@ pub fn compose(
             not_assessed.join("; ")
         ));
     }
-    let flagged = criteria.iter().filter(|c| !c.flags.is_empty()).count();
+    // Criteria not assessed are named in the sentence above; this one counts the scored ones.
+    let flagged = criteria
+        .iter()
+        .filter(|c| c.is_assessed() && !c.flags.is_empty())
+        .count();
     if flagged > 0 {
         summary.push_str(&format!(
-            "{flagged} of {n} criteria {} flags (missing evidence, failed judges or review needed); see the breakdown. ",
+            "{flagged} of the {} scored criteria {} flags (missing evidence, failed judges or review needed); see the breakdown. ",
+            assessed.len(),
             if flagged == 1 { "carries" } else { "carry" }
         ));
     }

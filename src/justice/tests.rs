@@ -862,7 +862,10 @@ fn the_summary_names_ties_as_ties_and_counts_in_the_right_number() {
         s.contains(&format!("Weakest: {} (2/5).", rubric.dimensions[9].name)),
         "{s}"
     );
-    assert!(s.contains("1 of 10 criteria carries flags"), "{s}");
+    assert!(
+        s.contains("1 of the 10 scored criteria carries flags"),
+        "{s}"
+    );
     assert!(!s.contains("(s)"), "{s}");
     assert!(
         report.verdict.contains("over 10 of 10 criteria."),
