@@ -155,6 +155,40 @@ fn wait_until(child: &mut Child, what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Starts worker-a on `db` with `judges` (`lease` seconds, or the default) and returns once it
+/// holds a job whose evidence is stored: a worker caught mid-job.
+fn worker_a_mid_job(
+    pg: &Pg,
+    db: &str,
+    root: &Path,
+    manifest: &Path,
+    url: &str,
+    judges: &Judges,
+    lease: Option<&str>,
+) -> Child {
+    let mut cmd = batch(
+        root,
+        manifest,
+        &root.join("a"),
+        Some(url),
+        "worker-a",
+        judges,
+        &[],
+    );
+    if let Some(secs) = lease {
+        cmd.env("AUDITOR_BATCH_LEASE_SECS", secs);
+    }
+    let mut a = cmd.spawn().unwrap();
+    wait_until(&mut a, "worker-a holds a job with evidence", || {
+        pg.try_count(
+            db,
+            "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running' AND evidence_json IS NOT NULL",
+        )
+        .is_some_and(|n| n >= 1)
+    });
+    a
+}
+
 fn setup(n: usize) -> (tempfile::TempDir, PathBuf) {
     let root = tempfile::tempdir().unwrap();
     let (manifest, _) = cohort(root.path(), n);
@@ -385,25 +419,7 @@ fn a_dead_workers_lease_expires_and_the_next_worker_takes_its_jobs_over() {
     let url = pg.create_db("lease");
     let q = |sql: &str| pg.count("lease", sql);
     let slow = Judges::Offline { ms: 150 };
-    let mut a = batch(
-        root,
-        &manifest,
-        &root.join("a"),
-        Some(&url),
-        "worker-a",
-        &slow,
-        &[],
-    )
-    .env("AUDITOR_BATCH_LEASE_SECS", "3")
-    .spawn()
-    .unwrap();
-    wait_until(&mut a, "worker-a holds a job with evidence", || {
-        pg.try_count(
-            "lease",
-            "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running' AND evidence_json IS NOT NULL",
-        )
-        .is_some_and(|n| n >= 1)
-    });
+    let mut a = worker_a_mid_job(&pg, "lease", root, &manifest, &url, &slow, Some("3"));
     a.kill().expect("SIGKILL worker-a");
     let _ = a.wait();
     let held = pg.psql(
@@ -582,25 +598,7 @@ fn a_stalled_worker_loses_its_lease_and_its_late_result_is_refused() {
     let url = pg.create_db("stall");
     let q = |sql: &str| pg.count("stall", sql);
     let slow = Judges::Offline { ms: 100 };
-    let mut a = batch(
-        root,
-        &manifest,
-        &root.join("a"),
-        Some(&url),
-        "worker-a",
-        &slow,
-        &[],
-    )
-    .env("AUDITOR_BATCH_LEASE_SECS", "2")
-    .spawn()
-    .unwrap();
-    wait_until(&mut a, "worker-a holds a job with evidence", || {
-        pg.try_count(
-            "stall",
-            "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running' AND evidence_json IS NOT NULL",
-        )
-        .is_some_and(|n| n >= 1)
-    });
+    let a = worker_a_mid_job(&pg, "stall", root, &manifest, &url, &slow, Some("2"));
     // SIGSTOP: the worker and its heartbeat freeze, as on a machine that stalls
     // SAFETY: kill(2) with a pid this test spawned.
     assert_eq!(unsafe { libc::kill(a.id() as i32, libc::SIGSTOP) }, 0);
@@ -697,24 +695,7 @@ fn a_worker_stopped_with_ctrl_c_hands_its_claims_back_at_once() {
     let q = |sql: &str| pg.count("sigint", sql);
     let slow = Judges::Offline { ms: 300 };
     // the default lease (60 s): a takeover without the hand-back would wait for it
-    let mut a = batch(
-        root,
-        &manifest,
-        &root.join("a"),
-        Some(&url),
-        "worker-a",
-        &slow,
-        &[],
-    )
-    .spawn()
-    .unwrap();
-    wait_until(&mut a, "worker-a holds a job with evidence", || {
-        pg.try_count(
-            "sigint",
-            "SELECT count(*) FROM auditor_jobs WHERE claimed_by = 'worker-a' AND status = 'running' AND evidence_json IS NOT NULL",
-        )
-        .is_some_and(|n| n >= 1)
-    });
+    let a = worker_a_mid_job(&pg, "sigint", root, &manifest, &url, &slow, None);
     // two Ctrl-C: stop now
     for _ in 0..2 {
         // SAFETY: kill(2) with a pid this test spawned.
