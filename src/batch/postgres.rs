@@ -29,7 +29,8 @@ use std::time::Duration;
 use tokio_postgres::{Client, NoTls, Row};
 
 /// Migrations in order; version N is `MIGRATIONS[N-1]`. Never edit one that shipped: append.
-pub const MIGRATIONS: &[&str] = &["CREATE TABLE auditor_jobs (
+pub const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE auditor_jobs (
         id BIGSERIAL PRIMARY KEY,
         submission TEXT NOT NULL,
         commit_sha TEXT NOT NULL,
@@ -82,7 +83,10 @@ pub const MIGRATIONS: &[&str] = &["CREATE TABLE auditor_jobs (
         request_key TEXT PRIMARY KEY,
         asked BIGINT NOT NULL,
         first_asked_at TIMESTAMPTZ NOT NULL DEFAULT now()
-     );"];
+     );",
+    // 2: the course team's review history (append-only).
+    super::review_schema::POSTGRES,
+];
 
 /// Key of the advisory lock that serialises migrations (any constant unique to this tool).
 const MIGRATION_LOCK: i64 = 0x6175_6469_746f_7231; // "auditor1"

@@ -244,6 +244,8 @@ impl Store {
              );",
         )
         .map_err(err)?;
+        conn.execute_batch(super::review_schema::SQLITE)
+            .map_err(err)?;
         let version: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
