@@ -1209,9 +1209,10 @@ fn a_report_listing_thousands_of_paths_is_checked_whole_and_listed_in_bounds() {
     let mut mentions: Vec<String> = (0..N).map(path).collect();
     mentions.extend((0..5).map(|i| format!("docs/ghost/missing_{i}.md")));
     let pages: Vec<PageSpec> = mentions
-        .chunks(250)
+        .chunks(150)
         .map(|chunk| {
-            let lines: Vec<String> = chunk.chunks(5).map(|l| l.join(" ")).collect();
+            // 50 lines of three paths: within a page's width and height
+            let lines: Vec<String> = chunk.chunks(3).map(|l| l.join(" ")).collect();
             PageSpec::text(&lines)
         })
         .collect();
