@@ -86,9 +86,15 @@ mod tests {
         let e = check("audit/report.md").unwrap_err().to_string();
         assert!(e.starts_with("audit is a symbolic link (to "), "{e}");
         assert!(check("./out/link.md").is_err(), "the file itself");
-        assert!(check("out/sub/new/report.md").is_ok(), "directories to create");
+        assert!(
+            check("out/sub/new/report.md").is_ok(),
+            "directories to create"
+        );
         assert!(check("out/report.md").is_ok());
-        assert!(super::check_no_links(&dir.path().join("audit/x.md")).is_ok(), "absolute");
+        assert!(
+            super::check_no_links(&dir.path().join("audit/x.md")).is_ok(),
+            "absolute"
+        );
     }
 
     #[test]

@@ -266,7 +266,8 @@ fn validate_answer(mut a: VisionAnswer) -> Result<VisionAnswer, String> {
     if a.flow_description.trim().chars().count() < 10 {
         return Err("\"flow_description\" is empty: describe the flow as drawn".into());
     }
-    a.flow_description = crate::llm::structured::cut_text(a.flow_description, MAX_DESCRIPTION_CHARS);
+    a.flow_description =
+        crate::llm::structured::cut_text(a.flow_description, MAX_DESCRIPTION_CHARS);
     Ok(a)
 }
 

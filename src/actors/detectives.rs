@@ -180,7 +180,11 @@ impl Handler<AnalyseReport> for DocAnalyst {
                 tracing::info_span!(parent: &msg.parent, "doc_analyst", source = %msg.source)
                     .entered();
             let _stage = crate::telemetry::stage::enter(|| {
-                format!("reading the report {} ({} bytes)", msg.source, msg.pdf.len())
+                format!(
+                    "reading the report {} ({} bytes)",
+                    msg.source,
+                    msg.pdf.len()
+                )
             });
             let facts = pdf::analyse_bytes(&msg.pdf, &msg.source)
                 .map_err(|e| DetectiveError::from_pdf(&e))?;

@@ -107,7 +107,11 @@ impl Isolation {
                 "{} MiB (one share of the batch's {} MiB budget, divided among {} and the batch itself)",
                 b >> 20,
                 self.budget_mb,
-                crate::words::count(self.children, "submission in flight", "submissions in flight")
+                crate::words::count(
+                    self.children,
+                    "submission in flight",
+                    "submissions in flight"
+                )
             ),
             None => "no limit".into(),
         }
@@ -222,8 +226,7 @@ fn describe_failure(iso: &Isolation, status: &std::process::ExitStatus, stderr: 
         .find(|l| OUT_OF_MEMORY.iter().any(|m| l.contains(m)))
         .copied();
     let limited = iso.memory_limit.is_some();
-    let oom = limited
-        && (oom_line.is_some() || matches!(status.signal(), Some(libc::SIGKILL)));
+    let oom = limited && (oom_line.is_some() || matches!(status.signal(), Some(libc::SIGKILL)));
     let during = if stages.is_empty() {
         String::new()
     } else {
@@ -236,7 +239,9 @@ fn describe_failure(iso: &Isolation, status: &std::process::ExitStatus, stderr: 
             .collect::<String>()
     };
     if oom {
-        let detail = oom_line.map(|l| format!(" ({})", plain(l))).unwrap_or_default();
+        let detail = oom_line
+            .map(|l| format!(" ({})", plain(l)))
+            .unwrap_or_default();
         return format!(
             "collecting the evidence of this submission ran out of memory{during}: it reached its limit of {}{detail}. It ran in its own process: the other submissions are not affected. To grade it, give the batch more memory (AUDITOR_BATCH_MEMORY_LIMIT_MB, now {} MiB) or fewer submissions at once (--concurrency: each gets a larger share), then run the same batch command again",
             iso.limit_text(),
@@ -381,15 +386,25 @@ mod tests {
                       thread 'x' panicked at src/a.rs:1:1:\n\
                       failed to spawn thread: Os { code: 11 }\n\
                       note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
-        let why = describe_failure(&iso, &ExitStatusExt::from_raw(libc::SIGABRT), stderr.as_bytes());
+        let why = describe_failure(
+            &iso,
+            &ExitStatusExt::from_raw(libc::SIGABRT),
+            stderr.as_bytes(),
+        );
         assert!(
             why.starts_with(
                 "collecting the evidence of this submission ran out of memory while reading the report repo:report.pdf (9 bytes): it reached its limit of 512 MiB"
             ),
             "{why}"
         );
-        assert!(why.contains("AUDITOR_BATCH_MEMORY_LIMIT_MB, now 2048 MiB"), "{why}");
-        assert!(!why.contains("RUST_BACKTRACE") && !why.contains('`'), "{why}");
+        assert!(
+            why.contains("AUDITOR_BATCH_MEMORY_LIMIT_MB, now 2048 MiB"),
+            "{why}"
+        );
+        assert!(
+            !why.contains("RUST_BACKTRACE") && !why.contains('`'),
+            "{why}"
+        );
         // a crash that is not about memory keeps the panic's message
         let crash = "thread 'x' panicked at src/a.rs:1:1:\nindex out of bounds\nnote: run with `RUST_BACKTRACE=1` x\n";
         let why = describe_failure(&iso, &ExitStatusExt::from_raw(1 << 8), crash.as_bytes());

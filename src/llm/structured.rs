@@ -236,7 +236,10 @@ mod tests {
     fn a_long_text_is_cut_at_a_word_and_says_so() {
         assert_eq!(super::cut_text("short".into(), 10), "short");
         let cut = super::cut_text("één twee drie vier".into(), 9);
-        assert_eq!(cut, "één twee [cut: the model wrote 18 characters; the first 8 are kept]");
+        assert_eq!(
+            cut,
+            "één twee [cut: the model wrote 18 characters; the first 8 are kept]"
+        );
         let word = super::cut_text("x".repeat(50), 10);
         assert!(word.starts_with(&"x".repeat(10)), "{word}");
     }

@@ -657,7 +657,10 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
                     .get(&p.to_lowercase())
                     .map(|f| Some(f.to_string())),
                 (1, first) => Some(first.first().map(|f| f.to_string())),
-                (n, first) => Some(Some(format!("{n} files end with {p}: {}", first.join(", ")))),
+                (n, first) => Some(Some(format!(
+                    "{n} files end with {p}: {}",
+                    first.join(", ")
+                ))),
             }
         };
         c.status = match found {

@@ -1027,7 +1027,14 @@ fn the_report_is_never_written_through_a_committed_link() {
     std::fs::create_dir(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, ws.path().join("audit")).unwrap();
     let out = auditor(ws.path())
-        .args(["--repo", "repo", "--pdf", "report.pdf", "--judges", "offline"])
+        .args([
+            "--repo",
+            "repo",
+            "--pdf",
+            "report.pdf",
+            "--judges",
+            "offline",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1217,10 +1224,7 @@ fn a_report_listing_thousands_of_paths_is_checked_whole_and_listed_in_bounds() {
         })
         .collect();
     std::fs::write(ws.path().join("report.pdf"), build_pdf(&pages).unwrap()).unwrap();
-    let out = auditor(ws.path())
-        .args(audit_args())
-        .output()
-        .unwrap();
+    let out = auditor(ws.path()).args(audit_args()).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
     let text = std::fs::read_to_string(ws.path().join("out/report.json")).unwrap();
@@ -1229,14 +1233,22 @@ fn a_report_listing_thousands_of_paths_is_checked_whole_and_listed_in_bounds() {
     let evidence = json["evidence"]["report_accuracy"].as_array().unwrap();
     let listed: Vec<&serde_json::Value> = evidence
         .iter()
-        .filter(|e| e["id"].as_str().unwrap().starts_with("pdf.report_accuracy.path."))
+        .filter(|e| {
+            e["id"]
+                .as_str()
+                .unwrap()
+                .starts_with("pdf.report_accuracy.path.")
+        })
         .collect();
     assert_eq!(listed.len(), 60, "a bounded list");
     let ghosts = listed
         .iter()
         .filter(|e| e["kind"] == "contradiction")
         .count();
-    assert_eq!(ghosts, 5, "the hallucinated paths are listed, though mentioned last");
+    assert_eq!(
+        ghosts, 5,
+        "the hallucinated paths are listed, though mentioned last"
+    );
     let summary = evidence
         .iter()
         .find(|e| e["id"] == "pdf.report_accuracy.paths.summary")
@@ -1247,6 +1259,8 @@ fn a_report_listing_thousands_of_paths_is_checked_whole_and_listed_in_bounds() {
             && rationale.ends_with(&format!("of {} paths mentioned", N + 5)),
         "{rationale}"
     );
-    let html = std::fs::metadata(ws.path().join("out/report.html")).unwrap().len();
+    let html = std::fs::metadata(ws.path().join("out/report.html"))
+        .unwrap()
+        .len();
     assert!(html < 1_000_000, "{html} bytes of HTML");
 }
