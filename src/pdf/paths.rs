@@ -402,7 +402,15 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
         }
         for f in &trees.files {
             let line = || &text[f.line.clone()];
-            add(&mut out, &mut index, f.path.clone(), page, line, None, false);
+            add(
+                &mut out,
+                &mut index,
+                f.path.clone(),
+                page,
+                line,
+                None,
+                false,
+            );
         }
         for m in DIR_RE.find_iter(text) {
             if trees.covers(m.start()) {
