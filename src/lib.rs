@@ -25,6 +25,7 @@ pub mod repo;
 pub mod report;
 pub mod review;
 pub mod rubric;
+pub mod similarity;
 pub(crate) mod tally;
 pub mod telemetry;
 pub mod testkit;

@@ -39,6 +39,7 @@ mod report_html;
 mod review_browser;
 mod review_cli;
 mod review_http;
+mod similarity;
 mod supervision;
 mod telemetry_llm_audit;
 mod telemetry_logs;
