@@ -10,6 +10,7 @@
 //! collusion.
 
 use super::syntax::ModuleInfo;
+use crate::model::fact::Site;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -19,6 +20,10 @@ const MIN_PROMPT: usize = 60;
 /// Words compared per prompt (longer prompts are compared on their first words).
 const MAX_WORDS: usize = 3000;
 pub const COLLUSION_THRESHOLD: f64 = 0.5;
+/// A persona text shorter than this is a sentence or two, not a prompt of its own.
+pub const SENTENCE_CHARS: usize = 400;
+/// From this length on a persona text is a full brief (stance, duties, scoring guide).
+pub const FULL_BRIEF_CHARS: usize = 1500;
 /// Consecutive words a passage must have to count as shared text (fewer for shorter prompts).
 pub const PASSAGE_WORDS: usize = 5;
 
@@ -55,6 +60,10 @@ pub struct PersonaFacts {
     pub similarity: Vec<Similarity>,
     pub collusion: bool,
     pub language: Vec<Language>,
+    /// The shared prompt short persona texts are set into (a longer string with placeholders
+    /// in their module): where, and its length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<(Site, usize)>,
 }
 
 pub const PERSONAS: [&str; 3] = ["Prosecutor", "Defense", "TechLead"];
@@ -212,6 +221,23 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
         .similarity
         .iter()
         .any(|s| s.share > COLLUSION_THRESHOLD);
+    let short: Vec<&PersonaPrompt> = facts
+        .prompts
+        .iter()
+        .filter(|p| p.chars < SENTENCE_CHARS)
+        .collect();
+    if let Some(longest) = short.iter().map(|p| p.chars).max() {
+        facts.template = modules
+            .iter()
+            .filter(|m| short.iter().any(|p| p.path == m.path))
+            .flat_map(|m| {
+                m.strings
+                    .iter()
+                    .filter(|s| !s.docstring && s.text.contains('{') && s.text.len() >= 2 * longest.max(150))
+                    .map(move |s| (Site::new(m.path.clone(), s.line), s.text.chars().count()))
+            })
+            .max_by_key(|(_, n)| *n);
+    }
     for p in &facts.prompts {
         let idx = PERSONAS.iter().position(|x| *x == p.persona).unwrap_or(0);
         let (expected, words) = WORDS[idx];
