@@ -239,7 +239,11 @@ pub enum SafetyFact {
     NoShell {
         files: usize,
         subprocess: usize,
+        /// The raw shell calls kept (the first of each kind).
         shells: Vec<Site>,
+        /// Every raw shell call counted (more than kept when they explode).
+        #[serde(default)]
+        counted: usize,
         /// Python files too large to parse or scan.
         unscanned: Vec<String>,
     },
@@ -564,12 +568,17 @@ impl Stated for SafetyFact {
                 files,
                 subprocess,
                 shells,
+                counted,
                 unscanned,
             } => {
                 if !shells.is_empty() {
                     format!(
                         "{} (os.system, os.popen or shell=True): {}",
-                        count(shells.len(), "raw shell call", "raw shell calls"),
+                        count(
+                            (*counted).max(shells.len()),
+                            "raw shell call",
+                            "raw shell calls"
+                        ),
                         sites(shells, 3)
                     )
                 } else if !unscanned.is_empty() {
@@ -1702,5 +1711,135 @@ impl Stated for JusticeFact {
                 ),
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(line: usize) -> Site {
+        Site::new("tools/git.py", line)
+    }
+
+    fn external(line: usize, timeout: Option<&str>, clone: bool) -> External {
+        External {
+            call: Call::new(site(line), "subprocess.run"),
+            timeout: timeout.map(str::to_string),
+            clone,
+        }
+    }
+
+    #[test]
+    fn a_negative_says_what_was_searched_and_a_positive_cites_its_lines() {
+        let none = SafetyFact::Timeouts {
+            calls: vec![external(31, None, true), external(40, None, false)],
+            files: 3,
+        };
+        assert!(!none.holds());
+        assert_eq!(
+            none.statement(),
+            "none of the 2 subprocess, git and network calls in 3 Python files passes a timeout (tools/git.py:31 and tools/git.py:40)"
+        );
+        let fix = none.fix().expect("a fix");
+        assert_eq!(
+            fix.line(),
+            "tools/git.py:31: pass `timeout=` to the `subprocess.run` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`); 1 other call is without one"
+        );
+        let all = SafetyFact::Timeouts {
+            calls: vec![external(31, Some("120"), true)],
+            files: 3,
+        };
+        assert!(all.holds());
+        assert!(all.statement().contains("subprocess.run at tools/git.py:31 (timeout=120)"));
+        assert_eq!(all.fix(), None, "no fix for what holds");
+        // the clone timed, another call not: said as it is
+        let part = SafetyFact::Timeouts {
+            calls: vec![external(31, Some("120"), true), external(40, None, false)],
+            files: 3,
+        };
+        assert_eq!(
+            part.statement(),
+            "the clone passes a timeout (timeout=120 at tools/git.py:31); 1 of the 2 subprocess, git and network calls passes no timeout: subprocess.run at tools/git.py:40"
+        );
+        assert_eq!(part.fix().and_then(|f| f.at), Some(site(40)));
+    }
+
+    #[test]
+    fn every_fact_that_holds_has_no_fix_and_every_one_that_fails_has_one() {
+        let clone = Clone {
+            call: Call::new(site(31), "subprocess.run"),
+            sandbox: Some(site(30)),
+            list_args: true,
+            via: None,
+            handled: Some(site(29)),
+        };
+        let facts: Vec<(Fact, bool)> = vec![
+            (
+                Fact::Safety(SafetyFact::UrlCheck {
+                    clones: vec![site(31)],
+                    checks: vec![site(25)],
+                }),
+                true,
+            ),
+            (
+                Fact::Safety(SafetyFact::UrlCheck {
+                    clones: vec![site(31)],
+                    checks: vec![],
+                }),
+                false,
+            ),
+            (
+                Fact::Safety(SafetyFact::Sandbox {
+                    clones: vec![clone.clone()],
+                    files: 2,
+                }),
+                true,
+            ),
+            (
+                Fact::Structured(StructuredFact::Retry {
+                    calls: vec![Retried {
+                        call: site(50),
+                        retry: None,
+                        transport: Some((site(10), "3".into())),
+                        handled: Some(site(49)),
+                    }],
+                }),
+                false,
+            ),
+            (
+                Fact::Justice(JusticeFact::Rule {
+                    rule: JusticeRule::FactSupremacy,
+                    branch: None,
+                    how: String::new(),
+                    searched: 7,
+                    code: Some(site(1)),
+                }),
+                false,
+            ),
+        ];
+        for (f, holds) in facts {
+            assert_eq!(f.holds(), holds, "{}", f.statement());
+            assert_eq!(f.fix().is_some(), !holds, "{}", f.statement());
+            if let Some(fix) = f.fix() {
+                assert!(fix.at.is_some(), "a fix says where: {}", fix.change);
+            }
+        }
+    }
+
+    #[test]
+    fn typed_facts_round_trip_and_older_evidence_loads() {
+        let f = Fact::Justice(JusticeFact::Rule {
+            rule: JusticeRule::SecurityOverride,
+            branch: Some(site(12)),
+            how: "`if flagged` caps the score".into(),
+            searched: 9,
+            code: Some(site(1)),
+        });
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.contains(r#""family":"justice""#), "{json}");
+        let back: Fact = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(f.key(), "rule.security_override");
     }
 }

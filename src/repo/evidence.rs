@@ -1012,11 +1012,18 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         .filter(|x| x.kind != "eval" && x.kind != "exec")
         .map(|x| at(&x.path, x.line))
         .collect();
+    let counted = f
+        .finding_counts
+        .iter()
+        .filter(|(k, _)| *k != "eval" && *k != "exec")
+        .map(|(_, n)| n)
+        .sum();
     v.push(fact(
         SafetyFact::NoShell {
             files: f.python.files_parsed,
             subprocess: s.subprocess_calls,
             shells,
+            counted,
             unscanned: f.unscanned_python.clone(),
         },
         1.0,

@@ -253,6 +253,8 @@ def clone_repo(repo_url: str) -> tempfile.TemporaryDirectory:
         tmp.cleanup()
         if "Authentication failed" in exc.stderr:
             raise CloneError(f"authentication failed for {repo_url}") from exc
+        if "not found" in exc.stderr:
+            raise CloneError(f"repository not found: {repo_url}") from exc
         raise CloneError(f"git clone failed: {exc.stderr.strip()}") from exc
     return tmp
 
@@ -264,6 +266,7 @@ def extract_git_history(path: str) -> List[Dict[str, str]]:
         check=True,
         capture_output=True,
         text=True,
+        timeout=60,
     )
     commits = []
     for line in result.stdout.splitlines():
@@ -487,6 +490,14 @@ from src.state import AgentState
 REPORT_PATH = Path("audit/report.md")
 
 
+def _re_evaluate(final: int, scores: dict, evidences: list) -> int:
+    """Judges more than 2 apart: re-read the evidence and let the facts decide between them."""
+    found = sum(1 for e in evidences if e.found)
+    if not evidences or 2 * found < len(evidences):
+        return min(final, scores.get("Prosecutor", final))
+    return max(final, scores.get("TechLead", final))
+
+
 def _final_score(criterion_id: str, opinions: list, evidences: list) -> tuple:
     scores = {o.judge: o.score for o in opinions}
     final = round(mean(scores.values()))
@@ -501,7 +512,8 @@ def _final_score(criterion_id: str, opinions: list, evidences: list) -> tuple:
         final = scores["TechLead"]
         notes.append("functionality_weight: the Tech Lead's verdict carries the highest weight")
     if max(scores.values()) - min(scores.values()) > 2:
-        notes.append("variance_re_evaluation: judges disagree by more than 2, evidence re-examined")
+        final = _re_evaluate(final, scores, evidences)
+        notes.append("variance_re_evaluation: judges disagree by more than 2, evidence re-read")
         notes.append("dissent: " + "; ".join(f"{j} gave {s}" for j, s in scores.items()))
     return final, notes
 

@@ -107,15 +107,30 @@ fn literals(text: &str) -> String {
 
 /// A condition with the identifiers it reads looked through to the values its function
 /// assigns them (one level), and the module's constants.
-fn expanded(m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
-    let mut out = text.to_string();
-    let words: Vec<&str> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+fn words_of(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Names called in a piece of code (`name(`).
+fn called(text: &str) -> Vec<&str> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(r"\b([A-Za-z_]\w*)\s*\(", &R)
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).map(|x| x.as_str()))
+        .collect()
+}
+
+/// A condition (or a branch) with what it reads looked through: the lines of its function
+/// that assign the locals it reads (their whole text: a comprehension's filter is part of the
+/// value), the bodies of the repository's functions it calls (two levels: `if
+/// flags_security(ops)` reads what `flags_security` does), and the module constants any of
+/// these name.
+fn expanded(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
+    let mut out = text.to_string();
     if let Some(func) = f.func.map(|i| &m.functions[i]) {
-        // the lines that assign the locals it reads (their whole text: a comprehension's
-        // filter is part of the value)
+        let words = words_of(text);
         let body = m.snippet(func.line, func.end_line, 400);
         for name in func.locals.keys().filter(|n| words.contains(&n.as_str())) {
             for line in body.lines() {
@@ -130,10 +145,43 @@ fn expanded(m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
             }
         }
     }
-    for (name, v) in &m.constants {
-        if words.contains(&name.as_str()) {
-            out.push(' ');
-            out.push_str(&v.render());
+    let mut seen: Vec<String> = Vec::new();
+    let mut owners: Vec<&ModuleInfo> = vec![m];
+    for _ in 0..2 {
+        let names: Vec<String> = called(&out)
+            .into_iter()
+            .filter(|n| !seen.iter().any(|s| s == n))
+            .map(str::to_string)
+            .collect();
+        for name in names {
+            seen.push(name.clone());
+            // the module's own function first, else one of that name elsewhere
+            let def = m
+                .functions
+                .iter()
+                .find(|g| g.name == name)
+                .map(|g| (m, g))
+                .or_else(|| {
+                    modules
+                        .iter()
+                        .find_map(|mm| mm.functions.iter().find(|g| g.name == name).map(|g| (mm, g)))
+                });
+            if let Some((mm, g)) = def {
+                out.push(' ');
+                out.push_str(&mm.snippet(g.line, g.end_line, 60));
+                if !owners.iter().any(|o| std::ptr::eq(*o, mm)) {
+                    owners.push(mm);
+                }
+            }
+        }
+    }
+    let words: Vec<String> = words_of(&out).into_iter().map(str::to_string).collect();
+    for owner in owners {
+        for (name, v) in &owner.constants {
+            if words.iter().any(|w| w == name) {
+                out.push(' ');
+                out.push_str(&v.render());
+            }
         }
     }
     out
@@ -178,15 +226,26 @@ fn reads_evidence(text: &str) -> bool {
     .is_match(text)
 }
 
-/// The branch sets a score: an assignment or return of a number, a score, or a
-/// min/max/round/mean of scores (not only a note or a flag).
+/// The branch sets a value (a score, a weight): an assignment or a return of something other
+/// than a literal text or a flag (a note appended or `flagged = True` sets nothing).
 fn sets_score(body: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
     re(
-        r#"(?m)(^|[^=!<>])([-+*/]?=|\breturn\b)\s*[^=\n]*(\d|\.score\b|\[\s*["']score["']\s*\]|min\(|max\(|round\(|mean\(|median\()"#,
+        r#"(?m)^\s*([\w.]+(\[[^\]\n]*\])?\s*([-+*/]?=)|return)\s*[^\s"'=]"#,
         &R,
     )
-    .is_match(body)
+    .find_iter(body)
+    .any(|m| {
+        let rest = &body[m.end() - 1..];
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let after = &rest[word.len()..];
+        let fstring =
+            matches!(word.as_str(), "f" | "rf" | "fr" | "b") && after.starts_with(['"', '\'']);
+        !fstring && !matches!(word.as_str(), "True" | "False" | "None")
+    })
 }
 
 /// The condition tests the spread of scores against a number.
@@ -252,19 +311,21 @@ fn rule_of(
     m: &ModuleInfo,
     f: &IfInfo,
 ) -> Vec<(JusticeRule, String)> {
-    let cond = expanded(m, f, &f.condition);
+    let cond = expanded(modules, m, f, &f.condition);
     let body = &f.body;
     let lits = literals(&cond);
-    let all_lits = format!("{lits} {}", literals(&expanded(m, f, body)));
+    let all_lits = format!("{lits} {}", literals(&expanded(modules, m, f, body)));
     let shown = super::syntax::truncate(f.condition.trim(), 70);
     let mut out = Vec::new();
-    if caps(&f.condition, body) && security_literal(&lits) {
+    let security = caps(&f.condition, body) && security_literal(&lits);
+    if security {
         out.push((
             JusticeRule::SecurityOverride,
             format!("`if {shown}` caps the score"),
         ));
     }
-    if reads_evidence(&cond) && sets_score(body) {
+    // a security cap that reads the evidence is the security override, not fact supremacy
+    if !security && reads_evidence(&cond) && sets_score(body) {
         out.push((
             JusticeRule::FactSupremacy,
             format!("`if {shown}` reads the evidence and sets the score"),
@@ -282,7 +343,8 @@ fn rule_of(
                 JusticeRule::VarianceReEvaluation,
                 format!("`if {shown}` re-runs the evaluation"),
             ));
-        } else if writes_text(body) {
+        }
+        if writes_text(body) {
             out.push((
                 JusticeRule::DissentRequirement,
                 format!("`if {shown}` writes a dissent"),
@@ -328,13 +390,23 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             (*m, rules)
         })
         .collect();
+    // the modules that name the Chief Justice first, then those whose branches implement
+    // three rules or more
+    let distinct = |rules: &Vec<(JusticeRule, usize, String)>| {
+        rules
+            .iter()
+            .map(|(r, _, _)| *r)
+            .collect::<std::collections::BTreeSet<JusticeRule>>()
+            .len()
+    };
     let justice: Vec<&(&ModuleInfo, Vec<(JusticeRule, usize, String)>)> = by_module
         .iter()
-        .filter(|(m, rules)| {
-            let distinct: std::collections::BTreeSet<JusticeRule> =
-                rules.iter().map(|(r, _, _)| *r).collect();
-            is_justice_module(m) || distinct.len() >= 2
-        })
+        .filter(|(m, _)| is_justice_module(m))
+        .chain(
+            by_module
+                .iter()
+                .filter(|(m, rules)| !is_justice_module(m) && distinct(rules) >= 3),
+        )
         .collect();
     facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
     // where the Chief Justice is: the function of its first rule branch (what it does), else

@@ -23,7 +23,7 @@ pub const COLLUSION_THRESHOLD: f64 = 0.5;
 /// A persona text shorter than this is a sentence or two, not a prompt of its own.
 pub const SENTENCE_CHARS: usize = 400;
 /// From this length on a persona text is a full brief (stance, duties, scoring guide).
-pub const FULL_BRIEF_CHARS: usize = 1500;
+pub const FULL_BRIEF_CHARS: usize = 1000;
 /// Consecutive words a passage must have to count as shared text (fewer for shorter prompts).
 pub const PASSAGE_WORDS: usize = 5;
 
@@ -77,6 +77,20 @@ fn persona_res() -> &'static [Regex; 3] {
             Regex::new(r"(?i)tech[\s_\-]?lead").expect("valid regex"),
         ]
     })
+}
+
+/// The persona a prompt addresses in its opening ("You are the TECH LEAD ...", "Act as the
+/// Defense"), whatever else it mentions later.
+fn addressed(text: &str) -> Option<usize> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        Regex::new(r"(?i)\b(you are|you're|act as|acting as|as the|role:)\s+(the\s+|an?\s+)?(\w+[\s_-]?\w*)")
+            .expect("valid regex")
+    });
+    let head: String = text.chars().take(200).collect();
+    let c = r.captures(&head)?;
+    let hits = mentions(c.get(3)?.as_str());
+    (hits.len() == 1).then(|| hits[0])
 }
 
 fn mentions(text: &str) -> Vec<usize> {
@@ -151,10 +165,13 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
             let head: String = s.text.chars().take(300).collect();
             let head_hits = mentions(&head);
             let all_hits = mentions(&s.text);
+            let addressed = addressed(&s.text);
             let (persona, score) = if label_hits.len() == 1 {
                 (label_hits[0], 3)
             } else if scope_hits.len() == 1 && all_hits.len() <= 1 {
                 (scope_hits[0], 2)
+            } else if let Some(p) = addressed {
+                (p, 2)
             } else if head_hits.len() == 1 && all_hits.len() == 1 {
                 (head_hits[0], 1)
             } else {

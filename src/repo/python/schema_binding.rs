@@ -265,9 +265,19 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             }
             if retry_by.is_none()
                 && let Some(f) = func
-                && let Some((_, at)) = policies.iter().find(|(n, _)| *n == f.name)
             {
-                retry_by = Some(Retry::NodePolicy { at: at.clone() });
+                // the node itself, or a node that calls this function
+                let nodes: Vec<&str> = std::iter::once(f.name.as_str())
+                    .chain(repo.modules.iter().flat_map(|mm| {
+                        mm.calls
+                            .iter()
+                            .filter(|k| k.method == f.name)
+                            .filter_map(|k| k.func.map(|g| mm.functions[g].name.as_str()))
+                    }))
+                    .collect();
+                if let Some((_, at)) = policies.iter().find(|(n, _)| nodes.contains(&n.as_str())) {
+                    retry_by = Some(Retry::NodePolicy { at: at.clone() });
+                }
             }
             if retry_by.is_none()
                 && let Some(at) = &module_loop
