@@ -429,7 +429,10 @@ fn safety_facts<'a>(facts: &[&'a SafetyFact]) -> Safety<'a> {
             SafetyFact::ErrorKinds { .. } => s.kinds = f.holds(),
             SafetyFact::Timeouts { calls, .. } => {
                 s.timed = calls.iter().any(|c| c.clone)
-                    && calls.iter().filter(|c| c.clone).all(|c| c.timeout.is_some());
+                    && calls
+                        .iter()
+                        .filter(|c| c.clone)
+                        .all(|c| c.timeout.is_some());
             }
             SafetyFact::UrlCheck { .. } => s.url = f.holds(),
             SafetyFact::Cleanup { .. } => s.cleanup = f.holds(),
@@ -468,7 +471,10 @@ fn safety(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     if let Some(f) = s.findings.first() {
         b.cap(
             1,
-            format!("Security Negligence: a confirmed raw shell call: {}", f.statement()),
+            format!(
+                "Security Negligence: a confirmed raw shell call: {}",
+                f.statement()
+            ),
         );
         return Some(b.done(1, "a raw shell call with built input"));
     }
@@ -479,10 +485,7 @@ fn safety(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         return Some(b.done(2, "no clone code: nothing sandboxes the audited repository"));
     }
     if !s.sandboxed {
-        return Some(b.done(
-            2,
-            "a repository is cloned outside any temporary directory",
-        ));
+        return Some(b.done(2, "a repository is cloned outside any temporary directory"));
     }
     let safeguards = [
         (s.timed, "a timeout on the clone"),
@@ -490,8 +493,16 @@ fn safety(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         (s.kinds, "its failures told apart"),
         (s.cleanup, "the directory removed"),
     ];
-    let held: Vec<&str> = safeguards.iter().filter(|(h, _)| *h).map(|(_, w)| *w).collect();
-    let lacking: Vec<&str> = safeguards.iter().filter(|(h, _)| !*h).map(|(_, w)| *w).collect();
+    let held: Vec<&str> = safeguards
+        .iter()
+        .filter(|(h, _)| *h)
+        .map(|(_, w)| *w)
+        .collect();
+    let lacking: Vec<&str> = safeguards
+        .iter()
+        .filter(|(h, _)| !*h)
+        .map(|(_, w)| *w)
+        .collect();
     let score = held.len() as i32 - i32::from(!s.handled);
     let mut level: i32 = 3 + i32::from(score >= 1) + i32::from(score >= 3);
     let mut defects: Vec<String> = Vec::new();
@@ -513,7 +524,12 @@ fn safety(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         },
         held.len(),
         if held.is_empty() {
-            format!("none: {}", crate::model::fact::join_and(&lacking.iter().map(|w| w.to_string()).collect::<Vec<_>>()))
+            format!(
+                "none: {}",
+                crate::model::fact::join_and(
+                    &lacking.iter().map(|w| w.to_string()).collect::<Vec<_>>()
+                )
+            )
         } else {
             crate::model::fact::join_and(&held.iter().map(|w| w.to_string()).collect::<Vec<_>>())
         }
@@ -521,7 +537,12 @@ fn safety(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     if !defects.is_empty() {
         row.push_str(&format!(
             "; one level less for {}",
-            crate::model::fact::join_and(&defects.iter().map(|d| crate::tally::short(d, 90)).collect::<Vec<_>>())
+            crate::model::fact::join_and(
+                &defects
+                    .iter()
+                    .map(|d| crate::tally::short(d, 90))
+                    .collect::<Vec<_>>()
+            )
         ));
     }
     Some(b.done(level, row))
@@ -718,11 +739,7 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         level -= 1;
         why.push("not every persona speaks its role (adversarial, forgiving, pragmatic)".into());
     }
-    if why.is_empty()
-        && n.parallel
-        && n.structured
-        && n.full
-    {
+    if why.is_empty() && n.parallel && n.structured && n.full {
         return Some(b.done(
             5,
             "three distinct, full persona briefs, asked per criterion, in parallel, with structured replies",
@@ -808,7 +825,11 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             } else {
                 format!(
                     " ({})",
-                    j.rules.iter().map(|r| r.id()).collect::<Vec<_>>().join(", ")
+                    j.rules
+                        .iter()
+                        .map(|r| r.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
         ),
@@ -1093,7 +1114,13 @@ mod tests {
     }
 
     /// A sandboxed clone whose failure is handled, with the given safeguards.
-    fn safe(timeout: bool, url: bool, kinds: bool, cleanup: bool, depth: Option<&str>) -> Vec<Evidence> {
+    fn safe(
+        timeout: bool,
+        url: bool,
+        kinds: bool,
+        cleanup: bool,
+        depth: Option<&str>,
+    ) -> Vec<Evidence> {
         let clone = fact::Clone {
             call: Call::new(site(10), "subprocess.run"),
             sandbox: Some(site(8)),
@@ -1103,11 +1130,20 @@ mod tests {
         };
         let s = |x: SafetyFact| typed("repo.security", Fact::Safety(x));
         vec![
-            s(SafetyFact::Sandbox { clones: vec![clone.clone()], files: 3 }),
-            s(SafetyFact::CloneErrors { clones: vec![clone] }),
+            s(SafetyFact::Sandbox {
+                clones: vec![clone.clone()],
+                files: 3,
+            }),
+            s(SafetyFact::CloneErrors {
+                clones: vec![clone],
+            }),
             s(SafetyFact::ErrorKinds {
                 clones: vec![site(10)],
-                tests: if kinds { vec![site(12), site(14)] } else { vec![] },
+                tests: if kinds {
+                    vec![site(12), site(14)]
+                } else {
+                    vec![]
+                },
             }),
             s(SafetyFact::Timeouts {
                 calls: vec![External {
@@ -1125,11 +1161,17 @@ mod tests {
                 clones: vec![site(10)],
                 removals: if cleanup { vec![site(20)] } else { vec![] },
             }),
-            s(SafetyFact::Lifetime { clones: vec![site(10)], early: vec![] }),
+            s(SafetyFact::Lifetime {
+                clones: vec![site(10)],
+                early: vec![],
+            }),
             s(SafetyFact::FullHistory {
                 clones: vec![site(10)],
                 shallow: depth
-                    .map(|d| Shallow { at: site(10), depth: d.into() })
+                    .map(|d| Shallow {
+                        at: site(10),
+                        depth: d.into(),
+                    })
                     .into_iter()
                     .collect(),
             }),
@@ -1172,17 +1214,15 @@ mod tests {
         // no clone at all
         let none = vec![typed(
             "repo.security",
-            Fact::Safety(SafetyFact::Sandbox { clones: vec![], files: 2 }),
+            Fact::Safety(SafetyFact::Sandbox {
+                clones: vec![],
+                files: 2,
+            }),
         )];
         assert_eq!(level(&none), 2);
     }
 
-    fn structured(
-        bound: bool,
-        opinion: bool,
-        retry: Option<Retry>,
-        fields: bool,
-    ) -> Vec<Evidence> {
+    fn structured(bound: bool, opinion: bool, retry: Option<Retry>, fields: bool) -> Vec<Evidence> {
         let b = Bound {
             call: Call::new(site(30), "with_structured_output"),
             method: "with_structured_output".into(),
@@ -1205,7 +1245,11 @@ mod tests {
             s(StructuredFact::SchemaFields {
                 model: Some(("JudicialOpinion".into(), site(3))),
                 have: vec!["score".into()],
-                missing: if fields { vec![] } else { vec!["argument".into()] },
+                missing: if fields {
+                    vec![]
+                } else {
+                    vec!["argument".into()]
+                },
             }),
             s(StructuredFact::Retry {
                 calls: vec![Retried {
@@ -1227,9 +1271,15 @@ mod tests {
         let ev = structured(true, true, None, true);
         assert_eq!(level(&ev), 3);
         let said = &ev[3].rationale;
-        assert!(said.contains("max_retries=3 at src/tools/repo.py:2"), "{said}");
+        assert!(
+            said.contains("max_retries=3 at src/tools/repo.py:2"),
+            "{said}"
+        );
         assert!(said.contains("is not made again when it fails"), "{said}");
-        assert!(said.contains("try/except at src/tools/repo.py:29"), "{said}");
+        assert!(
+            said.contains("try/except at src/tools/repo.py:29"),
+            "{said}"
+        );
         assert_eq!(level(&structured(true, false, looped, true)), 2);
         assert_eq!(level(&structured(false, false, None, false)), 1);
     }
@@ -1239,27 +1289,53 @@ mod tests {
         let prompts: Vec<Prompt> = ["Prosecutor", "Defense", "TechLead"]
             .iter()
             .enumerate()
-            .map(|(i, p)| Prompt { persona: p.to_string(), at: site(40 + i), chars })
+            .map(|(i, p)| Prompt {
+                persona: p.to_string(),
+                at: site(40 + i),
+                chars,
+            })
             .collect();
         let mut v = vec![
             s(NuanceFact::Collusion {
-                pairs: vec![Overlap { a: "Prosecutor".into(), b: "Defense".into(), share }],
+                pairs: vec![Overlap {
+                    a: "Prosecutor".into(),
+                    b: "Defense".into(),
+                    share,
+                }],
                 threshold: 0.5,
                 at: site(40),
             }),
-            s(NuanceFact::Prompts { found: prompts.clone(), missing: vec![] }),
-            s(NuanceFact::OwnPrompts { prompts, template: None, sentence: 400, full: 1500 }),
+            s(NuanceFact::Prompts {
+                found: prompts.clone(),
+                missing: vec![],
+            }),
+            s(NuanceFact::OwnPrompts {
+                prompts,
+                template: None,
+                sentence: 400,
+                full: 1500,
+            }),
             s(NuanceFact::PerCriterion {
                 batched: batched.then(|| site(60)),
                 calls: vec![site(60)],
             }),
             s(NuanceFact::Parallel {
-                fan_out: Some((site(70), "aggregator".into(), vec!["prosecutor".into(), "defense".into()])),
+                fan_out: Some((
+                    site(70),
+                    "aggregator".into(),
+                    vec!["prosecutor".into(), "defense".into()],
+                )),
                 graph: Some(site(65)),
             }),
-            s(NuanceFact::Structured { bound: Some(site(60)) }),
+            s(NuanceFact::Structured {
+                bound: Some(site(60)),
+            }),
         ];
-        for (p, w) in [("Prosecutor", "adversarial"), ("Defense", "forgiving"), ("TechLead", "pragmatic")] {
+        for (p, w) in [
+            ("Prosecutor", "adversarial"),
+            ("Defense", "forgiving"),
+            ("TechLead", "pragmatic"),
+        ] {
             v.push(s(NuanceFact::Language {
                 persona: p.into(),
                 expected: w.into(),
@@ -1287,14 +1363,21 @@ mod tests {
         let j = |rules: &[JusticeRule], md: bool, llm: bool| -> Vec<Evidence> {
             let s = |x: JusticeFact| typed("repo.justice", Fact::Justice(x));
             let mut v = vec![
-                s(JusticeFact::Code { at: Some(site(1)), modules: vec!["src/justice.py".into()], files: 4 }),
+                s(JusticeFact::Code {
+                    at: Some(site(1)),
+                    modules: vec!["src/justice.py".into()],
+                    files: 4,
+                }),
                 s(JusticeFact::Deterministic {
                     rules: rules.len(),
                     branches: 9,
                     llm: if llm { vec![site(50)] } else { vec![] },
                     code: Some(site(1)),
                 }),
-                s(JusticeFact::MarkdownFile { write: md.then(|| site(80)), code: Some(site(1)) }),
+                s(JusticeFact::MarkdownFile {
+                    write: md.then(|| site(80)),
+                    code: Some(site(1)),
+                }),
                 s(JusticeFact::Sections {
                     have: vec![("Executive Summary".into(), site(81))],
                     missing: vec![],
@@ -1317,12 +1400,21 @@ mod tests {
         assert_eq!(level(&j(&all[..4], true, false)), 4);
         assert_eq!(level(&j(&all[..3], true, false)), 3);
         assert_eq!(level(&j(&all[..1], true, false)), 2);
-        assert_eq!(level(&j(&all, false, false)), 3, "no Markdown report caps at 3");
-        assert_eq!(level(&j(&all, true, true)), 3, "an LLM in the verdict caps at 3");
+        assert_eq!(
+            level(&j(&all, false, false)),
+            3,
+            "no Markdown report caps at 3"
+        );
+        assert_eq!(
+            level(&j(&all, true, true)),
+            3,
+            "an LLM in the verdict caps at 3"
+        );
         // the rationale is never read
         let mut prose = j(&all[..1], true, false);
         for e in &mut prose {
-            e.rationale = "security_override fact_supremacy functionality_weight implemented".into();
+            e.rationale =
+                "security_override fact_supremacy functionality_weight implemented".into();
         }
         assert_eq!(level(&prose), 2);
     }

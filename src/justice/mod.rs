@@ -33,12 +33,12 @@
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
+use crate::model::fact::Stated;
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
     JudgeFailure, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata, Score,
 };
 use crate::rubric::{Dimension, Rubric};
-use crate::model::fact::Stated;
 use crate::tally::{self as facts, Tally};
 use crate::words::count;
 use std::collections::BTreeMap;

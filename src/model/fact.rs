@@ -219,7 +219,10 @@ pub enum SafetyFact {
     /// A timeout on every subprocess, git and network call.
     Timeouts { calls: Vec<External>, files: usize },
     /// The URL is checked (a regex, `urlparse`, an allow-list) before the clone.
-    UrlCheck { clones: Vec<Site>, checks: Vec<Site> },
+    UrlCheck {
+        clones: Vec<Site>,
+        checks: Vec<Site>,
+    },
     /// The temporary directory is removed (`with`, `rmtree`, `.cleanup()`).
     Cleanup {
         clones: Vec<Site>,
@@ -393,7 +396,11 @@ impl Stated for SafetyFact {
                 } else {
                     format!(
                         "{} of {}: no try, check=True or return-code test around it ({})",
-                        count(unhandled.len(), "clone fails unhandled", "clones fail unhandled"),
+                        count(
+                            unhandled.len(),
+                            "clone fails unhandled",
+                            "clones fail unhandled"
+                        ),
                         clones.len(),
                         sites(&unhandled, 3)
                     )
@@ -429,7 +436,11 @@ impl Stated for SafetyFact {
                 if without.is_empty() {
                     return format!(
                         "every one of the {} passes a timeout: {}",
-                        count(calls.len(), "subprocess, git and network call", "subprocess, git and network calls"),
+                        count(
+                            calls.len(),
+                            "subprocess, git and network call",
+                            "subprocess, git and network calls"
+                        ),
                         join_and(
                             &calls
                                 .iter()
@@ -470,7 +481,11 @@ impl Stated for SafetyFact {
                 if without.len() == calls.len() {
                     format!(
                         "{head}none of the {} in {} passes a timeout ({})",
-                        count(calls.len(), "subprocess, git and network call", "subprocess, git and network calls"),
+                        count(
+                            calls.len(),
+                            "subprocess, git and network call",
+                            "subprocess, git and network calls"
+                        ),
                         files_of(*files),
                         sites(&listed, 3)
                     )
@@ -478,7 +493,11 @@ impl Stated for SafetyFact {
                     format!(
                         "{head}{} of the {} {} no timeout: {}",
                         without.len(),
-                        count(calls.len(), "subprocess, git and network call", "subprocess, git and network calls"),
+                        count(
+                            calls.len(),
+                            "subprocess, git and network call",
+                            "subprocess, git and network calls"
+                        ),
                         crate::words::form(without.len(), "passes", "pass"),
                         join_and(
                             &without
@@ -545,11 +564,7 @@ impl Stated for SafetyFact {
                     format!(
                         "the clone at {} keeps only the last {} (depth {}): the git-history analysis sees {}",
                         s.at,
-                        count(
-                            s.depth.parse().unwrap_or(1),
-                            "commit",
-                            "commits"
-                        ),
+                        count(s.depth.parse().unwrap_or(1), "commit", "commits"),
                         s.depth,
                         if s.depth == "1" {
                             "a single commit"
@@ -596,7 +611,9 @@ impl Stated for SafetyFact {
                     )
                 }
             }
-            SafetyFact::Finding { at, kind, detail, .. } => format!("{kind} at {at}: {detail}"),
+            SafetyFact::Finding {
+                at, kind, detail, ..
+            } => format!("{kind} at {at}: {detail}"),
         }
     }
 
@@ -604,9 +621,7 @@ impl Stated for SafetyFact {
         match self {
             SafetyFact::Sandbox { clones, .. } => clones
                 .iter()
-                .flat_map(|c| {
-                    std::iter::once(c.call.at.clone()).chain(c.sandbox.clone())
-                })
+                .flat_map(|c| std::iter::once(c.call.at.clone()).chain(c.sandbox.clone()))
                 .collect(),
             SafetyFact::CloneErrors { clones } => {
                 let mut v: Vec<Site> = clones
@@ -637,7 +652,9 @@ impl Stated for SafetyFact {
                 );
                 v
             }
-            SafetyFact::UrlCheck { clones, checks } => checks.iter().chain(clones).cloned().collect(),
+            SafetyFact::UrlCheck { clones, checks } => {
+                checks.iter().chain(clones).cloned().collect()
+            }
             SafetyFact::Cleanup { clones, removals } => {
                 removals.iter().chain(clones).cloned().collect()
             }
@@ -661,7 +678,8 @@ impl Stated for SafetyFact {
             return None;
         }
         Some(match self {
-            SafetyFact::Sandbox { clones, .. } => match clones.iter().find(|c| c.sandbox.is_none()) {
+            SafetyFact::Sandbox { clones, .. } => match clones.iter().find(|c| c.sandbox.is_none())
+            {
                 Some(c) => Fix::at(
                     &c.call.at,
                     format!(
@@ -734,7 +752,9 @@ impl Stated for SafetyFact {
                     "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
                 )
             }
-            SafetyFact::NoShell { shells, unscanned, .. } => match shells.first() {
+            SafetyFact::NoShell {
+                shells, unscanned, ..
+            } => match shells.first() {
                 Some(s) => Fix::at(
                     s,
                     "run the command as a list of arguments with `subprocess.run([...], shell=False, check=True, timeout=...)` instead of a shell",
@@ -1076,7 +1096,11 @@ impl Stated for StructuredFact {
                     .filter(|c| c.retry.is_none())
                     .map(|c| c.call.clone())
                     .collect();
-                v.extend(calls.iter().filter_map(|c| c.retry.as_ref().map(|r| r.at().clone())));
+                v.extend(
+                    calls
+                        .iter()
+                        .filter_map(|c| c.retry.as_ref().map(|r| r.at().clone())),
+                );
                 v
             }
         }
@@ -1263,7 +1287,10 @@ impl Stated for NuanceFact {
                         join_and(missing)
                     )
                 } else {
-                    format!("no prompt found for {} (found: {listed})", join_and(missing))
+                    format!(
+                        "no prompt found for {} (found: {listed})",
+                        join_and(missing)
+                    )
                 }
             }
             NuanceFact::Collusion {
@@ -1306,9 +1333,9 @@ impl Stated for NuanceFact {
                 matched,
                 at,
             } => match at {
-                Some(at) if matched.is_empty() => format!(
-                    "the {persona} prompt at {at} has none of the {expected} role's words"
-                ),
+                Some(at) if matched.is_empty() => {
+                    format!("the {persona} prompt at {at} has none of the {expected} role's words")
+                }
                 Some(at) => format!(
                     "the {persona} prompt at {at} speaks its {expected} role: {}",
                     matched.join(", ")
@@ -1437,12 +1464,17 @@ impl Stated for NuanceFact {
             } => match at {
                 Some(at) => Fix::at(
                     at,
-                    format!("make the {persona} prompt {expected}: say what this role looks for and how it scores"),
+                    format!(
+                        "make the {persona} prompt {expected}: say what this role looks for and how it scores"
+                    ),
                 ),
                 None => Fix::anywhere(format!("write the {persona}'s prompt")),
             },
             NuanceFact::OwnPrompts { prompts, full, .. } => {
-                let p = prompts.iter().filter(|p| p.chars < *full).min_by_key(|p| p.chars)?;
+                let p = prompts
+                    .iter()
+                    .filter(|p| p.chars < *full)
+                    .min_by_key(|p| p.chars)?;
                 Fix::at(
                     &p.at,
                     format!(
@@ -1751,7 +1783,10 @@ mod tests {
             files: 3,
         };
         assert!(all.holds());
-        assert!(all.statement().contains("subprocess.run at tools/git.py:31 (timeout=120)"));
+        assert!(
+            all.statement()
+                .contains("subprocess.run at tools/git.py:31 (timeout=120)")
+        );
         assert_eq!(all.fix(), None, "no fix for what holds");
         // the clone timed, another call not: said as it is
         let part = SafetyFact::Timeouts {

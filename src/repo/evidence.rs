@@ -980,11 +980,13 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
                 .clone_calls
                 .iter()
                 .filter_map(|c| {
-                    c.removed_early.as_ref().map(|(dir, func)| fact::EarlyRemoval {
-                        clone: at(&c.path, c.line),
-                        sandbox: dir.clone(),
-                        function: func.clone(),
-                    })
+                    c.removed_early
+                        .as_ref()
+                        .map(|(dir, func)| fact::EarlyRemoval {
+                            clone: at(&c.path, c.line),
+                            sandbox: dir.clone(),
+                            function: func.clone(),
+                        })
                 })
                 .collect(),
         },
@@ -1072,7 +1074,9 @@ fn opinion_model<'a>(
 fn structured(f: &RepoFacts) -> Vec<Evidence> {
     let s = &f.python.structured_output;
     let goal = "Judge LLM output bound to the JudicialOpinion schema, with retry";
-    let fact = |x: StructuredFact, c: f64| stated("repo.structured_output", goal, Fact::Structured(x), f, c);
+    let fact = |x: StructuredFact, c: f64| {
+        stated("repo.structured_output", goal, Fact::Structured(x), f, c)
+    };
     let bound: Vec<Bound> = s
         .calls
         .iter()
@@ -1084,7 +1088,9 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
         })
         .collect();
     let calls = |v: &[(Site, String)]| -> Vec<Call> {
-        v.iter().map(|(s, c)| Call::new(s.clone(), c.clone())).collect()
+        v.iter()
+            .map(|(s, c)| Call::new(s.clone(), c.clone()))
+            .collect()
     };
     let mut used = fact(
         StructuredFact::Binding {
@@ -1144,7 +1150,11 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             .iter()
             .filter(|c| opinion_model(f, &c.schema).is_some())
             .collect();
-        if op.is_empty() { s.calls.iter().collect() } else { op }
+        if op.is_empty() {
+            s.calls.iter().collect()
+        } else {
+            op
+        }
     };
     v.push(fact(
         StructuredFact::Retry {
@@ -1185,28 +1195,25 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     if let Some(first) = found.first()
         && !p.similarity.is_empty()
     {
-        v.push(
-            Evidence {
-                goal: "Persona prompts share at most 50% of their text (no Persona Collusion)"
-                    .into(),
-                ..fact(
-                    NuanceFact::Collusion {
-                        pairs: p
-                            .similarity
-                            .iter()
-                            .map(|x| Overlap {
-                                a: x.a.clone(),
-                                b: x.b.clone(),
-                                share: x.share,
-                            })
-                            .collect(),
-                        threshold: super::python::persona_prompts::COLLUSION_THRESHOLD,
-                        at: first.at.clone(),
-                    },
-                    0.95,
-                )
-            },
-        );
+        v.push(Evidence {
+            goal: "Persona prompts share at most 50% of their text (no Persona Collusion)".into(),
+            ..fact(
+                NuanceFact::Collusion {
+                    pairs: p
+                        .similarity
+                        .iter()
+                        .map(|x| Overlap {
+                            a: x.a.clone(),
+                            b: x.b.clone(),
+                            share: x.share,
+                        })
+                        .collect(),
+                    threshold: super::python::persona_prompts::COLLUSION_THRESHOLD,
+                    at: first.at.clone(),
+                },
+                0.95,
+            )
+        });
     }
     v.push(fact(
         NuanceFact::Prompts {
@@ -1449,11 +1456,41 @@ mod tests {
     /// parameters, files and folders); the spec's own names (`score`, `found`, `opinions`) and
     /// the libraries' stay.
     const CHOSEN: &[&str] = &[
-        "url_rules", "ALLOWED_HOST", "looks_valid", "candidate", "git_ops", "fetch_repo",
-        "repo_url", "workdir", "failure", "message", "history_of", "drop_repo", "state_defs",
-        "Verdict", "courtroom", "HARSH", "KIND", "PRACTICAL", "ask_model", "client", "brief",
-        "material", "bound_client", "attempt_no", "supreme", "decide", "ops", "tl", "points",
-        "outcome", "note", "sink", "utils", "tools", "nodes",
+        "url_rules",
+        "ALLOWED_HOST",
+        "looks_valid",
+        "candidate",
+        "git_ops",
+        "fetch_repo",
+        "repo_url",
+        "workdir",
+        "failure",
+        "message",
+        "history_of",
+        "drop_repo",
+        "state_defs",
+        "Verdict",
+        "courtroom",
+        "HARSH",
+        "KIND",
+        "PRACTICAL",
+        "ask_model",
+        "client",
+        "brief",
+        "material",
+        "bound_client",
+        "attempt_no",
+        "supreme",
+        "decide",
+        "ops",
+        "tl",
+        "points",
+        "outcome",
+        "note",
+        "sink",
+        "utils",
+        "tools",
+        "nodes",
     ];
 
     /// Renames whole identifiers outside string literals (and in module paths and file names).
@@ -1501,7 +1538,11 @@ mod tests {
             .map(|seg| {
                 let (stem, ext) = seg.split_once('.').unwrap_or((seg, ""));
                 let stem = map.get(stem).map_or(stem, String::as_str);
-                if ext.is_empty() { stem.to_string() } else { format!("{stem}.{ext}") }
+                if ext.is_empty() {
+                    stem.to_string()
+                } else {
+                    format!("{stem}.{ext}")
+                }
             })
             .collect::<Vec<_>>()
             .join("/")
@@ -1509,7 +1550,10 @@ mod tests {
 
     /// Every fact of the four typed families as (id, found, kind, proof lines with their file
     /// mapped back) and each criterion's level.
-    type Seen = (Vec<(String, bool, String, Vec<(String, usize)>)>, Vec<Option<u8>>);
+    type Seen = (
+        Vec<(String, bool, String, Vec<(String, usize)>)>,
+        Vec<Option<u8>>,
+    );
 
     fn seen(files: &[(String, String)], back: &dyn Fn(&str) -> String) -> Seen {
         use crate::model::fact::Stated;
@@ -1585,7 +1629,9 @@ mod tests {
         for round in 0..6 {
             let mut map: BTreeMap<&str, String> = BTreeMap::new();
             for (k, name) in CHOSEN.iter().enumerate() {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let len = 1 + (seed >> 59) as usize;
                 map.insert(*name, format!("{}{k}_{round}", "q".repeat(len)));
             }
@@ -1598,7 +1644,9 @@ mod tests {
                 .zip(&renamed)
                 .map(|((p, _), (q, _))| (q.clone(), p.clone()))
                 .collect();
-            let again = seen(&renamed, &|p| back.get(p).cloned().unwrap_or_else(|| p.to_string()));
+            let again = seen(&renamed, &|p| {
+                back.get(p).cloned().unwrap_or_else(|| p.to_string())
+            });
             assert_eq!(again.1, levels, "round {round}: the levels changed");
             assert_eq!(again.0, facts, "round {round}: the facts changed");
         }

@@ -162,9 +162,12 @@ fn expanded(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> S
                 .find(|g| g.name == name)
                 .map(|g| (m, g))
                 .or_else(|| {
-                    modules
-                        .iter()
-                        .find_map(|mm| mm.functions.iter().find(|g| g.name == name).map(|g| (mm, g)))
+                    modules.iter().find_map(|mm| {
+                        mm.functions
+                            .iter()
+                            .find(|g| g.name == name)
+                            .map(|g| (mm, g))
+                    })
                 });
             if let Some((mm, g)) = def {
                 out.push(' ');
@@ -263,11 +266,7 @@ fn spread(text: &str) -> bool {
 fn writes_text(body: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
     body.contains("dissent_summary")
-        || re(
-            r#"(=|\.append\(|\breturn\b|\+=)\s*(f|rf|fr)?["']"#,
-            &R,
-        )
-        .is_match(body)
+        || re(r#"(=|\.append\(|\breturn\b|\+=)\s*(f|rf|fr)?["']"#, &R).is_match(body)
 }
 
 /// The branch re-runs something: an LLM call, a route to another node, or a function of the
@@ -289,11 +288,36 @@ fn reruns(modules: &[ModuleInfo], m: &ModuleInfo, body: &str) -> bool {
     re(r"\b([A-Za-z_]\w*)\s*\(", &CALL)
         .captures_iter(body)
         .filter_map(|c| c.get(1).map(|x| x.as_str()))
-        .filter(|name| !matches!(*name, "min" | "max" | "round" | "len" | "sum" | "abs" | "int" | "float" | "str" | "print" | "sorted" | "list" | "dict" | "set" | "any" | "all"))
+        .filter(|name| {
+            !matches!(
+                *name,
+                "min"
+                    | "max"
+                    | "round"
+                    | "len"
+                    | "sum"
+                    | "abs"
+                    | "int"
+                    | "float"
+                    | "str"
+                    | "print"
+                    | "sorted"
+                    | "list"
+                    | "dict"
+                    | "set"
+                    | "any"
+                    | "all"
+            )
+        })
         .any(|name| {
             let defs = std::iter::once(m).chain(modules.iter());
-            defs.flat_map(|mm| mm.functions.iter().filter(move |f| f.name == name).map(move |f| (mm, f)))
-                .any(|(mm, f)| asks(&mm.snippet(f.line, f.end_line, 200)))
+            defs.flat_map(|mm| {
+                mm.functions
+                    .iter()
+                    .filter(move |f| f.name == name)
+                    .map(move |f| (mm, f))
+            })
+            .any(|(mm, f)| asks(&mm.snippet(f.line, f.end_line, 200)))
         })
 }
 
@@ -306,11 +330,7 @@ fn tech_lead_on_architecture(lits: &str) -> bool {
 }
 
 /// The rule a branch implements, if any, and what it does in a few words.
-fn rule_of(
-    modules: &[ModuleInfo],
-    m: &ModuleInfo,
-    f: &IfInfo,
-) -> Vec<(JusticeRule, String)> {
+fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRule, String)> {
     let cond = expanded(modules, m, f, &f.condition);
     let body = &f.body;
     let lits = literals(&cond);
@@ -354,6 +374,9 @@ fn rule_of(
     out
 }
 
+/// A rule a branch implements: the rule, the branch's line, what it does.
+type RuleAt = (JusticeRule, usize, String);
+
 fn is_justice_module(m: &ModuleInfo) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
     let name = R.get_or_init(|| Regex::new(r"(?i)chief.?justice|justice|synthes").expect("valid"));
@@ -375,7 +398,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
         .collect();
     facts.files = product.len();
     // rules by branch, per module
-    let by_module: Vec<(&ModuleInfo, Vec<(JusticeRule, usize, String)>)> = product
+    let by_module: Vec<(&ModuleInfo, Vec<RuleAt>)> = product
         .iter()
         .map(|m| {
             let rules = m
@@ -392,14 +415,14 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
         .collect();
     // the modules that name the Chief Justice first, then those whose branches implement
     // three rules or more
-    let distinct = |rules: &Vec<(JusticeRule, usize, String)>| {
+    let distinct = |rules: &Vec<RuleAt>| {
         rules
             .iter()
             .map(|(r, _, _)| *r)
             .collect::<std::collections::BTreeSet<JusticeRule>>()
             .len()
     };
-    let justice: Vec<&(&ModuleInfo, Vec<(JusticeRule, usize, String)>)> = by_module
+    let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = by_module
         .iter()
         .filter(|(m, _)| is_justice_module(m))
         .chain(
@@ -448,7 +471,13 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             rules
                 .iter()
                 .find(|(r, _, _)| *r == rule)
-                .map(|(_, line, how)| (format!("{}:{line}", m.path), m.line_text(*line).to_string(), how.clone()))
+                .map(|(_, line, how)| {
+                    (
+                        format!("{}:{line}", m.path),
+                        m.line_text(*line).to_string(),
+                        how.clone(),
+                    )
+                })
         });
         // a dissent written by a conditional expression on the spread (`x if spread > 2 else None`)
         if hit.is_none() && rule == JusticeRule::DissentRequirement {
@@ -459,7 +488,8 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
                             (
                                 format!("{}:{}", m.path, i + 1),
                                 l.trim().to_string(),
-                                "a conditional expression on the spread writes a dissent".to_string(),
+                                "a conditional expression on the spread writes a dissent"
+                                    .to_string(),
                             )
                         })
                 })

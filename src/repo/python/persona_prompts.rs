@@ -250,7 +250,9 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
             .flat_map(|m| {
                 m.strings
                     .iter()
-                    .filter(|s| !s.docstring && s.text.contains('{') && s.text.len() >= 2 * longest.max(150))
+                    .filter(|s| {
+                        !s.docstring && s.text.contains('{') && s.text.len() >= 2 * longest.max(150)
+                    })
                     .map(move |s| (Site::new(m.path.clone(), s.line), s.text.chars().count()))
             })
             .max_by_key(|(_, n)| *n);

@@ -243,8 +243,7 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
 /// A test of the submission (its tests are not its tools).
 pub(crate) fn is_test(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/')
-        .any(|seg| seg == "tests" || seg == "test")
+    path.split('/').any(|seg| seg == "tests" || seg == "test")
         || file.starts_with("test_")
         || file.ends_with("_test.py")
         || file == "conftest.py"
@@ -312,7 +311,10 @@ fn depth_of(c: &CallInfo, cmd: &CloneCmd) -> Option<String> {
             return Some(d.render());
         }
         if let Some(Expr::List(items)) = kw(c, "multi_options") {
-            let words: Vec<String> = items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect();
+            let words: Vec<String> = items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect();
             return depth_in(&words);
         }
         return None;
@@ -448,9 +450,8 @@ fn kind_tests(repo: &Repo<'_>, m: usize, fi: usize, after: usize, depth: usize) 
 /// makes, or (one level up) one its caller makes or sits in.
 fn sandbox_of(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<Site> {
     let module = &repo.modules[m];
-    let temp_in = |fi: Option<usize>, line: usize| -> Option<usize> {
-        module_temp(repo, m, fi, line)
-    };
+    let temp_in =
+        |fi: Option<usize>, line: usize| -> Option<usize> { module_temp(repo, m, fi, line) };
     if let Some(l) = temp_in(c.func, c.line) {
         return Some(site(module, l));
     }
@@ -520,7 +521,11 @@ fn removed_early(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<(Site, Strin
                 .as_deref()
                 .is_some_and(|cl| repo.is(m, cl, &["tempfile.TemporaryDirectory"]))
     };
-    let dir = module.calls.iter().filter(|o| td(o) && o.line <= c.line).last()?;
+    let dir = module
+        .calls
+        .iter()
+        .rev()
+        .find(|o| td(o) && o.line <= c.line)?;
     let mentions = |e: &Expr, name: &str| {
         let r = e.render();
         r.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
@@ -533,7 +538,12 @@ fn removed_early(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<(Site, Strin
                 Expr::Call { func, .. } => func.dotted().is_some_and(|d| {
                     matches!(
                         d.as_str(),
-                        "os.path.join" | "Path" | "pathlib.Path" | "str" | "os.path.abspath" | "os.path.realpath"
+                        "os.path.join"
+                            | "Path"
+                            | "pathlib.Path"
+                            | "str"
+                            | "os.path.abspath"
+                            | "os.path.realpath"
                     )
                 }),
                 Expr::Str { fstring, .. } => *fstring,
@@ -551,7 +561,10 @@ fn removed_early(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<(Site, Strin
         v
     };
     let body = module.snippet(f.line, f.end_line, 400);
-    if c.withs.iter().any(|w| repo.is(m, w, &["tempfile.TemporaryDirectory"])) {
+    if c.withs
+        .iter()
+        .any(|w| repo.is(m, w, &["tempfile.TemporaryDirectory"]))
+    {
         // `with tempfile.TemporaryDirectory() as d:` on the directory's line
         let text = module.line_text(dir.line);
         let target = text.split(" as ").nth(1)?;
@@ -613,7 +626,12 @@ fn clone_call(repo: &Repo<'_>, m: usize, c: &CallInfo, cmd: CloneCmd) -> CloneCa
         repo.modules[wm]
             .calls
             .iter()
-            .find(|o| o.line == line && o.callee.as_deref().is_some_and(|cl| repo.is(wm, cl, SUBPROCESS)))
+            .find(|o| {
+                o.line == line
+                    && o.callee
+                        .as_deref()
+                        .is_some_and(|cl| repo.is(wm, cl, SUBPROCESS))
+            })
             .and_then(timeout_of)
     });
     let mut url_checks = Vec::new();
@@ -681,7 +699,9 @@ fn externals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<ExternalCall> {
             let Some(callee) = c.callee.as_deref() else {
                 continue;
             };
-            let clone = clones.iter().find(|k| k.path == module.path && k.line == c.line);
+            let clone = clones
+                .iter()
+                .find(|k| k.path == module.path && k.line == c.line);
             let external = repo.is(m, callee, SUBPROCESS) || repo.is(m, callee, NETWORK);
             if !external && clone.is_none() {
                 continue;
@@ -729,7 +749,10 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
                     && o.callee
                         .as_deref()
                         .is_some_and(|cl| repo.is(m, cl, &["tempfile.TemporaryDirectory"]))
-                    && repo.modules[m].line_text(o.line).trim_start().starts_with("with ")
+                    && repo.modules[m]
+                        .line_text(o.line)
+                        .trim_start()
+                        .starts_with("with ")
             })
         {
             out.push(at.clone());
@@ -808,7 +831,11 @@ fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<(b
         Expr::Name(v) => c
             .func
             .and_then(|fi| module.functions[fi].appends.get(v))
-            .map(|vals| vals.iter().filter_map(|e| e.as_str().map(str::to_string)).collect())
+            .map(|vals| {
+                vals.iter()
+                    .filter_map(|e| e.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default(),
         _ => vec![],
     };
@@ -828,12 +855,8 @@ fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<(b
         }
         other => {
             let text = other.render();
-            text.contains("git clone").then(|| {
-                (
-                    false,
-                    text.split_whitespace().map(str::to_string).collect(),
-                )
-            })
+            text.contains("git clone")
+                .then(|| (false, text.split_whitespace().map(str::to_string).collect()))
         }
     })
 }
@@ -841,7 +864,12 @@ fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<(b
 /// A call that clones a git repository: `git.Repo.clone_from`, `pygit2.clone_repository`,
 /// `dulwich.porcelain.clone`, or a subprocess/os call whose command is `git clone`, directly
 /// or through one of the repository's wrappers.
-fn clone_command(repo: &Repo<'_>, m: usize, c: &CallInfo, wrappers: &[Wrapper]) -> Option<CloneCmd> {
+fn clone_command(
+    repo: &Repo<'_>,
+    m: usize,
+    c: &CallInfo,
+    wrappers: &[Wrapper],
+) -> Option<CloneCmd> {
     let callee = c.callee.as_deref()?;
     let module = &repo.modules[m];
     // Name resolution only for calls whose last name segment can match (nearly none do).
@@ -1045,7 +1073,10 @@ mod tests {
         assert_eq!(c.url_checks, vec![Site::new("src/tools/git.py", 5)]);
         assert_eq!(
             c.error_tests,
-            vec![Site::new("src/tools/git.py", 12), Site::new("src/tools/git.py", 14)]
+            vec![
+                Site::new("src/tools/git.py", 12),
+                Site::new("src/tools/git.py", 14)
+            ]
         );
         assert_eq!(c.sandbox_at, Some(Site::new("src/tools/git.py", 7)));
         assert_eq!(c.handled_at, Some(Site::new("src/tools/git.py", 8)));
@@ -1080,7 +1111,10 @@ mod tests {
         assert!(f.clone_calls[0].removed_early.is_some());
         assert_eq!(f.clone_calls[0].depth.as_deref(), Some("1"));
         // kept: the object is returned, or stored
-        for keep in ["    return tmp\n", "    _DIRS[url] = tmp\n    return tmp.name\n"] {
+        for keep in [
+            "    return tmp\n",
+            "    _DIRS[url] = tmp\n    return tmp.name\n",
+        ] {
             let src = format!(
                 "import tempfile\nfrom git import Repo\n_DIRS = {{}}\ndef clone(url):\n    tmp = tempfile.TemporaryDirectory()\n    Repo.clone_from(url, tmp.name)\n{keep}"
             );

@@ -95,10 +95,13 @@ fn retry_decorator(repo: &Repo<'_>, m: usize, decorator: &str) -> bool {
         return false;
     }
     let q = repo.qualify(m, &name);
-    if RETRY_LIBS
-        .iter()
-        .any(|l| q.split('.').next() == Some(*l) && repo.modules[m].imports.values().any(|v| v.split('.').next() == Some(*l)))
-    {
+    if RETRY_LIBS.iter().any(|l| {
+        q.split('.').next() == Some(*l)
+            && repo.modules[m]
+                .imports
+                .values()
+                .any(|v| v.split('.').next() == Some(*l))
+    }) {
         return true;
     }
     let Some((wm, f)) = repo.function(m, &name) else {
@@ -180,11 +183,22 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
                 && module.calls.iter().any(|o| {
                     o.func == Some(fi)
                         && o.callee.as_deref().is_some_and(|cl| {
-                            repo.is(m, cl, &["re.search", "re.findall", "re.match", "re.sub", "re.finditer"])
+                            repo.is(
+                                m,
+                                cl,
+                                &[
+                                    "re.search",
+                                    "re.findall",
+                                    "re.match",
+                                    "re.sub",
+                                    "re.finditer",
+                                ],
+                            )
                         })
                 })
             {
-                out.json_text.push((site(module, c.line), callee.to_string()));
+                out.json_text
+                    .push((site(module, c.line), callee.to_string()));
             }
         }
         for c in &module.calls {
@@ -254,9 +268,9 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
                 && let Some(line) = if c.chained.as_deref() == Some("with_retry") {
                     Some(c.line)
                 } else {
-                    c.assigned_to.as_deref().and_then(|v| {
-                        retried.iter().find(|(r, _)| *r == v).map(|(_, l)| *l)
-                    })
+                    c.assigned_to
+                        .as_deref()
+                        .and_then(|v| retried.iter().find(|(r, _)| *r == v).map(|(_, l)| *l))
                 }
             {
                 retry_by = Some(Retry::WithRetry {
