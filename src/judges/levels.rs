@@ -650,7 +650,7 @@ struct Nuance<'a> {
     /// No collusion (or nothing to compare).
     distinct: bool,
     language: usize,
-    /// A persona reduced to a sentence or two.
+    /// A persona reduced to a short text set into one shared prompt.
     sentence: Option<&'a NuanceFact>,
     /// Every persona has a full brief.
     full: bool,
@@ -673,10 +673,13 @@ fn nuance_facts<'a>(facts: &[&'a NuanceFact]) -> Nuance<'a> {
             NuanceFact::Collusion { .. } => n.distinct = f.holds(),
             NuanceFact::Language { .. } => n.language += usize::from(f.holds()),
             NuanceFact::OwnPrompts {
-                prompts, sentence, ..
+                prompts,
+                sentence,
+                template,
+                ..
             } => {
                 n.full = f.holds();
-                if prompts.iter().any(|p| p.chars < *sentence) {
+                if template.is_some() && prompts.iter().any(|p| p.chars < *sentence) {
                     n.sentence = Some(f);
                 }
             }
@@ -1293,6 +1296,7 @@ mod tests {
                 persona: p.to_string(),
                 at: site(40 + i),
                 chars,
+                sentences: 3,
             })
             .collect();
         let mut v = vec![
@@ -1311,9 +1315,9 @@ mod tests {
             }),
             s(NuanceFact::OwnPrompts {
                 prompts,
-                template: None,
+                template: (chars < 400).then(|| (site(90), 2000)),
                 sentence: 400,
-                full: 1500,
+                full: 1000,
             }),
             s(NuanceFact::PerCriterion {
                 batched: batched.then(|| site(60)),

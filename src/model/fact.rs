@@ -1175,6 +1175,20 @@ pub struct Prompt {
     pub persona: String,
     pub at: Site,
     pub chars: usize,
+    #[serde(default)]
+    pub sentences: usize,
+}
+
+impl Prompt {
+    fn said(&self) -> String {
+        format!(
+            "{} at {}, {} and {} chars",
+            self.persona,
+            self.at,
+            count(self.sentences, "sentence", "sentences"),
+            self.chars
+        )
+    }
 }
 
 /// Two prompts and the share of their text in common passages.
@@ -1208,12 +1222,12 @@ pub enum NuanceFact {
         at: Option<Site>,
     },
     /// Each persona has a full brief of its own (its stance, duties and scoring guide), not a
-    /// short instruction or a sentence set into one shared prompt.
+    /// short instruction or a short text set into one shared prompt.
     OwnPrompts {
         prompts: Vec<Prompt>,
         /// The shared template short persona texts are set into, when one was found.
         template: Option<(Site, usize)>,
-        /// Under this many characters a persona text is a sentence or two.
+        /// Under this many characters a persona text set into a template is a mere part of it.
         sentence: usize,
         /// From this many characters on a persona text is a full brief.
         full: usize,
@@ -1348,34 +1362,22 @@ impl Stated for NuanceFact {
                 sentence,
                 full,
             } => {
-                let said = |v: &[&Prompt]| {
-                    join_and(
-                        &v.iter()
-                            .map(|p| format!("{} at {}, {} chars", p.persona, p.at, p.chars))
-                            .collect::<Vec<_>>(),
-                    )
-                };
-                let sentences: Vec<&Prompt> =
-                    prompts.iter().filter(|p| p.chars < *sentence).collect();
+                let said =
+                    |v: &[&Prompt]| join_and(&v.iter().map(|p| p.said()).collect::<Vec<_>>());
                 let short: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < *full).collect();
-                if !sentences.is_empty() {
-                    format!(
-                        "{} a sentence or two ({}){}",
-                        if sentences.len() == 1 {
-                            format!("the {} persona is", sentences[0].persona)
+                let set_in: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < *sentence).collect();
+                match template {
+                    Some((at, chars)) if !set_in.is_empty() => format!(
+                        "{} short {} set into one shared prompt of {chars} chars at {at} ({})",
+                        if set_in.len() == 1 {
+                            format!("the {} persona is a", set_in[0].persona)
                         } else {
-                            format!("{} personas are", sentences.len())
+                            format!("{} personas are", set_in.len())
                         },
-                        said(&sentences),
-                        template
-                            .as_ref()
-                            .map(|(at, chars)| format!(
-                                ", set into one shared prompt of {chars} chars at {at}"
-                            ))
-                            .unwrap_or_default()
-                    )
-                } else if !short.is_empty() {
-                    format!(
+                        crate::words::form(set_in.len(), "text", "texts"),
+                        said(&set_in)
+                    ),
+                    _ if !short.is_empty() => format!(
                         "{} a short instruction ({}), under the {full} chars of a full brief with its stance, duties and scoring guide",
                         if short.len() == 1 {
                             format!("the {} prompt is", short[0].persona)
@@ -1383,12 +1385,11 @@ impl Stated for NuanceFact {
                             format!("{} prompts are", short.len())
                         },
                         said(&short)
-                    )
-                } else {
-                    format!(
+                    ),
+                    _ => format!(
                         "each persona has a full brief of its own ({})",
                         said(&prompts.iter().collect::<Vec<_>>())
-                    )
+                    ),
                 }
             }
             NuanceFact::PerCriterion { batched, calls } => match batched {

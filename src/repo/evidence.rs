@@ -1182,6 +1182,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         persona: x.persona.clone(),
         at: at(&x.path, x.line),
         chars: x.chars,
+        sentences: x.sentences,
     };
     let found: Vec<Prompt> = p.prompts.iter().map(prompt).collect();
     let missing: Vec<String> = PERSONAS

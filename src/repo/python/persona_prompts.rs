@@ -35,6 +35,9 @@ pub struct PersonaPrompt {
     /// What names it (variable, dict key, file name).
     pub label: String,
     pub chars: usize,
+    /// Sentences in the text (full stops, question and exclamation marks ending one).
+    #[serde(default)]
+    pub sentences: usize,
     #[serde(skip)]
     pub text: String,
 }
@@ -190,6 +193,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                         s.label.clone()
                     },
                     chars: s.text.chars().count(),
+                    sentences: sentences(&s.text),
                     text: s.text.clone(),
                 },
             });
@@ -208,6 +212,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                     line: 1,
                     label: file.to_string(),
                     chars: text.chars().count(),
+                    sentences: sentences(text),
                     text: text.clone(),
                 },
             });
@@ -272,6 +277,31 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
         });
     }
     facts
+}
+
+/// Sentences of a text: stops (`.`, `!`, `?`) followed by a space or the end, and lines of a
+/// list; at least one for a non-empty text.
+pub fn sentences(text: &str) -> usize {
+    let chars: Vec<char> = text.trim().chars().collect();
+    let stops = chars
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            matches!(c, '.' | '!' | '?')
+                && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
+                && chars
+                    .get(i.wrapping_sub(1))
+                    .is_some_and(|p| p.is_alphanumeric() || *p == ')' || *p == '"')
+        })
+        .count();
+    let items = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("- ") || t.starts_with("* ")
+        })
+        .count();
+    (stops + items).max(usize::from(!chars.is_empty()))
 }
 
 fn words(s: &str) -> Vec<String> {
