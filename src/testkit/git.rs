@@ -465,7 +465,7 @@ before it reaches the state, and how much technical debt a maintainer would inhe
 Scoring guide: 5 when you would merge it as is, 4 when it works with minor refactoring, 3 when
 it works but is brittle, 2 when it barely runs, 1 when it does not work. You are the
 tie-breaker between the Prosecutor and the Defense: end with the one change that matters most.
-Prefer facts you can point to (a file and a line) over impressions of the code's style or its comments."""
+Prefer facts you can point to (a file and a line) over any impression of the code's style, its names or its comments."""
 
 MAX_ATTEMPTS = 3
 llm = ChatOpenAI(model="gpt-4o-mini", temperature=0.2)
