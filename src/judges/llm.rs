@@ -28,6 +28,8 @@ use std::sync::Arc;
 
 /// Shortest acceptable argument (characters).
 pub const MIN_ARGUMENT_CHARS: usize = 50;
+/// Longest argument kept (characters: a few paragraphs); a longer one is cut, and says so.
+pub const MAX_ARGUMENT_CHARS: usize = 4000;
 
 /// A judge's answer as the model gives it (validated into a [`JudicialOpinion`]).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -731,7 +733,7 @@ pub fn validate(
         judge,
         criterion_id: criterion.to_string(),
         score,
-        argument,
+        argument: crate::llm::structured::cut_text(argument, MAX_ARGUMENT_CHARS),
         cited_evidence: cited,
         source: OpinionSource::Offline, // replaced by the caller with the answering model
     })
