@@ -166,7 +166,13 @@ mod tests {
         assert_eq!(fp.files.len(), 2, "{:?}", fp.files);
         assert!(fp.prints.len() < 100_000 / 5, "{}", fp.prints.len());
         let notes = fp.notes.join("\n");
-        assert!(notes.contains("junk1.py: the token limit (100000) was reached"), "{notes}");
-        assert!(notes.contains("2 Python files left out after the token limit"), "{notes}");
+        assert!(
+            notes.contains("junk1.py: the token limit (100000) was reached"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("2 Python files left out after the token limit"),
+            "{notes}"
+        );
     }
 }
