@@ -181,7 +181,13 @@ fn of_function_depth(
     e
 }
 
-fn read_function(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize, memo: &mut Memo) -> Effects {
+fn read_function(
+    repo: &Repo<'_>,
+    m: usize,
+    f: &FuncInfo,
+    depth: usize,
+    memo: &mut Memo,
+) -> Effects {
     let module = &repo.modules[m];
     let mut e = Effects {
         known: true,
@@ -360,7 +366,10 @@ impl Values {
             let lit = match v {
                 Expr::Num(n) => Some(n.clone()),
                 Expr::Bool(b) => Some(b.to_string()),
-                Expr::Str { value, fstring: false } => Some(format!("{value:?}")),
+                Expr::Str {
+                    value,
+                    fstring: false,
+                } => Some(format!("{value:?}")),
                 Expr::None => Some("None".into()),
                 _ => None,
             };
@@ -381,7 +390,8 @@ impl Values {
 fn reads_own(v: &Expr, p: &str, k: &str) -> bool {
     let own = |e: &Expr| match e {
         Expr::Subscript(obj, idx) => {
-            matches!(&**obj, Expr::Name(n) if n == p) && idx.first().and_then(Expr::as_str) == Some(k)
+            matches!(&**obj, Expr::Name(n) if n == p)
+                && idx.first().and_then(Expr::as_str) == Some(k)
         }
         Expr::Call { func, args, .. } => {
             matches!(&**func, Expr::Attr(obj, m) if m == "get" && matches!(&**obj, Expr::Name(n) if n == p))

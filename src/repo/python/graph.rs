@@ -113,9 +113,6 @@ pub struct Router {
     /// Where the router function is defined (module index, line of its `def`).
     #[serde(skip)]
     pub func: Option<(usize, usize)>,
-    /// The path map: what the router returns → the node it names (empty without a dict map).
-    #[serde(skip)]
-    pub path_map: Vec<(String, String)>,
     pub path: String,
     pub line: usize,
 }
@@ -165,6 +162,9 @@ pub struct GraphFacts {
     /// `add_edge([a, b], c)` join.
     #[serde(skip)]
     pub single_edges: BTreeSet<(String, String)>,
+    /// Each router's path map (by index in `routers`): what it returns → the node it names.
+    #[serde(skip)]
+    pub path_maps: BTreeMap<usize, Vec<(String, String)>>,
 }
 
 impl GraphFacts {
@@ -519,7 +519,6 @@ impl Builder {
             parallel,
             outcomes,
             func: func.map(|(fm, f)| (fm, f.line)),
-            path_map: Vec::new(),
             path: repo.modules[m].path.clone(),
             line: c.line,
         });
@@ -723,6 +722,11 @@ impl Builder {
                         let send = returns.iter().any(has_send);
                         self.record_parallel(s, send, parallel_targets.iter().cloned(), c.line);
                     }
+                    if !path_map.is_empty() {
+                        self.graph
+                            .path_maps
+                            .insert(self.graph.routers.len(), path_map.clone());
+                    }
                     self.graph.routers.push(Router {
                         source: s.clone(),
                         router: router_name.clone(),
@@ -730,7 +734,6 @@ impl Builder {
                         parallel,
                         outcomes: outcomes.clone(),
                         func: router_func,
-                        path_map: path_map.clone(),
                         path: path.clone(),
                         line: c.line,
                     });

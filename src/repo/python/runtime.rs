@@ -207,6 +207,34 @@ impl Ctx<'_, '_> {
         }
     }
 
+    /// Whether the field's reducer appends the update to the current value: `operator.add` and
+    /// its kin, or a repository function that returns its two arguments added (`left + right`).
+    fn appending(&self, field: &str) -> bool {
+        let Some(r) = self.reducers.get(field) else {
+            return false;
+        };
+        if appends(r) {
+            return true;
+        }
+        let Some(gm) = self.repo.modules.iter().position(|m| m.path == self.g.path) else {
+            return false;
+        };
+        let Some((_, f)) = self.repo.function(gm, r) else {
+            return false;
+        };
+        let params: Vec<&String> = f.params.iter().filter(|p| *p != "self").collect();
+        let [a, b] = params[..] else { return false };
+        !f.returns.is_empty()
+            && f.returns.iter().all(|ret| match ret {
+                super::expr::Expr::BinOp { op, left, right } => {
+                    op == "+"
+                        && super::graph::mentions_word(&left.render(), a)
+                        && super::graph::mentions_word(&right.render(), b)
+                }
+                _ => false,
+            })
+    }
+
     fn all_known(&self) -> bool {
         self.effects
             .values()
@@ -644,7 +672,7 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
     let doubled: Vec<&str> = ctx
         .reducers
         .iter()
-        .filter(|(_, r)| appends(r))
+        .filter(|(f, _)| ctx.appending(f))
         .map(|(f, _)| f.as_str())
         .collect();
     if doubled.is_empty() {
@@ -806,9 +834,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             let writers: Vec<&&Effects> = cycle_effects
                 .iter()
                 .filter(|e| {
-                    e.writes.contains_key(k)
-                        || (e.whole_state.is_some()
-                            && ctx.reducers.get(k).is_some_and(|r| appends(r)))
+                    e.writes.contains_key(k) || (e.whole_state.is_some() && ctx.appending(k))
                 })
                 .collect();
             if writers.is_empty() {
@@ -821,12 +847,12 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             let [Some(c)] = constants.into_iter().collect::<Vec<_>>()[..] else {
                 return true;
             };
-            exits.iter().any(|r| {
-                match router_branches(ctx, r).and_then(|b| b.decide(k, c, r)) {
+            exits.iter().any(
+                |r| match router_branches(ctx, r).and_then(|b| b.decide(k, c, r)) {
                     Some(targets) => targets.iter().any(|t| !scc.contains(t)),
                     None => true,
-                }
-            })
+                },
+            )
         };
         if tested.iter().any(|k| changed(k)) {
             continue;
@@ -881,6 +907,8 @@ struct Branches {
     returns: Vec<(Vec<(String, bool)>, String)>,
     /// The router's state parameter.
     param: String,
+    /// Its path map (what it returns → the node).
+    path_map: Vec<(String, String)>,
 }
 
 fn router_branches(ctx: &Ctx, r: &super::graph::Router) -> Option<Branches> {
@@ -932,7 +960,15 @@ fn router_branches(ctx: &Ctx, r: &super::graph::Router) -> Option<Branches> {
             stack.push((ind, "<block>".into(), true));
         }
     }
-    Some(Branches { returns, param })
+    let index = ctx.g.routers.iter().position(|x| std::ptr::eq(x, r));
+    let path_map = index
+        .and_then(|i| ctx.g.path_maps.get(&i).cloned())
+        .unwrap_or_default();
+    Some(Branches {
+        returns,
+        param,
+        path_map,
+    })
 }
 
 impl Branches {
@@ -946,7 +982,7 @@ impl Branches {
             .strip_prefix('"')
             .and_then(|x| x.strip_suffix('"'))
             .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))?;
-        if let Some((_, node)) = r.path_map.iter().find(|(k, _)| k == lit) {
+        if let Some((_, node)) = self.path_map.iter().find(|(k, _)| k == lit) {
             return Some(node.clone());
         }
         r.targets.iter().any(|t| t == lit).then(|| lit.to_string())
@@ -979,7 +1015,9 @@ impl Branches {
     /// `state.get("k")`, `state["k"]`, `state.k` (optionally `... and more`): the key tested.
     fn truthy_key(&self, cond: &str) -> Option<String> {
         let first = cond.split(" and ").next()?.trim();
-        self.key_of(first).filter(|(_, rest)| rest.is_empty()).map(|(k, _)| k)
+        self.key_of(first)
+            .filter(|(_, rest)| rest.is_empty())
+            .map(|(k, _)| k)
     }
 
     /// A leading read of a state key: (key, what follows it).
@@ -1113,8 +1151,24 @@ fn fixed_routers(ctx: &Ctx) -> Vec<Option<usize>> {
             let module = &ctx.repo.modules[m];
             let fi = module.functions.iter().position(|f| f.line == line)?;
             const PURE: &[&str] = &[
-                "get", "len", "str", "int", "float", "bool", "isinstance", "lower", "upper",
-                "strip", "startswith", "endswith", "Send", "any", "all", "keys", "values", "items",
+                "get",
+                "len",
+                "str",
+                "int",
+                "float",
+                "bool",
+                "isinstance",
+                "lower",
+                "upper",
+                "strip",
+                "startswith",
+                "endswith",
+                "Send",
+                "any",
+                "all",
+                "keys",
+                "values",
+                "items",
             ];
             if module
                 .calls
@@ -1171,7 +1225,7 @@ fn simulate(
     let appending: BTreeSet<String> = ctx
         .reducers
         .iter()
-        .filter(|(_, r)| appends(r))
+        .filter(|(f, _)| ctx.appending(f))
         .map(|(f, _)| f.clone())
         .collect();
     let no_reducer: BTreeSet<String> = ctx
@@ -1191,7 +1245,10 @@ fn simulate(
         if (leg && !single) || (e.from == "START" && e.to == "START") {
             continue;
         }
-        plain.entry(e.from.as_str()).or_default().push(e.to.as_str());
+        plain
+            .entry(e.from.as_str())
+            .or_default()
+            .push(e.to.as_str());
     }
     let joins = g
         .joins
@@ -1230,19 +1287,22 @@ fn simulate(
                 _ => None,
             })
             .collect();
-        routers.entry(r.source.as_str()).or_default().push(RouterSpec {
-            outcomes: kept_outcomes
-                .iter()
-                .map(|o| o.iter().map(String::as_str).collect())
-                .collect(),
-            guards,
-            fixed: fixed[i],
-            reads: ctx.routers[i]
-                .as_ref()
-                .map(|e| e.reads.keys().cloned().collect())
-                .unwrap_or_default(),
-            index: i,
-        });
+        routers
+            .entry(r.source.as_str())
+            .or_default()
+            .push(RouterSpec {
+                outcomes: kept_outcomes
+                    .iter()
+                    .map(|o| o.iter().map(String::as_str).collect())
+                    .collect(),
+                guards,
+                fixed: fixed[i],
+                reads: ctx.routers[i]
+                    .as_ref()
+                    .map(|e| e.reads.keys().cloned().collect())
+                    .unwrap_or_default(),
+                index: i,
+            });
     }
     let mut nodes: BTreeMap<&str, NodeWrites> = BTreeMap::new();
     for (n, e) in &ctx.effects {
@@ -1294,6 +1354,18 @@ fn simulate(
         None => (BTreeSet::new(), appending.clone()),
     };
     let ex = machine.explore(start_keys, filled);
+    if std::env::var("AUDITOR_DEBUG_SIM").is_ok() {
+        eprintln!(
+            "DEBUG reducers={:?} declared={:?} complete={} reached={:?} doubling={:?} appending={:?} states={}",
+            ctx.reducers,
+            ctx.declared,
+            ex.complete,
+            ex.reached,
+            ex.doubling,
+            machine.appending,
+            ex.active_of_len()
+        );
+    }
     if !ex.complete {
         notes.push(format!(
             "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
@@ -1314,17 +1386,15 @@ fn simulate(
     for n in unreachable {
         let guarded: Vec<&(String, String, String)> =
             dead.iter().filter(|(_, t, _)| *t == n).collect();
-        let after_loop = stuck
-            .iter()
-            .find(|(scc, rs)| {
-                rs.iter().any(|i| {
-                    g.routers[*i]
-                        .outcomes
-                        .iter()
-                        .flatten()
-                        .any(|t| *t == n && !scc.contains(t))
-                })
-            });
+        let after_loop = stuck.iter().find(|(scc, rs)| {
+            rs.iter().any(|i| {
+                g.routers[*i]
+                    .outcomes
+                    .iter()
+                    .flatten()
+                    .any(|t| *t == n && !scc.contains(t))
+            })
+        });
         let detail = if let Some((s, _, k)) = guarded.first() {
             format!(
                 "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
@@ -1491,8 +1561,16 @@ fn simulate(
         };
         let mut detail = format!(
             "`{n}` runs more than once in one invocation: first after {}, then again in a later superstep after {}; {why}",
-            first.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" + "),
-            again.iter().map(String::as_str).collect::<Vec<_>>().join(" + "),
+            first
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" + "),
+            again
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(" + "),
         );
         if !after.is_empty() {
             detail.push_str(&format!(
@@ -1549,7 +1627,7 @@ mod tests {
 
     const STATE: &str = "import operator\nfrom typing import Annotated, TypedDict\n\nclass AgentState(TypedDict):\n    repo_url: str\n    count: int\n    report: str\n    evidences: Annotated[dict, operator.ior]\n    opinions: Annotated[list, operator.add]\n";
 
-    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Send\nfrom src.state import AgentState\n\ndef node(state):\n    return {'report': 'x'}\n\n";
+    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Send\nfrom src.state import AgentState\n\ndef node(state):\n    return {'opinions': ['x']}\n\n";
 
     fn defects(graph: &str) -> Vec<Defect> {
         let facts = analyse(
@@ -1641,7 +1719,14 @@ mod tests {
             )
         };
         let d = defects(&loop_("return {'report': 'again'}"));
-        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["work"])]);
+        // the exit is never taken, so what follows it never runs
+        assert_eq!(
+            kinds(&d),
+            vec![
+                ("unbounded_loop", vec!["work"]),
+                ("unreachable_node", vec!["done"])
+            ]
+        );
         assert!(d[0].detail.contains("`count`"), "{}", d[0].detail);
         let d = defects(&loop_("return {'count': state['count'] + 1}"));
         assert_eq!(kinds(&d), vec![]);

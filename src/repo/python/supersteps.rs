@@ -67,7 +67,6 @@ pub struct Machine<'g> {
     pub appending: BTreeSet<String>,
 }
 
-
 /// One machine state: what runs in the next superstep and everything that decides what
 /// follows. Each distinct state is expanded once.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -138,7 +137,9 @@ impl<'g> Machine<'g> {
             if let Some(w) = self.writes_of(a) {
                 written.extend(w.declared.iter().cloned());
                 for f in &w.declared {
-                    if self.appending.contains(f) && (!w.resends.contains(f) || step.filled.contains(f)) {
+                    if self.appending.contains(f)
+                        && (!w.resends.contains(f) || step.filled.contains(f))
+                    {
                         filled.insert(f.clone());
                     }
                 }
@@ -154,8 +155,9 @@ impl<'g> Machine<'g> {
                     continue;
                 }
                 let own = self.writes_of(a).map(|w| &w.all);
-                let visible =
-                    |k: &str| !self.track || step.written.contains(k) || own.is_some_and(|o| o.contains(k));
+                let visible = |k: &str| {
+                    !self.track || step.written.contains(k) || own.is_some_and(|o| o.contains(k))
+                };
                 let mut allowed: Vec<usize> = (0..r.outcomes.len())
                     .filter(|i| r.guards[*i].as_deref().is_none_or(visible))
                     .collect();
@@ -212,7 +214,10 @@ impl<'g> Machine<'g> {
         for a in step.active.keys() {
             let Some(w) = self.writes_of(a) else { continue };
             for k in &w.reads {
-                let e = out.visible.entry((a.to_string(), k.clone())).or_insert(false);
+                let e = out
+                    .visible
+                    .entry((a.to_string(), k.clone()))
+                    .or_insert(false);
                 *e |= visible(k);
             }
             let mut keys: BTreeSet<&str> = w
@@ -234,13 +239,19 @@ impl<'g> Machine<'g> {
             }
             for f in &w.resends {
                 if step.filled.contains(f) {
-                    out.doubling.entry(a.to_string()).or_default().insert(f.clone());
+                    out.doubling
+                        .entry(a.to_string())
+                        .or_default()
+                        .insert(f.clone());
                 }
             }
             if w.whole {
                 for f in &self.appending {
                     if step.filled.contains(f) {
-                        out.doubling.entry(a.to_string()).or_default().insert(f.clone());
+                        out.doubling
+                            .entry(a.to_string())
+                            .or_default()
+                            .insert(f.clone());
                     }
                 }
             }
@@ -303,7 +314,8 @@ impl<'g> Machine<'g> {
             out.complete = false;
             return out;
         };
-        let mut todo: Vec<(Step<'g>, Option<usize>)> = firsts.into_iter().map(|s| (s, None)).collect();
+        let mut todo: Vec<(Step<'g>, Option<usize>)> =
+            firsts.into_iter().map(|s| (s, None)).collect();
         while let Some((step, parent)) = todo.pop() {
             if out.budget_left == 0 {
                 out.complete = false;
