@@ -1354,18 +1354,6 @@ fn simulate(
         None => (BTreeSet::new(), appending.clone()),
     };
     let ex = machine.explore(start_keys, filled);
-    if std::env::var("AUDITOR_DEBUG_SIM").is_ok() {
-        eprintln!(
-            "DEBUG reducers={:?} declared={:?} complete={} reached={:?} doubling={:?} appending={:?} states={}",
-            ctx.reducers,
-            ctx.declared,
-            ex.complete,
-            ex.reached,
-            ex.doubling,
-            machine.appending,
-            ex.active_of_len()
-        );
-    }
     if !ex.complete {
         notes.push(format!(
             "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
