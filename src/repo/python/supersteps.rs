@@ -373,8 +373,8 @@ impl<'g> Machine<'g> {
                     }
                 }
             }
-            for i in 0..n {
-                if !ends[i] {
+            for (i, ended) in ends.iter().enumerate() {
+                if !ended {
                     out.endless.extend(out.active_of[i].iter().cloned());
                 }
             }
