@@ -333,7 +333,17 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     defects.extend(loop_defects);
     let inputs = input_values(repo);
     let sim = simulate(&ctx, &dead, &stuck, inputs.as_ref(), &mut notes);
-    defects.extend(sim.defects);
+    for d in sim.defects {
+        // a loop the static check already reported is not reported twice
+        if d.kind == "unbounded_loop"
+            && defects
+                .iter()
+                .any(|x| x.kind == d.kind && x.nodes == d.nodes)
+        {
+            continue;
+        }
+        defects.push(d);
+    }
     if !sim.doubling_decided {
         defects.extend(whole_state(&ctx));
     }
