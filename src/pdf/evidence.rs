@@ -81,6 +81,9 @@ pub fn document_evidence(
         }
         let r = route(d);
         let mut evs = Vec::new();
+        if r.concepts || r.paths {
+            evs.extend(kind_evidence(facts, &d.id));
+        }
         if r.concepts {
             let mut wanted = concepts::concepts_from_instruction(&d.forensic_instruction);
             if wanted.is_empty() {
@@ -163,6 +166,49 @@ pub fn document_evidence(
         out.insert(d.id.clone(), evs);
     }
     out
+}
+
+/// Which report was read, when the document says (see [`super::kind`]): the final one (met) or
+/// an interim one (not met). A report that says neither gets no statement.
+fn kind_evidence(facts: &PdfFacts, dimension: &str) -> Option<Evidence> {
+    use super::kind::ReportKind;
+    let k = &facts.kind;
+    let interim = match k.kind {
+        ReportKind::Unknown => return None,
+        ReportKind::Interim => true,
+        ReportKind::Final => false,
+    };
+    let src = facts.display_name();
+    let (location, basis) = if k.from == "title" {
+        (
+            format!("{src} p.1"),
+            format!("its title on p.1 reads \"{}\"", k.quote),
+        )
+    } else {
+        (src.to_string(), format!("its file name is {}", k.quote))
+    };
+    let e = Evidence::fact(
+        format!("pdf.{dimension}.report_kind"),
+        Detective::DocAnalyst,
+        "The report read is the final report, not the interim one",
+        !interim,
+        location,
+        if interim {
+            format!("the report read is an interim report: {basis}")
+        } else {
+            format!("the report read is the final report: {basis}")
+        },
+        conf(0.9),
+    )
+    .with_measure(crate::model::Measure::Report {
+        interim,
+        basis: basis.clone(),
+    });
+    Some(if interim {
+        e.with_fix("submit the final report as a PDF in the repository (reports/final_report.pdf)")
+    } else {
+        e
+    })
 }
 
 /// What was read of the report, for a sentence: "the 12 pages of the report", "the first 1000

@@ -309,7 +309,9 @@ fn extract_diagrams_finds_exactly_the_images_of_the_full_analysis() {
     ];
     for (name, bytes, expected) in &fixtures {
         let full = analysed_images(bytes, &caps);
-        let only = pdf::extract_diagrams(bytes, "report.pdf").expect(name).images;
+        let only = pdf::extract_diagrams(bytes, "report.pdf")
+            .expect(name)
+            .images;
         assert_eq!(only.len(), *expected, "{name}: {only:?}");
         // same pages, kinds, sizes and PNG bytes, in the same order
         assert_eq!(only, full, "{name}");
