@@ -10,7 +10,7 @@ const LAYERS: &[&[&str]] = &[
         "exit", "model", "files", "alloc", "words", "console", "family",
     ],
     &["rubric", "tally", "telemetry", "interrupt"],
-    &["llm", "repo", "pdf"],
+    &["llm", "repo", "pdf", "similarity"],
     &["judges", "vision", "report", "justice"],
     &["actors"],
     &["launch"],
@@ -19,9 +19,11 @@ const LAYERS: &[&[&str]] = &[
 
 /// Imports allowed within a layer (importer, imported).
 const SIDEWAYS: &[(&str, &str)] = &[
+    ("model", "words"),
     ("interrupt", "telemetry"),
     ("interrupt", "exit"),
     ("pdf", "repo"),
+    ("similarity", "repo"),
     ("justice", "report"),
     ("calibrate", "batch"),
     ("cli", "batch"),

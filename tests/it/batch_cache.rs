@@ -46,6 +46,8 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         store: None,
         status: false,
         outputs_only: false,
+        no_similarity: false,
+        similarity: Default::default(),
         progress_every: 10,
         no_progress: true,
         #[cfg(debug_assertions)]
