@@ -698,8 +698,8 @@ fn trim_quote(q: &str) -> String {
     }
 }
 
-/// Classifies each concept over the report's sentences: **explained** at its first occurrence
-/// whose passage explains a mechanism of the code ([`PassageContent::explains`]); otherwise a
+/// Classifies each concept over the report's sentences: **explained** when a passage explains a
+/// mechanism of the code ([`PassageContent::explains`]; the fullest such passage is quoted); otherwise a
 /// **buzzword** (quoted at its fullest passage, or its first mention), or **absent**.
 pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFinding> {
     let all: Vec<Vec<Regex>> = concepts.iter().map(|c| patterns(c)).collect();
@@ -732,16 +732,22 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 if !pages.contains(&s.page) {
                     pages.push(s.page);
                 }
-                if explained.is_some() {
-                    continue;
-                }
                 let hit = pats
                     .iter()
                     .find(|p| p.is_match(&s.text))
                     .unwrap_or(&pats[0]);
                 let occ = occurrence(sentences, i, hit, pats, &others);
                 match occ.content.clone() {
-                    Some(c) if c.explains() => explained = Some((occ, c)),
+                    // the fullest explanation is quoted (a summary on p.1 that merely says the
+                    // layer is wired is not the section that explains it)
+                    Some(c) if c.explains() => {
+                        if explained
+                            .as_ref()
+                            .is_none_or(|(_, best)| c.weight() > best.weight())
+                        {
+                            explained = Some((occ, c));
+                        }
+                    }
                     Some(c) => {
                         let w = c.weight();
                         if fullest.as_ref().is_none_or(|(_, best)| w > *best) {

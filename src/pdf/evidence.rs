@@ -681,9 +681,16 @@ mod tests {
         let ev = document_evidence(&facts, &dims);
         let td = &ev["theoretical_depth"];
         assert_eq!(
-            td.len(),
+            td.iter().filter(|e| e.id.contains(".concept.")).count(),
             4,
             "one evidence per concept named in the instruction"
+        );
+        let kind = td.iter().find(|e| e.id.ends_with(".report_kind")).unwrap();
+        assert!(kind.found, "final_report.pdf: {}", kind.rationale);
+        assert!(
+            kind.rationale.contains("final_report.pdf"),
+            "{}",
+            kind.rationale
         );
         let ds = td
             .iter()

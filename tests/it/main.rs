@@ -34,6 +34,7 @@ mod pdf_provision;
 mod repo_idioms;
 mod repo_investigate;
 mod report_claims;
+mod report_depth;
 mod report_html;
 mod similarity;
 mod supervision;
