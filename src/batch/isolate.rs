@@ -6,7 +6,8 @@
 //! The parent writes a [`CollectRequest`] to the child's stdin (credentials never appear on a
 //! command line), the child prints the collected evidence in the store's JSON form on stdout.
 //! The child ignores SIGINT (the batch handles Ctrl-C: those in flight finish), dies with its
-//! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to the limit.
+//! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to the limit (never above the limit the
+//! process already has: a container's or `ulimit -v`'s stays).
 //! The judges still run in the parent (one LLM limiter, one response cache).
 
 use crate::actors::PdfSource;
@@ -61,6 +62,9 @@ pub struct CollectRequest {
     pub submission: String,
     /// The source as the manifest gave it (credentials included: sent through a pipe only).
     pub repo: String,
+    /// How the source is shown (a local repository: its folder's name).
+    #[serde(default)]
+    pub repo_shown: Option<String>,
     pub git_ref: String,
     pub pdf: PdfSource,
     pub rubric: Rubric,
@@ -93,10 +97,16 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             libc::signal(libc::SIGINT, libc::SIG_IGN);
             if let Some(bytes) = limit {
-                let lim = libc::rlimit {
-                    rlim_cur: bytes as libc::rlim_t,
-                    rlim_max: bytes as libc::rlim_t,
+                // Never raised: a limit the process already has (a container, `ulimit -v`)
+                // stays, only a larger one is lowered (raising a hard limit is refused).
+                let mut have = libc::rlimit {
+                    rlim_cur: libc::RLIM_INFINITY,
+                    rlim_max: libc::RLIM_INFINITY,
                 };
+                if libc::getrlimit(libc::RLIMIT_AS, &mut have) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let lim = clamp_limit(bytes as libc::rlim_t, have);
                 if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -131,10 +141,33 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
     Err(describe_failure(iso, &out.status, &out.stderr))
 }
 
+/// The limit a child gets when `asked` is asked for and the process has `have`: each of the
+/// soft and hard limits only ever lowered.
+fn clamp_limit(asked: libc::rlim_t, have: libc::rlimit) -> libc::rlimit {
+    libc::rlimit {
+        rlim_cur: asked.min(have.rlim_cur),
+        rlim_max: asked.min(have.rlim_max),
+    }
+}
+
+/// The address-space limit a child actually runs under (bytes; `None`: none), for messages.
+fn effective_limit(asked: Option<u64>) -> Option<u64> {
+    let mut have = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: getrlimit writes into the struct it is given.
+    let known = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut have) } == 0;
+    let own = (known && have.rlim_cur != libc::RLIM_INFINITY).then_some(have.rlim_cur as u64);
+    match (asked, own) {
+        (Some(a), Some(o)) => Some(a.min(o)),
+        (a, o) => a.or(o),
+    }
+}
+
 fn describe_failure(iso: &Isolation, status: &std::process::ExitStatus, stderr: &[u8]) -> String {
     use std::os::unix::process::ExitStatusExt;
-    let limit = iso
-        .memory_limit
+    let limit = effective_limit(iso.memory_limit)
         .map(|b| format!("{} MiB", b >> 20))
         .unwrap_or_else(|| "no limit".into());
     let what = match status.signal() {
@@ -196,7 +229,11 @@ pub fn child_main() -> i32 {
         source: req.rubric_source,
         sha256: req.rubric_sha256,
     });
-    let input = AuditBuilder::new(RepoSource::new(req.repo), rubric)
+    let source = match req.repo_shown {
+        Some(shown) => RepoSource::with_shown(req.repo, shown),
+        None => RepoSource::new(req.repo),
+    };
+    let input = AuditBuilder::new(source, rubric)
         .git_ref(Some(req.git_ref))
         .pdf(req.pdf)
         .submission(req.submission)

@@ -1371,20 +1371,27 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         goal,
         have.len() == j.sections.len() && !have.is_empty(),
         j.sections.iter().find_map(|(_, l)| l.clone()).unwrap_or(at),
-        format!(
-            "report sections present: {}; missing: {}",
-            if have.is_empty() {
-                "none".to_string()
-            } else {
-                have.join(", ")
-            },
-            j.sections
+        {
+            let missing: Vec<&str> = j
+                .sections
                 .iter()
                 .filter(|(_, l)| l.is_none())
                 .map(|(s, _)| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+                .collect();
+            format!(
+                "report sections present: {}{}",
+                if have.is_empty() {
+                    "none".to_string()
+                } else {
+                    have.join(", ")
+                },
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; missing: {}", missing.join(", "))
+                }
+            )
+        },
         0.8,
     ));
     v

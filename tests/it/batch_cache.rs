@@ -33,7 +33,7 @@ impl JudgeService for Counting {
 
 fn args(manifest: &Path, out: &Path) -> BatchArgs {
     BatchArgs {
-        manifest: manifest.to_path_buf(),
+        manifest: Some(manifest.to_path_buf()),
         out: out.to_path_buf(),
         concurrency: 3,
         regrade: vec![],
@@ -44,6 +44,7 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
             ..PanelArgs::default()
         },
         store: None,
+        store_file: None,
         status: false,
         outputs_only: false,
         progress_every: 10,
