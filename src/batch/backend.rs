@@ -141,7 +141,7 @@ pub enum StoreSpec {
     Sqlite,
     /// A PostgreSQL connection (parsed, the password included, for the driver; shown redacted).
     Postgres {
-        config: tokio_postgres::Config,
+        config: Box<tokio_postgres::Config>,
         shown: String,
         /// The password was written in the connection string itself (visible wherever the
         /// string is: a command line, a shell history), not taken from `PGPASSWORD` or a file.
@@ -179,9 +179,8 @@ impl StoreSpec {
         let from_file;
         let (t, whence) = match file {
             Some(path) => {
-                from_file = std::fs::read_to_string(path).map_err(|e| {
-                    format!("--store-file {}: cannot read it: {e}", path.display())
-                })?;
+                from_file = std::fs::read_to_string(path)
+                    .map_err(|e| format!("--store-file {}: cannot read it: {e}", path.display()))?;
                 let line = from_file
                     .lines()
                     .map(str::trim)
@@ -239,7 +238,7 @@ impl StoreSpec {
             }
         }
         Ok(StoreSpec::Postgres {
-            config,
+            config: Box::new(config),
             shown,
             inline_password,
         })
@@ -286,9 +285,7 @@ impl StoreSpec {
 fn looks_like_keywords(t: &str) -> bool {
     let first = t.split_whitespace().next().unwrap_or("");
     match first.split_once('=') {
-        Some((k, _)) => {
-            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
+        Some((k, _)) => !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
         None => false,
     }
 }
@@ -358,7 +355,10 @@ fn passfile_password(
     };
     let port = c.get_ports().first().copied().unwrap_or(5432).to_string();
     let user = c.get_user().unwrap_or("").to_string();
-    let db = c.get_dbname().map(String::from).unwrap_or_else(|| user.clone());
+    let db = c
+        .get_dbname()
+        .map(String::from)
+        .unwrap_or_else(|| user.clone());
     let want = [host.as_str(), port.as_str(), db.as_str(), user.as_str()];
     for line in text.lines() {
         if line.trim_start().starts_with('#') || line.trim().is_empty() {
@@ -368,9 +368,10 @@ fn passfile_password(
         if fields.len() != 5 {
             continue;
         }
-        let matches = fields[..4].iter().zip(want).all(|(f, w)| {
-            f == "*" || f == w || (w.starts_with('/') && f == "localhost")
-        });
+        let matches = fields[..4]
+            .iter()
+            .zip(want)
+            .all(|(f, w)| f == "*" || f == w || (w.starts_with('/') && f == "localhost"));
         if matches {
             return Ok(Some(fields[4].clone()));
         }
@@ -486,12 +487,7 @@ mod tests {
     #[test]
     fn the_password_comes_from_pgpassword_or_the_password_file() {
         let env = |pairs: Vec<(&'static str, String)>| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.clone())
-            }
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
         };
         let s = StoreSpec::resolve(
             Some("host=h user=u dbname=d"),
@@ -523,7 +519,11 @@ mod tests {
 
         // --store-file: the string read from a file wins, and is not "inline"
         let store_file = dir.path().join("store");
-        std::fs::write(&store_file, "\n# the cohort's database\npostgres://u:pw@h/d\n").unwrap();
+        std::fs::write(
+            &store_file,
+            "\n# the cohort's database\npostgres://u:pw@h/d\n",
+        )
+        .unwrap();
         let s = StoreSpec::resolve(Some("sqlite"), Some(&store_file), |_| None).unwrap();
         assert_eq!(password(&s).as_deref(), Some("pw"));
         assert!(!s.inline_password());

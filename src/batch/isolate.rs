@@ -158,7 +158,7 @@ fn effective_limit(asked: Option<u64>) -> Option<u64> {
     };
     // SAFETY: getrlimit writes into the struct it is given.
     let known = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut have) } == 0;
-    let own = (known && have.rlim_cur != libc::RLIM_INFINITY).then_some(have.rlim_cur as u64);
+    let own = (known && have.rlim_cur != libc::RLIM_INFINITY).then_some(have.rlim_cur);
     match (asked, own) {
         (Some(a), Some(o)) => Some(a.min(o)),
         (a, o) => a.or(o),
@@ -184,7 +184,16 @@ fn describe_failure(iso: &Isolation, status: &std::process::ExitStatus, stderr: 
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .map(|l| crate::report::inline(&l.chars().take(300).collect::<String>()))
+        // Plain text, one line: each output escapes it its own way (failed.md, CSV, HTML).
+        .map(|l| {
+            l.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(300)
+                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+                .collect::<String>()
+        })
         .map(|l| format!(": {l}"))
         .unwrap_or_default();
     format!(
@@ -261,7 +270,8 @@ pub fn child_main() -> i32 {
 }
 
 /// Testing only, absent from release binaries (compiled with debug assertions only):
-/// `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID abort, `oom:ID`
+/// `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID abort, `panic:ID`
+/// panic, `oom:ID`
 /// makes it allocate until the memory limit stops it (how a submission that crashes PDFium or
 /// exhausts memory looks from the parent).
 #[cfg(debug_assertions)]
@@ -272,6 +282,7 @@ fn fault_injection(submission: &str) {
     for part in spec.split(',') {
         match part.split_once(':') {
             Some(("abort", id)) if id == submission => std::process::abort(),
+            Some(("panic", id)) if id == submission => panic!("injected fault"),
             Some(("oom", id)) if id == submission => {
                 let mut hog: Vec<Vec<u8>> = Vec::new();
                 loop {

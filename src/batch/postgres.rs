@@ -386,7 +386,12 @@ async fn migrate(c: &mut Client) -> PgResult<()> {
 
 /// Renews this worker's leases every third of the lease, on a connection of its own, which it
 /// opens again (once per beat) while the database is away.
-async fn heartbeat(config: tokio_postgres::Config, client: Client, worker: String, lease: Duration) {
+async fn heartbeat(
+    config: tokio_postgres::Config,
+    client: Client,
+    worker: String,
+    lease: Duration,
+) {
     let every = (lease / 3).max(Duration::from_millis(100));
     let secs = lease.as_secs_f64();
     let mut client = Some(client);

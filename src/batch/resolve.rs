@@ -233,9 +233,10 @@ pub fn reach(repo: &RepoSource) -> Result<(), String> {
                 remote
                     .connect(git2::Direction::Fetch)
                     .map_err(|e| format!("cannot reach the repository {shown}: {}", e.message()))?;
-                remote.list().map(drop).map_err(|e| {
-                    format!("cannot list the refs of {shown}: {}", e.message())
-                })
+                remote
+                    .list()
+                    .map(drop)
+                    .map_err(|e| format!("cannot list the refs of {shown}: {}", e.message()))
             }),
     };
     r.map_err(|m| repo.scrub(&m))

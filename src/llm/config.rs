@@ -222,8 +222,8 @@ impl LlmConfig {
 /// with the endpoint shown without credentials.
 pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), String> {
     use std::net::{TcpStream, ToSocketAddrs};
-    let url = url::Url::parse(endpoint)
-        .map_err(|e| format!("the LLM endpoint is not a URL ({e})"))?;
+    let url =
+        url::Url::parse(endpoint).map_err(|e| format!("the LLM endpoint is not a URL ({e})"))?;
     let mut shown = url.clone();
     let _ = shown.set_password(None);
     let _ = shown.set_username("");

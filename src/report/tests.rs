@@ -685,7 +685,10 @@ fn a_criterion_listed_twice_in_the_findings_counts_its_points_once_and_durations
         .lines()
         .filter(|l| l.starts_with(&format!("- **{}** (", graph.dimension_name)))
         .collect();
-    assert!(listed.len() >= 2, "the fixture lists it twice: {listed:?}\n{md}");
+    assert!(
+        listed.len() >= 2,
+        "the fixture lists it twice: {listed:?}\n{md}"
+    );
     assert_eq!(
         listed.iter().filter(|l| l.contains(" lost)")).count(),
         1,

@@ -482,7 +482,11 @@ fn reports_hold_no_path_of_the_graders_machine() {
     std::fs::write(&manifest, "id,repo,pdf\nalice,../subs/alice,\n").unwrap();
     let out = root.join("out");
     let o = run(root, &manifest, &out, &[]);
-    assert!(matches!(o.status.code(), Some(0) | Some(3)), "{}", stderr(&o));
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&o)
+    );
     let md = std::fs::read_to_string(out.join("alice/report.md")).unwrap();
     assert!(
         md.starts_with("# Audit report: alice\n"),
@@ -511,7 +515,11 @@ fn status_without_the_manifest_uses_the_last_batchs() {
     let (manifest, _) = cohort(root, 2);
     let out = root.join("out");
     let o = run(root, &manifest, &out, &[]);
-    assert!(matches!(o.status.code(), Some(0) | Some(3)), "{}", stderr(&o));
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&o)
+    );
     let status = |dir: &Path| {
         Command::new(env!("CARGO_BIN_EXE_auditor"))
             .current_dir(root)
@@ -529,7 +537,11 @@ fn status_without_the_manifest_uses_the_last_batchs() {
     assert!(text.contains("2 submissions: 2 done"), "{text}");
     let none = status(&root.join("never-used"));
     assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
-    assert!(stderr(&none).contains("give the manifest"), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("give the manifest"),
+        "{}",
+        stderr(&none)
+    );
 }
 
 /// Relative paths in a manifest are read from the manifest's folder: the help says so, and
@@ -602,14 +614,22 @@ fn an_offline_batch_says_what_its_numbers_and_marks_mean() {
     let (num, den) = rows[0][exact]
         .split_once('/')
         .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
-        .unwrap_or_else(|| (rows[0][exact].parse().expect("overall_exact is filled"), 1.0));
+        .unwrap_or_else(|| {
+            (
+                rows[0][exact].parse().expect("overall_exact is filled"),
+                1.0,
+            )
+        });
     assert_eq!(((num / den) * 100.0).round() / 100.0, o, "{:?}", rows[0]);
 
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     let long = summary
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .find(|w| w.split_once('.').is_some_and(|(_, d)| d.len() > 2));
-    assert_eq!(long, None, "a number with more than two decimals: {summary}");
+    assert_eq!(
+        long, None,
+        "a number with more than two decimals: {summary}"
+    );
 
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     let row = html
@@ -617,7 +637,10 @@ fn an_offline_batch_says_what_its_numbers_and_marks_mean() {
         .find(|l| l.contains("alice/report.html"))
         .unwrap_or_else(|| panic!("{html}"));
     assert!(row.contains("<span class=\"ok\">ok</span>"), "{row}");
-    assert!(!row.contains('⚑'), "a flag mark in a row that says ok: {row}");
+    assert!(
+        !row.contains('⚑'),
+        "a flag mark in a row that says ok: {row}"
+    );
 }
 
 /// Under an address-space limit below the children's default (a container, `ulimit -v`,
@@ -652,4 +675,29 @@ fn a_batch_under_an_address_space_limit_below_the_childrens_grades_every_row() {
     let (h, rows) = grades(&out);
     let st = col(&h, "status");
     assert!(rows.iter().all(|r| r[st] == "done"), "{rows:?}\n{err}");
+}
+
+/// A child that fails with a message holding backticks (Rust's panic hint): the reason is
+/// kept as plain text, so the dashboard and grades.csv show it without Markdown escapes.
+#[test]
+fn a_failure_reason_reaches_the_dashboard_without_markdown_escapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (manifest, _) = cohort(root, 2);
+    let out = root.join("out");
+    let o = batch_cmd(root, &manifest, &out, &[])
+        .env("AUDITOR_TEST_COLLECT_FAULT", "panic:s1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let (h, rows) = grades(&out);
+    let why = &rows[1][col(&h, "failed_reason")];
+    assert!(why.contains("RUST_BACKTRACE"), "{why}");
+    assert!(!why.contains("\\`"), "{why}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("RUST_BACKTRACE"), "{html}");
+    assert!(
+        !html.contains("\\`"),
+        "a Markdown escape in the HTML: {html}"
+    );
 }

@@ -780,11 +780,19 @@ async fn a_worker_survives_two_database_restarts_and_pays_for_nothing_twice() {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(done_then < 6, "the batch ended before the first restart was over");
-    wait_until(&mut a, "worker-a is mid-job after the first restart", || {
-        q("SELECT count(*) FROM auditor_jobs WHERE status = 'done'").is_some_and(|n| n > done_then)
-            && q(mid_job).is_some_and(|n| n >= 1)
-    });
+    assert!(
+        done_then < 6,
+        "the batch ended before the first restart was over"
+    );
+    wait_until(
+        &mut a,
+        "worker-a is mid-job after the first restart",
+        || {
+            q("SELECT count(*) FROM auditor_jobs WHERE status = 'done'")
+                .is_some_and(|n| n > done_then)
+                && q(mid_job).is_some_and(|n| n >= 1)
+        },
+    );
     pg.restart();
     let o = wait(a).await;
     graded(&o);
@@ -868,7 +876,10 @@ fn keyword_strings_and_passwords_kept_off_the_command_line_reach_the_server() {
     assert!(t.contains("visible to every local user"), "{t}");
     assert!(t.contains("PGPASSWORD"), "{t}");
     assert_eq!(
-        pg.count("kv", "SELECT count(*) FROM auditor_jobs WHERE status = 'done'"),
+        pg.count(
+            "kv",
+            "SELECT count(*) FROM auditor_jobs WHERE status = 'done'"
+        ),
         1
     );
 }

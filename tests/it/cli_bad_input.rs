@@ -374,8 +374,8 @@ fn the_sample_names_a_runnable_program_and_its_files_can_be_opened() {
         "{program:?} is not a program that exists: {stdout}"
     );
     let tools = ws.path().join("s/repo/src/tools/repo_tools.py");
-    let text = std::fs::read_to_string(&tools)
-        .unwrap_or_else(|e| panic!("{}: {e}", tools.display()));
+    let text =
+        std::fs::read_to_string(&tools).unwrap_or_else(|e| panic!("{}: {e}", tools.display()));
     assert!(text.lines().count() >= 18, "{text}");
 }
 
