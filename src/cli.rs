@@ -78,6 +78,9 @@ pub enum Command {
     Evidence(EvidenceArgs),
     /// Grade a cohort from a manifest: durable, resumable, never asks the LLM twice.
     Batch(crate::batch::BatchArgs),
+    /// Find the submissions of a cohort that share code beyond the starter code (flags pairs
+    /// for review; never scores).
+    Similarity(crate::batch::similarity::SimilarityCommand),
     /// Write a sample submission to try auditor on: a small LangGraph project with dated
     /// commits (OUT/repo) and its PDF report (OUT/report.pdf).
     Sample(SampleArgs),
@@ -215,6 +218,7 @@ pub fn main() -> i32 {
         Command::Audit(args) => run_audit(args),
         Command::Evidence(args) => run_evidence(args),
         Command::Batch(args) => crate::batch::run_batch(args),
+        Command::Similarity(args) => crate::batch::similarity::run_command(args),
         Command::Sample(args) => run_sample(args),
         Command::Calibrate(args) => run_calibrate(args),
         Command::Collect => Ok(crate::batch::isolate::child_main()),

@@ -24,6 +24,7 @@ pub mod pdf;
 pub mod repo;
 pub mod report;
 pub mod rubric;
+pub mod similarity;
 pub(crate) mod tally;
 pub mod telemetry;
 pub mod testkit;

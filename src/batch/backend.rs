@@ -60,6 +60,22 @@ pub trait BatchStore {
     /// Counts one request actually sent to the judge service (before it is sent).
     fn note_request(&self, key: &str) -> Result<(), StoreError>;
     fn counters(&self) -> Result<Counters, StoreError>;
+    /// A submission's stored similarity fingerprints at a commit, under a fingerprint
+    /// configuration ([`crate::similarity::config_key`]).
+    fn fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Stores them (replacing what was stored under the same key).
+    fn save_fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+        data: &[u8],
+    ) -> Result<(), StoreError>;
     /// Jobs claimed by a live worker other than this one: `(submission, worker, seconds left on
     /// its lease)` (`--status`). None on SQLite.
     fn leases(&self) -> Result<Vec<(String, String, f64)>, StoreError> {
@@ -131,6 +147,23 @@ impl BatchStore for Store {
     }
     fn counters(&self) -> Result<Counters, StoreError> {
         Store::counters(self)
+    }
+    fn fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Store::fingerprints(self, submission, commit, config)
+    }
+    fn save_fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
+        Store::save_fingerprints(self, submission, commit, config, data)
     }
 }
 

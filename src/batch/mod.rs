@@ -11,6 +11,7 @@
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
 //! | [`outputs`] | per-submission reports, grades.csv, summary.md, index.html |
+//! | [`similarity`] | cohort code similarity: fingerprints stored per submission, similarity.csv/.json/.html, the dashboard's section, `auditor similarity` |
 //!
 //! Re-running the same command resumes: finished submissions are skipped, unfinished ones
 //! continue from their persisted evidence and cached answers, failed ones are retried.
@@ -26,6 +27,7 @@ pub mod postgres;
 pub mod progress;
 pub mod resolve;
 pub mod runner;
+pub mod similarity;
 pub mod store;
 
 use crate::actors::{RestartPolicy, Timeouts};
@@ -60,7 +62,9 @@ command on several machines: each submission is claimed by one worker under a le
 worker's submissions are taken over, the judges' answers are shared; --status shows the cohort's \
 progress, --outputs-only writes the tables from the database.\n\n\
 Outputs: DIR/<id>/report.md, report.html and report.json, DIR/grades.csv (one row per manifest row), \
-DIR/summary.md, DIR/index.html.\n\n\
+DIR/summary.md, DIR/index.html; unless --no-similarity, the cohort's code similarity: DIR/similarity.csv \
+(pairs flagged for review), similarity.json and similarity.html (the shared fragments side by side), \
+its fingerprints stored with the batch so that a resumed run fingerprints only what is new.\n\n\
 Exit codes: 0 every submission graded and nothing calls for attention (a criterion left out only because no vision model was configured does not count); 2 bad input (nothing ran); \
 3 some rows invalid, failed or flagged; 130 interrupted (Ctrl-C; run again to resume)."
 )]
@@ -117,6 +121,12 @@ pub struct BatchArgs {
     /// grades nothing.
     #[arg(long)]
     pub outputs_only: bool,
+    /// Skip the cohort code similarity step (on by default: similarity.csv, .json, .html and
+    /// a dashboard section; a flagged pair asks for review and never changes a score).
+    #[arg(long)]
+    pub no_similarity: bool,
+    #[command(flatten)]
+    pub similarity: similarity::SimilarityArgs,
     /// Seconds between progress lines when stderr is not a terminal.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub progress_every: u64,
@@ -149,6 +159,8 @@ pub struct BatchSummary {
     /// `--status`: the rows are the store's view, already printed; nothing was written.
     pub status_only: bool,
     pub out: PathBuf,
+    /// Pairs flagged by the code similarity step (`None`: the step did not run).
+    pub similar_pairs: Option<usize>,
 }
 
 impl BatchSummary {
@@ -338,6 +350,9 @@ fn run_batch_inner(
             }
         }
     }
+    if !args.no_similarity && !args.status {
+        args.similarity.validate().map_err(BatchError::BadInput)?;
+    }
     for r in &args.regrade {
         if !ids.contains(r) {
             return Err(BatchError::BadInput(format!(
@@ -455,8 +470,27 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
     store.release_claims();
     let interrupted = interrupt.count() > 0;
 
-    let rows = grade_rows(&manifest, &outcomes, store.as_ref(), &cfg, interrupted);
-    write_outputs(&manifest_path, &rows, &cfg, &out)?;
+    let mut rows = grade_rows(&manifest, &outcomes, store.as_ref(), &cfg, interrupted);
+    let section = if interrupted {
+        None
+    } else {
+        similarity_step(
+            args,
+            &manifest,
+            &mut rows,
+            store.as_ref(),
+            &out,
+            true,
+            show_progress,
+        )
+    };
+    write_outputs(
+        &manifest_path,
+        &rows,
+        &cfg,
+        &out,
+        section.as_ref().map(|s| s.0.as_str()),
+    )?;
     // The counters are for the summary line only: a store that cannot be read now costs that
     // line, not the run (what was graded is in the store and in the outputs).
     let counters = store.counters().unwrap_or_else(|e| {
@@ -472,6 +506,7 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         offline_judges,
         status_only: false,
         out,
+        similar_pairs: section.map(|s| s.1),
     })
 }
 
@@ -634,11 +669,19 @@ fn from_store(
             offline_judges,
             status_only: true,
             out: out.to_path_buf(),
+            similar_pairs: None,
         });
     }
     let outcomes: Vec<Outcome> = states.into_iter().map(|(o, _)| o).collect();
-    let rows = grade_rows(manifest, &outcomes, store, cfg, false);
-    write_outputs(manifest_path, &rows, cfg, out)?;
+    let mut rows = grade_rows(manifest, &outcomes, store, cfg, false);
+    let section = similarity_step(args, manifest, &mut rows, store, out, false, true);
+    write_outputs(
+        manifest_path,
+        &rows,
+        cfg,
+        out,
+        section.as_ref().map(|s| s.0.as_str()),
+    )?;
     Ok(BatchSummary {
         rows,
         interrupted: false,
@@ -648,7 +691,89 @@ fn from_store(
         offline_judges,
         status_only: false,
         out: out.to_path_buf(),
+        similar_pairs: section.map(|s| s.1),
     })
+}
+
+/// The cohort similarity step (unless `--no-similarity`): fingerprints from the store or
+/// computed (`compute`: not for `--outputs-only`), similarity.csv/.json/.html written, the rows
+/// of flagged pairs flagged for review (their scores untouched). Returns the dashboard's
+/// section. A failure here is reported and leaves the grades alone.
+fn similarity_step(
+    args: &BatchArgs,
+    manifest: &Manifest,
+    rows: &mut [GradeRow],
+    store: &dyn BatchStore,
+    out: &Path,
+    compute: bool,
+    show_progress: bool,
+) -> Option<(String, usize)> {
+    if args.no_similarity {
+        return None;
+    }
+    let mut targets = Vec::new();
+    let mut not_compared = Vec::new();
+    for sub in manifest.submissions() {
+        let row = rows.iter().find(|r| r.line == sub.line && r.id == sub.id);
+        match row.and_then(|r| r.commit.clone()).filter(|c| !c.is_empty()) {
+            Some(commit) => targets.push(similarity::Target {
+                id: sub.id.clone(),
+                place: similarity::Place::Repo {
+                    source: sub.repo.clone(),
+                    commit,
+                },
+            }),
+            None => not_compared.push(crate::similarity::compare::NotCompared {
+                id: sub.id.clone(),
+                reason: format!(
+                    "no graded commit (status {})",
+                    row.map(|r| r.status.as_str()).unwrap_or("pending")
+                ),
+            }),
+        }
+    }
+    let say = |line: &str| {
+        if show_progress {
+            crate::telemetry::print_for_user(tracing::Level::INFO, line);
+        }
+    };
+    let report = match similarity::run(
+        &targets,
+        not_compared,
+        Some(store),
+        &args.similarity,
+        compute,
+        &say,
+    ) {
+        Ok((report, _)) => report,
+        Err(e) => {
+            crate::telemetry::print_for_user(
+                tracing::Level::ERROR,
+                &format!("code similarity not computed: {e} (the grades are not affected)"),
+            );
+            return None;
+        }
+    };
+    let title = manifest_path(args)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    if let Err(e) = similarity::write(out, &report, &title) {
+        crate::telemetry::print_for_user(tracing::Level::ERROR, &e.to_string());
+        return None;
+    }
+    for p in report.flagged() {
+        for (me, other) in [(&p.a, &p.b), (&p.b, &p.a)] {
+            for r in rows.iter_mut().filter(|r| &r.id == me) {
+                let flag = similarity::row_flag(other);
+                if !r.flags.contains(&flag) {
+                    r.flags.push(flag);
+                }
+                r.needs_human_review = true;
+            }
+        }
+    }
+    Some((similarity::section_html(&report), report.flagged().count()))
 }
 
 fn write_outputs(
@@ -656,6 +781,7 @@ fn write_outputs(
     rows: &[GradeRow],
     cfg: &RunConfig,
     out: &Path,
+    section: Option<&str>,
 ) -> Result<(), BatchError> {
     let dims: outputs::Columns = cfg
         .rubric
@@ -668,7 +794,8 @@ fn write_outputs(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    outputs::write_tables(out, rows, &dims, &title).map_err(BatchError::Internal)
+    outputs::write_tables_with(out, rows, &dims, &title, section.unwrap_or(""))
+        .map_err(BatchError::Internal)
 }
 
 fn report_of(sidecar: &str) -> Result<crate::report::Sidecar, String> {
@@ -843,4 +970,11 @@ fn print_summary(s: &BatchSummary) {
     crate::console::say!("Grades:    {}", s.out.join("grades.csv").display());
     crate::console::say!("Summary:   {}", s.out.join("summary.md").display());
     crate::console::say!("Dashboard: {}", s.out.join("index.html").display());
+    if let Some(n) = s.similar_pairs {
+        crate::console::say!(
+            "Similarity: {} ({} flagged for review)",
+            s.out.join("similarity.html").display(),
+            crate::words::count(n, "pair", "pairs")
+        );
+    }
 }

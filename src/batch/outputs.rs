@@ -428,6 +428,14 @@ fn flag_summary(r: &GradeRow) -> String {
     if not_assessed > 0 {
         parts.push(format!("{not_assessed} not assessed"));
     }
+    let similar: Vec<&str> = r
+        .flags
+        .iter()
+        .filter_map(|f| f.strip_prefix("similar_code_with="))
+        .collect();
+    if !similar.is_empty() {
+        parts.push(format!("shares code with {}", similar.join(", ")));
+    }
     if r.needs_human_review {
         parts.push("needs human review".to_string());
     }
@@ -505,6 +513,12 @@ fn href_seg(s: &str) -> String {
 const HEAT: [&str; 5] = ["#d73027", "#fc8d59", "#fee08b", "#91cf60", "#1a9850"];
 
 pub fn index_html(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
+    index_html_with(rows, dims, title, "")
+}
+
+/// The dashboard with extra sections (already HTML, e.g. the code similarity section) after
+/// the table.
+pub fn index_html_with(rows: &[GradeRow], dims: &Columns, title: &str, extra: &str) -> String {
     let mut h = String::new();
     let count = |st: RowStatus| rows.iter().filter(|r| r.status == st).count();
     let _ = write!(
@@ -630,7 +644,9 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
         };
         let _ = writeln!(h, "<td class=\"status\">{status}</td></tr>");
     }
-    let _ = writeln!(h, "</tbody></table>\n</body></html>");
+    let _ = writeln!(h, "</tbody></table>");
+    h.push_str(extra);
+    let _ = writeln!(h, "</body></html>");
     h
 }
 
@@ -689,11 +705,22 @@ pub fn write_tables(
     dims: &Columns,
     title: &str,
 ) -> Result<(), String> {
+    write_tables_with(out, rows, dims, title, "")
+}
+
+/// [`write_tables`] with extra dashboard sections (HTML).
+pub fn write_tables_with(
+    out: &Path,
+    rows: &[GradeRow],
+    dims: &Columns,
+    title: &str,
+    extra: &str,
+) -> Result<(), String> {
     let csv = grades_csv(rows, dims).map_err(|e| format!("cannot build grades.csv: {e}"))?;
     let files = [
         ("grades.csv", csv),
         ("summary.md", summary_md(rows, dims, title)),
-        ("index.html", index_html(rows, dims, title)),
+        ("index.html", index_html_with(rows, dims, title, extra)),
     ];
     for (name, text) in files {
         write_atomic(&out.join(name), text.as_bytes())

@@ -16,6 +16,8 @@
 //!   worker is started with the same `--regrade-all`).
 //! - **Response cache** shared: the first answer stored for a request key stays
 //!   (`ON CONFLICT DO NOTHING`), every worker reads it.
+//! - **Similarity fingerprints** (`auditor_fingerprints`, migration 2) per submission, commit
+//!   and fingerprint configuration, shared like the cache.
 //!
 //! The store's calls are synchronous, like the SQLite store's: they are sent to a thread that
 //! owns the connections and a small tokio runtime, and the caller waits for the reply.
@@ -38,7 +40,8 @@ use std::time::Duration;
 use tokio_postgres::{Client, NoTls, Row};
 
 /// Migrations in order; version N is `MIGRATIONS[N-1]`. Never edit one that shipped: append.
-pub const MIGRATIONS: &[&str] = &["CREATE TABLE auditor_jobs (
+pub const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE auditor_jobs (
         id BIGSERIAL PRIMARY KEY,
         submission TEXT NOT NULL,
         commit_sha TEXT NOT NULL,
@@ -91,7 +94,17 @@ pub const MIGRATIONS: &[&str] = &["CREATE TABLE auditor_jobs (
         request_key TEXT PRIMARY KEY,
         asked BIGINT NOT NULL,
         first_asked_at TIMESTAMPTZ NOT NULL DEFAULT now()
-     );"];
+     );",
+    // 2: cohort similarity fingerprints (see `super::similarity`).
+    "CREATE TABLE IF NOT EXISTS auditor_fingerprints (
+        submission TEXT NOT NULL,
+        commit_sha TEXT NOT NULL,
+        config TEXT NOT NULL,
+        data BYTEA NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        PRIMARY KEY (submission, commit_sha, config)
+     );",
+];
 
 /// Key of the advisory lock that serialises migrations (any constant unique to this tool).
 const MIGRATION_LOCK: i64 = 0x6175_6469_746f_7231; // "auditor1"
@@ -998,6 +1011,53 @@ impl BatchStore for PgStore {
                 (c, r)
             })
         })
+    }
+
+    fn fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let (submission, commit, config) = (
+            submission.to_string(),
+            commit.to_string(),
+            config.to_string(),
+        );
+        self.call(move |c| {
+            let (submission, commit, config) = (submission.clone(), commit.clone(), config.clone());
+            Box::pin(async move {
+                let r = c
+                    .query_opt(
+                        "SELECT data FROM auditor_fingerprints WHERE submission = $1 AND commit_sha = $2 AND config = $3",
+                        &[&submission, &commit, &config],
+                    )
+                    .await
+                    .and_then(|row| row.map(|r| r.try_get::<_, Vec<u8>>(0)).transpose())
+                    .map_err(|e| Fail::of(&e));
+                (c, r)
+            })
+        })
+    }
+
+    fn save_fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
+        self.exec(
+            "INSERT INTO auditor_fingerprints (submission, commit_sha, config, data) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (submission, commit_sha, config) DO UPDATE SET data = excluded.data, created_at = now()",
+            vec![
+                Box::new(submission.to_string()),
+                Box::new(commit.to_string()),
+                Box::new(config.to_string()),
+                Box::new(data.to_vec()),
+            ],
+        )
+        .map(drop)
     }
 
     fn leases(&self) -> Result<Vec<(String, String, f64)>, StoreError> {

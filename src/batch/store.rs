@@ -7,7 +7,9 @@
 //! - **responses**: the judge response cache, keyed by the sha256 of the full judge request
 //!   (see [`super::cache`]);
 //! - **requests**: how many times each request key was actually sent to the judge service
-//!   (the "never asks twice" counter).
+//!   (the "never asks twice" counter);
+//! - **similarity_fingerprints**: each submission's code fingerprints at a commit (see
+//!   [`super::similarity`]), so that a resumed batch fingerprints only what is new.
 //!
 //! Every write is its own transaction, so a process crash (even SIGKILL) loses at most the
 //! requests in flight. `synchronous` is `NORMAL` by default (WAL: a commit survives any process
@@ -20,6 +22,15 @@ use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "batch.sqlite";
 const SCHEMA_VERSION: i64 = 1;
+
+const SIMILARITY_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS similarity_fingerprints (
+    submission TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    config TEXT NOT NULL,
+    data BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (submission, commit_sha, config)
+);";
 
 #[derive(Debug, thiserror::Error)]
 #[error("batch store {path}: {detail}")]
@@ -244,6 +255,8 @@ impl Store {
              );",
         )
         .map_err(err)?;
+        // Added after schema version 1 shipped: additive, so the version stays.
+        conn.execute_batch(SIMILARITY_SCHEMA).map_err(err)?;
         let version: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
@@ -547,6 +560,39 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    pub fn fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT data FROM similarity_fingerprints WHERE submission = ?1 AND commit_sha = ?2 AND config = ?3",
+                params![submission, commit, config],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn save_fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO similarity_fingerprints (submission, commit_sha, config, data, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![submission, commit, config, data, now()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
     pub fn counters(&self) -> Result<Counters, StoreError> {
         self.conn
             .query_row(
@@ -678,6 +724,24 @@ mod tests {
             opinion_json: "{}",
             from_cache,
         }
+    }
+
+    #[test]
+    fn fingerprints_are_stored_by_submission_commit_and_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open_in(dir.path()).unwrap();
+            assert_eq!(s.fingerprints("a", "c1", "v1").unwrap(), None);
+            s.save_fingerprints("a", "c1", "v1", b"one").unwrap();
+            s.save_fingerprints("a", "c1", "v1", b"two").unwrap();
+        }
+        let s = Store::open_in(dir.path()).unwrap();
+        assert_eq!(
+            s.fingerprints("a", "c1", "v1").unwrap().as_deref(),
+            Some(&b"two"[..])
+        );
+        assert_eq!(s.fingerprints("a", "c2", "v1").unwrap(), None);
+        assert_eq!(s.fingerprints("a", "c1", "v2").unwrap(), None);
     }
 
     #[test]

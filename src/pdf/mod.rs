@@ -26,6 +26,7 @@ pub(crate) mod ingest;
 pub(crate) mod paths;
 pub mod pdfium;
 pub(crate) mod retrieval;
+pub(crate) mod tree;
 
 pub use concepts::{Classification, ConceptFinding};
 pub use ingest::{Chunk, ChunkBy};

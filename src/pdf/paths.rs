@@ -90,9 +90,14 @@ const EXTENSIONS: &str = "py|pyi|ipynb|toml|json|jsonl|yaml|yml|md|txt|lock|cfg|
 /// Dotfiles a report names as part of the repository (a bare `.env` is a secret, not a claim).
 const DOTFILES: &str = r"env\.(?:example|sample|template)|gitignore|gitattributes|python-version|dockerignore|pre-commit-config\.ya?ml|flake8|pylintrc|editorconfig";
 
+/// Build files named without an extension, written with their usual capital (`a makefile` in
+/// prose is not a claim that the repository has one).
+const BUILD_FILES: &str =
+    "Dockerfile|Containerfile|Makefile|Procfile|Justfile|Vagrantfile|Jenkinsfile";
+
 static PATH_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)(?:[A-Za-z0-9_.\-]+[/\\])*(?:\.?[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.(?:{EXTENSIONS})|\.(?:{DOTFILES}))\b(?::(\d+)(?:-\d+)?)?"
+        r"(?i)(?:[A-Za-z0-9_.\-]+[/\\])*(?:\.?[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.(?:{EXTENSIONS})|\.(?:{DOTFILES})|\b(?-i:{BUILD_FILES}))\b(?::(\d+)(?:-\d+)?)?"
     ))
     .expect("static regex")
 });
@@ -108,7 +113,7 @@ static DIR_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:\./)?(?:[A-Za-z0-9_\-]+/)+").expect("static regex"));
 
 /// Top-level directory names that make a bare `dir/` mention a repository claim.
-const REPO_DIRS: &[&str] = &[
+pub(crate) const REPO_DIRS: &[&str] = &[
     "src", "tests", "test", "reports", "report", "docs", "scripts", "audit", "app", "lib", "nodes",
     "tools", "agents", "utils", "rubric", "config", "configs",
 ];
@@ -140,6 +145,14 @@ const FUTURE_CUES: &[&str] = &[
     "in a future",
 ];
 
+/// `name` itself when, on its own, it reads as the name of a repository file (`graph.py`,
+/// `.env.example`, `Dockerfile`); `None` for anything else (prose, a file type, `1.py`).
+pub(crate) fn file_name_in(name: &str) -> Option<&str> {
+    let m = PATH_RE.find(name)?;
+    (m.start() == 0 && m.end() == name.len() && clean_path(name).is_some() && !is_prose_word(name))
+        .then_some(name)
+}
+
 /// Cleans one raw match into a repo-relative path; `None` when it is not a repository path.
 pub fn clean_path(raw: &str) -> Option<String> {
     let mut p = raw.replace('\\', "/");
@@ -160,7 +173,8 @@ pub fn clean_path(raw: &str) -> Option<String> {
     // Reject things like `v1.2.py`? keep; reject pure numbers before the extension (`1.py`)
     let name = p.rsplit('/').next().unwrap_or(&p);
     let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name);
-    if stem.chars().all(|c| c.is_ascii_digit() || c == '.') {
+    // (a dotfile, `.gitignore`, has an empty stem: it is a name)
+    if !stem.is_empty() && stem.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return None;
     }
     Some(p)
@@ -286,8 +300,13 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
     for (i, text) in pages.iter().enumerate() {
         let page = i as u32 + 1;
         let mut seen_spans: Vec<(usize, usize)> = Vec::new();
+        // Names drawn in a directory tree are claimed with the path the tree gives them.
+        let trees = super::tree::read(text);
         for m in PATH_RE.captures_iter(text) {
             let Some(whole) = m.get(0) else { continue };
+            if trees.covers(whole.start()) {
+                continue;
+            }
             let token = token_around(text, whole.start(), whole.end());
             if is_url(token) || is_absolute(token) {
                 continue;
@@ -313,7 +332,17 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
                 c.preceding = preceding_words(text, whole.start());
             }
         }
+        for f in &trees.files {
+            let context = text[f.line.clone()]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            add(&mut out, f.path.clone(), page, context, None, false);
+        }
         for m in DIR_RE.find_iter(text) {
+            if trees.covers(m.start()) {
+                continue;
+            }
             if seen_spans
                 .iter()
                 .any(|&(s, e)| m.start() < e && m.end() > s)
@@ -740,6 +769,15 @@ mod tests {
                 ".github/workflows/ci.yml",
                 ".pre-commit-config.yaml"
             ]
+        );
+        assert_eq!(
+            paths("README.md Setup guide\n.gitignore Security rules\n.dockerignore too"),
+            vec!["README.md", ".gitignore", ".dockerignore"]
+        );
+        // Build files without an extension, as written; prose about one is not a claim.
+        assert_eq!(
+            paths("└ see the Dockerfile and docker/Makefile; a makefile would help"),
+            vec!["Dockerfile", "docker/Makefile"]
         );
         assert_eq!(
             paths(

@@ -47,6 +47,8 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         store_file: None,
         status: false,
         outputs_only: false,
+        no_similarity: false,
+        similarity: Default::default(),
         progress_every: 10,
         no_progress: true,
         #[cfg(debug_assertions)]

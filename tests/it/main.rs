@@ -34,6 +34,7 @@ mod repo_idioms;
 mod repo_investigate;
 mod report_claims;
 mod report_html;
+mod similarity;
 mod supervision;
 mod telemetry_llm_audit;
 mod telemetry_logs;

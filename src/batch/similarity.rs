@@ -1,0 +1,795 @@
+//! Cohort similarity in a batch, and `auditor similarity`: which submissions share code beyond
+//! the starter code (the method: [`crate::similarity`]).
+//!
+//! - **Incremental.** A submission's fingerprints are stored in the batch store, keyed by
+//!   (submission, commit, fingerprint configuration): a resumed or regraded batch reads them
+//!   back and fingerprints only what is new (each repository is cloned once more for it, at
+//!   the graded commit, and only then).
+//! - **Outputs.** `similarity.csv` (`a,b,similarity,shared_tokens,longest_fragment_tokens`: the
+//!   flagged pairs, most similar first), `similarity.json` (the whole [`CohortReport`]: every
+//!   submission, its nearest neighbour, the flagged pairs with their fragments side by side,
+//!   `path:line` and the lines quoted: what a review app shows) and `similarity.html` (the same
+//!   for a reader); the batch dashboard gets a section ([`section_html`]).
+//! - **What a flag is.** A flagged pair asks a person to look; it never changes a score, and no
+//!   text calls it anything but shared code.
+
+use super::backend::BatchStore;
+use super::outputs::{csv_cell, esc};
+use crate::repo::RepoSource;
+use crate::similarity::compare::{Entry, NotCompared, Pair};
+use crate::similarity::{self, CohortReport, Fingerprints, Limits, Options, codec, read};
+use clap::Args;
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The similarity settings shared by `auditor batch` and `auditor similarity`.
+#[derive(Debug, Clone, Args)]
+pub struct SimilarityArgs {
+    /// The challenge's template (its starter code): a local path (a git repository or a plain
+    /// directory) or an https URL. None of its code ever counts as shared.
+    #[arg(long, value_name = "PATH|URL")]
+    pub template: Option<String>,
+    /// A pair of submissions at or above this similarity (0 to 1: twice the fingerprints they
+    /// share over the fingerprints of both) is flagged for review.
+    #[arg(
+        long,
+        visible_alias = "threshold",
+        value_name = "FRACTION",
+        default_value_t = 0.5
+    )]
+    pub similarity_threshold: f64,
+    /// Code found in more than this share of the cohort (and in more than 2 submissions) is
+    /// common code and never counts.
+    #[arg(
+        long,
+        visible_alias = "max-share",
+        value_name = "FRACTION",
+        default_value_t = 0.2
+    )]
+    pub similarity_max_share: f64,
+}
+
+impl Default for SimilarityArgs {
+    fn default() -> Self {
+        let o = Options::default();
+        SimilarityArgs {
+            template: None,
+            similarity_threshold: o.threshold,
+            similarity_max_share: o.max_share,
+        }
+    }
+}
+
+impl SimilarityArgs {
+    /// Checks the values before anything runs (bad input).
+    pub fn validate(&self) -> Result<Options, String> {
+        for (name, v) in [
+            ("--similarity-threshold", self.similarity_threshold),
+            ("--similarity-max-share", self.similarity_max_share),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!(
+                    "{name} {v} is out of range: give a number from 0 to 1"
+                ));
+            }
+        }
+        if let Some(t) = &self.template {
+            template_source(t)?;
+        }
+        Ok(Options {
+            threshold: self.similarity_threshold,
+            max_share: self.similarity_max_share,
+            ..Options::default()
+        })
+    }
+}
+
+/// Where a submission's code is.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// A repository at a commit (fingerprints stored under it).
+    Repo { source: RepoSource, commit: String },
+    /// A working tree on disk (never stored).
+    Dir(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub id: String,
+    pub place: Place,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimilarityError {
+    #[error("the template {shown}: {detail}")]
+    Template { shown: String, detail: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn template_source(t: &str) -> Result<RepoSource, String> {
+    let source = RepoSource::new(t.to_string());
+    crate::repo::validate_source(&source).map_err(|e| {
+        format!(
+            "--template: {}",
+            e.to_string().replace("--repo", "the path")
+        )
+    })?;
+    Ok(source)
+}
+
+/// A template's k-grams: a git repository (at HEAD) or a plain directory.
+fn template_kgrams(t: &str, limits: &Limits) -> Result<(HashSet<u64>, String), SimilarityError> {
+    let source = template_source(t).map_err(|detail| SimilarityError::Template {
+        shown: RepoSource::new(t.to_string()).shown().to_string(),
+        detail,
+    })?;
+    let shown = source.shown().to_string();
+    let fail = |detail: String| SimilarityError::Template {
+        shown: shown.clone(),
+        detail,
+    };
+    let plain_dir = Path::new(t).is_dir() && git2::Repository::open(t).is_err();
+    let sources = if plain_dir {
+        read::from_dir(Path::new(t), limits)
+            .map_err(|e| fail(e.to_string()))?
+            .0
+    } else {
+        read::from_commit(&source, None, limits)
+            .map_err(|e| fail(e.to_string()))?
+            .0
+    };
+    let set = similarity::compare::template_kgrams(&sources, limits).map_err(fail)?;
+    Ok((set, shown))
+}
+
+/// Fingerprints of one target, read from its place (blocking).
+fn compute(t: &Target, limits: &Limits) -> Result<Fingerprints, String> {
+    let (sources, notes) = match &t.place {
+        Place::Repo { source, commit } => {
+            let (s, _, n) =
+                read::from_commit(source, Some(commit), limits).map_err(|e| e.to_string())?;
+            (s, n)
+        }
+        Place::Dir(d) => read::from_dir(d, limits).map_err(|e| e.to_string())?,
+    };
+    similarity::fingerprint(sources, limits, notes)
+}
+
+fn stored(
+    store: Option<&dyn BatchStore>,
+    t: &Target,
+    config: &str,
+    with_texts: bool,
+) -> Option<Fingerprints> {
+    let (Some(store), Place::Repo { commit, .. }) = (store, &t.place) else {
+        return None;
+    };
+    let bytes = match store.fingerprints(&t.id, commit, config) {
+        Ok(b) => b?,
+        Err(e) => {
+            tracing::warn!(submission = %t.id, error = %e, "stored fingerprints unreadable");
+            return None;
+        }
+    };
+    match codec::decode(&bytes, with_texts) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            tracing::warn!(submission = %t.id, error = %e, "fingerprinting again");
+            None
+        }
+    }
+}
+
+/// How a similarity run went, for the caller's summary line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub from_store: usize,
+    pub fingerprinted: usize,
+}
+
+/// Fingerprints every target (from the store when it holds them; else read, fingerprinted and
+/// stored, unless `compute` is false), compares the cohort and quotes the flagged pairs'
+/// fragments. `say` receives progress lines.
+pub fn run(
+    targets: &[Target],
+    mut not_compared: Vec<NotCompared>,
+    store: Option<&dyn BatchStore>,
+    args: &SimilarityArgs,
+    compute_missing: bool,
+    say: &dyn Fn(&str),
+) -> Result<(CohortReport, Counts), SimilarityError> {
+    let opts = args
+        .validate()
+        .map_err(|detail| SimilarityError::Template {
+            shown: args.template.clone().unwrap_or_default(),
+            detail,
+        })?;
+    let limits = Limits::default();
+    let config = similarity::config_key(&limits);
+    let template = match &args.template {
+        Some(t) => Some(template_kgrams(t, &limits)?),
+        None => None,
+    };
+    let mut counts = Counts::default();
+    let mut have: Vec<Option<Fingerprints>> = targets
+        .iter()
+        .map(|t| stored(store, t, &config, false))
+        .collect();
+    counts.from_store = have.iter().filter(|h| h.is_some()).count();
+    let missing: Vec<usize> = (0..targets.len()).filter(|i| have[*i].is_none()).collect();
+    if !missing.is_empty() && compute_missing {
+        say(&format!(
+            "Similarity: fingerprinting {} ({} already stored)",
+            crate::words::count(missing.len(), "submission", "submissions"),
+            counts.from_store
+        ));
+    }
+    let mut failed: Vec<(usize, String)> = Vec::new();
+    if compute_missing {
+        // In chunks: the texts of a chunk are stored, then dropped (bounded memory).
+        let chunk = rayon::current_num_threads().max(1) * 2;
+        for part in missing.chunks(chunk) {
+            let done: Vec<(usize, Result<Fingerprints, String>)> = part
+                .par_iter()
+                .map(|&i| (i, compute(&targets[i], &limits)))
+                .collect();
+            for (i, r) in done {
+                match r {
+                    Ok(mut fp) => {
+                        if let (Some(store), Place::Repo { commit, .. }) =
+                            (store, &targets[i].place)
+                            && let Err(e) = store.save_fingerprints(
+                                &targets[i].id,
+                                commit,
+                                &config,
+                                &codec::encode(&fp),
+                            )
+                        {
+                            tracing::warn!(submission = %targets[i].id, error = %e, "fingerprints not stored");
+                        }
+                        fp.texts = None;
+                        counts.fingerprinted += 1;
+                        have[i] = Some(fp);
+                    }
+                    Err(e) => failed.push((i, e)),
+                }
+            }
+        }
+    }
+    for (i, reason) in failed {
+        not_compared.push(NotCompared {
+            id: targets[i].id.clone(),
+            reason: format!("its code could not be read: {reason}"),
+        });
+    }
+    if !compute_missing {
+        for (i, h) in have.iter().enumerate() {
+            if h.is_none() {
+                not_compared.push(NotCompared {
+                    id: targets[i].id.clone(),
+                    reason: "no fingerprints stored for its graded commit (run the batch without --outputs-only to compute them)".into(),
+                });
+            }
+        }
+    }
+    let present: Vec<(usize, Fingerprints)> = have
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, h)| h.map(|f| (i, f)))
+        .collect();
+    let entries: Vec<Entry> = present
+        .iter()
+        .map(|(i, fp)| Entry {
+            id: &targets[*i].id,
+            commit: match &targets[*i].place {
+                Place::Repo { commit, .. } => Some(commit.as_str()),
+                Place::Dir(_) => None,
+            },
+            fp,
+        })
+        .collect();
+    let mut report = similarity::compare(
+        &entries,
+        template.as_ref().map(|(set, shown)| (set, shown.clone())),
+        not_compared,
+        &opts,
+    );
+    drop(entries);
+    drop(present);
+    similarity::compare::quote(&mut report, &mut |id| {
+        let t = targets.iter().find(|t| t.id == id)?;
+        stored(store, t, &config, true).or_else(|| compute(t, &limits).ok())
+    });
+    Ok((report, counts))
+}
+
+/// The columns of `similarity.csv`.
+pub const CSV_COLUMNS: [&str; 5] = [
+    "a",
+    "b",
+    "similarity",
+    "shared_tokens",
+    "longest_fragment_tokens",
+];
+
+fn ratio(x: f64) -> String {
+    format!("{x:.4}")
+}
+
+/// `similarity.csv`: the flagged pairs, most similar first; every text cell safe from
+/// spreadsheet formulas.
+pub fn csv(report: &CohortReport) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(CSV_COLUMNS)?;
+    for p in report.flagged() {
+        w.write_record([
+            csv_cell(&p.a),
+            csv_cell(&p.b),
+            ratio(p.similarity),
+            p.shared_tokens.to_string(),
+            p.longest_fragment_tokens.to_string(),
+        ])?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn method_line(r: &CohortReport) -> String {
+    let m = &r.method;
+    format!(
+        "Python code as tree-sitter tokens (names, strings and numbers normalised, comments dropped), \
+         fingerprints of {k}-token sequences chosen by winnowing (window {w}); {tpl}code found in more than {c} submissions left out as common ({ic} fingerprints); \
+         a pair is flagged at {t} similarity or more (twice the fingerprints both have, over all the fingerprints of the two) when it shares at least {min} tokens.",
+        k = m.k,
+        w = m.window,
+        tpl = match &m.template {
+            Some(t) => format!(
+                "the template {} left out ({} fingerprints); ",
+                t, r.ignored_template
+            ),
+            None => "no template given; ".to_string(),
+        },
+        c = m.common_above,
+        ic = r.ignored_common,
+        t = pct(m.threshold),
+        min = m.min_shared_tokens,
+    )
+}
+
+/// What a flag is, said wherever flags are shown.
+pub const WHAT_A_FLAG_IS: &str = "A flagged pair shares code beyond the template and the code common to the cohort: a person should look at the fragments. A flag changes no score and is no verdict.";
+
+/// The section of the batch dashboard (`index.html`).
+pub fn section_html(r: &CohortReport) -> String {
+    let mut h = String::new();
+    let flagged: Vec<&Pair> = r.flagged().collect();
+    let _ = writeln!(h, "<h2 id=\"similarity\">Code similarity</h2>");
+    let _ = writeln!(
+        h,
+        "<p>{} compared, {} sharing some code; <b>{}</b> flagged for review. {} Details, with the fragments side by side: <a href=\"similarity.html\">similarity.html</a> (<a href=\"similarity.csv\">csv</a>, <a href=\"similarity.json\">json</a>).</p>",
+        crate::words::count(r.submissions.len(), "submission", "submissions"),
+        crate::words::count(r.pairs_sharing, "pair", "pairs"),
+        crate::words::count(flagged.len(), "pair", "pairs"),
+        esc(WHAT_A_FLAG_IS)
+    );
+    if !r.not_compared.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p class=\"flag\">Not compared: {}.</p>",
+            r.not_compared
+                .iter()
+                .map(|n| format!("{} ({})", esc(&n.id), esc(&n.reason)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if flagged.is_empty() {
+        let best = r
+            .submissions
+            .iter()
+            .filter_map(|s| s.nearest.as_ref().map(|n| (s, n)))
+            .max_by(|x, y| x.1.similarity.total_cmp(&y.1.similarity));
+        let _ = writeln!(
+            h,
+            "<p>No pair reaches {}.{}</p>",
+            pct(r.method.threshold),
+            match best {
+                Some((s, n)) => format!(
+                    " The most similar pair is {} and {} at {}.",
+                    esc(&s.id),
+                    esc(&n.id),
+                    pct(n.similarity)
+                ),
+                None => String::new(),
+            }
+        );
+        return h;
+    }
+    let _ = writeln!(
+        h,
+        "<table>\n<thead><tr><th>a</th><th>b</th><th>similarity</th><th>a in b</th><th>b in a</th><th>shared tokens</th><th>longest fragment (tokens)</th></tr></thead>\n<tbody>"
+    );
+    for (i, p) in flagged.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"id\">{}</td><td class=\"id\">{}</td><td><a href=\"similarity.html#pair-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.a),
+            esc(&p.b),
+            i + 1,
+            pct(p.similarity),
+            pct(p.a_in_b),
+            pct(p.b_in_a),
+            p.shared_tokens,
+            p.longest_fragment_tokens
+        );
+    }
+    let _ = writeln!(h, "</tbody></table>");
+    h
+}
+
+fn span_html(s: &similarity::compare::Span) -> String {
+    format!(
+        "<div class=\"loc\">{}:{}-{}</div><pre>{}</pre>",
+        esc(&s.path),
+        s.line_from,
+        s.line_to,
+        esc(s.excerpt.as_deref().unwrap_or("(text not available)"))
+    )
+}
+
+/// `similarity.html`: the method, the flagged pairs with their fragments side by side, every
+/// submission's nearest neighbour. Self-contained; every byte of a submission is escaped text.
+pub fn page_html(r: &CohortReport, title: &str) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Code similarity: {t}</title>\n<style>\n\
+body{{font-family:system-ui,sans-serif;margin:24px;color:#222}}\n\
+table{{border-collapse:collapse;font-size:13px}}\nth,td{{border:1px solid #ccc;padding:4px 6px}}\n\
+.side{{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin-bottom:16px}}\n\
+pre{{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px;margin:0}}\n\
+.loc{{font-family:monospace;font-size:12px;color:#555}}\n.flag{{color:#a60}}\n\
+</style></head><body>\n<h1>Code similarity: {t}</h1>\n<p>{m}</p>\n<p>{w}</p>\n",
+        t = esc(title),
+        m = esc(&method_line(r)),
+        w = esc(WHAT_A_FLAG_IS),
+    );
+    h.push_str(&section_html(r).replace("<h2 id=\"similarity\">Code similarity</h2>\n", ""));
+    for (i, p) in r.flagged().enumerate() {
+        let _ = writeln!(
+            h,
+            "<h2 id=\"pair-{}\">{} and {}: {} similar</h2>\n<p>{} of {}'s fingerprints are in {}, {} of {}'s in {}; {} tokens of each in shared fragments; the longest fragment is {} tokens ({} fragments, the {} longest shown).</p>",
+            i + 1,
+            esc(&p.a),
+            esc(&p.b),
+            pct(p.similarity),
+            pct(p.a_in_b),
+            esc(&p.a),
+            esc(&p.b),
+            pct(p.b_in_a),
+            esc(&p.b),
+            esc(&p.a),
+            p.shared_tokens,
+            p.longest_fragment_tokens,
+            p.fragments_total,
+            p.fragments.len()
+        );
+        for f in &p.fragments {
+            let _ = writeln!(
+                h,
+                "<p class=\"loc\">{} tokens</p>\n<div class=\"side\"><div><b>{}</b>{}</div><div><b>{}</b>{}</div></div>",
+                f.tokens,
+                esc(&p.a),
+                span_html(&f.a),
+                esc(&p.b),
+                span_html(&f.b)
+            );
+        }
+    }
+    let _ = writeln!(
+        h,
+        "<h2>Every submission</h2>\n<table><thead><tr><th>submission</th><th>files</th><th>tokens</th><th>own fingerprints</th><th>most similar to</th><th>flagged with</th><th>notes</th></tr></thead><tbody>"
+    );
+    for s in &r.submissions {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.id),
+            s.files,
+            s.tokens,
+            s.own_fingerprints,
+            s.nearest
+                .as_ref()
+                .map(|n| format!("{} ({})", esc(&n.id), pct(n.similarity)))
+                .unwrap_or_else(|| "nobody (no own code in common)".into()),
+            if s.flagged_with.is_empty() {
+                "nobody".to_string()
+            } else {
+                esc(&s.flagged_with.join(", "))
+            },
+            esc(&s.notes.join("; "))
+        );
+    }
+    let _ = writeln!(h, "</tbody></table>\n</body></html>");
+    h
+}
+
+/// Writes `similarity.csv`, `similarity.json` and `similarity.html` into `out`.
+pub fn write(out: &Path, r: &CohortReport, title: &str) -> Result<(), SimilarityError> {
+    let w = |name: &str, bytes: &[u8]| {
+        let path = out.join(name);
+        crate::files::write_atomic(&path, bytes).map_err(|source| SimilarityError::Write {
+            path: path.display().to_string(),
+            source,
+        })
+    };
+    let csv = csv(r).map_err(|e| SimilarityError::Write {
+        path: out.join("similarity.csv").display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    w("similarity.csv", csv.as_bytes())?;
+    let json = serde_json::to_vec_pretty(r).map_err(|e| SimilarityError::Write {
+        path: out.join("similarity.json").display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    w("similarity.json", &json)?;
+    w("similarity.html", page_html(r, title).as_bytes())?;
+    Ok(())
+}
+
+/// The flag a graded row gets for each submission it forms a flagged pair with.
+pub fn row_flag(other: &str) -> String {
+    format!("similar_code_with={other}")
+}
+
+/// `auditor similarity MANIFEST|DIR`
+#[derive(Debug, Clone, Args)]
+#[command(
+    about = "Find the submissions of a cohort that share code beyond the starter code (flags for review; never scores)",
+    long_about = "Compares the Python code of every submission of a cohort with every other: normalised \
+tree-sitter tokens, fingerprints of 23-token sequences chosen by winnowing (the method of MOSS and Dolos), \
+the template's code (--template) and code common to much of the cohort left out. A pair at or above the \
+threshold is flagged for a person to review; nothing is scored.\n\n\
+INPUT is one of:\n  \
+- a manifest (as for `auditor batch`): each repository is read at its ref (default HEAD); with --out \
+pointing at the batch's output directory, the fingerprints the batch stored are reused;\n  \
+- an `auditor batch` output directory (it has grades.csv): the graded commits, with the fingerprints \
+the batch stored (the others are read again from the repository column);\n  \
+- a directory with one working tree per submission (e.g. a classroom's clones): each subdirectory is a \
+submission named after it.\n\n\
+Outputs in --out (default: the batch directory given as INPUT): similarity.csv \
+(a,b,similarity,shared_tokens,longest_fragment_tokens: the flagged pairs, most similar first), \
+similarity.json (every pair's fragments side by side with path:line, for a review app) and similarity.html.\n\n\
+Exit codes: 0 nothing flagged and every submission compared; 2 bad input; 3 some pair flagged or some \
+submission not compared."
+)]
+pub struct SimilarityCommand {
+    /// A manifest, an `auditor batch` output directory, or a directory of working trees.
+    #[arg(value_name = "MANIFEST|DIR")]
+    pub input: PathBuf,
+    /// Where to write similarity.csv, .json and .html (default: INPUT when it is a batch
+    /// output directory; required otherwise). With a manifest, its batch store (if any) keeps
+    /// the fingerprints.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub similarity: SimilarityArgs,
+    /// The batch store holding fingerprints: "sqlite" (default: OUT/batch.sqlite) or a
+    /// PostgreSQL URL (as for `auditor batch`). Not used for a directory of working trees.
+    #[arg(
+        long,
+        value_name = "sqlite|postgres://…",
+        env = "AUDITOR_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+}
+
+fn bad(e: impl std::fmt::Display) -> crate::exit::CliError {
+    crate::exit::CliError::bad_input(e.to_string())
+}
+
+/// One submission per line of `grades.csv` that has a commit; the others not compared.
+fn from_grades(dir: &Path) -> Result<(Vec<Target>, Vec<NotCompared>), crate::exit::CliError> {
+    let path = dir.join("grades.csv");
+    let mut reader = csv::Reader::from_path(&path)
+        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| bad(format!("{}: {e}", path.display())))?
+        .clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| bad(format!("{}: no column {name:?}", path.display())))
+    };
+    let (id, repo, commit, status) = (col("id")?, col("repo")?, col("commit")?, col("status")?);
+    let mut targets = Vec::new();
+    let mut not = Vec::new();
+    for rec in reader.records() {
+        let rec = rec.map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        let get = |i: usize| rec.get(i).unwrap_or("").to_string();
+        let (i, c) = (get(id), get(commit));
+        if i.is_empty() {
+            continue;
+        }
+        if c.is_empty() {
+            not.push(NotCompared {
+                id: i,
+                reason: format!("no graded commit (status {})", get(status)),
+            });
+            continue;
+        }
+        targets.push(Target {
+            id: i,
+            place: Place::Repo {
+                source: RepoSource::new(get(repo)),
+                commit: c,
+            },
+        });
+    }
+    Ok((targets, not))
+}
+
+/// One submission per subdirectory (hidden ones aside), named after it.
+fn from_working_trees(dir: &Path) -> Result<Vec<Target>, crate::exit::CliError> {
+    let mut targets = Vec::new();
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| bad(format!("cannot read {}: {e}", dir.display())))?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        targets.push(Target {
+            id: name,
+            place: Place::Dir(e.path()),
+        });
+    }
+    targets.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(targets)
+}
+
+/// Entry point of `auditor similarity`.
+pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError> {
+    crate::alloc::prefer_low_memory();
+    args.similarity.validate().map_err(bad)?;
+    let input = &args.input;
+    let meta = std::fs::metadata(input)
+        .map_err(|e| bad(format!("{}: cannot be read ({e})", input.display())))?;
+    let batch_dir = meta.is_dir() && input.join("grades.csv").is_file();
+    let out = match (&args.out, batch_dir) {
+        (Some(o), _) => o.clone(),
+        (None, true) => input.clone(),
+        (None, false) => {
+            return Err(bad(format!(
+                "--out DIR is needed: {} is not an `auditor batch` output directory",
+                input.display()
+            )));
+        }
+    };
+    std::fs::create_dir_all(&out)
+        .map_err(|e| bad(format!("cannot create {}: {e}", out.display())))?;
+    let title = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (targets, not_compared, use_store) = if meta.is_file() {
+        let manifest = super::manifest::load(input).map_err(bad)?;
+        let mut not = Vec::new();
+        for b in manifest.bad_rows() {
+            crate::telemetry::print_for_user(
+                tracing::Level::ERROR,
+                &format!(
+                    "{}: line {}: {} (row not compared; the others proceed)",
+                    input.display(),
+                    b.line,
+                    b.reason
+                ),
+            );
+        }
+        let subs: Vec<super::manifest::Submission> = manifest.submissions().cloned().collect();
+        let resolved: Vec<Result<String, String>> = subs
+            .par_iter()
+            .map(|s| super::resolve::resolve_commit(&s.repo, s.git_ref.as_deref()))
+            .collect();
+        let mut targets = Vec::new();
+        for (s, r) in subs.into_iter().zip(resolved) {
+            match r {
+                Ok(commit) => targets.push(Target {
+                    id: s.id,
+                    place: Place::Repo {
+                        source: s.repo,
+                        commit,
+                    },
+                }),
+                Err(e) => not.push(NotCompared {
+                    id: s.id,
+                    reason: format!("its repository could not be read: {e}"),
+                }),
+            }
+        }
+        (targets, not, true)
+    } else if batch_dir {
+        let (t, n) = from_grades(input)?;
+        (t, n, true)
+    } else {
+        (from_working_trees(input)?, Vec::new(), false)
+    };
+    if targets.is_empty() {
+        return Err(bad(format!(
+            "{}: no submission to compare",
+            input.display()
+        )));
+    }
+    let store: Option<Box<dyn BatchStore>> = if use_store {
+        let spec = super::backend::StoreSpec::parse(args.store.as_deref()).map_err(bad)?;
+        let dir = std::fs::canonicalize(&out).unwrap_or_else(|_| out.clone());
+        Some(spec.open(&dir).map_err(bad)?)
+    } else {
+        None
+    };
+    let say = |line: &str| crate::telemetry::print_for_user(tracing::Level::INFO, line);
+    let (report, counts) = run(
+        &targets,
+        not_compared,
+        store.as_deref(),
+        &args.similarity,
+        true,
+        &say,
+    )
+    .map_err(|e| match e {
+        SimilarityError::Template { .. } => bad(e),
+        SimilarityError::Write { .. } => crate::exit::CliError::internal(e),
+    })?;
+    write(&out, &report, &title).map_err(crate::exit::CliError::internal)?;
+    let flagged: Vec<&Pair> = report.flagged().collect();
+    crate::console::say!(
+        "Compared {} ({} fingerprinted now, {} from the store){}: {} flagged for review",
+        crate::words::count(report.submissions.len(), "submission", "submissions"),
+        counts.fingerprinted,
+        counts.from_store,
+        if report.not_compared.is_empty() {
+            String::new()
+        } else {
+            format!(", {} not compared", report.not_compared.len())
+        },
+        crate::words::count(flagged.len(), "pair", "pairs"),
+    );
+    for p in flagged.iter().take(10) {
+        crate::console::say!(
+            "  {} and {}: {} similar, {} shared tokens, longest fragment {} tokens",
+            crate::report::inline(&p.a),
+            crate::report::inline(&p.b),
+            pct(p.similarity),
+            p.shared_tokens,
+            p.longest_fragment_tokens
+        );
+    }
+    for n in &report.not_compared {
+        crate::console::say!(
+            "  not compared: {}: {}",
+            crate::report::inline(&n.id),
+            crate::report::inline(&n.reason)
+        );
+    }
+    crate::console::say!("Similarity: {}", out.join("similarity.html").display());
+    crate::console::say!("Pairs:      {}", out.join("similarity.csv").display());
+    Ok(if flagged.is_empty() && report.not_compared.is_empty() {
+        crate::exit::OK
+    } else {
+        crate::exit::INCOMPLETE
+    })
+}
