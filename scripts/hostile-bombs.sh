@@ -8,6 +8,8 @@
 #   findings   one Python line with 150,000 os.system calls
 #   padded     os.system hidden in a .py file padded to 3 MB (over the 2 MB parse limit)
 #   bigpdf     a sparse 3 GB --pdf (refused before it is read: exit 2)
+#   paths      a 1000-page PDF listing 400,000 distinct file paths (issue 25 item 3, ten times the
+#              issue's 40k), 1,000 of them in the repository
 #
 # Measured 2026-11-23, debug binary (AUDITOR=$CARGO_TARGET_DIR/debug/auditor), 2 shared cores:
 #   diff      exit 3  peak RSS   32.9 MB  wall   0.24 s   (was 19 GB before the diff caps)
@@ -85,6 +87,46 @@ commit padded init
 printf '%%PDF-1.4\n' > big.pdf
 truncate -s 3G big.pdf
 
+# a report listing 400,000 file paths (400 per page, 1000 pages), and a repository holding 1000
+new_repo paths
+python3 - <<'PY'
+import os, zlib
+for i in range(1000):
+    d = "paths/src/pkg%d" % (i % 97)
+    os.makedirs(d, exist_ok=True)
+    open("%s/module_%d.py" % (d, i), "w").write("x = %d\n" % i)
+n, per_page, pages, i = 400000, 400, [], 0
+while i < n:
+    lines = [b"BT /F1 4 Tf 10 1000 Td 5 TL (Architecture report: the files of the project.) Tj T*"]
+    for _ in range(per_page):
+        if i >= n:
+            break
+        lines.append(b"(src/pkg%d/module_%d.py) Tj T*" % (i % 97, i))
+        i += 1
+    lines.append(b"ET")
+    pages.append(b"\n".join(lines))
+objs = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+kids, nxt = [], 4
+for content in pages:
+    c = zlib.compress(content)
+    objs[nxt] = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(c) + c + b"\nendstream"
+    objs[nxt + 1] = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 1010] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % nxt
+    kids.append(b"%d 0 R" % (nxt + 1))
+    nxt += 2
+objs[2] = b"<< /Type /Pages /Kids [" + b" ".join(kids) + b"] /Count %d >>" % len(kids)
+out, offs = bytearray(b"%PDF-1.4\n"), {}
+for k in sorted(objs):
+    offs[k] = len(out)
+    out += b"%d 0 obj\n" % k + objs[k] + b"\nendobj\n"
+x, size = len(out), max(objs) + 1
+out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+for k in range(1, size):
+    out += b"%010d 00000 n \n" % offs[k]
+out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, x)
+open("paths.pdf", "wb").write(out)
+PY
+commit paths init
+
 measure() {
   local name=$1; shift
   local code=0
@@ -99,4 +141,5 @@ measure image    --repo plain    --pdf image.pdf --judges offline --output out/i
 measure findings --repo findings --judges offline --output out/findings.md
 measure padded   --repo padded   --judges offline --output out/padded.md
 measure bigpdf   --repo plain    --pdf big.pdf --judges offline --output out/big.md
+measure paths    --repo paths    --pdf paths.pdf --judges offline --output out/paths.md
 ls -la out/ | awk 'NR>1 {print "  " $5 "\t" $9}'

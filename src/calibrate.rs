@@ -356,6 +356,7 @@ pub fn calibrate(
     let mut all_na = 0;
     let mut disagreements = Vec::new();
     let mut unknown = Vec::new();
+    let mut unknown_seen = std::collections::HashSet::new();
     let mut seen = std::collections::BTreeSet::new();
     for g in human {
         let id = match match_criterion(&g.criterion, &auditor.criteria, names) {
@@ -377,7 +378,7 @@ pub fn calibrate(
             )));
         }
         let Some(row) = auditor.rows.get(&g.id) else {
-            if !unknown.contains(&g.id) {
+            if unknown_seen.insert(g.id.as_str()) {
                 unknown.push(g.id.clone());
             }
             continue;
@@ -480,6 +481,23 @@ fn confusion_md(out: &mut String, c: &[[usize; 5]; 5]) {
     }
 }
 
+/// Submissions named in a list of the Markdown (the JSON has them all).
+const LISTED: usize = 50;
+
+/// The first [`LISTED`] ids, and how many more.
+fn listed(ids: &[String]) -> String {
+    let mut s = ids
+        .iter()
+        .take(LISTED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > LISTED {
+        s.push_str(&format!(" and {} more (see --json)", ids.len() - LISTED));
+    }
+    s
+}
+
 /// The comparison as Markdown, for a reader: the headline figures, one line per criterion,
 /// the largest disagreements, then the confusion tables.
 pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
@@ -569,14 +587,14 @@ pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
             let _ = writeln!(
                 s,
                 "- graded by the human, absent from the auditor's grades: {}",
-                cell(&c.unknown_submissions.join(", "))
+                cell(&listed(&c.unknown_submissions))
             );
         }
         if !c.ungraded_by_human.is_empty() {
             let _ = writeln!(
                 s,
                 "- graded by the auditor, not by the human: {}",
-                cell(&c.ungraded_by_human.join(", "))
+                cell(&listed(&c.ungraded_by_human))
             );
         }
         let _ = writeln!(s);

@@ -503,6 +503,10 @@ fn slug(repo: &str) -> String {
     }
 }
 
+/// Longest stem a name derived from the input keeps; a longer one is cut and told apart by a
+/// hash of the whole (`report-<stem>-<time>.html` stays far below the 255 bytes of a name).
+const MAX_SLUG: usize = 80;
+
 fn slug_of(last: &str) -> String {
     let s: String = last
         .chars()
@@ -514,7 +518,16 @@ fn slug_of(last: &str) -> String {
             }
         })
         .collect();
-    if s.is_empty() { "repo".into() } else { s }
+    if s.is_empty() {
+        return "repo".into();
+    }
+    if s.len() <= MAX_SLUG {
+        return s;
+    }
+    use sha2::Digest;
+    let hash = hex::encode(&sha2::Sha256::digest(s.as_bytes())[..4]);
+    // ASCII only (every other character became '-'): any byte index is a boundary
+    format!("{}-{hash}", &s[..MAX_SLUG - 9])
 }
 
 fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
@@ -558,12 +571,19 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
 }
 
 /// The report's directory is created and proved writable before the (possibly paid) audit
-/// runs: a file is created in it and removed.
+/// runs: a file is created in it and removed. The report is never written through a symbolic
+/// link (a submission audited from inside may have committed `audit` as one), and its three
+/// file names must fit the file system.
 fn check_writable(md_path: &Path) -> Result<(), CliError> {
     let parent = md_path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    crate::files::check_no_links(md_path).map_err(|e| {
+        CliError::bad_input(format!(
+            "{e}: the report is never written through a link. Remove the link or choose another --output"
+        ))
+    })?;
     std::fs::create_dir_all(parent).map_err(|e| {
         CliError::bad_input(format!(
             "cannot create the output directory {}: {e}. Choose another --output",
@@ -582,6 +602,15 @@ fn check_writable(md_path: &Path) -> Result<(), CliError> {
     if md_path.is_dir() {
         return Err(CliError::bad_input(format!(
             "--output {} is a directory where the report file would go: choose another --output",
+            md_path.display()
+        )));
+    }
+    // the longest of the three names (`.html`); a lookup creates nothing
+    if let Err(e) = std::fs::symlink_metadata(md_path.with_extension("html"))
+        && e.raw_os_error() == Some(libc::ENAMETOOLONG)
+    {
+        return Err(CliError::bad_input(format!(
+            "--output {}: the file name is too long for the file system ({e}). Choose a shorter --output",
             md_path.display()
         )));
     }
@@ -808,26 +837,37 @@ fn run_calibrate(args: CalibrateArgs) -> Result<i32, CliError> {
     };
     let grades_text = read(&grades_path, "the auditor's grades")?;
     let human_text = read(&args.human, "the human grades")?;
-    let grades = calibrate::parse_grades(&grades_text, &grades_path.display().to_string())
-        .map_err(CliError::bad_input)?;
-    let human = calibrate::parse_human(&human_text, &args.human.display().to_string())
-        .map_err(CliError::bad_input)?;
     let rubric = Rubric::load(args.rubric.as_deref()).map_err(CliError::bad_input)?;
-    let names: std::collections::BTreeMap<String, String> = rubric
-        .rubric
-        .dimensions
-        .iter()
-        .map(|d| (d.id.clone(), d.name.clone()))
-        .collect();
-    let result =
-        calibrate::calibrate(&grades, &human, &names, args.top).map_err(CliError::bad_input)?;
-    if args.json {
-        crate::console::say!(
-            "{}",
-            serde_json::to_string_pretty(&result).map_err(CliError::internal)?
-        );
-    } else {
-        crate::console::say!("{}", calibrate::markdown(&result, &names).trim_end());
+    let (grades_source, human_source) = (
+        grades_path.display().to_string(),
+        args.human.display().to_string(),
+    );
+    let (top, json) = (args.top, args.json);
+    // The comparison runs where it can be abandoned: the first Ctrl-C exits at once.
+    let work = move || -> Result<String, CliError> {
+        crate::interrupt::test_stall("calibrate");
+        let grades =
+            calibrate::parse_grades(&grades_text, &grades_source).map_err(CliError::bad_input)?;
+        let human =
+            calibrate::parse_human(&human_text, &human_source).map_err(CliError::bad_input)?;
+        let names: std::collections::BTreeMap<String, String> = rubric
+            .rubric
+            .dimensions
+            .iter()
+            .map(|d| (d.id.clone(), d.name.clone()))
+            .collect();
+        let result =
+            calibrate::calibrate(&grades, &human, &names, top).map_err(CliError::bad_input)?;
+        if json {
+            serde_json::to_string_pretty(&result).map_err(CliError::internal)
+        } else {
+            Ok(calibrate::markdown(&result, &names).trim_end().to_string())
+        }
+    };
+    match crate::interrupt::unless_interrupted("calibrate", work) {
+        Ok(Some(text)) => crate::console::say!("{}", text?),
+        Ok(None) => return Err(CliError::Interrupted),
+        Err(e) => return Err(CliError::internal_while("the calibration stopped", e)),
     }
     Ok(exit::OK)
 }

@@ -223,6 +223,89 @@ pub async fn interrupted() {
     }
 }
 
+/// Runs blocking `work` on a thread of its own and awaits its result: a panic becomes `Err`
+/// with its message. Unlike tokio's blocking pool (whose runtime waits for every blocking task
+/// when it is dropped), the thread can be abandoned: when the awaiting future is dropped (the
+/// first Ctrl-C drops the audit's actor system) the process goes on to exit with 130 at once,
+/// and the thread ends with the process.
+pub async fn off_thread<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let span = tracing::Span::current();
+    std::thread::Builder::new()
+        .name(format!("auditor-{name}"))
+        .spawn(move || {
+            let _entered = span.entered();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            let _ = tx.send(result.map_err(|p| panic_text(p.as_ref())));
+        })
+        .map_err(|e| format!("cannot start a thread for {name}: {e}"))?;
+    rx.await
+        .unwrap_or_else(|_| Err(format!("the thread of {name} stopped without an answer")))
+}
+
+/// The message of a panic payload.
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("panic: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("panic: {s}")
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// Runs blocking `work` on a thread of its own and waits for it, unless the first Ctrl-C (or
+/// SIGTERM) comes first: then `None` at once, the work abandoned (it ends with the process).
+/// For the commands that do their work outside an actor system (`calibrate`). Without
+/// [`listen`] it simply waits.
+pub fn unless_interrupted<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<Option<T>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(format!("auditor-{name}"))
+        .spawn(move || {
+            let _ = tx.send(work());
+        })?;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(v) => return Ok(Some(v)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if was_interrupted() => {
+                return Ok(None);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(std::io::Error::other(format!("{name} stopped (a panic)")));
+            }
+        }
+    }
+}
+
+/// Testing only, absent from release binaries (compiled with debug assertions only):
+/// `AUDITOR_TEST_STALL=WHAT:FILE` makes the blocking work named WHAT (`calibrate`,
+/// `RepoInvestigator`) create `FILE.started`, sleep 20 s, then create FILE, so a test can
+/// signal the process once the work runs and tell that it left before the work ended.
+#[cfg(debug_assertions)]
+pub fn test_stall(what: &str) {
+    let Ok(spec) = std::env::var("AUDITOR_TEST_STALL") else {
+        return;
+    };
+    if let Some((name, file)) = spec.split_once(':')
+        && name == what
+    {
+        let _ = std::fs::write(format!("{file}.started"), what);
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        let _ = std::fs::write(file, what);
+    }
+}
+
+#[cfg(not(debug_assertions))]
+pub fn test_stall(_what: &str) {}
+
 struct Signals {
     #[cfg(unix)]
     int: tokio::signal::unix::Signal,

@@ -259,10 +259,15 @@ pub fn vision_messages(system: &str, image: &DiagramImage) -> Vec<ChatCompletion
     ]
 }
 
-fn validate_answer(a: VisionAnswer) -> Result<VisionAnswer, String> {
+/// Longest flow description kept (characters); a longer one is cut, and says so.
+const MAX_DESCRIPTION_CHARS: usize = 4000;
+
+fn validate_answer(mut a: VisionAnswer) -> Result<VisionAnswer, String> {
     if a.flow_description.trim().chars().count() < 10 {
         return Err("\"flow_description\" is empty: describe the flow as drawn".into());
     }
+    a.flow_description =
+        crate::llm::structured::cut_text(a.flow_description, MAX_DESCRIPTION_CHARS);
     Ok(a)
 }
 

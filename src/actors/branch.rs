@@ -138,7 +138,8 @@ impl NoPdf {
 /// The PDF given to the grader as a file (read on the blocking pool, size-bounded).
 pub(super) async fn pdf_from_file(path: &Path) -> Result<PdfBytes, NoPdf> {
     let file = path.to_path_buf();
-    let read = tokio::task::spawn_blocking(move || crate::pdf::read_bounded(&file)).await;
+    let read =
+        crate::interrupt::off_thread("pdf-read", move || crate::pdf::read_bounded(&file)).await;
     let name = path.display().to_string();
     match read {
         Ok(Ok(b)) => Ok((Arc::new(b), name)),
@@ -165,6 +166,9 @@ pub(super) fn pdf_from_repo<T>(
             let facts = facts(out);
             match &facts.report_pdf {
                 Some(f) => Ok((Arc::new(f.bytes.clone()), format!("repo:{}", f.path))),
+                None if facts.report_pdf_unusable.is_some() => Err(NoPdf::Absent(
+                    facts.report_pdf_unusable.clone().unwrap_or_default(),
+                )),
                 None if wanted.is_none()
                     && !facts
                         .files

@@ -348,7 +348,10 @@ async fn aggregate_on_blocking_pool(
     rubric: &Arc<Rubric>,
 ) -> aggregate::Aggregated {
     let for_aggregation = rubric.clone();
-    let aggregated = tokio::task::spawn_blocking(move || {
+    let aggregated = crate::interrupt::off_thread("EvidenceAggregator", move || {
+        let _stage = crate::telemetry::stage::enter(|| {
+            "cross-referencing the report with the repository (evidence aggregation)".into()
+        });
         aggregate::aggregate(state, repo_facts, pdf_facts, &for_aggregation)
     })
     .await;

@@ -1,5 +1,6 @@
 //! Detective actors: thin shells that run the detectives' blocking core off the actor thread
-//! (`spawn_blocking`) and reply with facts and evidence. A panic in the core becomes an error
+//! (a thread of its own, abandoned on Ctrl-C: [`crate::interrupt::off_thread`]) and reply with
+//! facts and evidence. A panic in the core becomes an error
 //! reply, never a dead actor system.
 
 use crate::model::Evidence;
@@ -81,32 +82,19 @@ impl DetectiveError {
     }
 }
 
-/// Runs blocking work on tokio's blocking pool; a panic becomes a `Crashed` error.
+/// Runs blocking work on a thread of its own (abandoned on Ctrl-C, so the audit stops at
+/// once); a panic becomes a `Crashed` error.
 async fn off_thread<T: Send + 'static>(
     who: &'static str,
     work: impl FnOnce() -> Result<T, DetectiveError> + Send + 'static,
 ) -> Result<T, DetectiveError> {
-    match tokio::task::spawn_blocking(work).await {
+    let work = move || {
+        crate::interrupt::test_stall(who);
+        work()
+    };
+    match crate::interrupt::off_thread(who, work).await {
         Ok(result) => result,
-        Err(join) => Err(DetectiveError::Crashed(format!(
-            "{who} crashed: {}",
-            panic_message(join)
-        ))),
-    }
-}
-
-fn panic_message(join: tokio::task::JoinError) -> String {
-    if join.is_panic() {
-        let payload = join.into_panic();
-        if let Some(s) = payload.downcast_ref::<&str>() {
-            return format!("panic: {s}");
-        }
-        if let Some(s) = payload.downcast_ref::<String>() {
-            return format!("panic: {s}");
-        }
-        "panic".to_string()
-    } else {
-        "task cancelled".to_string()
+        Err(panic) => Err(DetectiveError::Crashed(format!("{who} crashed: {panic}"))),
     }
 }
 
@@ -145,6 +133,9 @@ impl Handler<InvestigateRepo> for RepoInvestigator {
             let _span =
                 tracing::info_span!(parent: &msg.parent, "repo_investigator", source = %msg.request.source)
                     .entered();
+            let _stage = crate::telemetry::stage::enter(|| {
+                format!("reading the repository {}", msg.request.source)
+            });
             let facts = repo::investigate(&msg.request).map_err(DetectiveError::from_repo)?;
             let evidence = repo::evidence(&facts, &msg.dimensions);
             Ok(RepoOutput { facts, evidence })
@@ -188,6 +179,13 @@ impl Handler<AnalyseReport> for DocAnalyst {
             let _span =
                 tracing::info_span!(parent: &msg.parent, "doc_analyst", source = %msg.source)
                     .entered();
+            let _stage = crate::telemetry::stage::enter(|| {
+                format!(
+                    "reading the report {} ({} bytes)",
+                    msg.source,
+                    msg.pdf.len()
+                )
+            });
             let facts = pdf::analyse_bytes(&msg.pdf, &msg.source)
                 .map_err(|e| DetectiveError::from_pdf(&e))?;
             let evidence = pdf::evidence(&facts, &msg.dimensions);
@@ -238,6 +236,9 @@ impl Handler<InspectDiagrams> for VisionInspector {
                 let _span =
                     tracing::info_span!(parent: &parent, "vision_inspector", source = %source)
                         .entered();
+                let _stage = crate::telemetry::stage::enter(|| {
+                    format!("extracting the diagrams of {source} ({} bytes)", pdf.len())
+                });
                 pdf::extract_diagrams(&pdf, &source).map_err(|e| DetectiveError::from_pdf(&e))
             })
             .await?;

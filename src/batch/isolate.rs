@@ -6,9 +6,15 @@
 //! The parent writes a [`CollectRequest`] to the child's stdin (credentials never appear on a
 //! command line), the child prints the collected evidence in the store's JSON form on stdout.
 //! The child ignores SIGINT (the batch handles Ctrl-C: those in flight finish), dies with its
-//! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to the limit (never above the limit the
-//! process already has: a container's or `ulimit -v`'s stays).
+//! parent (`PR_SET_PDEATHSIG`), and has `RLIMIT_AS` set to its share of the batch's budget.
 //! The judges still run in the parent (one LLM limiter, one response cache).
+//!
+//! Memory: the batch has one budget (`AUDITOR_BATCH_MEMORY_LIMIT_MB`, default
+//! [`DEFAULT_BUDGET_MB`]), divided in equal shares: one per child in flight and one for the
+//! parent (judging, rendering, the store: bounded work per submission). At most as many
+//! children run at once as the budget holds shares of [`MIN_CHILD_MB`] (fewer than
+//! `--concurrency` when it is small); a row waits for a share before its child starts. So K
+//! hostile rows in flight cost at most the budget, whatever they hold.
 
 use crate::actors::PdfSource;
 use crate::launch::AuditBuilder;
@@ -22,21 +28,32 @@ use std::time::Duration;
 /// The hidden subcommand the child runs.
 pub const SUBCOMMAND: &str = "__collect";
 
-/// Default address-space limit of a child, MiB (`AUDITOR_BATCH_MEMORY_LIMIT_MB`, 0: none).
-pub const DEFAULT_LIMIT_MB: u64 = 4096;
+/// Default memory budget of a whole batch, MiB (`AUDITOR_BATCH_MEMORY_LIMIT_MB`, 0: none).
+pub const DEFAULT_BUDGET_MB: u64 = 8192;
+/// Smallest share of the budget a child is started with, MiB.
+pub const MIN_CHILD_MB: u64 = 512;
 
 /// How children are run.
 #[derive(Debug, Clone)]
 pub struct Isolation {
-    /// Address-space limit in bytes; `None`: no limit.
+    /// A child's address-space limit in bytes (its share of the budget); `None`: no limit.
     pub memory_limit: Option<u64>,
+    /// The batch's budget in MiB (0: none), for the messages.
+    pub budget_mb: u64,
+    /// Children allowed in flight at once (the shares of the budget).
+    pub children: usize,
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// The judges' prompts directory (the child builds its own vision client from it).
     pub prompts: Option<PathBuf>,
 }
 
 impl Isolation {
-    /// From `AUDITOR_BATCH_MEMORY_LIMIT_MB`; `Ok(None)` when `AUDITOR_BATCH_ISOLATION=0`.
-    pub fn from_env(prompts: Option<PathBuf>) -> Result<Option<Isolation>, String> {
+    /// From `AUDITOR_BATCH_MEMORY_LIMIT_MB` (the batch's budget) and `--concurrency`;
+    /// `Ok(None)` when `AUDITOR_BATCH_ISOLATION=0`.
+    pub fn from_env(
+        prompts: Option<PathBuf>,
+        concurrency: usize,
+    ) -> Result<Option<Isolation>, String> {
         if matches!(
             std::env::var("AUDITOR_BATCH_ISOLATION").ok().as_deref(),
             Some("0") | Some("off") | Some("false")
@@ -45,14 +62,59 @@ impl Isolation {
         }
         let mb = match std::env::var("AUDITOR_BATCH_MEMORY_LIMIT_MB") {
             Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
-                format!("AUDITOR_BATCH_MEMORY_LIMIT_MB={v:?} is not a number of MiB (0: no limit)")
+                format!(
+                    "AUDITOR_BATCH_MEMORY_LIMIT_MB={v:?} is not a number of MiB (the whole batch's memory budget; 0: no limit)"
+                )
             })?,
-            _ => DEFAULT_LIMIT_MB,
+            _ => DEFAULT_BUDGET_MB,
         };
-        Ok(Some(Isolation {
-            memory_limit: (mb > 0).then_some(mb << 20),
+        Isolation::with_budget(mb, concurrency, prompts).map(Some)
+    }
+
+    /// The budget `mb` (0: none) divided among at most `concurrency` children and the parent.
+    pub fn with_budget(
+        mb: u64,
+        concurrency: usize,
+        prompts: Option<PathBuf>,
+    ) -> Result<Isolation, String> {
+        let concurrency = concurrency.max(1);
+        let (children, memory_limit) = if mb == 0 {
+            (concurrency, None)
+        } else {
+            let shares = mb / MIN_CHILD_MB;
+            if shares < 2 {
+                return Err(format!(
+                    "AUDITOR_BATCH_MEMORY_LIMIT_MB={mb} cannot hold one submission's evidence collection and the batch itself ({MIN_CHILD_MB} MiB each): give at least {} (MiB, the whole batch's budget)",
+                    2 * MIN_CHILD_MB
+                ));
+            }
+            let children = concurrency.min((shares - 1) as usize);
+            (children, Some((mb / (children as u64 + 1)) << 20))
+        };
+        Ok(Isolation {
+            memory_limit,
+            budget_mb: mb,
+            children,
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(children)),
             prompts,
-        }))
+        })
+    }
+
+    /// The memory limit, said for a person: `1638 MiB (a share of the batch's 8192 MiB)`.
+    fn limit_text(&self) -> String {
+        match self.memory_limit {
+            Some(b) => format!(
+                "{} MiB (one share of the batch's {} MiB budget, divided among {} and the batch itself)",
+                b >> 20,
+                self.budget_mb,
+                crate::words::count(
+                    self.children,
+                    "submission in flight",
+                    "submissions in flight"
+                )
+            ),
+            None => "no limit".into(),
+        }
     }
 }
 
@@ -114,6 +176,12 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
             Ok(())
         });
     }
+    // a share of the budget first: no more children in flight than the budget holds
+    let _share = iso
+        .slots
+        .acquire()
+        .await
+        .map_err(|e| format!("the batch's memory budget is closed: {e}"))?;
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the isolated evidence collection: {e}"))?;
@@ -142,7 +210,7 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
 }
 
 /// The limit a child gets when `asked` is asked for and the process has `have`: each of the
-/// soft and hard limits only ever lowered.
+/// soft and hard limits only ever lowered (a hard limit cannot be raised).
 fn clamp_limit(asked: libc::rlim_t, have: libc::rlimit) -> libc::rlimit {
     libc::rlimit {
         rlim_cur: asked.min(have.rlim_cur),
@@ -150,54 +218,72 @@ fn clamp_limit(asked: libc::rlim_t, have: libc::rlimit) -> libc::rlimit {
     }
 }
 
-/// The address-space limit a child actually runs under (bytes; `None`: none), for messages.
-fn effective_limit(asked: Option<u64>) -> Option<u64> {
-    let mut have = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: getrlimit writes into the struct it is given.
-    let known = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut have) } == 0;
-    let own = (known && have.rlim_cur != libc::RLIM_INFINITY).then_some(have.rlim_cur);
-    match (asked, own) {
-        (Some(a), Some(o)) => Some(a.min(o)),
-        (a, o) => a.or(o),
-    }
-}
+/// Lines of a child's stderr that say it ran out of memory (Rust's allocation failure, a
+/// thread that could not get its stack, errno ENOMEM).
+const OUT_OF_MEMORY: &[&str] = &[
+    "memory allocation of",
+    "out of memory",
+    "Cannot allocate memory",
+    "failed to spawn thread",
+];
 
+/// What happened to a child, for `failed.md` and `grades.csv`: what (the memory limit, a
+/// crash), during which stage (the child's stage markers), and what to do. Plain text: the
+/// writers escape it once for their format.
 fn describe_failure(iso: &Isolation, status: &std::process::ExitStatus, stderr: &[u8]) -> String {
     use std::os::unix::process::ExitStatusExt;
-    let limit = effective_limit(iso.memory_limit)
-        .map(|b| format!("{} MiB", b >> 20))
-        .unwrap_or_else(|| "no limit".into());
+    let text = String::from_utf8_lossy(stderr);
+    let (stages, lines) = crate::telemetry::stage::in_progress(&text);
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect();
+    let oom_line: Option<&str> = lines
+        .iter()
+        .find(|l| OUT_OF_MEMORY.iter().any(|m| l.contains(m)))
+        .copied();
+    let limited = iso.memory_limit.is_some();
+    let oom = limited && (oom_line.is_some() || matches!(status.signal(), Some(libc::SIGKILL)));
+    let during = if stages.is_empty() {
+        String::new()
+    } else {
+        format!(" while {}", stages.join(" and "))
+    };
+    let plain = |l: &str| -> String {
+        l.chars()
+            .filter(|c| !c.is_control())
+            .take(300)
+            .collect::<String>()
+    };
+    if oom {
+        let detail = oom_line
+            .map(|l| format!(" ({})", plain(l)))
+            .unwrap_or_default();
+        return format!(
+            "collecting the evidence of this submission ran out of memory{during}: it reached its limit of {}{detail}. It ran in its own process: the other submissions are not affected. To grade it, give the batch more memory (AUDITOR_BATCH_MEMORY_LIMIT_MB, now {} MiB) or fewer submissions at once (--concurrency: each gets a larger share), then run the same batch command again",
+            iso.limit_text(),
+            iso.budget_mb
+        );
+    }
     let what = match status.signal() {
         Some(libc::SIGKILL) => "was killed (out of memory, or by the system)".to_string(),
-        Some(libc::SIGABRT) => {
-            format!("aborted (memory limit of {limit} reached, or an internal error)")
-        }
+        Some(libc::SIGABRT) => "aborted (an internal error)".to_string(),
         Some(libc::SIGSEGV) | Some(libc::SIGBUS) => "crashed (invalid memory access)".into(),
         Some(s) => format!("was stopped by signal {s}"),
         None => format!("exited with code {}", status.code().unwrap_or(-1)),
     };
-    let text = String::from_utf8_lossy(stderr);
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        // Plain text, one line: each output escapes it its own way (failed.md, CSV, HTML).
-        .map(|l| {
-            l.split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .chars()
-                .take(300)
-                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-                .collect::<String>()
-        })
-        .map(|l| format!(": {l}"))
+    // a panic's message, else the last line
+    let last = lines
+        .iter()
+        .position(|l| l.contains("panicked at"))
+        .and_then(|i| lines.get(i + 1))
+        .or(lines.last())
+        .copied()
+        .map(|l| format!(": {}", plain(l)))
         .unwrap_or_default();
     format!(
-        "collecting the evidence of this submission {what}{last}. It ran in its own process: the other submissions are not affected"
+        "collecting the evidence of this submission {what}{during}{last}. It ran in its own process: the other submissions are not affected. Run the same batch command again to retry it; if it fails the same way, audit it alone with -v to see the collection's log"
     )
 }
 
@@ -216,6 +302,7 @@ pub fn child_main() -> i32 {
             return 1;
         }
     };
+    crate::telemetry::stage::announce();
     fault_injection(&req.submission);
     let vision = if req.vision {
         let args = crate::judges::panel::PanelArgs {
@@ -297,3 +384,54 @@ fn fault_injection(submission: &str) {
 
 #[cfg(not(debug_assertions))]
 fn fault_injection(_submission: &str) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn the_budget_is_divided_among_the_children_in_flight_and_the_batch() {
+        let iso = Isolation::with_budget(8192, 4, None).unwrap();
+        assert_eq!((iso.children, iso.memory_limit), (4, Some(1638 << 20)));
+        let iso = Isolation::with_budget(1536, 16, None).unwrap();
+        assert_eq!((iso.children, iso.memory_limit), (2, Some(512 << 20)));
+        let iso = Isolation::with_budget(0, 3, None).unwrap();
+        assert_eq!((iso.children, iso.memory_limit), (3, None));
+        assert!(Isolation::with_budget(1000, 1, None).is_err());
+    }
+
+    #[test]
+    fn a_child_out_of_memory_says_so_during_which_stage_and_what_to_do() {
+        let iso = Isolation::with_budget(2048, 3, None).unwrap();
+        let stderr = "auditor-stage: + reading the repository r\n\
+                      auditor-stage: + reading the report repo:report.pdf (9 bytes)\n\
+                      auditor-stage: - reading the repository r\n\
+                      thread 'x' panicked at src/a.rs:1:1:\n\
+                      failed to spawn thread: Os { code: 11 }\n\
+                      note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        let why = describe_failure(
+            &iso,
+            &ExitStatusExt::from_raw(libc::SIGABRT),
+            stderr.as_bytes(),
+        );
+        assert!(
+            why.starts_with(
+                "collecting the evidence of this submission ran out of memory while reading the report repo:report.pdf (9 bytes): it reached its limit of 512 MiB"
+            ),
+            "{why}"
+        );
+        assert!(
+            why.contains("AUDITOR_BATCH_MEMORY_LIMIT_MB, now 2048 MiB"),
+            "{why}"
+        );
+        assert!(
+            !why.contains("RUST_BACKTRACE") && !why.contains('`'),
+            "{why}"
+        );
+        // a crash that is not about memory keeps the panic's message
+        let crash = "thread 'x' panicked at src/a.rs:1:1:\nindex out of bounds\nnote: run with `RUST_BACKTRACE=1` x\n";
+        let why = describe_failure(&iso, &ExitStatusExt::from_raw(1 << 8), crash.as_bytes());
+        assert!(why.contains(": index out of bounds."), "{why}");
+    }
+}

@@ -219,8 +219,8 @@ pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
         }),
         None => service,
     };
-    let isolation =
-        isolate::Isolation::from_env(args.panel.prompts.clone()).map_err(CliError::bad_input)?;
+    let isolation = isolate::Isolation::from_env(args.panel.prompts.clone(), args.concurrency)
+        .map_err(CliError::bad_input)?;
     let setup = JudgeSetup {
         isolation,
         vision: panel.vision,

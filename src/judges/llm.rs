@@ -28,6 +28,8 @@ use std::sync::Arc;
 
 /// Shortest acceptable argument (characters).
 pub const MIN_ARGUMENT_CHARS: usize = 50;
+/// Longest argument kept (characters: a few paragraphs); a longer one is cut, and says so.
+pub const MAX_ARGUMENT_CHARS: usize = 4000;
 
 /// A judge's answer as the model gives it (validated into a [`JudicialOpinion`]).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -419,7 +421,7 @@ fn cross_line(e: &Evidence) -> String {
         if e.found { "yes" } else { "no" },
         e.confidence.get(),
         short_location(&e.location),
-        one_line(&e.rationale, MAX_CROSS_RATIONALE_CHARS),
+        one_line(&crate::tally::fact_text(e), MAX_CROSS_RATIONALE_CHARS),
     )
 }
 
@@ -440,7 +442,7 @@ fn evidence_line_cut(e: &Evidence, snippet_max: usize) -> String {
         e.confidence.get(),
         short_location(&e.location),
         one_line(&e.goal, MAX_GOAL_CHARS),
-        one_line(&e.rationale, MAX_RATIONALE_CHARS),
+        one_line(&crate::tally::fact_text(e), MAX_RATIONALE_CHARS),
     );
     if let Some(c) = e.content.as_deref().filter(|c| !c.trim().is_empty()) {
         line.push_str(" | snippet: ");
@@ -731,7 +733,7 @@ pub fn validate(
         judge,
         criterion_id: criterion.to_string(),
         score,
-        argument,
+        argument: crate::llm::structured::cut_text(argument, MAX_ARGUMENT_CHARS),
         cited_evidence: cited,
         source: OpinionSource::Offline, // replaced by the caller with the answering model
     })

@@ -89,8 +89,9 @@ pub fn build(cfg: &LlmConfig) -> Result<LlmClient, super::config::ConfigError> {
 /// `OpenAIError::Boxed`) so the retry loop sees the status, `Retry-After` and body whatever
 /// their format.
 /// Largest response body read from the LLM endpoint; a larger one is refused unread (a
-/// hostile or broken server can answer with gigabytes).
-pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
+/// hostile or broken server can answer with gigabytes; a judge's answer is a few KiB, a
+/// description of a diagram a few more).
+pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// Bytes of an error body kept for the error message.
 const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 

@@ -208,8 +208,41 @@ pub fn usage_of(resp: &CreateChatCompletionResponse) -> crate::model::TokenUsage
         .unwrap_or_default()
 }
 
+/// A text a model wrote, cut to `max` characters at a word boundary with a note saying how much
+/// it wrote (what a model may say is bounded: an argument is a few paragraphs, not megabytes);
+/// unchanged when it fits.
+pub fn cut_text(text: String, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text;
+    }
+    let end = text.char_indices().nth(max).map_or(text.len(), |(i, _)| i);
+    let head = &text[..end];
+    // the last whole word, unless that drops most of the text (one endless word)
+    let head = match head.rfind(char::is_whitespace) {
+        Some(i) if i > end / 2 => &head[..i],
+        _ => head,
+    }
+    .trim_end();
+    format!(
+        "{head} [cut: the model wrote {total} characters; the first {} are kept]",
+        head.chars().count()
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_long_text_is_cut_at_a_word_and_says_so() {
+        assert_eq!(super::cut_text("short".into(), 10), "short");
+        let cut = super::cut_text("één twee drie vier".into(), 9);
+        assert_eq!(
+            cut,
+            "één twee [cut: the model wrote 18 characters; the first 8 are kept]"
+        );
+        let word = super::cut_text("x".repeat(50), 10);
+        assert!(word.starts_with(&"x".repeat(10)), "{word}");
+    }
     use super::*;
 
     #[derive(serde::Deserialize, JsonSchema)]

@@ -4,7 +4,7 @@
 
 use super::claims::ClaimStatus;
 use super::concepts::{self, Classification};
-use super::paths::{ClaimedPath, PathStatus};
+use super::paths::{ClaimedPath, MAX_LISTED, PathCounts, PathStatus};
 use super::{PdfFacts, ingest};
 use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
 use crate::rubric::{Dimension, TargetArtifact};
@@ -146,12 +146,16 @@ pub fn document_evidence(
         }
         if r.paths {
             let n = facts.claimed_paths.len();
-            let list = facts
+            let mut list = facts
                 .claimed_paths
                 .iter()
+                .take(MAX_LISTED)
                 .map(|c| format!("{} (p.{})", c.path, c.page))
                 .collect::<Vec<_>>()
                 .join(", ");
+            if n > MAX_LISTED {
+                list.push_str(&format!(", and {} more", n - MAX_LISTED));
+            }
             let mut e = Evidence::fact(
                 format!("pdf.{}.claimed_paths", d.id),
                 Detective::DocAnalyst,
@@ -309,7 +313,11 @@ pub fn path_evidence(
                 src.to_string(),
                 format!(
                     "the repository's file list is unavailable (the RepoInvestigator could not read the audited commit), so the {} the report mentions could not be checked",
-                    crate::words::count(facts.claimed_paths.len(), "path", "paths")
+                    crate::words::count(
+                        facts.path_counts.map_or(facts.claimed_paths.len(), |n| n.total),
+                        "path",
+                        "paths"
+                    )
                 ),
             ).with_fix("make the repository readable by the grader (see the RepoInvestigator's error) and re-run"));
             out.insert(d.id.clone(), evs);
@@ -321,53 +329,55 @@ pub fn path_evidence(
                 format!("pdf.{}.path.{i}", d.id),
                 format!("{src} p.{}", c.page),
             );
-            evs.push(e.with_content(format!("p.{}: \"{}\"", c.page, c.context)));
+            evs.push(if c.context.is_empty() {
+                e
+            } else {
+                e.with_content(format!("p.{}: \"{}\"", c.page, c.context))
+            });
         }
-        let verified: Vec<&str> = facts
-            .claimed_paths
-            .iter()
-            .filter(|c| c.status == PathStatus::Verified)
-            .map(|c| c.path.as_str())
-            .collect();
-        let halluc: Vec<&str> = facts
-            .claimed_paths
-            .iter()
-            .filter(|c| c.status == PathStatus::Hallucinated)
-            .map(|c| c.path.as_str())
-            .collect();
-        let suggested = facts
-            .claimed_paths
-            .iter()
-            .filter(|c| c.status == PathStatus::Suggested)
-            .count();
-        let disclaimed = facts
-            .claimed_paths
-            .iter()
-            .filter(|c| c.status == PathStatus::Disclaimed)
-            .count();
+        let n = facts
+            .path_counts
+            .unwrap_or_else(|| PathCounts::of(&facts.claimed_paths));
+        let names = |status: PathStatus, count: usize| {
+            let listed: Vec<&str> = facts
+                .claimed_paths
+                .iter()
+                .filter(|c| c.status == status)
+                .map(|c| c.path.as_str())
+                .collect();
+            let more = count.saturating_sub(listed.len());
+            match (listed.is_empty(), more) {
+                (true, 0) => "-".to_string(),
+                (true, m) => format!("{m} not listed"),
+                (false, 0) => listed.join(", "),
+                (false, m) => format!("{}, and {m} more", listed.join(", ")),
+            }
+        };
         evs.push(
             Evidence::fact(
                 format!("pdf.{}.paths.summary", d.id),
                 Detective::EvidenceAggregator,
                 "Every file path the report claims exists in the repository (zero hallucinated paths)",
-                !verified.is_empty() && halluc.is_empty(),
+                n.verified > 0 && n.hallucinated == 0,
                 src.to_string(),
-                if facts.claimed_paths.is_empty() {
+                if n.total == 0 {
                     "the report mentions no repository path: nothing to verify".to_string()
                 } else {
                     format!(
-                        "{} verified, {} hallucinated, {suggested} suggested as future work, {disclaimed} said by the report not to exist, of {} mentioned",
-                        verified.len(),
-                        halluc.len(),
-                        crate::words::count(facts.claimed_paths.len(), "path", "paths")
+                        "{} verified, {} hallucinated, {} suggested as future work, {} said by the report not to exist, of {} mentioned",
+                        n.verified,
+                        n.hallucinated,
+                        n.suggested,
+                        n.disclaimed,
+                        crate::words::count(n.total, "path", "paths")
                     )
                 },
                 Confidence::CERTAIN,
             )
             .with_content(format!(
                 "Verified: {}\nHallucinated: {}",
-                if verified.is_empty() { "-".to_string() } else { verified.join(", ") },
-                if halluc.is_empty() { "-".to_string() } else { halluc.join(", ") }
+                names(PathStatus::Verified, n.verified),
+                names(PathStatus::Hallucinated, n.hallucinated)
             )),
         );
         out.insert(d.id.clone(), evs);

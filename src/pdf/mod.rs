@@ -30,7 +30,7 @@ pub(crate) mod tree;
 
 pub use concepts::{Classification, ConceptFinding};
 pub use ingest::{Chunk, ChunkBy};
-pub use paths::{ClaimedPath, PathStatus};
+pub use paths::{ClaimedPath, PathCounts, PathStatus};
 
 use crate::model::Evidence;
 use crate::rubric::Dimension;
@@ -69,9 +69,14 @@ pub struct PdfFacts {
     /// [`evidence`]).
     #[serde(default)]
     pub concepts: Vec<ConceptFinding>,
-    /// Paths the report mentions; `unchecked` until [`cross_reference`].
+    /// Paths the report mentions; `unchecked` until [`cross_reference`], which keeps at most
+    /// [`paths::MAX_LISTED`] of them (the hallucinated ones first) and counts them all in
+    /// `path_counts`.
     #[serde(default)]
     pub claimed_paths: Vec<ClaimedPath>,
+    /// Every claimed path counted by status, once checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_counts: Option<paths::PathCounts>,
     /// Features the report claims; `unchecked` until [`cross_check_claims`].
     #[serde(default)]
     pub feature_claims: Vec<claims::FeatureClaim>,
@@ -114,6 +119,7 @@ impl PdfFacts {
             chunks,
             concepts,
             claimed_paths,
+            path_counts: None,
             feature_claims,
             images: Vec::new(),
             notes: Vec::new(),
@@ -451,6 +457,16 @@ pub fn cross_reference(
 ) -> BTreeMap<String, Vec<Evidence>> {
     paths::check(&mut facts.claimed_paths, repo_files);
     paths::merge_duplicates(&mut facts.claimed_paths);
+    let counts = paths::PathCounts::of(&facts.claimed_paths);
+    if counts.total > paths::MAX_LISTED {
+        facts.notes.push(format!(
+            "the report names {} repository paths: every one was checked against the audited commit and counted; {} are listed (the hallucinated ones first)",
+            counts.total,
+            paths::MAX_LISTED
+        ));
+    }
+    facts.path_counts = Some(counts);
+    paths::keep_listed(&mut facts.claimed_paths);
     evidence::path_evidence(facts, repo_files.is_empty(), dimensions)
 }
 
@@ -482,7 +498,9 @@ pub fn facts_json(facts: &PdfFacts) -> serde_json::Value {
         "source": facts.source,
         "pages": facts.pages,
         "chunks": facts.chunks.len(),
-        "claimed_paths": facts.claimed_paths.iter().map(|c| {
+        "claimed_paths_not_listed": facts.claimed_paths.len().saturating_sub(paths::MAX_LISTED),
+        "path_counts": facts.path_counts,
+        "claimed_paths": facts.claimed_paths.iter().take(paths::MAX_LISTED).map(|c| {
             let mut v = serde_json::json!({
                 "path": c.path,
                 "status": c.status.as_str(),

@@ -18,7 +18,7 @@
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// Status of a claimed path.
@@ -194,8 +194,41 @@ fn strip_glued_number(p: &str) -> Option<String> {
     }
 }
 
-/// The whitespace-delimited token around `start..end` of `text`.
+/// Bytes looked at on either side of a mention (its token, its sentence, the words before
+/// it): the work per mention is bounded whatever the page holds (a page of paths with no
+/// sentence end would otherwise be re-read for each of them).
+const WINDOW: usize = 600;
+
+/// The largest char boundary of `text` at or below `i`.
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `text` at or above `i`.
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The part of `text` around `start..end` within [`WINDOW`] bytes on each side, and the
+/// offset of its first byte in `text`.
+fn window(text: &str, start: usize, end: usize) -> (&str, usize) {
+    let s = floor_boundary(text, start.saturating_sub(WINDOW));
+    let e = ceil_boundary(text, end.saturating_add(WINDOW));
+    (&text[s..e], s)
+}
+
+/// The whitespace-delimited token around `start..end` of `text` (within [`WINDOW`]).
 fn token_around(text: &str, start: usize, end: usize) -> &str {
+    let (text, off) = window(text, start, end);
+    let (start, end) = (start - off, end - off);
     let s = text[..start]
         .char_indices()
         .rev()
@@ -229,8 +262,15 @@ fn is_url(token: &str) -> bool {
     t.contains("://") || t.contains("www.") || t.contains("github.com") || t.contains('@')
 }
 
-/// The sentence of `text` around byte offset `at`, at most ~240 characters.
-fn context_around(text: &str, start: usize, end: usize) -> String {
+/// Characters of a mention's sentence kept as its context.
+const CONTEXT_CHARS: usize = 240;
+
+/// The sentence of `text` around `start..end` as written (looked for within a few hundred
+/// bytes: bounded work per mention).
+fn sentence_around(text: &str, start: usize, end: usize) -> &str {
+    let from = floor_boundary(text, start.saturating_sub(CONTEXT_CHARS + 60));
+    let to = ceil_boundary(text, end.saturating_add(CONTEXT_CHARS + 60));
+    let (text, start, end) = (&text[from..to], start - from, end - from);
     let flat_start = text[..start]
         .rfind(['.', '!', '?', '\n'])
         .map(|i| {
@@ -248,18 +288,20 @@ fn context_around(text: &str, start: usize, end: usize) -> String {
         .or_else(|| rest.find(".\n"))
         .map(|i| end + i + 1)
         .unwrap_or(text.len())
-        .min(
-            text[end..]
-                .find("\n\n")
-                .map(|i| end + i)
-                .unwrap_or(text.len()),
-        );
-    let s: String = text[flat_start..flat_end]
+        .min(rest.find("\n\n").map(|i| end + i).unwrap_or(text.len()));
+    &text[flat_start..flat_end]
+}
+
+/// A sentence with its whitespace collapsed, at most [`CONTEXT_CHARS`] characters.
+fn collapse(sentence: &str) -> String {
+    let mut flat = sentence
         .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if s.chars().count() > 240 {
-        let mut cut: String = s.chars().take(237).collect();
+        .flat_map(|w| std::iter::once(' ').chain(w.chars()))
+        .skip(1);
+    let s: String = flat.by_ref().take(CONTEXT_CHARS).collect();
+    if flat.next().is_some() {
+        // as ever: 237 characters and an ellipsis
+        let mut cut: String = s.chars().take(CONTEXT_CHARS - 3).collect();
         cut.push_str("...");
         cut
     } else {
@@ -284,21 +326,46 @@ const NEGATION_CUES: &[&str] = &[
     "found no",
 ];
 
+/// One case-insensitive pattern for a list of cues (one pass over a sentence, not one per cue).
+fn any_of(cues: &[&str]) -> Regex {
+    // the words of a cue may be split by any whitespace in the raw sentence
+    let alternatives: Vec<String> = cues
+        .iter()
+        .map(|c| {
+            c.split(' ')
+                .map(regex::escape)
+                .collect::<Vec<_>>()
+                .join(r"\s+")
+        })
+        .collect();
+    Regex::new(&format!("(?i){}", alternatives.join("|"))).expect("static regex")
+}
+
+static NEGATION_RE: LazyLock<Regex> = LazyLock::new(|| any_of(NEGATION_CUES));
+static FUTURE_RE: LazyLock<Regex> = LazyLock::new(|| any_of(FUTURE_CUES));
+
 fn is_disclaimer(context: &str) -> bool {
-    let c = context.to_lowercase();
-    NEGATION_CUES.iter().any(|cue| c.contains(cue))
+    NEGATION_RE.is_match(context)
 }
 
 fn is_future(context: &str) -> bool {
-    let c = context.to_lowercase();
-    FUTURE_CUES.iter().any(|cue| c.contains(cue))
+    FUTURE_RE.is_match(context)
 }
 
+/// Distinct claimed paths kept with their sentence and the words before them; later ones
+/// (a report listing thousands of paths) keep their path, pages and cues only, and are still
+/// checked and counted.
+pub const MAX_DETAILED: usize = 2000;
+
 /// Every repository path the (normalised) pages mention, deduplicated, in order of first mention.
+/// Linear in the text: each mention is looked at within a bounded window, and duplicates are
+/// found by hashing.
 pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
     let mut out: Vec<ClaimedPath> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for (i, text) in pages.iter().enumerate() {
         let page = i as u32 + 1;
+        // spans of the file mentions, in increasing order (the regex finds them left to right)
         let mut seen_spans: Vec<(usize, usize)> = Vec::new();
         // Names drawn in a directory tree are claimed with the path the tree gives them.
         let trees = super::tree::read(text);
@@ -322,31 +389,36 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
                 continue;
             }
             let line = m.get(1).and_then(|l| l.as_str().parse().ok());
-            let ctx = context_around(text, whole.start(), whole.end());
+            let ctx = || sentence_around(text, whole.start(), whole.end());
             seen_spans.push((whole.start(), whole.end()));
             let before = out.len();
-            add(&mut out, path, page, ctx, line, false);
+            add(&mut out, &mut index, path, page, ctx, line, false);
             if out.len() > before
+                && out.len() <= MAX_DETAILED
                 && let Some(c) = out.last_mut()
             {
                 c.preceding = preceding_words(text, whole.start());
             }
         }
         for f in &trees.files {
-            let context = text[f.line.clone()]
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            add(&mut out, f.path.clone(), page, context, None, false);
+            let line = || &text[f.line.clone()];
+            add(
+                &mut out,
+                &mut index,
+                f.path.clone(),
+                page,
+                line,
+                None,
+                false,
+            );
         }
         for m in DIR_RE.find_iter(text) {
             if trees.covers(m.start()) {
                 continue;
             }
-            if seen_spans
-                .iter()
-                .any(|&(s, e)| m.start() < e && m.end() > s)
-            {
+            // the first file span ending after this match starts: does it overlap?
+            let k = seen_spans.partition_point(|&(_, e)| e <= m.start());
+            if seen_spans.get(k).is_some_and(|&(s, _)| s < m.end()) {
                 continue;
             }
             // the next character must not continue a path (then it was a file, handled above)
@@ -369,8 +441,8 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
             if !REPO_DIRS.contains(&first.to_ascii_lowercase().as_str()) {
                 continue;
             }
-            let ctx = context_around(text, m.start(), m.end());
-            add(&mut out, path, page, ctx, None, true);
+            let ctx = || sentence_around(text, m.start(), m.end());
+            add(&mut out, &mut index, path, page, ctx, None, true);
         }
     }
     out
@@ -380,7 +452,7 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
 /// when the mention directly follows a space (a name split by text extraction continues
 /// there); empty otherwise.
 fn preceding_words(text: &str, start: usize) -> Vec<String> {
-    let before = &text[..start];
+    let before = &text[floor_boundary(text, start.saturating_sub(WINDOW))..start];
     if !before.ends_with([' ', '\u{a0}']) {
         return Vec::new();
     }
@@ -402,27 +474,40 @@ fn is_prose_word(p: &str) -> bool {
         || ["node.js", "next.js", "vue.js", "react.js", "d3.js"].contains(&lower.as_str())
 }
 
-fn add(
+fn add<'t>(
     out: &mut Vec<ClaimedPath>,
+    index: &mut HashMap<String, usize>,
     path: String,
     page: u32,
-    context: String,
+    sentence: impl FnOnce() -> &'t str,
     line: Option<u32>,
     directory: bool,
 ) {
-    let future = is_future(&context);
-    let disclaimed = is_disclaimer(&context);
-    if let Some(existing) = out.iter_mut().find(|c| c.path == path) {
-        if !existing.pages.contains(&page) {
+    if let Some(&i) = index.get(&path) {
+        let existing = &mut out[i];
+        if existing.pages.last() != Some(&page) {
             existing.pages.push(page);
         }
-        existing.future_work &= future;
-        existing.disclaimed &= disclaimed;
+        // a cue holds only if every mention has it: read this one's sentence only if needed
+        if existing.future_work || existing.disclaimed {
+            let sentence = sentence();
+            existing.future_work &= is_future(sentence);
+            existing.disclaimed &= is_disclaimer(sentence);
+        }
         if existing.line.is_none() {
             existing.line = line;
         }
         return;
     }
+    let sentence = sentence();
+    let future = is_future(sentence);
+    let disclaimed = is_disclaimer(sentence);
+    index.insert(path.clone(), out.len());
+    let context = if out.len() < MAX_DETAILED {
+        collapse(sentence)
+    } else {
+        String::new()
+    };
     out.push(ClaimedPath {
         path,
         status: PathStatus::Unchecked,
@@ -438,14 +523,138 @@ fn add(
     });
 }
 
+/// Claimed paths listed one by one in the evidence and kept in the facts after the check
+/// (every one is checked and counted in [`PathCounts`]).
+pub const MAX_LISTED: usize = 60;
+
+/// How many claimed paths the check found of each status (all of them, listed or not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathCounts {
+    pub total: usize,
+    pub verified: usize,
+    pub hallucinated: usize,
+    pub suggested: usize,
+    pub disclaimed: usize,
+    pub unchecked: usize,
+}
+
+impl PathCounts {
+    pub fn of(claims: &[ClaimedPath]) -> PathCounts {
+        let mut n = PathCounts {
+            total: claims.len(),
+            ..PathCounts::default()
+        };
+        for c in claims {
+            match c.status {
+                PathStatus::Verified => n.verified += 1,
+                PathStatus::Hallucinated => n.hallucinated += 1,
+                PathStatus::Suggested => n.suggested += 1,
+                PathStatus::Disclaimed => n.disclaimed += 1,
+                PathStatus::Unchecked => n.unchecked += 1,
+            }
+        }
+        n
+    }
+}
+
+/// Keeps at most [`MAX_LISTED`] claims, in their order: the hallucinated ones first (what a
+/// reader must see), then the others by first mention.
+pub fn keep_listed(claims: &mut Vec<ClaimedPath>) {
+    if claims.len() <= MAX_LISTED {
+        return;
+    }
+    let mut keep = vec![false; claims.len()];
+    let mut room = MAX_LISTED;
+    for pass_hallucinated in [true, false] {
+        for (i, c) in claims.iter().enumerate() {
+            if room == 0 {
+                break;
+            }
+            if !keep[i] && (c.status == PathStatus::Hallucinated) == pass_hallucinated {
+                keep[i] = true;
+                room -= 1;
+            }
+        }
+    }
+    let mut i = 0;
+    claims.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
 /// Normalises repository file paths for matching (`/` separators, no `./`).
 fn norm_repo(p: &str) -> String {
     let p = p.replace('\\', "/");
     p.trim_start_matches("./").trim_matches('/').to_string()
 }
 
+/// Every proper path-component suffix of a set of paths (`b/c.py` and `c.py` of `a/b/c.py`):
+/// how many paths end with it and the first three, for lookups in constant time.
+#[derive(Default)]
+struct Suffixes<'a>(HashMap<&'a str, (usize, Vec<&'a str>)>);
+
+impl<'a> Suffixes<'a> {
+    fn of(paths: impl Iterator<Item = &'a str>) -> Self {
+        let mut map: HashMap<&'a str, (usize, Vec<&'a str>)> = HashMap::new();
+        for p in paths {
+            for (i, _) in p.match_indices('/') {
+                let e = map.entry(&p[i + 1..]).or_default();
+                e.0 += 1;
+                if e.1.len() < 3 {
+                    e.1.push(p);
+                }
+            }
+        }
+        Suffixes(map)
+    }
+
+    /// The paths ending with `/tail`: how many, and the first three.
+    fn ending_with(&self, tail: &str) -> (usize, &[&'a str]) {
+        self.0
+            .get(tail)
+            .map_or((0, &[][..]), |(n, first)| (*n, first.as_slice()))
+    }
+}
+
+/// The repository's files, indexed for the checks.
+struct RepoIndex<'a> {
+    files: HashSet<&'a str>,
+    file_suffixes: Suffixes<'a>,
+    /// lower-cased path → the first file spelled so
+    lower: HashMap<String, &'a str>,
+    dirs: HashSet<&'a str>,
+    dir_suffixes: Suffixes<'a>,
+}
+
+impl<'a> RepoIndex<'a> {
+    fn new(files: &'a [String]) -> Self {
+        let mut lower = HashMap::new();
+        for f in files {
+            lower.entry(f.to_lowercase()).or_insert(f.as_str());
+        }
+        let dirs: HashSet<&'a str> = files
+            .iter()
+            .flat_map(|f| f.match_indices('/').map(move |(i, _)| &f[..i]))
+            .collect();
+        RepoIndex {
+            files: files.iter().map(String::as_str).collect(),
+            file_suffixes: Suffixes::of(files.iter().map(String::as_str)),
+            lower,
+            dir_suffixes: Suffixes::of(dirs.iter().copied()),
+            dirs,
+        }
+    }
+
+    /// A file exactly, or as the path-component suffix of exactly one file.
+    fn file_exists(&self, cand: &str) -> bool {
+        self.files.contains(cand) || self.file_suffixes.ending_with(cand).0 == 1
+    }
+}
+
 /// Sets the status of each claimed path from the repository's files. An empty file list leaves
-/// every status `unchecked` (nothing can be concluded).
+/// every status `unchecked` (nothing can be concluded). Linear in the claims and the files
+/// (suffixes are looked up in an index, never searched for).
 pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
     if repo_files.is_empty() {
         for c in claims.iter_mut() {
@@ -455,66 +664,36 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
         return;
     }
     let files: Vec<String> = repo_files.iter().map(|f| norm_repo(f)).collect();
-    let exact: HashSet<&str> = files.iter().map(String::as_str).collect();
-    let lower: HashSet<String> = files.iter().map(|f| f.to_lowercase()).collect();
-    let mut dirs: HashSet<String> = HashSet::new();
-    for f in &files {
-        let mut acc = String::new();
-        let parts: Vec<&str> = f.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            if !acc.is_empty() {
-                acc.push('/');
-            }
-            acc.push_str(part);
-            dirs.insert(acc.clone());
-        }
-    }
+    let repo = RepoIndex::new(&files);
     for c in claims.iter_mut() {
         c.matched = None;
         if !c.directory {
-            rejoin_split_name(c, &files, &exact);
+            rejoin_split_name(c, &repo);
         }
         let p = c.path.as_str();
         let found = if c.directory {
-            if dirs.contains(p) {
+            if repo.dirs.contains(p) {
                 Some(None)
             } else {
-                let suffix = format!("/{p}");
-                let hits: Vec<&String> = dirs.iter().filter(|d| d.ends_with(&suffix)).collect();
-                if hits.len() == 1 {
-                    Some(Some(hits[0].clone()))
-                } else if hits.len() > 1 {
-                    Some(Some(format!("{} directories end with {p}/", hits.len())))
-                } else {
-                    None
+                match repo.dir_suffixes.ending_with(p) {
+                    (0, _) => None,
+                    (1, first) => Some(first.first().map(|d| d.to_string())),
+                    (n, _) => Some(Some(format!("{n} directories end with {p}/"))),
                 }
             }
-        } else if exact.contains(p) {
+        } else if repo.files.contains(p) {
             Some(None)
         } else {
-            let suffix = format!("/{p}");
-            let hits: Vec<&String> = files.iter().filter(|f| f.ends_with(&suffix)).collect();
-            match hits.len() {
-                0 => {
-                    // A case difference only (`Readme.md`): the file exists.
-                    let lp = p.to_lowercase();
-                    if lower.contains(&lp) {
-                        files
-                            .iter()
-                            .find(|f| f.to_lowercase() == lp)
-                            .map(|f| Some(f.clone()))
-                    } else {
-                        None
-                    }
-                }
-                1 => Some(Some(hits[0].clone())),
-                n => Some(Some(format!(
+            match repo.file_suffixes.ending_with(p) {
+                // A case difference only (`Readme.md`): the file exists.
+                (0, _) => repo
+                    .lower
+                    .get(&p.to_lowercase())
+                    .map(|f| Some(f.to_string())),
+                (1, first) => Some(first.first().map(|f| f.to_string())),
+                (n, first) => Some(Some(format!(
                     "{n} files end with {p}: {}",
-                    hits.iter()
-                        .take(3)
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    first.join(", ")
                 ))),
             }
         };
@@ -535,7 +714,7 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
 /// file (exactly or as its path-component suffix), the claim is that file. Otherwise, when
 /// the word just before is a path that runs into the mention (`src/tools/repo tools.py`), the
 /// claim is the whole text the report wrote, not its last fragment.
-fn rejoin_split_name(c: &mut ClaimedPath, files: &[String], exact: &HashSet<&str>) {
+fn rejoin_split_name(c: &mut ClaimedPath, repo: &RepoIndex<'_>) {
     if c.preceding.is_empty() {
         return;
     }
@@ -544,12 +723,6 @@ fn rejoin_split_name(c: &mut ClaimedPath, files: &[String], exact: &HashSet<&str
         .iter()
         .map(|w| w.trim_start_matches("./").to_string())
         .collect();
-    let exists = |cand: &str| {
-        exact.contains(cand) || {
-            let suffix = format!("/{cand}");
-            files.iter().filter(|f| f.ends_with(&suffix)).count() == 1
-        }
-    };
     for k in 1..=words.len() {
         let tail = &words[words.len() - k..];
         if tail.iter().any(|w| w.is_empty() || is_url(w)) {
@@ -557,7 +730,7 @@ fn rejoin_split_name(c: &mut ClaimedPath, files: &[String], exact: &HashSet<&str
         }
         for sep in [" ", "_", "-", ""] {
             let cand = format!("{}{sep}{}", tail.join(sep), c.path);
-            if exists(&cand) {
+            if repo.file_exists(&cand) {
                 c.path = cand;
                 c.preceding.clear();
                 return;
@@ -582,44 +755,60 @@ fn rejoin_split_name(c: &mut ClaimedPath, files: &[String], exact: &HashSet<&str
 /// that path, not a claim of its own.
 pub fn merge_duplicates(claims: &mut Vec<ClaimedPath>) {
     let mut out: Vec<ClaimedPath> = Vec::with_capacity(claims.len());
+    let mut index: HashMap<String, usize> = HashMap::new();
     for c in claims.drain(..) {
-        if let Some(first) = out.iter_mut().find(|o| o.path == c.path) {
-            unite_pages(first, &c);
+        if let Some(&i) = index.get(&c.path) {
+            unite_pages(&mut out[i], &c);
             continue;
         }
+        index.insert(c.path.clone(), out.len());
         out.push(c);
     }
-    let mut i = 0;
-    while i < out.len() {
-        let c = &out[i];
-        let fragment =
-            !c.directory && !matches!(c.status, PathStatus::Verified | PathStatus::Unchecked);
-        let suffix = format!("/{}", c.path);
-        let longer: Vec<usize> = (0..out.len())
-            .filter(|&j| j != i && !out[j].directory && out[j].path.ends_with(&suffix))
-            .collect();
-        if fragment && longer.len() == 1 {
-            let c = out.remove(i);
-            let j = if longer[0] > i {
-                longer[0] - 1
-            } else {
-                longer[0]
-            };
-            unite_pages(&mut out[j], &c);
-            continue;
+    // Each fragment goes where every longer claim ending with it goes (each of those already
+    // resolved: longer paths first), when that is one place. Linear in the total length of the
+    // paths: a claim is a candidate for each of its path-component suffixes.
+    let mut target: Vec<usize> = (0..out.len()).collect();
+    {
+        let mut by_tail: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (j, c) in out.iter().enumerate().filter(|(_, c)| !c.directory) {
+            for (i, _) in c.path.match_indices('/') {
+                by_tail.entry(&c.path[i + 1..]).or_default().push(j);
+            }
         }
-        i += 1;
+        let mut order: Vec<usize> = (0..out.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(out[i].path.len()));
+        for i in order {
+            let c = &out[i];
+            let fragment =
+                !c.directory && !matches!(c.status, PathStatus::Verified | PathStatus::Unchecked);
+            let Some(longer) = by_tail.get(c.path.as_str()).filter(|_| fragment) else {
+                continue;
+            };
+            let mut places = longer.iter().map(|&j| target[j]);
+            if let Some(first) = places.next()
+                && places.all(|t| t == first)
+            {
+                target[i] = first;
+            }
+        }
     }
-    *claims = out;
+    let mut kept: Vec<Option<ClaimedPath>> = out.into_iter().map(Some).collect();
+    for i in 0..kept.len() {
+        let t = target[i];
+        if t != i
+            && let Some(c) = kept[i].take()
+            && let Some(longer) = kept[t].as_mut()
+        {
+            unite_pages(longer, &c);
+        }
+    }
+    *claims = kept.into_iter().flatten().collect();
 }
 
 fn unite_pages(into: &mut ClaimedPath, from: &ClaimedPath) {
-    for p in &from.pages {
-        if !into.pages.contains(p) {
-            into.pages.push(*p);
-        }
-    }
+    into.pages.extend_from_slice(&from.pages);
     into.pages.sort_unstable();
+    into.pages.dedup();
 }
 
 #[cfg(test)]

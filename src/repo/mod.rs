@@ -112,6 +112,11 @@ pub struct RepoFacts {
     pub unscanned_python: Vec<String>,
     #[serde(skip)]
     pub report_pdf: Option<RepoFile>,
+    /// Why the report PDF the submission committed cannot be read, when that is the
+    /// submission's doing (a symbolic link, a file over the size limit): the
+    /// report is judged absent, a real low score with this reason, never a grader failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_pdf_unusable: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -178,7 +183,11 @@ pub fn investigate_in(
     })?;
     let files = clone::list_files(&repo, &tree, &req.limits, &mut facts.notes)?;
     facts.files = files.iter().map(|f| f.path.clone()).collect();
-    facts.history = history::analyse(&repo, commit.id())?;
+    facts.history = {
+        let _stage =
+            crate::telemetry::stage::enter(|| format!("reading the git history of {shown}"));
+        history::analyse(&repo, commit.id())?
+    };
     let not_diffed: Vec<&history::CommitFact> = facts
         .history
         .commits
@@ -245,7 +254,15 @@ pub fn investigate_in(
             texts.push((f.path.clone(), text));
         }
     }
-    facts.python = python::analyse(sources, &texts);
+    facts.python = {
+        let _stage = crate::telemetry::stage::enter(|| {
+            format!(
+                "analysing the {} of {shown} (graph wiring, state, run-time simulation)",
+                crate::words::count(sources.len(), "Python file", "Python files")
+            )
+        });
+        python::analyse(sources, &texts)
+    };
     facts.python.security.findings.extend(scanned);
     cap_findings(&mut facts);
     facts.notes.extend(facts.python.notes.iter().cloned());
@@ -255,7 +272,13 @@ pub fn investigate_in(
         ));
     }
     if let Some(wanted) = &req.extract_pdf {
-        facts.report_pdf = extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes);
+        match extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes) {
+            Ok(pdf) => facts.report_pdf = pdf,
+            Err(why) => {
+                facts.notes.push(why.clone());
+                facts.report_pdf_unusable = Some(why);
+            }
+        }
     }
     Ok(facts)
 }
@@ -335,25 +358,29 @@ fn is_prompt_or_template(path: &str) -> bool {
             || lower.contains("tech"))
 }
 
-/// `wanted`: a repo-relative path, or `""` for the most likely report PDF.
+/// `wanted`: a repo-relative path, or `""` for the most likely report PDF. `Ok(None)`: no report
+/// taken (the reason is in `notes`); `Err`: the submission's report exists but is unusable by
+/// its own doing (a symbolic link, over the size limit), with the reason (an empty file is
+/// read, and judged absent by the DocAnalyst).
 fn extract_pdf(
     repo: &git2::Repository,
     files: &[clone::TreeFile],
     wanted: &str,
     limits: &RepoLimits,
     notes: &mut Vec<String>,
-) -> Option<RepoFile> {
+) -> Result<Option<RepoFile>, String> {
     let chosen = if wanted.is_empty() {
         let mut pdfs: Vec<&clone::TreeFile> = files
             .iter()
-            .filter(|f| !f.symlink && f.path.to_lowercase().ends_with(".pdf"))
+            .filter(|f| f.path.to_lowercase().ends_with(".pdf"))
             .collect();
-        pdfs.sort_by_key(|f| std::cmp::Reverse(pdf_rank(&f.path)));
+        // a real file before a link, then the likeliest name
+        pdfs.sort_by_key(|f| (f.symlink, std::cmp::Reverse(pdf_rank(&f.path))));
         match pdfs.first() {
             Some(f) => *f,
             None => {
                 notes.push("no PDF file in the repository: no report to analyse".into());
-                return None;
+                return Ok(None);
             }
         }
     } else {
@@ -364,19 +391,42 @@ fn extract_pdf(
                 notes.push(format!(
                     "report PDF {wanted:?} is not in the audited commit"
                 ));
-                return None;
+                return Ok(None);
             }
         }
     };
+    if let Some(why) = unusable_report(chosen, limits.max_pdf_bytes) {
+        return Err(why);
+    }
     match clone::read_blob(repo, chosen, limits.max_pdf_bytes) {
-        Ok(bytes) => Some(RepoFile {
+        Ok(bytes) => Ok(Some(RepoFile {
             path: chosen.path.clone(),
             bytes,
-        }),
+        })),
         Err(note) => {
             notes.push(note);
-            None
+            Ok(None)
         }
+    }
+}
+
+/// Why the committed report cannot be read, when the submission made it so.
+fn unusable_report(f: &clone::TreeFile, max: u64) -> Option<String> {
+    let p = &f.path;
+    if f.symlink {
+        Some(format!(
+            "the report {p} is a symbolic link, not a file: a link is never followed out of the \
+             submission, so there is no report to read (commit the PDF itself)"
+        ))
+    } else if f.size > max {
+        Some(format!(
+            "the report {p} is {} MB, over the {} MB a report may weigh: it is not read \
+             (compress its images or split it)",
+            f.size >> 20,
+            max >> 20
+        ))
+    } else {
+        None
     }
 }
 
@@ -401,6 +451,22 @@ fn pdf_rank(path: &str) -> (u8, u8, u8) {
 #[cfg(test)]
 mod tests {
     use super::pdf_rank;
+
+    #[test]
+    fn a_report_over_the_size_limit_or_a_link_is_the_submissions_doing() {
+        let file = |size: u64, symlink: bool| super::clone::TreeFile {
+            path: "reports/final_report.pdf".into(),
+            oid: git2::Oid::ZERO_SHA1,
+            size,
+            symlink,
+        };
+        let max = super::default_max_pdf_bytes();
+        assert_eq!(super::unusable_report(&file(1 << 20, false), max), None);
+        let big = super::unusable_report(&file(205 << 20, false), max).unwrap();
+        assert!(big.contains("is 205 MB, over the 64 MB"), "{big}");
+        let link = super::unusable_report(&file(20, true), max).unwrap();
+        assert!(link.contains("is a symbolic link"), "{link}");
+    }
 
     /// The PDF `extract_pdf` takes when none was named.
     fn likeliest<'a>(paths: &[&'a str]) -> &'a str {

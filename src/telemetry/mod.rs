@@ -39,6 +39,7 @@
 //! ```
 
 pub mod genai;
+pub mod stage;
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
