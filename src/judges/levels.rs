@@ -15,7 +15,7 @@
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
-//! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a sentence in a shared prompt, one call for every criterion, a persona not speaking its role, or a persona mismatch (each costs a level from 4) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
+//! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a short text in a shared prompt, one call for every criterion, a persona not speaking its role (each costs a level from 4), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all 4 explained | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 2 contradicted claims | some hallucinated, one contradicted claim, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
@@ -728,6 +728,12 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             "the three prompts share most of their text (Persona Collusion)",
         ));
     }
+    if !n.structured {
+        b.cap(
+            3,
+            "the judges' replies are free text, not validated opinions (loosely typed: at most 3)",
+        );
+    }
     let mut level: i32 = 4;
     let mut why: Vec<String> = Vec::new();
     if let Some(f) = n.sentence {
@@ -1357,6 +1363,13 @@ mod tests {
         assert_eq!(level(&nuance(2000, 0.1, true)), 3);
         assert_eq!(level(&nuance(200, 0.1, true)), 2);
         assert_eq!(level(&nuance(2000, 0.8, false)), 2);
+        let mut free = nuance(2000, 0.1, false);
+        free.retain(|e| !e.id.ends_with(".structured_output"));
+        free.push(typed(
+            "repo.personas",
+            Fact::Nuance(NuanceFact::Structured { bound: None }),
+        ));
+        assert_eq!(level(&free), 3, "free-text judges are at most 3");
         let mut mismatch = nuance(2000, 0.1, false);
         mismatch.push(f("repo.graph.defect.persona_mismatch.0", false));
         assert_eq!(level(&mismatch), 3);
