@@ -22,6 +22,7 @@ mod batch_cache;
 mod batch_cli;
 mod batch_postgres;
 mod cli_bad_input;
+mod graph_differential;
 mod graph_runtime;
 mod hostile;
 mod injection;
