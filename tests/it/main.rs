@@ -36,6 +36,7 @@ mod pdf_provision;
 mod repo_idioms;
 mod repo_investigate;
 mod report_claims;
+mod report_depth;
 mod report_html;
 mod review_browser;
 mod review_cli;
