@@ -420,8 +420,8 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
     if !args.status {
         // What this directory is graded from, for `auditor serve` and `auditor export`.
         let meta = meta::BatchMeta {
-            manifest: std::fs::canonicalize(&args.manifest)
-                .unwrap_or_else(|_| args.manifest.clone()),
+            manifest: std::fs::canonicalize(&manifest_path)
+                .unwrap_or_else(|_| manifest_path.clone()),
             rubric: args
                 .rubric
                 .as_ref()
@@ -429,8 +429,7 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
             rubric_sha256: cfg.rubric.sha256.clone(),
             judge_config: judge_config.clone(),
             judges: format!("{:?}", args.panel.judges).to_lowercase(),
-            title: args
-                .manifest
+            title: manifest_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),

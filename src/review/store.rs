@@ -51,7 +51,9 @@ pub trait ReviewStore: Send + Sync {
 pub fn open(dir: &Path, spec: &StoreSpec) -> Result<Box<dyn ReviewStore>, StoreError> {
     match spec {
         StoreSpec::Sqlite => Ok(Box::new(SqliteReview::open(dir)?)),
-        StoreSpec::Postgres { url, shown } => Ok(Box::new(PgReview::connect(url, shown)?)),
+        StoreSpec::Postgres { config, shown, .. } => {
+            Ok(Box::new(PgReview::connect(config, shown)?))
+        }
     }
 }
 
@@ -232,23 +234,23 @@ fn pg_detail(e: &tokio_postgres::Error) -> String {
 
 impl PgReview {
     /// Connects; the batch store's migrations (the review table among them) are applied first.
-    pub fn connect(url: &str, shown: &str) -> Result<PgReview, StoreError> {
+    pub fn connect(config: &tokio_postgres::Config, shown: &str) -> Result<PgReview, StoreError> {
         let err = |detail: String| StoreError {
             path: shown.to_string(),
             detail,
         };
         // Applies the migrations under the batch store's advisory lock, then closes.
         let opts = crate::batch::postgres::PgOptions::from_env().map_err(err)?;
-        drop(crate::batch::postgres::PgStore::connect(url, shown, opts)?);
+        drop(crate::batch::postgres::PgStore::connect(
+            config, shown, opts,
+        )?);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("review-postgres")
             .enable_all()
             .build()
             .map_err(|e| err(format!("cannot start a runtime: {e}")))?;
-        let mut cfg: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
-            err(format!("the URL is not valid: {}", pg_detail(&e)))
-        })?;
+        let mut cfg = config.clone();
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_secs(15));
         }

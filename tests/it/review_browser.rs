@@ -80,6 +80,28 @@ async fn rows(c: &Client) -> Vec<String> {
     ids
 }
 
+/// Clicks what loads a new page (a link, a form's button) and waits until the old page is gone,
+/// so that the next look finds the new page's elements, never a stale one of the old.
+async fn load_by(c: &Client, el: fantoccini::elements::Element) {
+    let old = c.find(Locator::Css("html")).await.unwrap();
+    el.click().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while old.tag_name().await.is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "the click never loaded a new page"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.wait().for_element(Locator::Css("body")).await.unwrap();
+}
+
+/// Follows the element found by `loc` (see [`load_by`]).
+async fn follow(c: &Client, loc: Locator<'_>) {
+    let el = c.find(loc).await.unwrap();
+    load_by(c, el).await;
+}
+
 async fn shot(c: &Client, name: &str) {
     if let Ok(dir) = std::env::var("AUDITOR_SCREENSHOTS") {
         let png = c.screenshot().await.unwrap();
@@ -108,37 +130,22 @@ async fn a_grader_filters_overrides_exports_and_marks_reviewed_in_a_browser() {
         shot(&c, "cohort.png").await;
 
         // Filter: nothing is overridden yet.
-        c.find(Locator::Id("filter-overridden"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Id("filter-overridden")).await;
         assert!(rows(&c).await.is_empty());
-        c.find(Locator::Id("filter-all"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Id("filter-all")).await;
 
         // Sorted by id; a click on its header sorts descending, another ascending again.
         let by_id = Locator::Css("#cohort thead a[href*='sort=id&']");
-        c.find(by_id).await.unwrap().click().await.unwrap();
+        follow(&c, by_id).await;
         assert_eq!(rows(&c).await, ["s2", "s1", "s0"]);
-        c.find(by_id).await.unwrap().click().await.unwrap();
+        follow(&c, by_id).await;
         assert_eq!(rows(&c).await, ["s0", "s1", "s2"]);
 
         // Open s1.
         let before = criteria_export(&s).await;
         let crit = crate::review_cli::scored_below_five(&before.0, &before.1["s1"]);
         let auto = before.1["s1"][&format!("{crit}:auditor")].clone();
-        c.find(Locator::Css("a[href='/submissions/s1']"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Css("a[href='/submissions/s1']")).await;
         assert!(
             c.current_url()
                 .await
@@ -170,12 +177,7 @@ async fn a_grader_filters_overrides_exports_and_marks_reviewed_in_a_browser() {
             .send_keys("Grace TA")
             .await
             .unwrap();
-        row.find(Locator::Css("button"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        load_by(&c, row.find(Locator::Css("button")).await.unwrap()).await;
         assert_eq!(
             c.find(Locator::Id("notice"))
                 .await
@@ -203,12 +205,7 @@ async fn a_grader_filters_overrides_exports_and_marks_reviewed_in_a_browser() {
         assert_eq!(after.1["s1"][&format!("{crit}:overridden_by")], "Grace TA");
 
         // Mark reviewed (the name is remembered from the override's form).
-        c.find(Locator::Id("mark-reviewed"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Id("mark-reviewed")).await;
         let mark = c
             .find(Locator::Id("review-mark"))
             .await
@@ -219,32 +216,12 @@ async fn a_grader_filters_overrides_exports_and_marks_reviewed_in_a_browser() {
         assert!(mark.contains("Reviewed by Grace TA"), "{mark}");
         shot(&c, "submission.png").await;
 
-        c.find(Locator::Id("back"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        c.find(Locator::Id("filter-reviewed"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Id("back")).await;
+        follow(&c, Locator::Id("filter-reviewed")).await;
         assert_eq!(rows(&c).await, ["s1"]);
-        c.find(Locator::Id("filter-overridden"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Id("filter-overridden")).await;
         assert_eq!(rows(&c).await, ["s1"]);
-        c.find(Locator::Id("filter-all"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        follow(&c, Locator::Id("filter-all")).await;
         shot(&c, "cohort-after.png").await;
     };
     // The session is closed whatever happened, then a failure is reported.
