@@ -290,7 +290,11 @@ fn sentence_around(text: &str, start: usize, end: usize) -> &str {
         .or_else(|| memmem::find(rest, b".\n"))
         .map(|i| end + i + 1)
         .unwrap_or(text.len())
-        .min(memmem::find(rest, b"\n\n").map(|i| end + i).unwrap_or(text.len()));
+        .min(
+            memmem::find(rest, b"\n\n")
+                .map(|i| end + i)
+                .unwrap_or(text.len()),
+        );
     &text[flat_start..flat_end.max(flat_start)]
 }
 
