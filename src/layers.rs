@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
 
 /// Imports allowed within a layer (importer, imported).
 const SIDEWAYS: &[(&str, &str)] = &[
+    ("model", "words"),
     ("interrupt", "telemetry"),
     ("interrupt", "exit"),
     ("pdf", "repo"),

@@ -9,6 +9,9 @@
 //!   dimension key (lists united, duplicates by id dropped only when identical), opinions and
 //!   errors are appended.
 
+pub mod fact;
+
+use fact::{Fact, Stated};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -220,6 +223,11 @@ pub struct Evidence {
     /// never the rationale). Evidence stored by an earlier version has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure: Option<Measure>,
+    /// The typed fact this evidence states (see [`fact`]): its `found`, `location` and
+    /// `rationale` are rendered from it, and the level tables, the offline judges and the fixes
+    /// read it. Evidence stored by an earlier version, and families not typed yet, have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact: Option<Fact>,
 }
 
 /// Figures behind a fact, as the detective measured them.
@@ -277,6 +285,43 @@ impl Evidence {
             confidence,
             fix: None,
             measure: None,
+            fact: None,
+        }
+    }
+
+    /// The evidence that states a typed fact, filed as `{prefix}.{key}`: `found` is whether it
+    /// holds (for a security finding: confirmed), the location its first line of proof (else
+    /// `searched`, the place that was searched), the rationale its statement.
+    pub fn stated(
+        prefix: &str,
+        detective: Detective,
+        goal: impl Into<String>,
+        fact: Fact,
+        searched: impl Into<String>,
+        confidence: Confidence,
+    ) -> Self {
+        let location = fact
+            .proof()
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| searched.into());
+        let kind = match &fact {
+            Fact::Safety(fact::SafetyFact::Finding { .. }) => EvidenceKind::SecurityFinding,
+            _ => EvidenceKind::Fact,
+        };
+        Evidence {
+            id: format!("{prefix}.{}", fact.key()),
+            detective,
+            kind,
+            goal: goal.into(),
+            found: fact.holds(),
+            content: None,
+            location,
+            rationale: fact.statement(),
+            confidence,
+            fix: None,
+            measure: None,
+            fact: Some(fact),
         }
     }
 
@@ -300,6 +345,7 @@ impl Evidence {
             confidence: Confidence::CERTAIN,
             fix: None,
             measure: None,
+            fact: None,
         }
     }
 

@@ -536,7 +536,7 @@ fn evidence_view(e: &Evidence, places: Places, max: Option<usize>, m: Markup) ->
         class,
         location: location(&e.location, places),
         text: m.text(&match max {
-            Some(m) => crate::tally::short(text, m),
+            Some(m) => crate::tally::short(&text, m),
             None => text.to_string(),
         }),
     }
@@ -589,7 +589,7 @@ fn findings(
                 EvidenceKind::Contradiction => "contradicted by the code: ",
                 _ => "not met: ",
             },
-            crate::tally::short(crate::tally::fact_text(e), 160)
+            crate::tally::short(&crate::tally::fact_text(e), 160)
         )),
         location: location(&e.location, places(report)),
     };

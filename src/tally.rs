@@ -135,7 +135,7 @@ pub fn describe(list: &[&Evidence], max: usize) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .take(max)
-        .map(|e| short(fact_text(e), 120))
+        .map(|e| short(&fact_text(e), 120))
         .collect();
     if list.len() > max {
         parts.push(format!("and {} more", list.len() - max));
@@ -148,7 +148,7 @@ pub fn describe_located(list: &[&Evidence], max: usize) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .take(max)
-        .map(|e| format!("{} at {}", short(fact_text(e), 120), e.location))
+        .map(|e| format!("{} at {}", short(&fact_text(e), 120), e.location))
         .collect();
     if list.len() > max {
         parts.push(format!("and {} more", list.len() - max));
@@ -156,14 +156,19 @@ pub fn describe_located(list: &[&Evidence], max: usize) -> String {
     parts.join("; ")
 }
 
-/// What a fact says: its rationale (what the detective found), else its goal. Goals are often
-/// shared by every requirement of a dimension; rationales are specific.
-pub fn fact_text(e: &Evidence) -> &str {
-    if e.rationale.trim().is_empty() {
+/// What a fact says: the statement of its typed fact, else its rationale (what the detective
+/// found), else its goal. Goals are often shared by every requirement of a dimension;
+/// rationales are specific.
+pub fn fact_text(e: &Evidence) -> std::borrow::Cow<'_, str> {
+    use crate::model::fact::Stated;
+    if let Some(f) = &e.fact {
+        return std::borrow::Cow::Owned(f.statement());
+    }
+    std::borrow::Cow::Borrowed(if e.rationale.trim().is_empty() {
         &e.goal
     } else {
         &e.rationale
-    }
+    })
 }
 
 /// One line, at most `max` characters, with an ellipsis when cut. The cut falls at a word
@@ -205,17 +210,6 @@ fn without_open_parenthesis(kept: &str) -> &str {
         Some(&i) if i >= kept.len() / 3 => kept[..i].trim_end(),
         _ => kept,
     }
-}
-
-/// Lower-cased id + goal, for recognising which requirement a fact is about.
-pub fn topic(e: &Evidence) -> String {
-    format!("{} {}", e.id, e.goal).to_lowercase()
-}
-
-/// Whether the fact's id or goal is about any of the given topics.
-pub fn about(e: &Evidence, words: &[&str]) -> bool {
-    let t = topic(e);
-    words.iter().any(|w| t.contains(w))
 }
 
 #[cfg(test)]

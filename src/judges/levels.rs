@@ -13,15 +13,17 @@
 //! | git history | ≤ 1 commit, or one dump | bulk: the two largest deliveries ≥ 75% of the code, the largest commit ≥ 55%, a `few_large`/`single_init_dump` pattern, or most commits seconds apart | few commits (≤ 10), the two largest deliveries ≥ 60%, or a quarter of the commits seconds apart | iterative, > 10 commits spread over time | and no commit above 15%, ≥ 20 commits, progression and descriptive messages |
 //! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
-//! | safe tools | a confirmed raw shell call | no clone code and no sandbox | sandboxed clone with error handling, no raw shell (timeouts and URL validation unconfirmed) | and a timeout | and URL validation |
-//! | structured output | free text, no opinion model | free text parsed into an opinion model | bound to the opinion schema, no retry | bound, with retry | bound, retry and the full schema (score, argument, cited evidence) |
-//! | judicial nuance | no persona prompts | — | prompts that share most text (Persona Collusion), judges not in parallel, or a persona mismatch | three distinct prompts with their own language, in parallel | (Defense only) |
-//! | Chief Justice | no justice code | ≤ 1 named rule (a plain average) | 2 named rules, an LLM deciding, or no Markdown report with its sections | 3 named rules | all 4 rules, deterministic, Markdown report |
+//! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
+//! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
+//! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a sentence in a shared prompt, one call for every criterion, a persona not speaking its role, or a persona mismatch (each costs a level from 4) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
+//! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all 4 explained | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 2 contradicted claims | some hallucinated, one contradicted claim, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
 //!
-//! The tables read the facts' `found` flags and the figures the detectives measured
-//! (`Evidence::measure`), never their prose. History facts stored by an earlier version carry
+//! The tables read the typed facts (`Evidence::fact`, one exhaustive `match` per family: a
+//! renamed or dropped fact does not compile), the facts' `found` flags and the figures the
+//! detectives measured (`Evidence::measure`), never their prose. Facts of a typed family that
+//! carry no typed fact (evidence stored by an earlier version) are judged by their tally. History facts stored by an earlier version carry
 //! no figures: such a criterion is judged by the tally of its facts, as a family without a table.
 //!
 //! Across tables: a submission that does not provide the artifact (no PDF, an unreadable PDF)
@@ -33,6 +35,9 @@
 //! level 3 up); the Defense credits every strength (one point higher, up to the cap a run-time
 //! defect or a statute sets).
 
+use crate::model::fact::{
+    Fact, JusticeFact, JusticeRule, NuanceFact, SafetyFact, Stated, StructuredFact,
+};
 use crate::model::{Evidence, EvidenceKind, HistoryMeasure, Measure};
 
 pub use crate::family::Family;
@@ -90,9 +95,13 @@ fn defects<'a>(ev: &'a [Evidence], kinds: &[&str]) -> Vec<&'a Evidence> {
         .collect()
 }
 
-/// A fact in plain words for a persona's argument (its id is cited, not written out).
+/// A fact in plain words for a persona's argument (its id is cited, not written out): the
+/// typed fact's statement, else the detective's rationale.
 fn label(e: &Evidence) -> String {
-    crate::tally::short(crate::tally::fact_text(e), 100)
+    match &e.fact {
+        Some(f) => crate::tally::short(&f.statement(), 100),
+        None => crate::tally::short(&crate::tally::fact_text(e), 100),
+    }
 }
 
 struct Builder {
@@ -175,10 +184,10 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
         Family::History => return history(ev, b),
         Family::Graph => graph(ev, b),
         Family::State => state(ev, b),
-        Family::Safety => safety(ev, b),
-        Family::Structured => structured(ev, b),
-        Family::Nuance => nuance(ev, b),
-        Family::Justice => justice(ev, b),
+        Family::Safety => return safety(ev, b),
+        Family::Structured => return structured(ev, b),
+        Family::Nuance => return nuance(ev, b),
+        Family::Justice => return justice(ev, b),
         Family::Concepts | Family::CrossReference => {
             if let Some(e) = ev.iter().find(|e| {
                 let l = e.location.to_lowercase();
@@ -382,106 +391,329 @@ fn state(ev: &[Evidence], mut b: Builder) -> Level {
     )
 }
 
-fn safety(ev: &[Evidence], mut b: Builder) -> Level {
-    let findings: Vec<&Evidence> = ev
-        .iter()
-        .filter(|e| e.kind == EvidenceKind::SecurityFinding && e.found)
-        .collect();
-    if let Some(f) = findings.first() {
+/// The typed facts of a family among a criterion's evidence.
+fn typed<'a, T>(ev: &'a [Evidence], pick: impl Fn(&'a Fact) -> Option<&'a T>) -> Vec<&'a T> {
+    ev.iter()
+        .filter_map(|e| e.fact.as_ref())
+        .filter_map(pick)
+        .collect()
+}
+
+/// The safe-tool facts, each read once (an exhaustive match: a fact added to
+/// [`SafetyFact`] must be read here).
+#[derive(Default)]
+struct Safety<'a> {
+    clones: usize,
+    sandboxed: bool,
+    handled: bool,
+    kinds: bool,
+    /// Every clone passes a timeout.
+    timed: bool,
+    url: bool,
+    cleanup: bool,
+    early: Option<&'a SafetyFact>,
+    single_commit: Option<&'a SafetyFact>,
+    shell: bool,
+    findings: Vec<&'a SafetyFact>,
+}
+
+fn safety_facts<'a>(facts: &[&'a SafetyFact]) -> Safety<'a> {
+    let mut s = Safety::default();
+    for f in facts {
+        match f {
+            SafetyFact::Sandbox { clones, .. } => {
+                s.clones = clones.len();
+                s.sandboxed = f.holds();
+            }
+            SafetyFact::CloneErrors { .. } => s.handled = f.holds(),
+            SafetyFact::ErrorKinds { .. } => s.kinds = f.holds(),
+            SafetyFact::Timeouts { calls, .. } => {
+                s.timed = calls.iter().any(|c| c.clone)
+                    && calls
+                        .iter()
+                        .filter(|c| c.clone)
+                        .all(|c| c.timeout.is_some());
+            }
+            SafetyFact::UrlCheck { .. } => s.url = f.holds(),
+            SafetyFact::Cleanup { .. } => s.cleanup = f.holds(),
+            SafetyFact::Lifetime { early, .. } => {
+                if !early.is_empty() {
+                    s.early = Some(f);
+                }
+            }
+            SafetyFact::FullHistory { shallow, .. } => {
+                if shallow.iter().any(|x| x.depth.trim() == "1") {
+                    s.single_commit = Some(f);
+                }
+            }
+            SafetyFact::NoShell { shells, .. } => s.shell = !shells.is_empty(),
+            SafetyFact::Finding { .. } => s.findings.push(f),
+        }
+    }
+    s
+}
+
+/// Safe tools: a sandboxed clone whose failure is handled is the base (3); the safeguards a
+/// careful grader looks for (a timeout on the clone, the URL checked before it, its failures
+/// told apart, the directory removed) lift it: one to 4, three to 5 (a missing error
+/// handling takes one away); a clone of a single commit (the git forensics see nothing) or a
+/// clone deleted before it is read costs a level, never below 2; a confirmed raw shell call
+/// is 1.
+fn safety(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::Safety(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let s = safety_facts(&facts);
+    if let Some(f) = s.findings.first() {
         b.cap(
             1,
             format!(
                 "Security Negligence: a confirmed raw shell call: {}",
-                label(f)
+                f.statement()
             ),
         );
-        return b.done(1, "a raw shell call with built input");
+        return Some(b.done(1, "a raw shell call with built input"));
     }
-    let sandboxed = met(ev, "sandboxed_clone");
-    let handled = met(ev, "error_handling");
-    let topic = |w: &str| {
-        ev.iter()
-            .any(|e| e.found && e.kind == EvidenceKind::Fact && crate::tally::about(e, &[w]))
-    };
-    if !sandboxed && !handled {
-        let no_shell = met(ev, "no_raw_shell");
-        return b.done(
-            if no_shell { 3 } else { 2 },
-            if no_shell {
-                "no raw shell call, but the clone code or its sandbox could not be confirmed"
-            } else {
-                "no sandboxed clone and no error handling"
-            },
-        );
+    if s.shell {
+        return Some(b.done(2, "a command runs through a shell"));
     }
-    if !(sandboxed && handled) {
-        return b.done(
-            3,
-            "clone code found, but either the sandbox or the error handling is missing",
-        );
+    if s.clones == 0 {
+        return Some(b.done(2, "no clone code: nothing sandboxes the audited repository"));
     }
-    let timeout = topic("timeout");
-    let validated = topic("validat");
-    b.done(
-        3 + u8::from(timeout) + u8::from(timeout && validated),
-        "sandboxed clone with error handling and no raw shell; timeouts and URL validation are what lift it further",
-    )
+    if !s.sandboxed {
+        return Some(b.done(2, "a repository is cloned outside any temporary directory"));
+    }
+    let safeguards = [
+        (s.timed, "a timeout on the clone"),
+        (s.url, "the URL checked before it"),
+        (s.kinds, "its failures told apart"),
+        (s.cleanup, "the directory removed"),
+    ];
+    let held: Vec<&str> = safeguards
+        .iter()
+        .filter(|(h, _)| *h)
+        .map(|(_, w)| *w)
+        .collect();
+    let lacking: Vec<&str> = safeguards
+        .iter()
+        .filter(|(h, _)| !*h)
+        .map(|(_, w)| *w)
+        .collect();
+    let score = held.len() as i32 - i32::from(!s.handled);
+    let mut level: i32 = 3 + i32::from(score >= 1) + i32::from(score >= 3);
+    let mut defects: Vec<String> = Vec::new();
+    if let Some(f) = s.single_commit {
+        level -= 1;
+        defects.push(f.statement());
+    }
+    if let Some(f) = s.early {
+        level -= 1;
+        defects.push(f.statement());
+    }
+    let level = level.clamp(2, 5) as u8;
+    let mut row = format!(
+        "a sandboxed clone{}; {} of the four safeguards ({})",
+        if s.handled {
+            " whose failure is handled"
+        } else {
+            " whose failure is not handled"
+        },
+        held.len(),
+        if held.is_empty() {
+            format!(
+                "none: {}",
+                crate::model::fact::join_and(
+                    &lacking.iter().map(|w| w.to_string()).collect::<Vec<_>>()
+                )
+            )
+        } else {
+            crate::model::fact::join_and(&held.iter().map(|w| w.to_string()).collect::<Vec<_>>())
+        }
+    );
+    if !defects.is_empty() {
+        row.push_str(&format!(
+            "; one level less for {}",
+            crate::model::fact::join_and(
+                &defects
+                    .iter()
+                    .map(|d| crate::tally::short(d, 90))
+                    .collect::<Vec<_>>()
+            )
+        ));
+    }
+    Some(b.done(level, row))
 }
 
-fn structured(ev: &[Evidence], b: Builder) -> Level {
-    let used = met(ev, "used");
-    let schema = met(ev, "opinion_schema");
-    let retry = met(ev, "retry");
-    let fields = met(ev, "schema_fields");
-    if !used {
-        return if fields {
+/// The structured-output facts, each read once.
+#[derive(Default)]
+struct Structured {
+    /// Calls bound to a schema the API enforces (not JSON mode).
+    bound: bool,
+    json_mode: bool,
+    parsers: bool,
+    json_text: bool,
+    opinion: bool,
+    batched: bool,
+    fields: bool,
+    retried: bool,
+}
+
+fn structured_facts(facts: &[&StructuredFact]) -> Structured {
+    let mut s = Structured::default();
+    for f in facts {
+        match f {
+            StructuredFact::Binding {
+                bound,
+                parsers,
+                json_text,
+                ..
+            } => {
+                s.bound = bound.iter().any(|b| !b.json_mode);
+                s.json_mode = bound.iter().any(|b| b.json_mode);
+                s.parsers = !parsers.is_empty();
+                s.json_text = !json_text.is_empty();
+            }
+            StructuredFact::OpinionSchema { batched, .. } => {
+                s.opinion = f.holds();
+                s.batched = *batched;
+            }
+            StructuredFact::SchemaFields { .. } => s.fields = f.holds(),
+            StructuredFact::Retry { .. } => s.retried = f.holds(),
+        }
+    }
+    s
+}
+
+/// Structured output, from the rubric's Tech Lead: bound schema plus retry is 5, a schema
+/// without retry 3, free text 1; a reply parsed by a schema's parser is 3, JSON cut out of
+/// free text 2; bound but not to an opinion 2; bound with retry but the opinion's fields
+/// incomplete 4.
+fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::Structured(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let s = structured_facts(&facts);
+    Some(if !(s.bound || s.json_mode) {
+        if s.parsers {
+            b.done(
+                3,
+                "no binding: the reply text is parsed into the opinion model by a schema's parser",
+            )
+        } else if s.json_text {
             b.done(
                 2,
-                "no structured-output binding: free text parsed into an opinion model (Hallucination Liability)",
+                "no binding: JSON is cut out of free text with a regex (Hallucination Liability)",
             )
         } else {
             b.done(1, "judges' output is free text with no schema at all")
-        };
-    }
-    if !schema {
-        return b.done(
+        }
+    } else if !s.opinion {
+        b.done(
             2,
-            "structured output is used, but not bound to a JudicialOpinion schema",
-        );
-    }
-    if !retry {
-        return b.done(
+            "structured output is used, but no bound schema is an opinion with a score",
+        )
+    } else if !s.retried {
+        b.done(
             3,
-            "bound to the opinion schema, but no retry on malformed output",
-        );
-    }
-    if !fields {
-        return b.done(
+            "bound to the opinion schema, but a judge call is not made again when its reply is invalid",
+        )
+    } else if !s.fields || !s.bound {
+        b.done(
             4,
-            "bound to the opinion schema with retry; the schema's score/argument/cited_evidence fields are not all confirmed",
-        );
-    }
-    b.done(
-        5,
-        "every judge call bound to the JudicialOpinion schema, validated, with retry",
-    )
+            if s.bound {
+                "bound to the opinion schema with retry; the opinion's score/argument/cited_evidence fields are not all there"
+            } else {
+                "an opinion schema in JSON mode (not enforced by the API), with retry"
+            },
+        )
+    } else {
+        b.done(
+            5,
+            "every judge call bound to the opinion schema, made again on failure",
+        )
+    })
 }
 
-fn nuance(ev: &[Evidence], mut b: Builder) -> Level {
-    let language = [
-        "prosecutor_language",
-        "defense_language",
-        "tech_lead_language",
-    ]
-    .iter()
-    .filter(|n| met(ev, n))
-    .count();
-    if !met(ev, "prompts") {
-        return if language == 0 {
+/// The judicial-nuance facts, each read once.
+#[derive(Default)]
+struct Nuance<'a> {
+    prompts: bool,
+    found: usize,
+    /// No collusion (or nothing to compare).
+    distinct: bool,
+    language: usize,
+    /// A persona reduced to a short text set into one shared prompt.
+    sentence: Option<&'a NuanceFact>,
+    /// Every persona has a full brief.
+    full: bool,
+    batched: Option<&'a NuanceFact>,
+    parallel: bool,
+    structured: bool,
+}
+
+fn nuance_facts<'a>(facts: &[&'a NuanceFact]) -> Nuance<'a> {
+    let mut n = Nuance {
+        distinct: true,
+        ..Nuance::default()
+    };
+    for f in facts {
+        match f {
+            NuanceFact::Prompts { found, .. } => {
+                n.prompts = f.holds();
+                n.found = found.len();
+            }
+            NuanceFact::Collusion { .. } => n.distinct = f.holds(),
+            NuanceFact::Language { .. } => n.language += usize::from(f.holds()),
+            NuanceFact::OwnPrompts {
+                prompts,
+                sentence,
+                template,
+                ..
+            } => {
+                n.full = f.holds();
+                if template.is_some() && prompts.iter().any(|p| p.chars < *sentence) {
+                    n.sentence = Some(f);
+                }
+            }
+            NuanceFact::PerCriterion { .. } => {
+                if !f.holds() {
+                    n.batched = Some(f);
+                }
+            }
+            NuanceFact::Parallel { .. } => n.parallel = f.holds(),
+            NuanceFact::Structured { .. } => n.structured = f.holds(),
+        }
+    }
+    n
+}
+
+/// Judicial nuance: three distinct prompts, each speaking its role, are 4; Persona Collusion
+/// is 2; a persona reduced to a sentence in a shared prompt, or one call answering every
+/// criterion, costs a level each; full briefs for every persona, asked per criterion, in
+/// parallel and structured are 5.
+fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::Nuance(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let n = nuance_facts(&facts);
+    if !n.prompts {
+        return Some(if n.found == 0 {
             b.done(1, "no persona prompts: a single grader")
         } else {
             b.done(2, "persona prompts are missing for some judges")
-        };
+        });
     }
     let mismatch = defects(ev, &["persona_mismatch"]);
     if let Some(d) = mismatch.first() {
@@ -490,73 +722,121 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Level {
             format!("a persona is wired or named inconsistently: {}", label(d)),
         );
     }
-    // `collusion` holds when the prompts share at most the rubric's 50% (older evidence:
-    // `distinct`)
-    if !met(ev, "collusion") && !met(ev, "distinct") {
-        return b.done(
-            3,
+    if !n.distinct {
+        return Some(b.done(
+            2,
             "the three prompts share most of their text (Persona Collusion)",
-        );
+        ));
     }
-    if !met(ev, "parallel_judges") {
-        return b.done(
-            3,
-            "distinct personas, but the judges do not run in parallel on the same evidence",
-        );
+    let mut level: i32 = 4;
+    let mut why: Vec<String> = Vec::new();
+    if let Some(f) = n.sentence {
+        level -= 1;
+        why.push(crate::tally::short(&f.statement(), 100));
     }
-    if language < 3 {
-        return b.done(
-            3,
-            "distinct prompts, but not every persona speaks its role (adversarial, forgiving, pragmatic)",
-        );
+    if let Some(f) = n.batched {
+        level -= 1;
+        why.push(crate::tally::short(&f.statement(), 100));
     }
-    b.done(
-        4,
-        "three distinct, conflicting personas running in parallel on the same evidence",
-    )
+    if n.language < 3 {
+        level -= 1;
+        why.push("not every persona speaks its role (adversarial, forgiving, pragmatic)".into());
+    }
+    if why.is_empty() && n.parallel && n.structured && n.full {
+        return Some(b.done(
+            5,
+            "three distinct, full persona briefs, asked per criterion, in parallel, with structured replies",
+        ));
+    }
+    let level = level.clamp(2, 4) as u8;
+    Some(b.done(
+        level,
+        if why.is_empty() {
+            "three distinct, conflicting personas, each speaking its role".to_string()
+        } else {
+            format!("distinct personas, but {}", why.join("; "))
+        },
+    ))
 }
 
-fn justice(ev: &[Evidence], mut b: Builder) -> Level {
-    if !met(ev, "code") {
-        return b.done(1, "no Chief Justice code");
+/// The Chief Justice facts, each read once.
+#[derive(Default)]
+struct Justice {
+    code: bool,
+    llm: bool,
+    rules: Vec<JusticeRule>,
+    markdown: bool,
+    sections: bool,
+}
+
+fn justice_facts(facts: &[&JusticeFact]) -> Justice {
+    let mut j = Justice::default();
+    for f in facts {
+        match f {
+            JusticeFact::Code { .. } => j.code = f.holds(),
+            JusticeFact::Deterministic { llm, .. } => j.llm = !llm.is_empty(),
+            JusticeFact::Rule { rule, .. } => {
+                if f.holds() {
+                    j.rules.push(*rule);
+                }
+            }
+            JusticeFact::MarkdownFile { .. } => j.markdown = f.holds(),
+            JusticeFact::Sections { .. } => j.sections = f.holds(),
+        }
     }
-    let rules = [
-        "rule.security_override",
-        "rule.fact_supremacy",
-        "rule.functionality_weight",
-        "rule.variance_re_evaluation",
-    ]
-    .iter()
-    .filter(|r| met(ev, r))
-    .count();
-    let llm = find(ev, "deterministic").is_some_and(|e| {
-        matches!(
-            e.measure,
-            Some(Measure::Justice {
-                calls_llm: true,
-                ..
-            })
-        )
+    j
+}
+
+/// The Chief Justice: the rules the code implements (of the five: security override, fact
+/// supremacy, functionality weight, dissent, variance re-evaluation): one or none is 2, two or
+/// three 3, four 4, all five 5; an LLM in the verdict, or no Markdown report with its
+/// sections, caps at 3.
+fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::Justice(x) => Some(x),
+        _ => None,
     });
-    if llm {
+    if facts.is_empty() {
+        return None;
+    }
+    let j = justice_facts(&facts);
+    if !j.code {
+        return Some(b.done(1, "no Chief Justice code"));
+    }
+    if j.llm {
         b.cap(3, "an LLM takes part in the Chief Justice's verdict");
     }
-    if !(met(ev, "markdown_file") && met(ev, "report_sections")) {
+    if !(j.markdown && j.sections) {
         b.cap(
             3,
             "the verdict is not written as a Markdown report with its sections",
         );
     }
-    let level = match rules {
+    let n = j.rules.len();
+    let level = match n {
         0 | 1 => 2,
-        2 => 3,
-        3 => 4,
+        2 | 3 => 3,
+        4 => 4,
         _ => 5,
     };
-    b.done(
+    Some(b.done(
         level,
-        format!("{rules} of the 4 named synthesis rules are deterministic code"),
-    )
+        format!(
+            "{n} of the 5 rules are implemented as branches{}",
+            if n == 0 {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    j.rules
+                        .iter()
+                        .map(|r| r.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        ),
+    ))
 }
 
 fn concepts(ev: &[Evidence], b: Builder) -> Level {
@@ -643,13 +923,6 @@ mod tests {
             format!("fact {id}"),
             Confidence::CERTAIN,
         )
-    }
-
-    fn with(id: &str, found: bool, rationale: &str) -> Evidence {
-        Evidence {
-            rationale: rationale.into(),
-            ..f(id, found)
-        }
     }
 
     fn defect(kind: &str) -> Evidence {
@@ -824,150 +1097,341 @@ mod tests {
         assert_eq!(level(&state(&["definition"], &[])), 1);
     }
 
-    #[test]
-    fn safety_table() {
-        let base = |unmet: &[&str]| -> Vec<Evidence> {
-            [
-                "sandboxed_clone",
-                "error_handling",
-                "auth_errors",
-                "no_raw_shell",
-            ]
-            .iter()
-            .map(|n| f(&format!("repo.security.{n}"), !unmet.contains(n)))
-            .collect()
+    use crate::model::fact::{
+        self as fact, Bound, Call, External, Overlap, Prompt, Retried, Retry, Shallow, Site,
+    };
+
+    fn typed(prefix: &str, x: Fact) -> Evidence {
+        Evidence::stated(
+            prefix,
+            Detective::RepoInvestigator,
+            "goal",
+            x,
+            "https://example.org/repo",
+            Confidence::CERTAIN,
+        )
+    }
+
+    fn site(line: usize) -> Site {
+        Site::new("src/tools/repo.py", line)
+    }
+
+    /// A sandboxed clone whose failure is handled, with the given safeguards.
+    fn safe(
+        timeout: bool,
+        url: bool,
+        kinds: bool,
+        cleanup: bool,
+        depth: Option<&str>,
+    ) -> Vec<Evidence> {
+        let clone = fact::Clone {
+            call: Call::new(site(10), "subprocess.run"),
+            sandbox: Some(site(8)),
+            list_args: true,
+            via: None,
+            handled: Some(site(9)),
         };
-        assert_eq!(level(&base(&[])), 3);
-        assert_eq!(level(&base(&["sandboxed_clone", "error_handling"])), 3);
-        assert_eq!(
-            level(&base(&[
-                "sandboxed_clone",
-                "error_handling",
-                "no_raw_shell"
-            ])),
-            2
-        );
-        let mut timed = base(&[]);
-        timed.push(with("repo.security.timeout", true, "clone under a timeout"));
-        assert_eq!(level(&timed), 4);
-        let mut shell = base(&[]);
-        shell.push(f("repo.security.finding.0", true).with_kind(EvidenceKind::SecurityFinding));
-        assert_eq!(level(&shell), 1);
+        let s = |x: SafetyFact| typed("repo.security", Fact::Safety(x));
+        vec![
+            s(SafetyFact::Sandbox {
+                clones: vec![clone.clone()],
+                files: 3,
+            }),
+            s(SafetyFact::CloneErrors {
+                clones: vec![clone],
+            }),
+            s(SafetyFact::ErrorKinds {
+                clones: vec![site(10)],
+                tests: if kinds {
+                    vec![site(12), site(14)]
+                } else {
+                    vec![]
+                },
+            }),
+            s(SafetyFact::Timeouts {
+                calls: vec![External {
+                    call: Call::new(site(10), "subprocess.run"),
+                    timeout: timeout.then(|| "120".to_string()),
+                    clone: true,
+                }],
+                files: 3,
+            }),
+            s(SafetyFact::UrlCheck {
+                clones: vec![site(10)],
+                checks: if url { vec![site(5)] } else { vec![] },
+            }),
+            s(SafetyFact::Cleanup {
+                clones: vec![site(10)],
+                removals: if cleanup { vec![site(20)] } else { vec![] },
+            }),
+            s(SafetyFact::Lifetime {
+                clones: vec![site(10)],
+                early: vec![],
+            }),
+            s(SafetyFact::FullHistory {
+                clones: vec![site(10)],
+                shallow: depth
+                    .map(|d| Shallow {
+                        at: site(10),
+                        depth: d.into(),
+                    })
+                    .into_iter()
+                    .collect(),
+            }),
+            s(SafetyFact::NoShell {
+                files: 3,
+                subprocess: 1,
+                shells: vec![],
+                counted: 0,
+                unscanned: vec![],
+            }),
+        ]
     }
 
     #[test]
-    fn structured_table() {
-        let s = |unmet: &[&str]| -> Vec<Evidence> {
-            ["used", "opinion_schema", "schema_fields", "retry"]
-                .iter()
-                .map(|n| f(&format!("repo.structured_output.{n}"), !unmet.contains(n)))
-                .collect()
+    fn safety_table_reads_the_safeguards() {
+        assert_eq!(level(&safe(false, false, false, false, None)), 3);
+        assert_eq!(level(&safe(true, false, false, false, None)), 4);
+        assert_eq!(level(&safe(true, true, false, true, None)), 5);
+        assert_eq!(level(&safe(true, true, true, true, None)), 5);
+        // a single-commit clone costs a level, never below 2
+        assert_eq!(level(&safe(true, false, false, true, Some("1"))), 3);
+        assert_eq!(level(&safe(false, false, false, false, Some("1"))), 2);
+        // a timeout and a URL check where the code has them: no "what lifts it further"
+        let l = assess(&safe(true, true, false, true, None)).unwrap();
+        assert!(!l.row.contains("lift"), "{}", l.row);
+        assert!(l.row.contains("a timeout on the clone"), "{}", l.row);
+        // a confirmed finding is 1
+        let mut ev = safe(true, true, true, true, None);
+        ev.push(typed(
+            "repo.security",
+            Fact::Safety(SafetyFact::Finding {
+                n: 0,
+                at: site(3),
+                kind: "os_system".into(),
+                detail: "os.system runs its argument through the shell".into(),
+            }),
+        ));
+        assert_eq!(ev.last().unwrap().kind, EvidenceKind::SecurityFinding);
+        assert_eq!(level(&ev), 1);
+        // no clone at all
+        let none = vec![typed(
+            "repo.security",
+            Fact::Safety(SafetyFact::Sandbox {
+                clones: vec![],
+                files: 2,
+            }),
+        )];
+        assert_eq!(level(&none), 2);
+    }
+
+    fn structured(bound: bool, opinion: bool, retry: Option<Retry>, fields: bool) -> Vec<Evidence> {
+        let b = Bound {
+            call: Call::new(site(30), "with_structured_output"),
+            method: "with_structured_output".into(),
+            schema: "JudicialOpinion".into(),
+            json_mode: false,
         };
-        assert_eq!(level(&s(&[])), 5);
-        assert_eq!(level(&s(&["schema_fields"])), 4);
-        assert_eq!(level(&s(&["retry"])), 3);
-        assert_eq!(level(&s(&["used", "opinion_schema", "retry"])), 2);
-        assert_eq!(
-            level(&s(&["used", "opinion_schema", "retry", "schema_fields"])),
-            1
-        );
+        let s = |x: StructuredFact| typed("repo.structured_output", Fact::Structured(x));
+        vec![
+            s(StructuredFact::Binding {
+                bound: if bound { vec![b.clone()] } else { vec![] },
+                parsers: vec![],
+                json_text: vec![],
+                files: 4,
+            }),
+            s(StructuredFact::OpinionSchema {
+                bound: if bound { vec![b] } else { vec![] },
+                opinion: opinion.then(|| ("JudicialOpinion".to_string(), site(3))),
+                batched: false,
+            }),
+            s(StructuredFact::SchemaFields {
+                model: Some(("JudicialOpinion".into(), site(3))),
+                have: vec!["score".into()],
+                missing: if fields {
+                    vec![]
+                } else {
+                    vec!["argument".into()]
+                },
+            }),
+            s(StructuredFact::Retry {
+                calls: vec![Retried {
+                    call: site(30),
+                    retry,
+                    transport: Some((site(2), "3".into())),
+                    handled: Some(site(29)),
+                }],
+            }),
+        ]
     }
 
     #[test]
-    fn nuance_table_caps_on_collusion_and_mismatch() {
-        let n = |unmet: &[&str], extra: &[Evidence]| -> Vec<Evidence> {
-            let mut v: Vec<Evidence> = [
-                "prompts",
-                "collusion",
-                "prosecutor_language",
-                "defense_language",
-                "tech_lead_language",
-                "parallel_judges",
-                "structured_output",
-            ]
+    fn structured_table_tells_retry_from_error_handling() {
+        let looped = Some(Retry::Loop { at: site(28) });
+        assert_eq!(level(&structured(true, true, looped.clone(), true)), 5);
+        assert_eq!(level(&structured(true, true, looped.clone(), false)), 4);
+        // a try/except and the client's max_retries are no retry
+        let ev = structured(true, true, None, true);
+        assert_eq!(level(&ev), 3);
+        let said = &ev[3].rationale;
+        assert!(
+            said.contains("max_retries=3 at src/tools/repo.py:2"),
+            "{said}"
+        );
+        assert!(said.contains("is not made again when it fails"), "{said}");
+        assert!(
+            said.contains("try/except at src/tools/repo.py:29"),
+            "{said}"
+        );
+        assert_eq!(level(&structured(true, false, looped, true)), 2);
+        assert_eq!(level(&structured(false, false, None, false)), 1);
+    }
+
+    fn nuance(chars: usize, share: f64, batched: bool) -> Vec<Evidence> {
+        let s = |x: NuanceFact| typed("repo.personas", Fact::Nuance(x));
+        let prompts: Vec<Prompt> = ["Prosecutor", "Defense", "TechLead"]
             .iter()
-            .map(|x| f(&format!("repo.personas.{x}"), !unmet.contains(x)))
+            .enumerate()
+            .map(|(i, p)| Prompt {
+                persona: p.to_string(),
+                at: site(40 + i),
+                chars,
+                sentences: 3,
+            })
             .collect();
-            v.extend(extra.iter().cloned());
-            v
-        };
-        // the collusion figure, as the RepoInvestigator states it: found = no collusion
-        assert_eq!(level(&n(&[], &[])), 4);
-        assert_eq!(level(&n(&["collusion"], &[])), 3);
-        // evidence stored by an earlier version (a resumed batch) says `distinct`
-        let older = |found: bool| -> Vec<Evidence> {
-            let mut v = n(&["collusion"], &[]);
-            v.retain(|e| !e.id.ends_with(".collusion"));
-            v.push(f("repo.personas.distinct", found));
-            v
-        };
-        assert_eq!(level(&older(true)), 4);
-        assert_eq!(level(&older(false)), 3);
-        assert_eq!(level(&n(&["parallel_judges"], &[])), 3);
-        assert_eq!(level(&n(&[], &[defect("persona_mismatch")])), 3);
-        assert_eq!(
-            level(&n(
-                &[
-                    "prompts",
-                    "collusion",
-                    "prosecutor_language",
-                    "defense_language",
-                    "tech_lead_language"
-                ],
-                &[]
-            )),
-            1
-        );
+        let mut v = vec![
+            s(NuanceFact::Collusion {
+                pairs: vec![Overlap {
+                    a: "Prosecutor".into(),
+                    b: "Defense".into(),
+                    share,
+                }],
+                threshold: 0.5,
+                at: site(40),
+            }),
+            s(NuanceFact::Prompts {
+                found: prompts.clone(),
+                missing: vec![],
+            }),
+            s(NuanceFact::OwnPrompts {
+                prompts,
+                template: (chars < 400).then(|| (site(90), 2000)),
+                sentence: 400,
+                full: 1000,
+            }),
+            s(NuanceFact::PerCriterion {
+                batched: batched.then(|| site(60)),
+                calls: vec![site(60)],
+            }),
+            s(NuanceFact::Parallel {
+                fan_out: Some((
+                    site(70),
+                    "aggregator".into(),
+                    vec!["prosecutor".into(), "defense".into()],
+                )),
+                graph: Some(site(65)),
+            }),
+            s(NuanceFact::Structured {
+                bound: Some(site(60)),
+            }),
+        ];
+        for (p, w) in [
+            ("Prosecutor", "adversarial"),
+            ("Defense", "forgiving"),
+            ("TechLead", "pragmatic"),
+        ] {
+            v.push(s(NuanceFact::Language {
+                persona: p.into(),
+                expected: w.into(),
+                matched: vec!["gap".into()],
+                at: Some(site(40)),
+            }));
+        }
+        v
     }
 
     #[test]
-    fn justice_table() {
-        let j = |rules: &[&str], extra: &[&str]| -> Vec<Evidence> {
+    fn nuance_table_reads_briefs_batching_and_collusion() {
+        assert_eq!(level(&nuance(2000, 0.1, false)), 5);
+        assert_eq!(level(&nuance(900, 0.1, false)), 4);
+        assert_eq!(level(&nuance(2000, 0.1, true)), 3);
+        assert_eq!(level(&nuance(200, 0.1, true)), 2);
+        assert_eq!(level(&nuance(2000, 0.8, false)), 2);
+        let mut mismatch = nuance(2000, 0.1, false);
+        mismatch.push(f("repo.graph.defect.persona_mismatch.0", false));
+        assert_eq!(level(&mismatch), 3);
+    }
+
+    #[test]
+    fn justice_table_counts_the_rules_the_branches_implement() {
+        let j = |rules: &[JusticeRule], md: bool, llm: bool| -> Vec<Evidence> {
+            let s = |x: JusticeFact| typed("repo.justice", Fact::Justice(x));
             let mut v = vec![
-                f("repo.justice.code", true),
-                with(
-                    "repo.justice.deterministic",
-                    true,
-                    "12 if/elif branches; no LLM call",
-                ),
-                f("repo.justice.markdown_file", !extra.contains(&"no_md")),
-                f("repo.justice.report_sections", true),
+                s(JusticeFact::Code {
+                    at: Some(site(1)),
+                    modules: vec!["src/justice.py".into()],
+                    files: 4,
+                }),
+                s(JusticeFact::Deterministic {
+                    rules: rules.len(),
+                    branches: 9,
+                    llm: if llm { vec![site(50)] } else { vec![] },
+                    code: Some(site(1)),
+                }),
+                s(JusticeFact::MarkdownFile {
+                    write: md.then(|| site(80)),
+                    code: Some(site(1)),
+                }),
+                s(JusticeFact::Sections {
+                    have: vec![("Executive Summary".into(), site(81))],
+                    missing: vec![],
+                    code: Some(site(1)),
+                }),
             ];
-            for r in [
-                "security_override",
-                "fact_supremacy",
-                "functionality_weight",
-                "variance_re_evaluation",
-            ] {
-                v.push(f(&format!("repo.justice.rule.{r}"), rules.contains(&r)));
+            for r in JusticeRule::ALL {
+                v.push(s(JusticeFact::Rule {
+                    rule: r,
+                    branch: rules.contains(&r).then(|| site(10)),
+                    how: "`if x` caps the score".into(),
+                    searched: 9,
+                    code: Some(site(1)),
+                }));
             }
             v
         };
-        let all = [
-            "security_override",
-            "fact_supremacy",
-            "functionality_weight",
-            "variance_re_evaluation",
-        ];
-        assert_eq!(level(&j(&all, &[])), 5);
-        assert_eq!(level(&j(&all[..3], &[])), 4);
-        assert_eq!(level(&j(&all[..2], &[])), 3);
-        assert_eq!(level(&j(&all[..1], &[])), 2);
+        let all = JusticeRule::ALL;
+        assert_eq!(level(&j(&all, true, false)), 5);
+        assert_eq!(level(&j(&all[..4], true, false)), 4);
+        assert_eq!(level(&j(&all[..3], true, false)), 3);
+        assert_eq!(level(&j(&all[..1], true, false)), 2);
         assert_eq!(
-            level(&j(&all, &["no_md"])),
+            level(&j(&all, false, false)),
             3,
             "no Markdown report caps at 3"
         );
-        let mut llm = j(&all, &[]);
-        llm[1].measure = Some(Measure::Justice {
-            named_rules: 4,
-            calls_llm: true,
-        });
-        assert_eq!(level(&llm), 3);
-        // the prose alone is not read
-        let mut prose = j(&all, &[]);
-        prose[1].rationale = "4 named rules; the justice code also calls an LLM".into();
-        assert_eq!(level(&prose), 5);
+        assert_eq!(
+            level(&j(&all, true, true)),
+            3,
+            "an LLM in the verdict caps at 3"
+        );
+        // the rationale is never read
+        let mut prose = j(&all[..1], true, false);
+        for e in &mut prose {
+            e.rationale =
+                "security_override fact_supremacy functionality_weight implemented".into();
+        }
+        assert_eq!(level(&prose), 2);
+    }
+
+    #[test]
+    fn untyped_facts_of_a_typed_family_are_judged_by_their_tally() {
+        // evidence stored by an earlier version: the same ids, no typed fact
+        let old: Vec<Evidence> = ["sandboxed_clone", "error_handling", "no_raw_shell"]
+            .iter()
+            .map(|n| f(&format!("repo.security.{n}"), true))
+            .collect();
+        assert_eq!(family(&old), Some(Family::Safety));
+        assert_eq!(assess(&old), None);
     }
 
     #[test]

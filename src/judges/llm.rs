@@ -421,7 +421,7 @@ fn cross_line(e: &Evidence) -> String {
         if e.found { "yes" } else { "no" },
         e.confidence.get(),
         short_location(&e.location),
-        one_line(&e.rationale, MAX_CROSS_RATIONALE_CHARS),
+        one_line(&crate::tally::fact_text(e), MAX_CROSS_RATIONALE_CHARS),
     )
 }
 
@@ -442,7 +442,7 @@ fn evidence_line_cut(e: &Evidence, snippet_max: usize) -> String {
         e.confidence.get(),
         short_location(&e.location),
         one_line(&e.goal, MAX_GOAL_CHARS),
-        one_line(&e.rationale, MAX_RATIONALE_CHARS),
+        one_line(&crate::tally::fact_text(e), MAX_RATIONALE_CHARS),
     );
     if let Some(c) = e.content.as_deref().filter(|c| !c.trim().is_empty()) {
         line.push_str(" | snippet: ");

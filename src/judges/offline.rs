@@ -236,7 +236,7 @@ fn said(list: &[&crate::model::Evidence], max: usize, located: bool) -> String {
         .iter()
         .take(max)
         .map(|e| {
-            let text = facts::short(facts::fact_text(e), 100);
+            let text = facts::short(&facts::fact_text(e), 100);
             if located {
                 format!("{text} ({})", e.location)
             } else {
@@ -527,11 +527,26 @@ mod tests {
         let p = judge(&request(Judge::Prosecutor, "graph_orchestration", linear));
         assert_eq!(p.score.get(), 1);
         assert!(p.argument.contains("Orchestration Fraud"), "{}", p.argument);
+        use crate::model::fact::{Call, Fact, Site, StructuredFact};
+        let typed = |x: StructuredFact| {
+            Evidence::stated(
+                "repo.structured_output",
+                Detective::RepoInvestigator,
+                "bound",
+                Fact::Structured(x),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            )
+        };
+        // JSON cut out of free text
         let free_text = vec![
-            fact("repo.structured_output.used", "bound", false),
-            fact("repo.structured_output.opinion_schema", "bound", false),
-            fact("repo.structured_output.schema_fields", "fields", true),
-            fact("repo.structured_output.retry", "retry", false),
+            typed(StructuredFact::Binding {
+                bound: vec![],
+                parsers: vec![],
+                json_text: vec![Call::new(Site::new("src/judges.py", 9), "json.loads")],
+                files: 3,
+            }),
+            typed(StructuredFact::Retry { calls: vec![] }),
         ];
         let p = judge(&request(
             Judge::Prosecutor,
@@ -609,11 +624,38 @@ mod tests {
                 .with_kind(EvidenceKind::SecurityFinding),
         );
         assert_eq!(scores("x", &ev), (1, 3, 1));
+        use crate::model::fact::{self as fact, Call, Fact, SafetyFact, Site};
+        let typed = |x: SafetyFact| {
+            Evidence::stated(
+                "repo.security",
+                Detective::RepoInvestigator,
+                "sandbox",
+                Fact::Safety(x),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            )
+        };
+        let clone = fact::Clone {
+            call: Call::new(Site::new("src/tools.py", 4), "subprocess.run"),
+            sandbox: Some(Site::new("src/tools.py", 3)),
+            list_args: true,
+            via: None,
+            handled: Some(Site::new("src/tools.py", 4)),
+        };
         let tools = vec![
-            fact("repo.security.sandboxed_clone", "sandbox", true),
-            fact("repo.security.error_handling", "errors", true),
-            fact("repo.security.finding.0", "os.system", true)
-                .with_kind(EvidenceKind::SecurityFinding),
+            typed(SafetyFact::Sandbox {
+                clones: vec![clone.clone()],
+                files: 2,
+            }),
+            typed(SafetyFact::CloneErrors {
+                clones: vec![clone],
+            }),
+            typed(SafetyFact::Finding {
+                n: 0,
+                at: Site::new("src/tools.py", 9),
+                kind: "os_system".into(),
+                detail: "os.system runs its argument through the shell".into(),
+            }),
         ];
         assert_eq!(scores("safe_tool_engineering", &tools), (1, 1, 1));
     }

@@ -33,6 +33,7 @@
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
+use crate::model::fact::Stated;
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
     JudgeFailure, JudicialOpinion, RemediationItem, Rule, RuleApplication, RunMetadata, Score,
@@ -689,16 +690,21 @@ fn cited_facts(o: &JudicialOpinion, evidence: &[Evidence]) -> String {
 }
 
 /// File-level remediation from the evidence, ending with the rubric's success pattern.
-/// One instruction per line.
+/// One instruction per line. A typed fact gives its own fix (what to change, where, to what);
+/// evidence without one (families not typed yet, evidence stored by an earlier version) is
+/// named with what the detective found.
 fn remediation(dimension: &Dimension, t: &Tally) -> String {
     let mut lines = Vec::new();
+    let typed = |e: &Evidence| e.fact.as_ref().and_then(|f| f.fix()).map(|f| f.line());
     for e in &t.security {
-        lines.push(format!(
-            "{}: fix the security finding \"{}\" ({}).",
-            e.location,
-            facts::short(&e.goal, 100),
-            facts::short(&e.rationale, 160)
-        ));
+        lines.push(typed(e).unwrap_or_else(|| {
+            format!(
+                "{}: fix the security finding \"{}\" ({}).",
+                e.location,
+                facts::short(&e.goal, 100),
+                facts::short(&e.rationale, 160)
+            )
+        }));
     }
     for e in &t.contradictions {
         lines.push(format!(
@@ -709,6 +715,13 @@ fn remediation(dimension: &Dimension, t: &Tally) -> String {
         ));
     }
     for e in &t.unmet {
+        if e.fact.is_some() {
+            // a typed fact that holds no fix (nothing the student can change) says nothing here
+            if let Some(l) = typed(e) {
+                lines.push(l);
+            }
+            continue;
+        }
         lines.push(format!(
             "{}: implement \"{}\"; the detective found: {}.",
             e.location,

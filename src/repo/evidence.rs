@@ -10,7 +10,11 @@ use super::RepoFacts;
 use super::python::graph::{Branching, GraphFacts};
 use super::python::persona_prompts::PERSONAS;
 use crate::family::Family;
-use crate::model::{Confidence, Detective, Evidence, EvidenceKind, HistoryMeasure, Measure};
+use crate::model::fact::{
+    self, Bound, Call, Fact, JusticeFact, JusticeRule, NuanceFact, Overlap, Prompt, Retried,
+    SafetyFact, Site, StructuredFact,
+};
+use crate::model::{Confidence, Detective, Evidence, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -881,227 +885,290 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
     v
 }
 
+/// The evidence stating a typed fact of a repository family.
+fn stated(prefix: &str, goal: &str, fact: Fact, f: &RepoFacts, c: f64) -> Evidence {
+    Evidence::stated(
+        prefix,
+        Detective::RepoInvestigator,
+        goal,
+        fact,
+        f.url.clone(),
+        conf(c),
+    )
+}
+
+fn at(path: &str, line: usize) -> Site {
+    Site::new(path, line)
+}
+
 fn safety(f: &RepoFacts) -> Vec<Evidence> {
     let s = &f.python.security;
     let goal = "Sandboxed git operations without raw shell calls";
+    let fact = |x: SafetyFact, c: f64| stated("repo.security", goal, Fact::Safety(x), f, c);
+    let clones: Vec<fact::Clone> = s
+        .clone_calls
+        .iter()
+        .map(|c| fact::Clone {
+            call: Call::new(at(&c.path, c.line), c.callee.clone()),
+            sandbox: c.sandbox_at.clone(),
+            list_args: c.list_args,
+            via: c.via.clone(),
+            handled: c.handled_at.clone(),
+        })
+        .collect();
+    let sites: Vec<Site> = clones.iter().map(|c| c.call.at.clone()).collect();
+    let union = |pick: &dyn Fn(&super::python::safety::CloneCall) -> Vec<Site>| {
+        let mut v: Vec<Site> = s.clone_calls.iter().flat_map(pick).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let files = s.files.max(usize::from(f.python.files_parsed > 0));
     let mut v = Vec::new();
-    let first = s.clone_calls.first();
-    let at = first
-        .map(|c| format!("{}:{}", c.path, c.line))
-        .unwrap_or_else(|| f.url.clone());
-    v.push(match first {
-        Some(c) => fact(
-            "repo.security.sandboxed_clone",
-            goal,
-            s.sandboxed_clone,
-            at.clone(),
-            format!(
-                "{}; {} inside tempfile.TemporaryDirectory/mkdtemp; {} with a list of arguments (no shell){}",
-                crate::words::count(s.clone_calls.len(), "clone call", "clone calls"),
-                s.clone_calls.iter().filter(|c| c.sandboxed).count(),
-                s.clone_calls.iter().filter(|c| c.list_args).count(),
-                s.clone_calls
-                    .iter()
-                    .find_map(|c| c.via.as_ref())
-                    .map(|w| format!("; through the repository's own wrapper {w}"))
-                    .unwrap_or_default()
-            ),
-            0.9,
-        )
-        .with_content(c.function_snippet.clone()),
-        None => fact(
-            "repo.security.sandboxed_clone",
-            goal,
-            false,
-            at.clone(),
-            "no git clone call found (git.Repo.clone_from, subprocess with git clone, ...)",
-            0.9,
-        ),
-    });
+    let mut sandbox = fact(
+        SafetyFact::Sandbox {
+            clones: clones.clone(),
+            files,
+        },
+        0.9,
+    );
+    if let Some(c) = s.clone_calls.first() {
+        sandbox = sandbox.with_content(c.function_snippet.clone());
+    }
+    v.push(sandbox);
+    v.push(fact(SafetyFact::CloneErrors { clones }, 0.8));
     v.push(fact(
-        "repo.security.error_handling",
-        goal,
-        first.is_some() && s.clone_calls.iter().all(|c| c.error_handled),
-        at.clone(),
-        format!(
-            "{} of {} inside try, with check=True or a returncode check",
-            s.clone_calls.iter().filter(|c| c.error_handled).count(),
-            crate::words::count(s.clone_calls.len(), "clone call", "clone calls")
-        ),
+        SafetyFact::ErrorKinds {
+            clones: sites.clone(),
+            tests: union(&|c| c.error_tests.clone()),
+        },
+        0.7,
+    ));
+    v.push(fact(
+        SafetyFact::Timeouts {
+            calls: s
+                .externals
+                .iter()
+                .map(|x| fact::External {
+                    call: Call::new(x.at.clone(), x.callee.clone()),
+                    timeout: x.timeout.clone(),
+                    clone: x.clone,
+                })
+                .collect(),
+            files,
+        },
+        0.85,
+    ));
+    v.push(fact(
+        SafetyFact::UrlCheck {
+            clones: sites.clone(),
+            checks: union(&|c| c.url_checks.clone()),
+        },
         0.8,
     ));
     v.push(fact(
-        "repo.security.auth_errors",
-        goal,
-        s.clone_calls.iter().any(|c| c.auth_handled),
-        at,
-        "clone failure (CalledProcessError/GitCommandError) caught and reported with its auth/stderr detail",
+        SafetyFact::Cleanup {
+            clones: sites.clone(),
+            removals: s.removals.clone(),
+        },
         0.7,
     ));
-    let shell: Vec<&super::python::safety::Finding> = s
+    v.push(fact(
+        SafetyFact::Lifetime {
+            clones: sites.clone(),
+            early: s
+                .clone_calls
+                .iter()
+                .filter_map(|c| {
+                    c.removed_early
+                        .as_ref()
+                        .map(|(dir, func)| fact::EarlyRemoval {
+                            clone: at(&c.path, c.line),
+                            sandbox: dir.clone(),
+                            function: func.clone(),
+                        })
+                })
+                .collect(),
+        },
+        0.8,
+    ));
+    v.push(fact(
+        SafetyFact::FullHistory {
+            clones: sites,
+            shallow: s
+                .clone_calls
+                .iter()
+                .filter_map(|c| {
+                    c.depth.as_ref().map(|d| fact::Shallow {
+                        at: at(&c.path, c.line),
+                        depth: d.clone(),
+                    })
+                })
+                .collect(),
+        },
+        0.9,
+    ));
+    let shells: Vec<Site> = s
         .findings
         .iter()
         .filter(|x| x.kind != "eval" && x.kind != "exec")
+        .map(|x| at(&x.path, x.line))
         .collect();
-    let unscanned = &f.unscanned_python;
+    let counted = f
+        .finding_counts
+        .iter()
+        .filter(|(k, _)| *k != "eval" && *k != "exec")
+        .map(|(_, n)| n)
+        .sum();
     v.push(fact(
-        "repo.security.no_raw_shell",
-        goal,
-        shell.is_empty() && f.python.files_parsed > 0 && unscanned.is_empty(),
-        shell
-            .first()
-            .map(|x| format!("{}:{}", x.path, x.line))
-            .or_else(|| unscanned.first().cloned())
-            .unwrap_or_else(|| f.url.clone()),
-        if shell.is_empty() && !unscanned.is_empty() {
-            format!(
-                "not verified: {} too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
-                crate::words::count(unscanned.len(), "Python file", "Python files"),
-                unscanned.join(", "),
-                f.python.files_parsed
-            )
-        } else if shell.is_empty() {
-            format!(
-                "no os.system, os.popen or shell=True in {} ({} without a shell)",
-                crate::words::count(f.python.files_parsed, "Python file", "Python files"),
-                crate::words::count(s.subprocess_calls, "subprocess call", "subprocess calls")
-            )
-        } else {
-            let total: usize = f
-                .finding_counts
-                .iter()
-                .filter(|(k, _)| *k != "eval" && *k != "exec")
-                .map(|(_, n)| n)
-                .sum();
-            crate::words::count(total.max(shell.len()), "raw shell call", "raw shell calls")
+        SafetyFact::NoShell {
+            files: f.python.files_parsed,
+            subprocess: s.subprocess_calls,
+            shells,
+            counted,
+            unscanned: f.unscanned_python.clone(),
         },
         1.0,
     ));
     for (i, x) in s.findings.iter().enumerate() {
         v.push(
             fact(
-                &format!("repo.security.finding.{i}"),
-                goal,
-                true,
-                format!("{}:{}", x.path, x.line),
-                format!("{}: {}", x.kind, x.detail),
+                SafetyFact::Finding {
+                    n: i,
+                    at: at(&x.path, x.line),
+                    kind: x.kind.clone(),
+                    detail: x.detail.clone(),
+                },
                 1.0,
             )
-            .with_kind(EvidenceKind::SecurityFinding)
             .with_content(x.snippet.clone()),
         );
     }
     v
 }
 
+/// The opinion model a bound schema names: a class with a `score` field, or one holding a
+/// list of such (one call for every criterion). (name, where, batched)
+fn opinion_model<'a>(
+    f: &'a RepoFacts,
+    schema: &str,
+) -> Option<(&'a super::python::state::StateClass, bool)> {
+    let state = &f.python.state;
+    let name = schema.split(',').next().unwrap_or("").trim();
+    let name = name.rsplit('.').next().unwrap_or(name);
+    let class = state.class(name)?;
+    if class.fields.iter().any(|x| x.name == "score") {
+        return Some((class, false));
+    }
+    // a list of opinions: a field whose type names a class with a score
+    class.fields.iter().find_map(|x| {
+        let inner = x
+            .annotation
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter_map(|w| state.class(w))
+            .find(|c| c.fields.iter().any(|y| y.name == "score"))?;
+        Some((inner, true))
+    })
+}
+
 fn structured(f: &RepoFacts) -> Vec<Evidence> {
     let s = &f.python.structured_output;
     let goal = "Judge LLM output bound to the JudicialOpinion schema, with retry";
-    let judge_call = s
+    let fact = |x: StructuredFact, c: f64| {
+        stated("repo.structured_output", goal, Fact::Structured(x), f, c)
+    };
+    let bound: Vec<Bound> = s
         .calls
         .iter()
-        .find(|c| c.path.to_lowercase().contains("judge"))
-        .or_else(|| s.calls.first());
-    let at = judge_call
-        .map(|c| format!("{}:{}", c.path, c.line))
-        .unwrap_or_else(|| f.url.clone());
-    let mut v = vec![match judge_call {
-        Some(c) => fact(
-            "repo.structured_output.used",
-            goal,
-            true,
-            at.clone(),
-            format!(
-                "{} to with_structured_output/bind_tools: {}",
-                crate::words::count(s.calls.len(), "call", "calls"),
-                s.calls
-                    .iter()
-                    .map(|c| format!("{}({}) at {}:{}", c.method, c.schema, c.path, c.line))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            1.0,
-        )
-        .with_content(c.function_snippet.clone()),
-        None => fact(
-            "repo.structured_output.used",
-            goal,
-            false,
-            at.clone(),
-            "no .with_structured_output() or .bind_tools() call: LLM output is free text",
-            1.0,
-        ),
-    }];
-    let schema = s.calls.iter().find(|c| c.schema.contains("Opinion"));
+        .map(|c| Bound {
+            call: Call::new(at(&c.path, c.line), c.method.clone()),
+            method: c.method.clone(),
+            schema: c.schema.clone(),
+            json_mode: c.json_mode,
+        })
+        .collect();
+    let calls = |v: &[(Site, String)]| -> Vec<Call> {
+        v.iter()
+            .map(|(s, c)| Call::new(s.clone(), c.clone()))
+            .collect()
+    };
+    let mut used = fact(
+        StructuredFact::Binding {
+            bound: bound.clone(),
+            parsers: calls(&s.parsers),
+            json_text: calls(&s.json_text),
+            files: s.files,
+        },
+        1.0,
+    );
+    if let Some(c) = s.calls.first() {
+        used = used.with_content(c.function_snippet.clone());
+    }
+    let mut v = vec![used];
+    // the opinion schema: the first bound schema that is an opinion model
+    let opinion = s
+        .calls
+        .iter()
+        .find_map(|c| opinion_model(f, &c.schema).map(|(m, batched)| (c, m, batched)));
     v.push(fact(
-        "repo.structured_output.opinion_schema",
-        goal,
-        schema.is_some(),
-        schema
-            .map(|c| format!("{}:{}", c.path, c.line))
-            .unwrap_or_else(|| at.clone()),
-        match schema {
-            Some(c) => format!("bound schema {}", c.schema),
-            None => "no call binds a JudicialOpinion-like schema".into(),
+        StructuredFact::OpinionSchema {
+            bound: bound.clone(),
+            opinion: opinion.map(|(c, m, _)| {
+                (
+                    c.schema.split(',').next().unwrap_or("").trim().to_string(),
+                    at(&m.path, m.line),
+                )
+            }),
+            batched: opinion.is_some_and(|(_, _, b)| b),
         },
         0.9,
     ));
-    let model = schema
-        .and_then(|c| {
-            let name = c.schema.split(',').next().unwrap_or("").trim();
-            let name = name.rsplit('.').next().unwrap_or(name);
-            f.python.state.class(name)
-        })
+    let model = opinion
+        .map(|(_, m, _)| m)
         .or_else(|| f.python.state.class("JudicialOpinion"));
     let need = ["score", "argument", "cited_evidence"];
-    v.push(match model {
-        Some(m) => {
-            let have: Vec<&str> = need
-                .iter()
-                .copied()
-                .filter(|n| m.fields.iter().any(|x| x.name == *n))
-                .collect();
-            fact(
-                "repo.structured_output.schema_fields",
-                goal,
-                have.len() == need.len(),
-                m.location(),
-                format!(
-                    "{} fields: {}",
-                    m.name,
-                    m.fields
-                        .iter()
-                        .map(|x| format!("{}: {}", x.name, x.annotation))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                0.9,
-            )
-        }
-        None => fact(
-            "repo.structured_output.schema_fields",
-            goal,
-            false,
-            at.clone(),
-            "no JudicialOpinion model with score, argument and cited_evidence",
-            0.9,
-        ),
-    });
-    let retried = s.calls.iter().find(|c| c.retry);
     v.push(fact(
-        "repo.structured_output.retry",
-        goal,
-        retried.is_some(),
-        retried
-            .map(|c| format!("{}:{}", c.path, c.line))
-            .unwrap_or(at),
-        if retried.is_some() {
-            "the structured call sits in a retry loop / try, a @retry decorator or .with_retry()"
-                .to_string()
-        } else {
-            "no retry or error handling around the structured LLM calls".to_string()
+        StructuredFact::SchemaFields {
+            model: model.map(|m| (m.name.clone(), at(&m.path, m.line))),
+            have: need
+                .iter()
+                .filter(|n| model.is_some_and(|m| m.fields.iter().any(|x| x.name == **n)))
+                .map(|n| n.to_string())
+                .collect(),
+            missing: need
+                .iter()
+                .filter(|n| !model.is_some_and(|m| m.fields.iter().any(|x| x.name == **n)))
+                .map(|n| n.to_string())
+                .collect(),
         },
-        0.75,
+        0.9,
+    ));
+    // the judges' calls: those binding an opinion model (every call when none does)
+    let judges: Vec<&super::python::schema_binding::StructuredCall> = {
+        let op: Vec<_> = s
+            .calls
+            .iter()
+            .filter(|c| opinion_model(f, &c.schema).is_some())
+            .collect();
+        if op.is_empty() {
+            s.calls.iter().collect()
+        } else {
+            op
+        }
+    };
+    v.push(fact(
+        StructuredFact::Retry {
+            calls: judges
+                .iter()
+                .map(|c| Retried {
+                    call: at(&c.path, c.line),
+                    retry: c.retry_by.clone(),
+                    transport: c.transport.clone(),
+                    handled: c.handled.clone(),
+                })
+                .collect(),
+        },
+        0.8,
     ));
     v
 }
@@ -1109,122 +1176,107 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
 fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     let p = &f.python.personas;
     let goal = "Distinct, conflicting judge personas running in parallel";
+    let fact = |x: NuanceFact, c: f64| stated("repo.personas", goal, Fact::Nuance(x), f, c);
     let mut v = Vec::new();
-    let found: Vec<String> = p
-        .prompts
+    let prompt = |x: &super::python::persona_prompts::PersonaPrompt| Prompt {
+        persona: x.persona.clone(),
+        at: at(&x.path, x.line),
+        chars: x.chars,
+        sentences: x.sentences,
+    };
+    let found: Vec<Prompt> = p.prompts.iter().map(prompt).collect();
+    let missing: Vec<String> = PERSONAS
         .iter()
-        .map(|x| {
-            format!(
-                "{} at {}:{} ({}, {} chars)",
-                x.persona, x.path, x.line, x.label, x.chars
+        .filter(|n| !p.prompts.iter().any(|x| x.persona == **n))
+        .map(|n| n.to_string())
+        .collect();
+    // The collusion figure the rubric asks for, first in the list so that every summary of
+    // this dimension quotes it. With fewer than two prompts nothing can be compared, and the
+    // missing prompts are already the fact below.
+    if let Some(first) = found.first()
+        && !p.similarity.is_empty()
+    {
+        v.push(Evidence {
+            goal: "Persona prompts share at most 50% of their text (no Persona Collusion)".into(),
+            ..fact(
+                NuanceFact::Collusion {
+                    pairs: p
+                        .similarity
+                        .iter()
+                        .map(|x| Overlap {
+                            a: x.a.clone(),
+                            b: x.b.clone(),
+                            share: x.share,
+                        })
+                        .collect(),
+                    threshold: super::python::persona_prompts::COLLUSION_THRESHOLD,
+                    at: first.at.clone(),
+                },
+                0.95,
             )
-        })
-        .collect();
-    let missing: Vec<&str> = PERSONAS
-        .iter()
-        .copied()
-        .filter(|n| !p.prompts.iter().any(|x| x.persona == *n))
-        .collect();
-    let first_loc = p
-        .prompts
-        .first()
-        .map(|x| format!("{}:{}", x.path, x.line))
-        .unwrap_or_else(|| f.url.clone());
+        });
+    }
     v.push(fact(
-        "repo.personas.prompts",
-        goal,
-        missing.is_empty(),
-        first_loc.clone(),
-        if missing.is_empty() {
-            format!("persona prompts: {}", found.join("; "))
-        } else {
-            format!(
-                "no prompt found for {}{}",
-                missing.join(", "),
-                if found.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (found: {})", found.join("; "))
-                }
-            )
+        NuanceFact::Prompts {
+            found: found.clone(),
+            missing,
         },
         0.85,
     ));
-    // The collusion figure the rubric asks for, first in the list so that every summary of
-    // this dimension quotes it. With fewer than two prompts nothing can be compared, and the
-    // missing prompts are already the fact above.
-    if let Some(top) = p
-        .similarity
-        .iter()
-        .max_by(|a, b| a.share.total_cmp(&b.share))
-    {
-        let others: Vec<String> = p
-            .similarity
-            .iter()
-            .filter(|s| !std::ptr::eq(*s, top))
-            .map(|s| format!("{}/{} {:.0}%", s.a, s.b, s.share * 100.0))
-            .collect();
-        let threshold = super::python::persona_prompts::COLLUSION_THRESHOLD * 100.0;
-        let figure = format!(
-            "the {} and {} prompts share {:.0}% of their text{}",
-            top.a,
-            top.b,
-            top.share * 100.0,
-            if others.is_empty() {
-                String::new()
-            } else {
-                format!(" (other pairs: {})", others.join(", "))
-            }
-        );
-        let e = fact(
-            "repo.personas.collusion",
-            "Persona prompts share at most 50% of their text (no Persona Collusion)",
-            !p.collusion,
-            first_loc.clone(),
-            if p.collusion {
-                format!("Persona Collusion: {figure}, over the rubric's {threshold:.0}%")
-            } else {
-                format!("Distinct personas: {figure}, under the rubric's {threshold:.0}%")
-            },
-            0.95,
-        );
-        v.insert(0, e);
-    }
-    for (persona, id) in [
-        ("Prosecutor", "repo.personas.prosecutor_language"),
-        ("Defense", "repo.personas.defense_language"),
-        ("TechLead", "repo.personas.tech_lead_language"),
-    ] {
-        let prompt = p.prompts.iter().find(|x| x.persona == persona);
+    for persona in PERSONAS {
+        let pr = p.prompts.iter().find(|x| x.persona == persona);
         let lang = p.language.iter().find(|x| x.persona == persona);
-        v.push(match (prompt, lang) {
-            (Some(pr), Some(l)) => fact(
-                id,
-                goal,
-                !l.matched.is_empty(),
-                format!("{}:{}", pr.path, pr.line),
-                format!(
-                    "{} prompt, {} language: {}",
-                    persona,
-                    l.expected,
-                    if l.matched.is_empty() {
-                        "none".to_string()
-                    } else {
-                        l.matched.join(", ")
-                    }
-                ),
-                0.75,
-            )
-            .with_content(super::python::syntax::truncate(&pr.text, 600)),
-            _ => fact(
-                id,
-                goal,
-                false,
-                f.url.clone(),
-                format!("no {persona} prompt found"),
-                0.85,
-            ),
-        });
+        let mut e = fact(
+            NuanceFact::Language {
+                persona: persona.to_string(),
+                expected: lang.map(|l| l.expected.clone()).unwrap_or_default(),
+                matched: lang.map(|l| l.matched.clone()).unwrap_or_default(),
+                at: pr.map(|x| at(&x.path, x.line)),
+            },
+            if pr.is_some() { 0.75 } else { 0.85 },
+        );
+        if let Some(pr) = pr {
+            e = e.with_content(super::python::syntax::truncate(&pr.text, 600));
+        }
+        v.push(e);
+    }
+    if !found.is_empty() {
+        v.push(fact(
+            NuanceFact::OwnPrompts {
+                prompts: found.clone(),
+                template: p.template.clone(),
+                sentence: super::python::persona_prompts::SENTENCE_CHARS,
+                full: super::python::persona_prompts::FULL_BRIEF_CHARS,
+            },
+            0.75,
+        ));
+    }
+    // one call per criterion, or one call for every criterion (a list of opinions bound)
+    let s = &f.python.structured_output;
+    if let Some((c, _)) = s
+        .calls
+        .iter()
+        .find_map(|c| opinion_model(f, &c.schema).map(|(_, b)| (c, b)))
+        .filter(|(_, b)| *b)
+        .or_else(|| {
+            s.calls
+                .iter()
+                .find_map(|c| opinion_model(f, &c.schema).map(|(_, b)| (c, b)))
+        })
+    {
+        let batched = opinion_model(f, &c.schema).is_some_and(|(_, b)| b);
+        v.push(fact(
+            NuanceFact::PerCriterion {
+                batched: batched.then(|| at(&c.path, c.line)),
+                calls: s
+                    .calls
+                    .iter()
+                    .filter(|k| opinion_model(f, &k.schema).is_some())
+                    .map(|k| at(&k.path, k.line))
+                    .collect(),
+            },
+            0.8,
+        ));
     }
     // judges in parallel
     let mut par = None;
@@ -1237,46 +1289,27 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             break;
         }
     }
-    v.push(match par {
-        Some(fo) => fact(
-            "repo.personas.parallel_judges",
-            goal,
-            true,
-            fo.location.clone(),
-            format!(
-                "`{}` fans out to the judges {} ({})",
-                fo.from,
-                fo.to.join(", "),
-                fo.via
-            ),
-            0.9,
-        ),
-        None => fact(
-            "repo.personas.parallel_judges",
-            goal,
-            false,
-            f.python
-                .graphs
-                .first()
-                .map(|g| g.location())
-                .unwrap_or_else(|| f.url.clone()),
-            "no fan-out to two or more judge nodes in the graph",
-            0.85,
-        ),
-    });
-    let s = &f.python.structured_output;
     v.push(fact(
-        "repo.personas.structured_output",
-        goal,
-        s.used,
-        s.calls
-            .first()
-            .map(|c| format!("{}:{}", c.path, c.line))
-            .unwrap_or_else(|| f.url.clone()),
-        if s.used {
-            "judge output is bound to a schema (with_structured_output/bind_tools)"
-        } else {
-            "judge output is free text (no structured output call)"
+        NuanceFact::Parallel {
+            fan_out: par.map(|fo| {
+                let site = fo
+                    .location
+                    .rsplit_once(':')
+                    .and_then(|(p, l)| l.parse().ok().map(|l| at(p, l)))
+                    .unwrap_or_else(|| at(&fo.location, 0));
+                (site, fo.from.clone(), fo.to.clone())
+            }),
+            graph: f.python.graphs.first().and_then(|g| {
+                g.location()
+                    .rsplit_once(':')
+                    .and_then(|(p, l)| l.parse().ok().map(|l| at(p, l)))
+            }),
+        },
+        0.85,
+    ));
+    v.push(fact(
+        NuanceFact::Structured {
+            bound: s.calls.first().map(|c| at(&c.path, c.line)),
         },
         0.9,
     ));
@@ -1287,25 +1320,25 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
 fn justice(f: &RepoFacts) -> Vec<Evidence> {
     let j = &f.python.justice;
     let goal = "Deterministic Chief Justice rules and a Markdown report";
-    let at = j.location.clone().unwrap_or_else(|| f.url.clone());
-    let mut v = vec![match &j.location {
-        Some(l) => fact(
-            "repo.justice.code",
-            goal,
-            true,
-            l.clone(),
-            format!("Chief Justice code in {}", j.modules.join(", ")),
+    let fact = |x: JusticeFact, c: f64| stated("repo.justice", goal, Fact::Justice(x), f, c);
+    let code = j.location.as_ref().and_then(|l| {
+        l.rsplit_once(':')
+            .and_then(|(p, n)| n.parse().ok().map(|n| at(p, n)))
+    });
+    let mut v = vec![{
+        let e = fact(
+            JusticeFact::Code {
+                at: code.clone(),
+                modules: j.modules.clone(),
+                files: j.files,
+            },
             0.9,
-        )
-        .with_content(j.snippet.clone()),
-        None => fact(
-            "repo.justice.code",
-            goal,
-            false,
-            at.clone(),
-            "no justice/chief_justice module, function or class",
-            0.9,
-        ),
+        );
+        if code.is_some() {
+            e.with_content(j.snippet.clone())
+        } else {
+            e
+        }
     }];
     let rules_found = j
         .rules
@@ -1314,19 +1347,12 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         .count();
     v.push(
         fact(
-            "repo.justice.deterministic",
-            goal,
-            rules_found > 0,
-            at.clone(),
-            format!(
-                "{} if/elif branches, {rules_found} named rules implemented in code{}",
-                j.branches,
-                if j.calls_llm {
-                    "; the justice code also calls an LLM"
-                } else {
-                    "; no LLM call in the justice code"
-                }
-            ),
+            JusticeFact::Deterministic {
+                rules: rules_found,
+                branches: j.branches,
+                llm: j.llm_calls.clone(),
+                code: code.clone(),
+            },
             0.85,
         )
         .with_measure(Measure::Justice {
@@ -1335,56 +1361,51 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
         }),
     );
     for r in &j.rules {
+        let Some(rule) = JusticeRule::from_id(&r.rule) else {
+            continue;
+        };
+        let branch = r.found.then(|| {
+            r.location
+                .rsplit_once(':')
+                .and_then(|(p, n)| n.parse().ok().map(|n| at(p, n)))
+        });
         v.push(fact(
-            &format!("repo.justice.rule.{}", r.rule),
-            goal,
-            r.found,
-            r.location.clone(),
-            if r.found {
-                format!("{} implemented as a branch: {}", r.rule, r.snippet)
-            } else {
-                format!("no if/elif branch implementing {}", r.rule)
+            JusticeFact::Rule {
+                rule,
+                branch: branch.flatten(),
+                how: r.how.clone(),
+                searched: j.branches,
+                code: code.clone(),
             },
             0.8,
         ));
     }
+    let site_of = |l: &str| {
+        l.rsplit_once(':')
+            .and_then(|(p, n)| n.parse().ok().map(|n| at(p, n)))
+    };
     v.push(fact(
-        "repo.justice.markdown_file",
-        goal,
-        j.writes_markdown.is_some(),
-        j.writes_markdown.clone().unwrap_or_else(|| at.clone()),
-        if j.writes_markdown.is_some() {
-            "the report is written to a .md file"
-        } else {
-            "no code writes a .md file (console output only?)"
+        JusticeFact::MarkdownFile {
+            write: j.writes_markdown.as_deref().and_then(site_of),
+            code: code.clone(),
         },
         0.8,
     ));
-    let have: Vec<&str> = j
-        .sections
-        .iter()
-        .filter(|(_, l)| l.is_some())
-        .map(|(s, _)| s.as_str())
-        .collect();
     v.push(fact(
-        "repo.justice.report_sections",
-        goal,
-        have.len() == j.sections.len() && !have.is_empty(),
-        j.sections.iter().find_map(|(_, l)| l.clone()).unwrap_or(at),
-        format!(
-            "report sections present: {}; missing: {}",
-            if have.is_empty() {
-                "none".to_string()
-            } else {
-                have.join(", ")
-            },
-            j.sections
+        JusticeFact::Sections {
+            have: j
+                .sections
+                .iter()
+                .filter_map(|(s, l)| l.as_deref().and_then(site_of).map(|at| (s.clone(), at)))
+                .collect(),
+            missing: j
+                .sections
                 .iter()
                 .filter(|(_, l)| l.is_none())
-                .map(|(s, _)| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+                .map(|(s, _)| s.clone())
+                .collect(),
+            code,
+        },
         0.8,
     ));
     v
@@ -1393,6 +1414,7 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn each_familys_facts_carry_ids_of_that_family() {
@@ -1403,6 +1425,231 @@ mod tests {
             for e in v {
                 assert_eq!(Family::of(&e.id), Some(family), "{}", e.id);
             }
+        }
+    }
+
+    // ---- renaming what the student named changes no fact and no score
+
+    const FIXTURE: &[(&str, &str)] = &[
+        (
+            "src/utils/url_rules.py",
+            "import re\n\nALLOWED_HOST = r'^https://github\\.com/[\\w.-]+/[\\w.-]+$'\n\n\ndef looks_valid(candidate):\n    return bool(re.match(ALLOWED_HOST, candidate))\n",
+        ),
+        (
+            "src/tools/git_ops.py",
+            "import shutil\nimport subprocess\nimport tempfile\n\nfrom src.utils.url_rules import looks_valid\n\n\ndef fetch_repo(repo_url):\n    if not looks_valid(repo_url):\n        raise ValueError('bad url')\n    workdir = tempfile.mkdtemp(prefix='audit_')\n    try:\n        subprocess.run(['git', 'clone', repo_url, workdir], check=True, capture_output=True, timeout=120)\n    except subprocess.CalledProcessError as failure:\n        message = failure.stderr.lower()\n        if 'authentication' in message:\n            raise PermissionError('auth')\n        elif 'not found' in message:\n            raise LookupError('missing')\n        raise\n    return workdir\n\n\ndef history_of(workdir):\n    return subprocess.run(['git', 'log', '--oneline'], cwd=workdir, capture_output=True)\n\n\ndef drop_repo(workdir):\n    shutil.rmtree(workdir)\n",
+        ),
+        (
+            "src/state_defs.py",
+            "from pydantic import BaseModel\n\n\nclass Verdict(BaseModel):\n    judge: str\n    score: int\n    argument: str\n    cited_evidence: list[str]\n",
+        ),
+        (
+            "src/nodes/courtroom.py",
+            "from src.state_defs import Verdict\n\nHARSH = 'You are the Prosecutor. Trust no one: look for gaps, security flaws and laziness in the evidence, and charge every missing requirement.'\nKIND = 'You are the Defense attorney. Reward effort and intent, credit creative workarounds and the spirit of the work.'\nPRACTICAL = 'You are the Tech Lead. Judge architectural soundness, maintainability and practical viability of the code.'\n\n\ndef ask_model(client, brief, material):\n    bound_client = client.with_structured_output(Verdict)\n    for attempt_no in range(3):\n        try:\n            return bound_client.invoke(brief + material)\n        except ValueError:\n            continue\n    return None\n",
+        ),
+        (
+            "src/nodes/supreme.py",
+            "def decide(state, client):\n    ops = state['opinions']\n    tl = next(o for o in ops if o.judge == 'TechLead')\n    points = [o.score for o in ops]\n    outcome = round(sum(points) / len(points))\n    if any(e.kind == 'security' for e in state['evidences']):\n        outcome = min(outcome, 3)\n    if not state['evidences'][0].found and points[1] > 3:\n        outcome = points[0]\n    if max(points) - min(points) > 2:\n        note = f'dissent: {max(points)} against {min(points)}'\n    if tl.score >= 4 and state['criterion'] == 'graph_orchestration':\n        outcome = tl.score\n    with open('audit/report.md', 'w') as sink:\n        sink.write('## Executive Summary')\n    return outcome\n",
+        ),
+    ];
+
+    /// Identifiers the student chose in [`FIXTURE`] (functions, variables, constants, classes,
+    /// parameters, files and folders); the spec's own names (`score`, `found`, `opinions`) and
+    /// the libraries' stay.
+    const CHOSEN: &[&str] = &[
+        "url_rules",
+        "ALLOWED_HOST",
+        "looks_valid",
+        "candidate",
+        "git_ops",
+        "fetch_repo",
+        "repo_url",
+        "workdir",
+        "failure",
+        "message",
+        "history_of",
+        "drop_repo",
+        "state_defs",
+        "Verdict",
+        "courtroom",
+        "HARSH",
+        "KIND",
+        "PRACTICAL",
+        "ask_model",
+        "client",
+        "brief",
+        "material",
+        "bound_client",
+        "attempt_no",
+        "supreme",
+        "decide",
+        "ops",
+        "tl",
+        "points",
+        "outcome",
+        "note",
+        "sink",
+        "utils",
+        "tools",
+        "nodes",
+    ];
+
+    /// Renames whole identifiers outside string literals (and in module paths and file names).
+    fn rename(text: &str, map: &BTreeMap<&str, String>) -> String {
+        let mut out = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '\'' || c == '"' {
+                // a string literal (f-strings here interpolate nothing renamed but `points`,
+                // whose use in the dissent text changes no fact): copied as is
+                let q = c;
+                out.push(c);
+                i += 1;
+                while i < chars.len() && chars[i] != q {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        out.push(chars[i]);
+                        i += 1;
+                    }
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            } else if c.is_alphabetic() || c == '_' {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                out.push_str(map.get(word.as_str()).map_or(word.as_str(), String::as_str));
+            } else {
+                out.push(c);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    fn rename_path(path: &str, map: &BTreeMap<&str, String>) -> String {
+        path.split('/')
+            .map(|seg| {
+                let (stem, ext) = seg.split_once('.').unwrap_or((seg, ""));
+                let stem = map.get(stem).map_or(stem, String::as_str);
+                if ext.is_empty() {
+                    stem.to_string()
+                } else {
+                    format!("{stem}.{ext}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Every fact of the four typed families as (id, found, kind, proof lines with their file
+    /// mapped back) and each criterion's level.
+    type Seen = (
+        Vec<(String, bool, String, Vec<(String, usize)>)>,
+        Vec<Option<u8>>,
+    );
+
+    fn seen(files: &[(String, String)], back: &dyn Fn(&str) -> String) -> Seen {
+        use crate::model::fact::Stated;
+        let python = crate::repo::python::analyse(files.to_vec(), &[]);
+        let facts = RepoFacts {
+            url: "https://github.com/o/r".into(),
+            python,
+            ..RepoFacts::default()
+        };
+        let rubric = crate::rubric::Rubric::parse(crate::rubric::EMBEDDED_RUBRIC, "rubric.json")
+            .expect("rubric");
+        let dims: Vec<Dimension> = rubric
+            .dimensions
+            .iter()
+            .filter(|d| {
+                matches!(
+                    d.id.as_str(),
+                    "safe_tool_engineering"
+                        | "structured_output_enforcement"
+                        | "judicial_nuance"
+                        | "chief_justice_synthesis"
+                )
+            })
+            .cloned()
+            .collect();
+        assert_eq!(dims.len(), 4);
+        let ev = evidence(&facts, &dims);
+        let mut all = Vec::new();
+        let mut levels = Vec::new();
+        for d in &dims {
+            let list = &ev[&d.id];
+            levels.push(crate::judges::levels::assess(list).map(|l| l.level));
+            for e in list {
+                let proof = e
+                    .fact
+                    .as_ref()
+                    .map(|f| f.proof().iter().map(|s| (back(&s.path), s.line)).collect())
+                    .unwrap_or_default();
+                all.push((e.id.clone(), e.found, format!("{:?}", e.kind), proof));
+            }
+        }
+        (all, levels)
+    }
+
+    #[test]
+    fn renaming_what_the_student_named_changes_no_fact_and_no_score() {
+        let original: Vec<(String, String)> = FIXTURE
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+        let (facts, levels) = seen(&original, &|p| p.to_string());
+        // the fixture states what it should: every typed fact is there, and the tables read it
+        assert!(levels.iter().all(Option::is_some), "{levels:?}");
+        let found = |id: &str| facts.iter().find(|f| f.0 == id).map(|f| f.1);
+        for (id, holds) in [
+            ("repo.security.timeout", false), // the `git log` passes none
+            ("repo.security.url_validation", true),
+            ("repo.security.auth_errors", true),
+            ("repo.security.cleanup", true),
+            ("repo.structured_output.retry", true),
+            ("repo.structured_output.opinion_schema", true),
+            ("repo.justice.rule.security_override", true),
+            ("repo.justice.rule.fact_supremacy", true),
+            ("repo.justice.rule.functionality_weight", true),
+            ("repo.justice.rule.dissent_requirement", true),
+            ("repo.justice.rule.variance_re_evaluation", false),
+            ("repo.personas.prompts", true),
+        ] {
+            assert_eq!(found(id), Some(holds), "{id}: {facts:?}");
+        }
+        // seeded renamings: every chosen name replaced, consistently, by names of other lengths
+        let mut seed: u64 = 0x5eed;
+        for round in 0..6 {
+            let mut map: BTreeMap<&str, String> = BTreeMap::new();
+            for (k, name) in CHOSEN.iter().enumerate() {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let len = 1 + (seed >> 59) as usize;
+                map.insert(*name, format!("{}{k}_{round}", "q".repeat(len)));
+            }
+            let renamed: Vec<(String, String)> = original
+                .iter()
+                .map(|(p, t)| (rename_path(p, &map), rename(t, &map)))
+                .collect();
+            let back: BTreeMap<String, String> = original
+                .iter()
+                .zip(&renamed)
+                .map(|((p, _), (q, _))| (q.clone(), p.clone()))
+                .collect();
+            let again = seen(&renamed, &|p| {
+                back.get(p).cloned().unwrap_or_else(|| p.to_string())
+            });
+            assert_eq!(again.1, levels, "round {round}: the levels changed");
+            assert_eq!(again.0, facts, "round {round}: the facts changed");
         }
     }
 }

@@ -253,6 +253,8 @@ def clone_repo(repo_url: str) -> tempfile.TemporaryDirectory:
         tmp.cleanup()
         if "Authentication failed" in exc.stderr:
             raise CloneError(f"authentication failed for {repo_url}") from exc
+        if "not found" in exc.stderr:
+            raise CloneError(f"repository not found: {repo_url}") from exc
         raise CloneError(f"git clone failed: {exc.stderr.strip()}") from exc
     return tmp
 
@@ -264,6 +266,7 @@ def extract_git_history(path: str) -> List[Dict[str, str]]:
         check=True,
         capture_output=True,
         text=True,
+        timeout=60,
     )
     commits = []
     for line in result.stdout.splitlines():
@@ -430,17 +433,39 @@ from src.state import AgentState, JudicialOpinion
 PROSECUTOR_PROMPT = """You are the Prosecutor in a code audit. Trust no one and assume vibe coding.
 Your job is to find gaps, security flaws and laziness. Look for missing error handling, raw shell
 calls, linear graphs pretending to be parallel and reports that claim features the code lacks.
-Be adversarial: cite the specific evidence that proves each charge and score harshly."""
+Be adversarial: cite the specific evidence that proves each charge and score harshly.
+Charges you bring when the evidence shows them: Orchestration Fraud (a linear graph described as
+parallel), Hallucination Liability (judges whose free text is never validated), Security
+Negligence (a shell string built from user input), Persona Collusion (prompts that are copies).
+Scoring guide: 1 when a charge is proven, 2 when the core requirement is missing, 3 when it
+exists but is brittle or untested, 4 only when you looked hard and found a single minor gap,
+and never 5: leave the praise to the Defense. Name every gap you charge with its evidence id.
+When the evidence for a criterion is missing, say so and score it as unproven, not as met."""
 
 DEFENSE_PROMPT = """You are the Defense attorney for the student. Reward effort and intent:
 read the git history for signs of struggle and iteration, and value creative workarounds
 even when the final code is imperfect. Highlight strengths the others overlook and argue for
-the spirit of the work, citing the evidence that supports a generous score."""
+the spirit of the work, citing the evidence that supports a generous score.
+What you credit: an iterative history with descriptive messages, partial implementations that
+show the engineer understood the goal, defensive code around fragile tools, honest reports
+that name their own gaps. What you concede: a confirmed security finding caps your argument at
+3, and missing evidence cannot be argued into existence.
+Scoring guide: 5 when the intent is fully realised, 4 when a real attempt falls short in
+details, 3 when the idea is visible but the execution is thin, 2 when only traces remain, and 1
+only when nothing was attempted. Cite the evidence id of every strength you credit.
+When the Prosecutor's charge rests on a misread fact, show the evidence that refutes it."""
 
 TECH_LEAD_PROMPT = """You are the Tech Lead. Ignore the drama and ask whether it actually works.
 Judge architectural soundness, maintainability and practical viability: are reducers used
 correctly, is the state typed, are tools isolated and would you merge this code into a real
-project? Give a realistic, pragmatic score and concrete technical remediation."""
+project? Give a realistic, pragmatic score and concrete technical remediation.
+What you weigh: whether parallel branches really merge through reducers, whether errors have a
+route, whether the tools run sandboxed with timeouts, whether the judges' output is validated
+before it reaches the state, and how much technical debt a maintainer would inherit.
+Scoring guide: 5 when you would merge it as is, 4 when it works with minor refactoring, 3 when
+it works but is brittle, 2 when it barely runs, 1 when it does not work. You are the
+tie-breaker between the Prosecutor and the Defense: end with the one change that matters most.
+Prefer facts you can point to (a file and a line) over any impression of the code's style, its names or its comments."""
 
 MAX_ATTEMPTS = 3
 llm = ChatOpenAI(model="gpt-4o-mini", temperature=0.2)
@@ -487,6 +512,14 @@ from src.state import AgentState
 REPORT_PATH = Path("audit/report.md")
 
 
+def _re_evaluate(final: int, scores: dict, evidences: list) -> int:
+    """Judges more than 2 apart: re-read the evidence and let the facts decide between them."""
+    found = sum(1 for e in evidences if e.found)
+    if not evidences or 2 * found < len(evidences):
+        return min(final, scores.get("Prosecutor", final))
+    return max(final, scores.get("TechLead", final))
+
+
 def _final_score(criterion_id: str, opinions: list, evidences: list) -> tuple:
     scores = {o.judge: o.score for o in opinions}
     final = round(mean(scores.values()))
@@ -501,7 +534,8 @@ def _final_score(criterion_id: str, opinions: list, evidences: list) -> tuple:
         final = scores["TechLead"]
         notes.append("functionality_weight: the Tech Lead's verdict carries the highest weight")
     if max(scores.values()) - min(scores.values()) > 2:
-        notes.append("variance_re_evaluation: judges disagree by more than 2, evidence re-examined")
+        final = _re_evaluate(final, scores, evidences)
+        notes.append("variance_re_evaluation: judges disagree by more than 2, evidence re-read")
         notes.append("dissent: " + "; ".join(f"{j} gave {s}" for j, s in scores.items()))
     return final, notes
 

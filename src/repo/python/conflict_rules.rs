@@ -1,20 +1,29 @@
-//! The Chief Justice: is conflict resolution deterministic code (named rules in `if`
-//! statements) or just an LLM prompt, and is the verdict written as a Markdown file with the
-//! expected sections?
+//! The Chief Justice: is conflict resolution deterministic code (rules in `if` branches) or
+//! an LLM prompt, and is the verdict written as a Markdown file with the expected sections?
 //!
-//! The justice code is every module whose path names justice/chief/synthesis, or that defines
-//! a function or class named like `chief_justice`/`ChiefJustice`. Each rule is found by an
-//! `if`/`elif` statement in that code whose text matches the rule's pattern (see
-//! [`RULES`]); a rule named only in a comment or a prompt string does not count.
+//! Which branch implements which rule is read from what the branch tests and does, never from
+//! the names the student chose (variables, functions, comments, strings naming a rule): the
+//! identifiers of a condition are looked through to the values the function assigns them, and
+//! only string literals, numbers, built-in calls and the spec's own fields (`found`,
+//! `confidence`, `score`, `dissent_summary`, ...) are read.
+//! - security override: the branch caps a score (`min(...)`, `x = 3`, `if x > c: x = c`) under
+//!   a condition that tests for a security matter (a literal such as "security", "os.system",
+//!   "injection", or the safe-tool criterion);
+//! - fact supremacy: the condition reads detective evidence (`found`, `confidence`) and the
+//!   branch sets a score;
+//! - functionality weight: the branch weighs or takes the Tech Lead's score on an
+//!   architecture/orchestration criterion;
+//! - dissent requirement: a condition on the spread of the scores (`max - min`, a standard
+//!   deviation) above a number, and the branch writes text (a dissent);
+//! - variance re-evaluation: the same condition, and the branch re-runs something (an LLM
+//!   call, a function of the repository that reads evidence or asks a model, a route to
+//!   another node).
 //!
-//! The security override is also found as a *cap* under a security condition, whatever the
-//! variables are called: an `if` that caps a score (`min(...)`, `if x > y: x = y`, a `cap`
-//! variable) whose condition, body, enclosing function name, the locals its condition reads,
-//! or the few lines just above it (the comment naming the rule) speak of security
-//! (`security`, `vulnerab`, `os.system`, `shell`, `injection`, `unsafe`, `safe_tool`,
-//! `malicious`).
+//! The justice code is every module whose path or functions name the Chief Justice (the
+//! spec's vocabulary), and any module where branches implement two rules or more.
 
 use super::syntax::{IfInfo, ModuleInfo};
+use crate::model::fact::{JusticeRule, Site};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -25,6 +34,9 @@ pub struct RuleFact {
     pub found: bool,
     pub location: String,
     pub snippet: String,
+    /// What the branch tests and does.
+    #[serde(default)]
+    pub how: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -36,6 +48,12 @@ pub struct JusticeFacts {
     pub branches: usize,
     /// The justice code calls an LLM.
     pub calls_llm: bool,
+    /// Where the justice code calls an LLM.
+    #[serde(default)]
+    pub llm_calls: Vec<Site>,
+    /// Python files of the product code searched.
+    #[serde(default)]
+    pub files: usize,
     pub rules: Vec<RuleFact>,
     /// A Markdown file is written (`.md` path and a write call) somewhere in the repository.
     pub writes_markdown: Option<String>,
@@ -44,27 +62,6 @@ pub struct JusticeFacts {
     #[serde(skip)]
     pub snippet: String,
 }
-
-/// (rule id, pattern over an `if` statement's text)
-pub const RULES: [(&str, &str); 5] = [
-    (
-        "security_override",
-        r"(?is)(secur|vulnerab|os_system|shell|injection).*(\b3\b|min\s*\()|(\b3\b|min\s*\().*(secur|vulnerab)",
-    ),
-    (
-        "fact_supremacy",
-        r#"(?is)fact.?supremacy|hallucinat|overrul|not\s+[\w.\[\]"']*(evidence|fact|artifact)[\w.\[\]"']*found|(evidence|fact|artifact)\w*.*(missing|not\s+\w*\.?found|found\s*(==|is)\s*false|not\s+in\b)"#,
-    ),
-    (
-        "functionality_weight",
-        r"(?is)functionality.?weight|(tech.?lead|techlead).*(weight|architect|modular|orchestration)|(weight|architect|modular|orchestration).*(tech.?lead|techlead)",
-    ),
-    (
-        "variance_re_evaluation",
-        r"(?is)(variance|spread|max\s*\(.*\)\s*-\s*min\s*\(|score_range|\brange\b|delta|diff)[^\n]*>=?\s*[23]\b",
-    ),
-    ("dissent_requirement", r"(?is)dissent"),
-];
 
 pub const SECTIONS: [&str; 3] = [
     "Executive Summary",
@@ -98,67 +95,287 @@ fn section_res() -> &'static Vec<Regex> {
     })
 }
 
-fn rule_res() -> &'static Vec<Regex> {
-    static R: OnceLock<Vec<Regex>> = OnceLock::new();
-    R.get_or_init(|| {
-        RULES
-            .iter()
-            .map(|(_, p)| Regex::new(p).expect("valid regex"))
-            .collect()
-    })
-}
-
-/// Lines above an `if` read for the comment that names its rule.
-const CONTEXT_LINES: usize = 4;
-
-fn security_re() -> &'static Regex {
+/// String literals of a piece of code, lower-cased.
+fn literals(text: &str) -> String {
     static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"(?i)secur|vulnerab|os[._]system|shell|injection|unsafe|safe_tool|malicious")
-            .expect("valid")
-    })
+    let r = R.get_or_init(|| Regex::new(r#""([^"\\\n]|\\.)*"|'([^'\\\n]|\\.)*'"#).expect("valid"));
+    r.find_iter(text)
+        .map(|m| m.as_str().to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-/// The `if` statement caps a score: `min(`, a `cap` name, or `if x > y: x = y`.
-fn caps_a_score(text: &str) -> bool {
-    static R: OnceLock<(Regex, Regex)> = OnceLock::new();
-    let (simple, assign) = R.get_or_init(|| {
-        (
-            Regex::new(r"(?i)\bmin\s*\(|\bcap(ped|s)?\b|_cap\b|\bcap_").expect("valid"),
-            Regex::new(
-                r"(?m)\bif\s+([\w.\[\]]+)\s*>=?\s*([\w.]+)\s*:\s*\n?\s*([\w.\[\]]+)\s*=\s*([\w.]+)",
-            )
-            .expect("valid"),
-        )
-    });
-    simple.is_match(text)
-        || assign
-            .captures_iter(text)
-            .any(|c| c[1] == c[3] && c[2] == c[4])
+/// A condition with the identifiers it reads looked through to the values its function
+/// assigns them (one level), and the module's constants.
+fn words_of(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
-/// A capping `if` under a security condition (see the module docs).
-fn security_cap(m: &ModuleInfo, f: &IfInfo) -> bool {
-    if !caps_a_score(&f.text) {
-        return false;
+/// Names called in a piece of code (`name(`).
+fn called(text: &str) -> Vec<&str> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(r"\b([A-Za-z_]\w*)\s*\(", &R)
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).map(|x| x.as_str()))
+        .collect()
+}
+
+/// A condition (or a branch) with what it reads looked through: the lines of its function
+/// that assign the locals it reads (their whole text: a comprehension's filter is part of the
+/// value), the bodies of the repository's functions it calls (two levels: `if
+/// flags_security(ops)` reads what `flags_security` does), and the module constants any of
+/// these name.
+fn expanded(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
+    let mut out = text.to_string();
+    if let Some(func) = f.func.map(|i| &m.functions[i]) {
+        let words = words_of(text);
+        let body = m.snippet(func.line, func.end_line, 400);
+        for name in func.locals.keys().filter(|n| words.contains(&n.as_str())) {
+            for line in body.lines() {
+                let t = line.trim_start();
+                if let Some(rest) = t.strip_prefix(name.as_str())
+                    && rest.trim_start().starts_with('=')
+                    && !rest.trim_start().starts_with("==")
+                {
+                    out.push(' ');
+                    out.push_str(t);
+                }
+            }
+        }
     }
-    let sec = security_re();
-    if sec.is_match(&f.text) {
+    let mut seen: Vec<String> = Vec::new();
+    let mut owners: Vec<&ModuleInfo> = vec![m];
+    for _ in 0..2 {
+        let names: Vec<String> = called(&out)
+            .into_iter()
+            .filter(|n| !seen.iter().any(|s| s == n))
+            .map(str::to_string)
+            .collect();
+        for name in names {
+            seen.push(name.clone());
+            // the module's own function first, else one of that name elsewhere
+            let def = m
+                .functions
+                .iter()
+                .find(|g| g.name == name)
+                .map(|g| (m, g))
+                .or_else(|| {
+                    modules.iter().find_map(|mm| {
+                        mm.functions
+                            .iter()
+                            .find(|g| g.name == name)
+                            .map(|g| (mm, g))
+                    })
+                });
+            if let Some((mm, g)) = def {
+                out.push(' ');
+                out.push_str(&mm.snippet(g.line, g.end_line, 60));
+                if !owners.iter().any(|o| std::ptr::eq(*o, mm)) {
+                    owners.push(mm);
+                }
+            }
+        }
+    }
+    let words: Vec<String> = words_of(&out).into_iter().map(str::to_string).collect();
+    for owner in owners {
+        for (name, v) in &owner.constants {
+            if words.iter().any(|w| w == name) {
+                out.push(' ');
+                out.push_str(&v.render());
+            }
+        }
+    }
+    out
+}
+
+fn re(pattern: &'static str, cell: &'static OnceLock<Regex>) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
+}
+
+/// A literal that names a security matter.
+fn security_literal(lits: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        r"secur|vulnerab|os[._]system|shell|injection|unsafe|malicious|sanitiz|safe_tool|eval\(",
+        &R,
+    )
+    .is_match(lits)
+}
+
+/// The branch caps a score: `min(`, a small constant assigned, or `if x > c: x = c`.
+fn caps(condition: &str, body: &str) -> bool {
+    static C: OnceLock<Regex> = OnceLock::new();
+    static K: OnceLock<Regex> = OnceLock::new();
+    if body.contains("min(") {
         return true;
     }
-    let above = (f.line.saturating_sub(CONTEXT_LINES)..f.line)
-        .filter(|l| *l >= 1)
-        .any(|l| sec.is_match(m.line_text(l)));
-    let func = f.func.map(|i| &m.functions[i]);
-    above
-        || func.is_some_and(|func| {
-            sec.is_match(&func.name)
-                || func.locals.iter().any(|(name, values)| {
-                    f.condition.contains(name.as_str())
-                        && values.iter().any(|v| sec.is_match(&v.render()))
-                })
+    if re(r"(^|[^=!<>])=\s*[1-3](\.0)?\s*($|\n|#|\))", &K).is_match(body) {
+        return true;
+    }
+    re(r"([\w.\[\]'\x22]+)\s*>=?\s*([\w.]+)", &C)
+        .captures_iter(condition)
+        .any(|c| body.contains(&format!("{} = {}", &c[1], &c[2])))
+}
+
+/// The condition reads detective evidence (the spec's `Evidence` fields).
+fn reads_evidence(text: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        r#"\.found\b|\[\s*["']found["']\s*\]|get\(\s*["']found["']|\.confidence\b|\[\s*["']confidence["']\s*\]"#,
+        &R,
+    )
+    .is_match(text)
+}
+
+/// The branch sets a value (a score, a weight): an assignment or a return of something other
+/// than a literal text or a flag (a note appended or `flagged = True` sets nothing).
+fn sets_score(body: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        r#"(?m)^\s*([\w.]+(\[[^\]\n]*\])?\s*([-+*/]?=)|return)\s*[^\s"'=]"#,
+        &R,
+    )
+    .find_iter(body)
+    .any(|m| {
+        let rest = &body[m.end() - 1..];
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let after = &rest[word.len()..];
+        let fstring =
+            matches!(word.as_str(), "f" | "rf" | "fr" | "b") && after.starts_with(['"', '\'']);
+        !fstring && !matches!(word.as_str(), "True" | "False" | "None")
+    })
+}
+
+/// The condition tests the spread of scores against a number.
+fn spread(text: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    static N: OnceLock<Regex> = OnceLock::new();
+    let spread = (text.contains("max(") && text.contains("min(") && text.contains('-'))
+        || re(r"\b(p?stdev|p?variance)\s*\(|\.std\(|\.var\(", &R).is_match(text)
+        || (text.contains("abs(") && text.contains('-'));
+    spread && re(r"[<>]=?\s*\d", &N).is_match(text)
+}
+
+/// The branch writes text (a dissent): the spec's `dissent_summary`, or a string assigned,
+/// appended or returned.
+fn writes_text(body: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    body.contains("dissent_summary")
+        || re(r#"(=|\.append\(|\breturn\b|\+=)\s*(f|rf|fr)?["']"#, &R).is_match(body)
+}
+
+/// The branch re-runs something: an LLM call, a route to another node, or a function of the
+/// repository that asks a model or reads the evidence again.
+fn reruns(modules: &[ModuleInfo], m: &ModuleInfo, body: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    static CALL: OnceLock<Regex> = OnceLock::new();
+    static ROUTE: OnceLock<Regex> = OnceLock::new();
+    let asks = |t: &str| {
+        re(
+            r#"\.a?invoke\(|\bSend\(|\bCommand\(|goto\s*=|\.found\b|\[\s*["']found["']\s*\]|\.cited_evidence\b"#,
+            &R,
+        )
+        .is_match(t)
+    };
+    if asks(body) || re(r#"(?m)^\s*return\s+["'][\w\s-]+["']\s*$"#, &ROUTE).is_match(body) {
+        return true;
+    }
+    re(r"\b([A-Za-z_]\w*)\s*\(", &CALL)
+        .captures_iter(body)
+        .filter_map(|c| c.get(1).map(|x| x.as_str()))
+        .filter(|name| {
+            !matches!(
+                *name,
+                "min"
+                    | "max"
+                    | "round"
+                    | "len"
+                    | "sum"
+                    | "abs"
+                    | "int"
+                    | "float"
+                    | "str"
+                    | "print"
+                    | "sorted"
+                    | "list"
+                    | "dict"
+                    | "set"
+                    | "any"
+                    | "all"
+            )
+        })
+        .any(|name| {
+            let defs = std::iter::once(m).chain(modules.iter());
+            defs.flat_map(|mm| {
+                mm.functions
+                    .iter()
+                    .filter(move |f| f.name == name)
+                    .map(move |f| (mm, f))
+            })
+            .any(|(mm, f)| asks(&mm.snippet(f.line, f.end_line, 200)))
         })
 }
+
+/// A literal naming the Tech Lead, and one naming the architecture criterion.
+fn tech_lead_on_architecture(lits: &str) -> bool {
+    static T: OnceLock<Regex> = OnceLock::new();
+    static A: OnceLock<Regex> = OnceLock::new();
+    re(r"tech[\s_-]?lead", &T).is_match(lits)
+        && re(r"orchestration|architect|modular|graph", &A).is_match(lits)
+}
+
+/// The rule a branch implements, if any, and what it does in a few words.
+fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRule, String)> {
+    let cond = expanded(modules, m, f, &f.condition);
+    let body = &f.body;
+    let lits = literals(&cond);
+    let all_lits = format!("{lits} {}", literals(&expanded(modules, m, f, body)));
+    let shown = super::syntax::truncate(f.condition.trim(), 70);
+    let mut out = Vec::new();
+    let security = caps(&f.condition, body) && security_literal(&lits);
+    if security {
+        out.push((
+            JusticeRule::SecurityOverride,
+            format!("`if {shown}` caps the score"),
+        ));
+    }
+    // a security cap that reads the evidence is the security override, not fact supremacy
+    if !security && reads_evidence(&cond) && sets_score(body) {
+        out.push((
+            JusticeRule::FactSupremacy,
+            format!("`if {shown}` reads the evidence and sets the score"),
+        ));
+    }
+    if tech_lead_on_architecture(&all_lits) && sets_score(body) {
+        out.push((
+            JusticeRule::FunctionalityWeight,
+            format!("`if {shown}` weighs the Tech Lead's score"),
+        ));
+    }
+    if spread(&cond) {
+        if reruns(modules, m, body) {
+            out.push((
+                JusticeRule::VarianceReEvaluation,
+                format!("`if {shown}` re-runs the evaluation"),
+            ));
+        }
+        if writes_text(body) {
+            out.push((
+                JusticeRule::DissentRequirement,
+                format!("`if {shown}` writes a dissent"),
+            ));
+        }
+    }
+    out
+}
+
+/// A rule a branch implements: the rule, the branch's line, what it does.
+type RuleAt = (JusticeRule, usize, String);
 
 fn is_justice_module(m: &ModuleInfo) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
@@ -175,16 +392,70 @@ fn is_justice_module(m: &ModuleInfo) -> bool {
 
 pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
     let mut facts = JusticeFacts::default();
-    let justice: Vec<&ModuleInfo> = modules.iter().filter(|m| is_justice_module(m)).collect();
-    facts.modules = justice.iter().map(|m| m.path.clone()).collect();
-    if let Some(m) = justice.first() {
-        let (line, end) = m
-            .functions
+    let product: Vec<&ModuleInfo> = modules
+        .iter()
+        .filter(|m| !super::safety::is_test(&m.path))
+        .collect();
+    facts.files = product.len();
+    // rules by branch, per module
+    let by_module: Vec<(&ModuleInfo, Vec<RuleAt>)> = product
+        .iter()
+        .map(|m| {
+            let rules = m
+                .ifs
+                .iter()
+                .flat_map(|f| {
+                    rule_of(modules, m, f)
+                        .into_iter()
+                        .map(move |(r, how)| (r, f.line, how))
+                })
+                .collect();
+            (*m, rules)
+        })
+        .collect();
+    // the modules that name the Chief Justice first, then those whose branches implement
+    // three rules or more
+    let distinct = |rules: &Vec<RuleAt>| {
+        rules
             .iter()
-            .find(|f| {
-                f.name.to_lowercase().contains("chief") || f.name.to_lowercase().contains("justice")
+            .map(|(r, _, _)| *r)
+            .collect::<std::collections::BTreeSet<JusticeRule>>()
+            .len()
+    };
+    let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = by_module
+        .iter()
+        .filter(|(m, _)| is_justice_module(m))
+        .chain(
+            by_module
+                .iter()
+                .filter(|(m, rules)| !is_justice_module(m) && distinct(rules) >= 3),
+        )
+        .collect();
+    facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
+    // where the Chief Justice is: the function of its first rule branch (what it does), else
+    // the function or class that names it
+    if let Some((m, rules)) = justice.first() {
+        let by_rule = rules
+            .iter()
+            .map(|(_, line, _)| *line)
+            .min()
+            .and_then(|line| {
+                m.functions
+                    .iter()
+                    .filter(|f| f.line <= line && line <= f.end_line)
+                    .min_by_key(|f| f.end_line - f.line)
             })
-            .map(|f| (f.line, f.end_line))
+            .map(|f| (f.line, f.end_line));
+        let (line, end) = by_rule
+            .or_else(|| {
+                m.functions
+                    .iter()
+                    .find(|f| {
+                        f.name.to_lowercase().contains("chief")
+                            || f.name.to_lowercase().contains("justice")
+                    })
+                    .map(|f| (f.line, f.end_line))
+            })
             .or_else(|| {
                 m.classes
                     .iter()
@@ -195,40 +466,37 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
         facts.location = Some(format!("{}:{line}", m.path));
         facts.snippet = m.snippet(line, end, 60);
     }
-    let res = rule_res();
-    for (i, (rule, _)) in RULES.iter().enumerate() {
-        let hit = justice.iter().find_map(|m| {
-            let mut hits = m.ifs.iter().filter(|f| {
-                res[i].is_match(&f.text) || *rule == "security_override" && security_cap(m, f)
-            });
-            // The innermost statement names the rule best (an outer `if` holds its text too).
-            let hit = if *rule == "security_override" {
-                hits.min_by_key(|f| f.text.len())
-            } else {
-                hits.next()
-            };
-            hit.map(|f| {
-                (
-                    format!("{}:{}", m.path, f.line),
-                    m.line_text(f.line).to_string(),
-                )
-            })
-        });
-        // The dissent requirement is satisfied by code that writes a dissent summary too.
-        let hit = hit.or_else(|| {
-            (*rule == "dissent_requirement")
-                .then(|| {
-                    justice.iter().find_map(|m| {
-                        m.calls
-                            .iter()
-                            .find(|c| res[i].is_match(&c.snippet))
-                            .map(|c| (format!("{}:{}", m.path, c.line), c.snippet.clone()))
-                    })
+    for rule in JusticeRule::ALL {
+        let mut hit = justice.iter().find_map(|(m, rules)| {
+            rules
+                .iter()
+                .find(|(r, _, _)| *r == rule)
+                .map(|(_, line, how)| {
+                    (
+                        format!("{}:{line}", m.path),
+                        m.line_text(*line).to_string(),
+                        how.clone(),
+                    )
                 })
-                .flatten()
         });
+        // a dissent written by a conditional expression on the spread (`x if spread > 2 else None`)
+        if hit.is_none() && rule == JusticeRule::DissentRequirement {
+            hit = justice.iter().find_map(|(m, _)| {
+                m.source.lines().enumerate().find_map(|(i, l)| {
+                    (l.contains(" if ") && l.contains(" else ") && spread(l) && writes_text(l))
+                        .then(|| {
+                            (
+                                format!("{}:{}", m.path, i + 1),
+                                l.trim().to_string(),
+                                "a conditional expression on the spread writes a dissent"
+                                    .to_string(),
+                            )
+                        })
+                })
+            });
+        }
         facts.rules.push(RuleFact {
-            rule: rule.to_string(),
+            rule: rule.id().to_string(),
             found: hit.is_some(),
             location: hit.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| {
                 facts
@@ -237,18 +505,22 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
                     .cloned()
                     .unwrap_or_else(|| "(no justice code)".into())
             }),
-            snippet: hit.map(|h| h.1).unwrap_or_default(),
+            snippet: hit.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
+            how: hit.map(|h| h.2).unwrap_or_default(),
         });
     }
-    facts.branches = justice.iter().map(|m| m.ifs.len()).sum();
-    facts.calls_llm = justice.iter().any(|m| {
-        m.calls.iter().any(|c| {
-            matches!(
+    facts.branches = justice.iter().map(|(m, _)| m.ifs.len()).sum();
+    for (m, _) in &justice {
+        for c in &m.calls {
+            if matches!(
                 c.method.as_str(),
                 "invoke" | "ainvoke" | "with_structured_output" | "predict" | "generate"
-            )
-        })
-    });
+            ) {
+                facts.llm_calls.push(Site::new(m.path.clone(), c.line));
+            }
+        }
+    }
+    facts.calls_llm = !facts.llm_calls.is_empty();
     for m in modules {
         let md = m.strings.iter().any(|s| s.text.contains(".md"));
         if !md {
@@ -292,18 +564,29 @@ mod tests {
     use super::*;
     use crate::repo::python::syntax::parse_module;
 
+    fn found(f: &JusticeFacts) -> Vec<(&str, bool)> {
+        f.rules.iter().map(|r| (r.rule.as_str(), r.found)).collect()
+    }
+
     #[test]
-    fn deterministic_rules_are_found_in_if_statements() {
+    fn deterministic_rules_are_read_from_what_the_branches_test_and_do() {
         let src = r###"
-def chief_justice(state):
-    scores = [o.score for o in state["opinions"]]
+def re_evaluate(state, llm):
+    return llm.invoke(state["opinions"])
+
+def chief_justice(state, llm):
+    ops = state["opinions"]
+    tech_lead = next(o for o in ops if o.judge == "TechLead")
+    scores = [o.score for o in ops]
     final = round(sum(scores) / len(scores))
     if any(e.kind == "security" for e in state["evidences"]):
         final = min(final, 3)
     if not evidence.found and defense.score > 3:
         final = prosecutor.score
     if max(scores) - min(scores) > 2:
-        final = re_evaluate(state)
+        final = re_evaluate(state, llm)
+    if max(scores) - min(scores) > 2:
+        dissent = f"Prosecutor {scores[0]} vs Defense {scores[1]}"
     if tech_lead.score >= 4 and criterion == "graph_orchestration":
         final = tech_lead.score
     path = "audit/report.md"
@@ -312,21 +595,33 @@ def chief_justice(state):
 "###;
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
         let f = analyse(&ms, &[]);
-        let found: Vec<(&str, bool)> = f.rules.iter().map(|r| (r.rule.as_str(), r.found)).collect();
         assert_eq!(
-            found,
+            found(&f),
             vec![
                 ("security_override", true),
                 ("fact_supremacy", true),
                 ("functionality_weight", true),
+                ("dissent_requirement", true),
                 ("variance_re_evaluation", true),
-                ("dissent_requirement", false)
             ]
         );
-        assert!(!f.calls_llm);
+        let at = |rule: &str| {
+            f.rules
+                .iter()
+                .find(|r| r.rule == rule)
+                .map(|r| r.location.clone())
+                .unwrap_or_default()
+        };
+        // each rule on the branch that does it
+        assert_eq!(at("security_override"), "src/nodes/justice.py:10");
+        assert_eq!(at("fact_supremacy"), "src/nodes/justice.py:12");
+        assert_eq!(at("variance_re_evaluation"), "src/nodes/justice.py:14");
+        assert_eq!(at("dissent_requirement"), "src/nodes/justice.py:16");
+        assert_eq!(at("functionality_weight"), "src/nodes/justice.py:18");
+        assert!(f.calls_llm);
         assert_eq!(
             f.writes_markdown.as_deref(),
-            Some("src/nodes/justice.py:14")
+            Some("src/nodes/justice.py:21")
         );
         assert!(f.sections[0].1.is_some() && f.sections[1].1.is_none());
     }
@@ -340,14 +635,10 @@ def chief_justice(state):
         assert!(f.calls_llm);
     }
 
-    fn security_override(src: &str) -> Option<String> {
+    fn rule_at(src: &str, rule: &str) -> Option<String> {
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
         let f = analyse(&ms, &[]);
-        let r = f
-            .rules
-            .iter()
-            .find(|r| r.rule == "security_override")
-            .unwrap();
+        let r = f.rules.iter().find(|r| r.rule == rule).unwrap();
         r.found.then(|| r.location.clone())
     }
 
@@ -356,28 +647,40 @@ def chief_justice(state):
         // The flag is computed from security findings; the cap is min().
         let src = "def chief_justice(state):\n    flagged = any(e.kind == 'os_system' for e in state['evidences'])\n    score = average(state)\n    if flagged:\n        score = min(score, 3)\n    return score\n";
         assert_eq!(
-            security_override(src).as_deref(),
+            rule_at(src, "security_override").as_deref(),
             Some("src/nodes/justice.py:4")
         );
-        // `if x > cap: x = cap` introduced by a comment naming the rule.
-        let src = "def synthesize(opinions):\n    final = mean(opinions)\n    # Rule of Security: critical findings cap the dimension\n    if bad_tools or violation:\n        if final > ceiling:\n            final = ceiling\n    return final\n";
-        assert_eq!(
-            security_override(src).as_deref(),
-            Some("src/nodes/justice.py:5")
-        );
-        // A cap variable in a function named for the rule.
-        let src = "def apply_security_rule(p, final):\n    if p.score <= 2 and final > limit_cap:\n        return limit_cap\n    return final\n";
-        assert!(security_override(src).is_some());
+        // `if x > cap: x = cap` under a condition on the Prosecutor's security words.
+        let src = "def f7(opinions):\n    final = mean(opinions)\n    if 'security' in opinions[0].argument:\n        if final > 3:\n            final = 3\n    return final\n";
+        assert!(rule_at(src, "security_override").is_some());
     }
 
     #[test]
-    fn other_caps_and_mere_mentions_are_not_the_security_override() {
+    fn names_comments_and_other_caps_are_not_the_security_override() {
+        // A comment and a function named for the rule: nothing tests a security matter.
+        let src = "def apply_security_rule(p, final):\n    # Rule of Security: critical findings cap the dimension\n    if p.score <= 2 and final > limit_cap:\n        return limit_cap\n    return final\n";
+        assert_eq!(rule_at(src, "security_override"), None);
         // A cap for another rule.
-        let src = "def chief_justice(state):\n    score = mean(state)\n    # Rule of Hallucination: invented paths cap report accuracy\n    if hallucinated_paths:\n        score = min(score, 2)\n    return score\n";
-        assert_eq!(security_override(src), None);
+        let src = "def chief_justice(state):\n    score = mean(state)\n    if state['hallucinated_paths']:\n        score = min(score, 2)\n    return score\n";
+        assert_eq!(rule_at(src, "security_override"), None);
         // Security named, nothing capped.
         let src = "def chief_justice(state):\n    notes = []\n    if 'security' in state['summary']:\n        notes.append('security was discussed')\n    return notes\n";
-        assert_eq!(security_override(src), None);
+        assert_eq!(rule_at(src, "security_override"), None);
+    }
+
+    #[test]
+    fn a_dissent_is_not_a_re_evaluation_and_a_flag_is_not_fact_supremacy() {
+        // the Markdown writer that prints the dissent is no rule; a spread that only writes
+        // text is the dissent requirement, not a re-evaluation
+        let src = "def chief_justice(ops):\n    spread = max(o.score for o in ops) - min(o.score for o in ops)\n    if spread > 2:\n        note = f'dissent: {spread}'\n    return note\n\ndef write(report):\n    if report.dissent_summary:\n        out.write(report.dissent_summary)\n";
+        assert_eq!(
+            rule_at(src, "dissent_requirement").as_deref(),
+            Some("src/nodes/justice.py:3")
+        );
+        assert_eq!(rule_at(src, "variance_re_evaluation"), None);
+        // evidence read, but only a flag raised
+        let src = "def chief_justice(ops, evidence):\n    if all(not e.found for e in evidence):\n        flags.append('evidence missing')\n    return flags\n";
+        assert_eq!(rule_at(src, "fact_supremacy"), None);
     }
 
     fn sections(src: &str) -> Vec<bool> {

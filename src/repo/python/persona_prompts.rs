@@ -10,6 +10,7 @@
 //! collusion.
 
 use super::syntax::ModuleInfo;
+use crate::model::fact::Site;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -19,6 +20,10 @@ const MIN_PROMPT: usize = 60;
 /// Words compared per prompt (longer prompts are compared on their first words).
 const MAX_WORDS: usize = 3000;
 pub const COLLUSION_THRESHOLD: f64 = 0.5;
+/// A persona text shorter than this is a sentence or two, not a prompt of its own.
+pub const SENTENCE_CHARS: usize = 400;
+/// From this length on a persona text is a full brief (stance, duties, scoring guide).
+pub const FULL_BRIEF_CHARS: usize = 1000;
 /// Consecutive words a passage must have to count as shared text (fewer for shorter prompts).
 pub const PASSAGE_WORDS: usize = 5;
 
@@ -30,6 +35,9 @@ pub struct PersonaPrompt {
     /// What names it (variable, dict key, file name).
     pub label: String,
     pub chars: usize,
+    /// Sentences in the text (full stops, question and exclamation marks ending one).
+    #[serde(default)]
+    pub sentences: usize,
     #[serde(skip)]
     pub text: String,
 }
@@ -55,6 +63,10 @@ pub struct PersonaFacts {
     pub similarity: Vec<Similarity>,
     pub collusion: bool,
     pub language: Vec<Language>,
+    /// The shared prompt short persona texts are set into (a longer string with placeholders
+    /// in their module): where, and its length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<(Site, usize)>,
 }
 
 pub const PERSONAS: [&str; 3] = ["Prosecutor", "Defense", "TechLead"];
@@ -68,6 +80,20 @@ fn persona_res() -> &'static [Regex; 3] {
             Regex::new(r"(?i)tech[\s_\-]?lead").expect("valid regex"),
         ]
     })
+}
+
+/// The persona a prompt addresses in its opening ("You are the TECH LEAD ...", "Act as the
+/// Defense"), whatever else it mentions later.
+fn addressed(text: &str) -> Option<usize> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        Regex::new(r"(?i)\b(you are|you're|act as|acting as|as the|role:)\s+(the\s+|an?\s+)?(\w+[\s_-]?\w*)")
+            .expect("valid regex")
+    });
+    let head: String = text.chars().take(200).collect();
+    let c = r.captures(&head)?;
+    let hits = mentions(c.get(3)?.as_str());
+    (hits.len() == 1).then(|| hits[0])
 }
 
 fn mentions(text: &str) -> Vec<usize> {
@@ -142,10 +168,13 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
             let head: String = s.text.chars().take(300).collect();
             let head_hits = mentions(&head);
             let all_hits = mentions(&s.text);
+            let addressed = addressed(&s.text);
             let (persona, score) = if label_hits.len() == 1 {
                 (label_hits[0], 3)
             } else if scope_hits.len() == 1 && all_hits.len() <= 1 {
                 (scope_hits[0], 2)
+            } else if let Some(p) = addressed {
+                (p, 2)
             } else if head_hits.len() == 1 && all_hits.len() == 1 {
                 (head_hits[0], 1)
             } else {
@@ -164,6 +193,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                         s.label.clone()
                     },
                     chars: s.text.chars().count(),
+                    sentences: sentences(&s.text),
                     text: s.text.clone(),
                 },
             });
@@ -182,6 +212,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                     line: 1,
                     label: file.to_string(),
                     chars: text.chars().count(),
+                    sentences: sentences(text),
                     text: text.clone(),
                 },
             });
@@ -212,6 +243,25 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
         .similarity
         .iter()
         .any(|s| s.share > COLLUSION_THRESHOLD);
+    let short: Vec<&PersonaPrompt> = facts
+        .prompts
+        .iter()
+        .filter(|p| p.chars < SENTENCE_CHARS)
+        .collect();
+    if let Some(longest) = short.iter().map(|p| p.chars).max() {
+        facts.template = modules
+            .iter()
+            .filter(|m| short.iter().any(|p| p.path == m.path))
+            .flat_map(|m| {
+                m.strings
+                    .iter()
+                    .filter(|s| {
+                        !s.docstring && s.text.contains('{') && s.text.len() >= 2 * longest.max(150)
+                    })
+                    .map(move |s| (Site::new(m.path.clone(), s.line), s.text.chars().count()))
+            })
+            .max_by_key(|(_, n)| *n);
+    }
     for p in &facts.prompts {
         let idx = PERSONAS.iter().position(|x| *x == p.persona).unwrap_or(0);
         let (expected, words) = WORDS[idx];
@@ -227,6 +277,31 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
         });
     }
     facts
+}
+
+/// Sentences of a text: stops (`.`, `!`, `?`) followed by a space or the end, and lines of a
+/// list; at least one for a non-empty text.
+pub fn sentences(text: &str) -> usize {
+    let chars: Vec<char> = text.trim().chars().collect();
+    let stops = chars
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            matches!(c, '.' | '!' | '?')
+                && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
+                && chars
+                    .get(i.wrapping_sub(1))
+                    .is_some_and(|p| p.is_alphanumeric() || *p == ')' || *p == '"')
+        })
+        .count();
+    let items = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("- ") || t.starts_with("* ")
+        })
+        .count();
+    (stops + items).max(usize::from(!chars.is_empty()))
 }
 
 fn words(s: &str) -> Vec<String> {

@@ -17,7 +17,8 @@
 
 use super::expr::Expr;
 use super::names::Repo;
-use super::syntax::{CallInfo, ModuleInfo};
+use super::syntax::{CallInfo, FuncInfo, ModuleInfo};
+use crate::model::fact::Site;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +51,40 @@ pub struct CloneCall {
     pub via: Option<String>,
     #[serde(skip)]
     pub function_snippet: String,
+    /// The callee as written (`subprocess.run`, `Repo.clone_from`, the wrapper's name).
+    #[serde(default)]
+    pub callee: String,
+    /// Where its temporary directory is made (the `TemporaryDirectory`/`mkdtemp` call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_at: Option<Site>,
+    /// Where its failure is caught or checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handled_at: Option<Site>,
+    /// The timeout it passes (its own `timeout=`, or its wrapper's), as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// `--depth N` / `depth=N`, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<String>,
+    /// Checks of the URL made before it (in its function or a caller's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub url_checks: Vec<Site>,
+    /// Tests of its error for a kind (authentication, not found, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_tests: Vec<Site>,
+    /// Its temporary directory is removed when its function returns, while the function
+    /// returns the path: (the directory's site, the function).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_early: Option<(Site, String)>,
+}
+
+/// A subprocess, git or network call and the timeout it passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalCall {
+    pub at: Site,
+    pub callee: String,
+    pub timeout: Option<String>,
+    pub clone: bool,
 }
 
 /// A function of the repository that runs one of its parameters as a command.
@@ -70,6 +105,16 @@ pub struct SecurityFacts {
     pub clone_calls: Vec<CloneCall>,
     /// `subprocess` calls without a shell (the safe form), for the record.
     pub subprocess_calls: usize,
+    /// Every subprocess, git and network call of the product code (tests aside).
+    #[serde(default)]
+    pub externals: Vec<ExternalCall>,
+    /// Where a directory is removed (`shutil.rmtree`, `.cleanup()`, the exit of a
+    /// `with tempfile.TemporaryDirectory()` holding a clone).
+    #[serde(default)]
+    pub removals: Vec<Site>,
+    /// Python files of the product code (tests aside) searched.
+    #[serde(default)]
+    pub files: usize,
 }
 
 const SUBPROCESS: &[&str] = &[
@@ -181,51 +226,541 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
         }
         // clone calls
         for c in &module.calls {
-            let Some((list_args, via)) = clone_command(repo, m, c, &wrappers) else {
+            let Some(cmd) = clone_command(repo, m, c, &wrappers) else {
                 continue;
             };
-            let func = c.func.map(|f| &module.functions[f]);
-            let in_with = c.withs.iter().any(|w| repo.is(m, w, TEMP));
-            let func_makes_temp = c.func.is_some_and(|fi| {
-                module.calls.iter().any(|o| {
-                    o.func == Some(fi) && o.callee.as_deref().is_some_and(|cl| repo.is(m, cl, TEMP))
-                })
-            });
-            let body = func
-                .map(|f| module.snippet(f.line, f.end_line, 200))
-                .unwrap_or_default();
-            let error_handled = c.in_try
-                || matches!(kw(c, "check"), Some(Expr::Bool(true)))
-                || body.contains("returncode")
-                || func.is_some_and(|f| f.has_try);
-            let lower = body.to_lowercase();
-            let auth_handled = func.is_some_and(|f| {
-                f.excepts
-                    .iter()
-                    .any(|e| e.contains("GitCommandError") || e.contains("CalledProcessError"))
-            }) && (lower.contains("auth")
-                || lower.contains("permission")
-                || lower.contains("credential")
-                || lower.contains("stderr"));
-            facts.clone_calls.push(CloneCall {
-                path: module.path.clone(),
-                line: c.line,
-                snippet: c.snippet.clone(),
-                sandboxed: in_with || func_makes_temp,
-                error_handled,
-                auth_handled,
-                function: func.map(|f| f.qualname.clone()),
-                list_args,
-                via,
-                function_snippet: func
-                    .map(|f| module.snippet(f.line, f.end_line, 40))
-                    .unwrap_or_default(),
-            });
+            facts.clone_calls.push(clone_call(repo, m, c, cmd));
         }
     }
+    facts.files = repo.modules.iter().filter(|m| !is_test(&m.path)).count();
+    facts.externals = externals(repo, &facts.clone_calls);
+    facts.removals = removals(repo, &facts.clone_calls);
     facts.sandboxed_clone =
         !facts.clone_calls.is_empty() && facts.clone_calls.iter().all(|c| c.sandboxed);
     facts
+}
+
+/// A test of the submission (its tests are not its tools).
+pub(crate) fn is_test(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    path.split('/').any(|seg| seg == "tests" || seg == "test")
+        || file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || file == "conftest.py"
+}
+
+fn site(module: &ModuleInfo, line: usize) -> Site {
+    Site::new(module.path.clone(), line)
+}
+
+/// The index of a function of module `m`.
+fn func_index(repo: &Repo<'_>, m: usize, f: &FuncInfo) -> Option<usize> {
+    repo.modules[m]
+        .functions
+        .iter()
+        .position(|g| std::ptr::eq(g, f))
+}
+
+/// The calls of the repository to function `fi` of module `m`: (module, call).
+fn callers<'a>(repo: &Repo<'a>, m: usize, fi: usize) -> Vec<(usize, &'a CallInfo)> {
+    let name = repo.modules[m].functions[fi].name.as_str();
+    let mut out = Vec::new();
+    for (k, module) in repo.modules.iter().enumerate() {
+        for c in &module.calls {
+            let Some(callee) = c.callee.as_deref() else {
+                continue;
+            };
+            if c.method != name && callee != name {
+                continue;
+            }
+            if let Some((wm, f)) = repo.function(k, callee)
+                && wm == m
+                && func_index(repo, wm, f) == Some(fi)
+                && !(k == m && c.func == Some(fi))
+            {
+                out.push((k, c));
+            }
+        }
+    }
+    out
+}
+
+/// The timeout a call passes, as written (`timeout=`, GitPython's `kill_after_timeout=`).
+fn timeout_of(c: &CallInfo) -> Option<String> {
+    kw(c, "timeout")
+        .or_else(|| kw(c, "kill_after_timeout"))
+        .filter(|v| !matches!(v, Expr::None))
+        .map(|v| crate::repo::python::syntax::truncate(&v.render(), 40))
+}
+
+/// What [`clone_command`] found.
+struct CloneCmd {
+    list_args: bool,
+    via: Option<String>,
+    /// The wrapper's own subprocess call (module, line).
+    wrapper_call: Option<(usize, usize)>,
+    /// The command's words (a list command), for `--depth`.
+    words: Vec<String>,
+    lib: bool,
+}
+
+/// The depth a clone is limited to, as written.
+fn depth_of(c: &CallInfo, cmd: &CloneCmd) -> Option<String> {
+    if cmd.lib {
+        if let Some(d) = kw(c, "depth") {
+            return Some(d.render());
+        }
+        if let Some(Expr::List(items)) = kw(c, "multi_options") {
+            let words: Vec<String> = items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect();
+            return depth_in(&words);
+        }
+        return None;
+    }
+    depth_in(&cmd.words)
+}
+
+fn depth_in(words: &[String]) -> Option<String> {
+    for (i, w) in words.iter().enumerate() {
+        if let Some(d) = w.strip_prefix("--depth=") {
+            return Some(d.to_string());
+        }
+        if w == "--depth" {
+            return Some(words.get(i + 1).cloned().unwrap_or_else(|| "?".into()));
+        }
+    }
+    None
+}
+
+const URL_CHECKS: &[&str] = &[
+    "re.match",
+    "re.fullmatch",
+    "re.search",
+    "urllib.parse.urlparse",
+    "urllib.parse.urlsplit",
+    "validators.url",
+];
+
+/// A call that checks a text against a pattern or parses a URL: `re.match`, `urlparse`, a
+/// compiled pattern's `.match`, or a function of the repository that makes one of these.
+fn checks_url(repo: &Repo<'_>, m: usize, c: &CallInfo, depth: usize) -> bool {
+    let Some(callee) = c.callee.as_deref() else {
+        return false;
+    };
+    if repo.is(m, callee, URL_CHECKS) {
+        return true;
+    }
+    if matches!(c.method.as_str(), "match" | "fullmatch" | "search")
+        && let Some(recv) = c.receiver.as_deref()
+        && let Some((_, Expr::Call { func, .. })) = repo.constant(m, recv)
+        && func.dotted().is_some_and(|d| d.ends_with("compile"))
+    {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    let Some((wm, f)) = repo.function(m, callee) else {
+        return false;
+    };
+    let Some(fi) = func_index(repo, wm, f) else {
+        return false;
+    };
+    repo.modules[wm]
+        .calls
+        .iter()
+        .filter(|o| o.func == Some(fi))
+        .any(|o| checks_url(repo, wm, o, depth - 1))
+        || repo.modules[wm]
+            .ifs
+            .iter()
+            .filter(|i| i.func == Some(fi))
+            .any(|i| scheme_test(&i.condition))
+}
+
+/// An `if` that tests a URL's scheme or host: `.startswith("https://")`, `"github.com" in`.
+fn scheme_test(condition: &str) -> bool {
+    let c = condition;
+    (c.contains("startswith(") || c.contains(" in ") || c.contains("endswith("))
+        && (c.contains("://") || c.contains("git@") || c.contains("github.com"))
+}
+
+/// The URL checks made before line `line` of function `fi` (its calls and `if`s).
+fn url_checks_before(repo: &Repo<'_>, m: usize, fi: usize, line: usize) -> Vec<Site> {
+    let module = &repo.modules[m];
+    let mut out: Vec<Site> = module
+        .calls
+        .iter()
+        .filter(|o| o.func == Some(fi) && o.line <= line && checks_url(repo, m, o, 2))
+        .map(|o| site(module, o.line))
+        .collect();
+    out.extend(
+        module
+            .ifs
+            .iter()
+            .filter(|i| i.func == Some(fi) && i.line < line && scheme_test(&i.condition))
+            .map(|i| site(module, i.line)),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `if`s that test an error's text for a kind: a string literal tested with `in`,
+/// `startswith` or a regex.
+fn kind_tests(repo: &Repo<'_>, m: usize, fi: usize, after: usize, depth: usize) -> Vec<Site> {
+    let module = &repo.modules[m];
+    let f = &module.functions[fi];
+    let literal = |cond: &str| {
+        (cond.contains('"') || cond.contains('\''))
+            && (cond.contains(" in ") || cond.contains("startswith(") || cond.contains("search("))
+    };
+    let mut out: Vec<Site> = module
+        .ifs
+        .iter()
+        .filter(|i| i.func == Some(fi) && i.line > after && literal(&i.condition))
+        .map(|i| site(module, i.line))
+        .collect();
+    if depth > 0 {
+        // a function of the repository handed the error after the clone (`classify(err)`)
+        for c in module
+            .calls
+            .iter()
+            .filter(|c| c.func == Some(fi) && c.line > after && !c.args.is_empty())
+        {
+            let Some(callee) = c.callee.as_deref() else {
+                continue;
+            };
+            if let Some((wm, g)) = repo.function(m, callee)
+                && !std::ptr::eq(g, f)
+                && let Some(gi) = func_index(repo, wm, g)
+            {
+                out.extend(kind_tests(repo, wm, gi, 0, depth - 1));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The temporary directory a call sits in: an enclosing `with`, a temp dir its function
+/// makes, or (one level up) one its caller makes or sits in.
+fn sandbox_of(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<Site> {
+    let module = &repo.modules[m];
+    let temp_in =
+        |fi: Option<usize>, line: usize| -> Option<usize> { module_temp(repo, m, fi, line) };
+    if let Some(l) = temp_in(c.func, c.line) {
+        return Some(site(module, l));
+    }
+    let fi = c.func?;
+    callers(repo, m, fi).into_iter().find_map(|(k, call)| {
+        module_temp(repo, k, call.func, call.line).map(|l| site(&repo.modules[k], l))
+    })
+}
+
+/// The line of the last temp-dir call of function `fi` of module `m` at or before `line`
+/// (a `with` item counts, a temp dir made later in the function too).
+fn module_temp(repo: &Repo<'_>, m: usize, fi: Option<usize>, line: usize) -> Option<usize> {
+    let module = &repo.modules[m];
+    let temps: Vec<&CallInfo> = module
+        .calls
+        .iter()
+        .filter(|o| {
+            o.func == fi
+                && fi.is_some()
+                && o.callee.as_deref().is_some_and(|cl| repo.is(m, cl, TEMP))
+        })
+        .collect();
+    temps
+        .iter()
+        .filter(|o| o.line <= line)
+        .map(|o| o.line)
+        .max()
+        .or_else(|| temps.iter().map(|o| o.line).min())
+}
+
+/// Where a clone's failure is caught or checked: the `try` around it, `check=True`, a
+/// return-code test after it, or a caller's `try`.
+fn handled_at(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<Site> {
+    let module = &repo.modules[m];
+    if let Some(t) = c.try_line {
+        return Some(site(module, t));
+    }
+    if matches!(kw(c, "check"), Some(Expr::Bool(true))) {
+        return Some(site(module, c.line));
+    }
+    let fi = c.func?;
+    if let Some(i) = module
+        .ifs
+        .iter()
+        .find(|i| i.func == Some(fi) && i.line > c.line && i.condition.contains("returncode"))
+    {
+        return Some(site(module, i.line));
+    }
+    callers(repo, m, fi)
+        .into_iter()
+        .find_map(|(k, call)| call.try_line.map(|t| site(&repo.modules[k], t)))
+}
+
+/// A clone whose temporary directory goes when its function returns, while the function
+/// returns the path: `with TemporaryDirectory() as d: ... return d`, or a local
+/// `TemporaryDirectory()` object neither returned nor kept.
+fn removed_early(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<(Site, String)> {
+    let module = &repo.modules[m];
+    let fi = c.func?;
+    let f = &module.functions[fi];
+    if f.returns.iter().all(|r| matches!(r, Expr::None)) {
+        return None;
+    }
+    let td = |o: &CallInfo| {
+        o.func == Some(fi)
+            && o.callee
+                .as_deref()
+                .is_some_and(|cl| repo.is(m, cl, &["tempfile.TemporaryDirectory"]))
+    };
+    let dir = module
+        .calls
+        .iter()
+        .rev()
+        .find(|o| td(o) && o.line <= c.line)?;
+    let mentions = |e: &Expr, name: &str| {
+        let r = e.render();
+        r.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+            .any(|w| w == name)
+    };
+    // paths derived from a name, one assignment deep (`os.path.join(d, name)`, `f"{d}/x"`)
+    let path_of = |e: &Expr, name: &str| {
+        mentions(e, name)
+            && match e {
+                Expr::Call { func, .. } => func.dotted().is_some_and(|d| {
+                    matches!(
+                        d.as_str(),
+                        "os.path.join"
+                            | "Path"
+                            | "pathlib.Path"
+                            | "str"
+                            | "os.path.abspath"
+                            | "os.path.realpath"
+                    )
+                }),
+                Expr::Str { fstring, .. } => *fstring,
+                Expr::BinOp { .. } => true,
+                _ => false,
+            }
+    };
+    let derived = |name: &str| -> Vec<String> {
+        let mut v = vec![name.to_string()];
+        for (local, values) in &f.locals {
+            if values.iter().any(|e| path_of(e, name)) {
+                v.push(local.clone());
+            }
+        }
+        v
+    };
+    let body = module.snippet(f.line, f.end_line, 400);
+    if c.withs
+        .iter()
+        .any(|w| repo.is(m, w, &["tempfile.TemporaryDirectory"]))
+    {
+        // `with tempfile.TemporaryDirectory() as d:` on the directory's line
+        let text = module.line_text(dir.line);
+        let target = text.split(" as ").nth(1)?;
+        let target: String = target
+            .chars()
+            .take_while(|ch| ch.is_alphanumeric() || *ch == '_')
+            .collect();
+        if target.is_empty() {
+            return None;
+        }
+        let names = derived(&target);
+        let returned = f.returns.iter().any(|r| {
+            names.iter().any(|n| {
+                matches!(r, Expr::Name(x) if x == n)
+                    || path_of(r, n)
+                    || matches!(r, Expr::List(items) if items.iter().any(|i| matches!(i, Expr::Name(x) if x == n)))
+            })
+        });
+        return returned.then(|| (site(module, dir.line), f.qualname.clone()));
+    }
+    // `tmp = tempfile.TemporaryDirectory()`: the object is finalised on return unless it is
+    // returned or kept (stored in a container, an attribute, a global)
+    let obj = dir.assigned_to.as_deref()?;
+    let kept = f.returns.iter().any(|r| match r {
+        Expr::Name(n) => n == obj,
+        Expr::List(items) => items.iter().any(|i| matches!(i, Expr::Name(n) if n == obj)),
+        _ => false,
+    }) || body.lines().any(|l| {
+        let t = l.trim();
+        let stores = t.contains(&format!("= {obj}"))
+            && !t.starts_with(&format!("{obj} ="))
+            && (t.contains('[') || t.contains('.'));
+        let hands = t.contains(&format!("({obj})")) || t.contains(&format!("({obj},"));
+        let yields = t.starts_with("yield");
+        stores || hands || yields
+    });
+    (!kept).then(|| (site(module, dir.line), f.qualname.clone()))
+}
+
+fn clone_call(repo: &Repo<'_>, m: usize, c: &CallInfo, cmd: CloneCmd) -> CloneCall {
+    let module = &repo.modules[m];
+    let func = c.func.map(|f| &module.functions[f]);
+    let sandbox_at = sandbox_of(repo, m, c);
+    let handled = handled_at(repo, m, c);
+    let body = func
+        .map(|f| module.snippet(f.line, f.end_line, 200))
+        .unwrap_or_default();
+    let lower = body.to_lowercase();
+    let auth_handled = func.is_some_and(|f| {
+        f.excepts
+            .iter()
+            .any(|e| e.contains("GitCommandError") || e.contains("CalledProcessError"))
+    }) && (lower.contains("auth")
+        || lower.contains("permission")
+        || lower.contains("credential")
+        || lower.contains("stderr"));
+    let timeout = timeout_of(c).or_else(|| {
+        let (wm, line) = cmd.wrapper_call?;
+        repo.modules[wm]
+            .calls
+            .iter()
+            .find(|o| {
+                o.line == line
+                    && o.callee
+                        .as_deref()
+                        .is_some_and(|cl| repo.is(wm, cl, SUBPROCESS))
+            })
+            .and_then(timeout_of)
+    });
+    let mut url_checks = Vec::new();
+    if let Some(fi) = c.func {
+        url_checks = url_checks_before(repo, m, fi, c.line);
+        for (k, call) in callers(repo, m, fi) {
+            if let Some(ki) = call.func {
+                url_checks.extend(url_checks_before(repo, k, ki, call.line));
+            }
+        }
+    }
+    url_checks.sort();
+    url_checks.dedup();
+    let error_tests = c
+        .func
+        .map(|fi| kind_tests(repo, m, fi, c.line, 1))
+        .unwrap_or_default();
+    CloneCall {
+        path: module.path.clone(),
+        line: c.line,
+        snippet: c.snippet.clone(),
+        sandboxed: sandbox_at.is_some(),
+        error_handled: handled.is_some(),
+        auth_handled: auth_handled || error_tests.len() >= 2,
+        function: func.map(|f| f.qualname.clone()),
+        list_args: cmd.list_args,
+        via: cmd.via.clone(),
+        function_snippet: func
+            .map(|f| module.snippet(f.line, f.end_line, 40))
+            .unwrap_or_default(),
+        callee: c.callee.clone().unwrap_or_else(|| c.method.clone()),
+        sandbox_at,
+        handled_at: handled,
+        timeout,
+        depth: depth_of(c, &cmd),
+        url_checks,
+        error_tests,
+        removed_early: removed_early(repo, m, c),
+    }
+}
+
+const NETWORK: &[&str] = &[
+    "requests.get",
+    "requests.post",
+    "requests.put",
+    "requests.patch",
+    "requests.delete",
+    "requests.head",
+    "requests.request",
+    "httpx.get",
+    "httpx.post",
+    "httpx.request",
+    "urllib.request.urlopen",
+    "asyncio.create_subprocess_exec",
+];
+
+/// Every subprocess, git and network call of the product code, with the timeout it passes.
+fn externals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<ExternalCall> {
+    let mut out = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        if is_test(&module.path) {
+            continue;
+        }
+        for c in &module.calls {
+            let Some(callee) = c.callee.as_deref() else {
+                continue;
+            };
+            let clone = clones
+                .iter()
+                .find(|k| k.path == module.path && k.line == c.line);
+            let external = repo.is(m, callee, SUBPROCESS) || repo.is(m, callee, NETWORK);
+            if !external && clone.is_none() {
+                continue;
+            }
+            // a wrapper's own call is counted once, at the wrapper
+            let timeout = match clone {
+                Some(k) => k.timeout.clone(),
+                None => timeout_of(c),
+            };
+            out.push(ExternalCall {
+                at: site(module, c.line),
+                callee: callee.to_string(),
+                timeout,
+                clone: clone.is_some(),
+            });
+        }
+    }
+    out
+}
+
+/// Where the repository removes a directory: `shutil.rmtree`, a `.cleanup()`, or the exit of
+/// the `with tempfile.TemporaryDirectory()` a clone runs in.
+fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
+    let mut out = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        if is_test(&module.path) {
+            continue;
+        }
+        for c in &module.calls {
+            let rm = c
+                .callee
+                .as_deref()
+                .is_some_and(|cl| repo.is(m, cl, &["shutil.rmtree"]))
+                || (c.method == "cleanup" && c.receiver.is_some() && c.args.is_empty());
+            if rm {
+                out.push(site(module, c.line));
+            }
+        }
+    }
+    for k in clones {
+        if let (Some(at), true) = (&k.sandbox_at, k.removed_early.is_none())
+            && let Some(m) = repo.modules.iter().position(|x| x.path == at.path)
+            && repo.modules[m].calls.iter().any(|o| {
+                o.line == at.line
+                    && o.callee
+                        .as_deref()
+                        .is_some_and(|cl| repo.is(m, cl, &["tempfile.TemporaryDirectory"]))
+                    && repo.modules[m]
+                        .line_text(o.line)
+                        .trim_start()
+                        .starts_with("with ")
+            })
+        {
+            out.push(at.clone());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The command a `subprocess`/`os` call runs: its first argument, or `args=`/`cmd=`.
@@ -282,8 +817,8 @@ fn shellish(repo: &Repo<'_>, m: usize, callee: &str) -> bool {
 }
 
 /// Whether a command (a literal, or a local variable of the calling function assigned one)
-/// is `git clone ...`; `Some(list_args)` when it is.
-fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<bool> {
+/// is `git clone ...`; `Some((list_args, words))` when it is.
+fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<(bool, Vec<String>)> {
     let values: Vec<&Expr> = match cmd {
         Expr::Name(v) => c
             .func
@@ -292,26 +827,49 @@ fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<bo
             .unwrap_or_default(),
         other => vec![other],
     };
+    let appended: Vec<String> = match cmd {
+        Expr::Name(v) => c
+            .func
+            .and_then(|fi| module.functions[fi].appends.get(v))
+            .map(|vals| {
+                vals.iter()
+                    .filter_map(|e| e.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => vec![],
+    };
     values.into_iter().find_map(|cmd| match cmd {
         Expr::List(items) => {
             let words: Vec<&str> = items.iter().filter_map(Expr::as_str).collect();
             (words.windows(2).any(|w| w[0] == "git" && w[1] == "clone")
                 || words.first().is_some_and(|w| w.ends_with("git")) && words.contains(&"clone"))
-            .then_some(true)
+            .then(|| {
+                let mut all: Vec<String> = items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.render()))
+                    .collect();
+                all.extend(appended.iter().cloned());
+                (true, all)
+            })
         }
-        other => other.render().contains("git clone").then_some(false),
+        other => {
+            let text = other.render();
+            text.contains("git clone")
+                .then(|| (false, text.split_whitespace().map(str::to_string).collect()))
+        }
     })
 }
 
 /// A call that clones a git repository: `git.Repo.clone_from`, `pygit2.clone_repository`,
 /// `dulwich.porcelain.clone`, or a subprocess/os call whose command is `git clone`, directly
-/// or through one of the repository's wrappers. Returns (list arguments, the wrapper).
+/// or through one of the repository's wrappers.
 fn clone_command(
     repo: &Repo<'_>,
     m: usize,
     c: &CallInfo,
     wrappers: &[Wrapper],
-) -> Option<(bool, Option<String>)> {
+) -> Option<CloneCmd> {
     let callee = c.callee.as_deref()?;
     let module = &repo.modules[m];
     // Name resolution only for calls whose last name segment can match (nearly none do).
@@ -329,13 +887,25 @@ fn clone_command(
                 ],
             )
     {
-        return Some((true, None));
+        return Some(CloneCmd {
+            list_args: true,
+            via: None,
+            wrapper_call: None,
+            words: vec![],
+            lib: true,
+        });
     }
     if SHELL_LAST_NAMES.contains(&last) && shellish(repo, m, callee) {
-        let list = git_clone_command(module, c, command(c)?)?;
+        let (list, words) = git_clone_command(module, c, command(c)?)?;
         let shell =
             matches!(kw(c, "shell"), Some(Expr::Bool(true))) || !repo.is(m, callee, SUBPROCESS);
-        return Some((list && !shell, None));
+        return Some(CloneCmd {
+            list_args: list && !shell,
+            via: None,
+            wrapper_call: None,
+            words,
+            lib: false,
+        });
     }
     if wrappers.is_empty() {
         return None;
@@ -353,14 +923,17 @@ fn clone_command(
         .checked_sub(skip)
         .and_then(|i| c.args.get(i))
         .or_else(|| kw(c, &f.params[w.param]))?;
-    let list = git_clone_command(module, c, arg)?;
-    Some((
-        list && !w.shell,
-        Some(format!(
+    let (list, words) = git_clone_command(module, c, arg)?;
+    Some(CloneCmd {
+        list_args: list && !w.shell,
+        via: Some(format!(
             "{}:{} {}",
             repo.modules[wm].path, w.line, f.qualname
         )),
-    ))
+        wrapper_call: Some((wm, w.line)),
+        words,
+        lib: false,
+    })
 }
 
 #[cfg(test)]
@@ -488,5 +1061,69 @@ mod tests {
         );
         assert_eq!(f.clone_calls.len(), 1, "{f:?}");
         assert!(f.sandboxed_clone && f.clone_calls[0].list_args);
+    }
+
+    #[test]
+    fn timeouts_url_checks_error_kinds_and_cleanup_are_read_from_the_code() {
+        let validators = "import re\nfrom urllib.parse import urlparse\n\ndef is_ok(u):\n    return bool(re.match(r'^https://github\\.com/[\\w.-]+/[\\w.-]+$', u))\n";
+        let tools = "import shutil, subprocess, tempfile\nfrom src.v import is_ok\n\ndef clone(url):\n    if not is_ok(url):\n        raise ValueError(url)\n    d = tempfile.mkdtemp()\n    try:\n        subprocess.run(['git', 'clone', url, d], check=True, capture_output=True, timeout=120)\n    except subprocess.CalledProcessError as e:\n        err = e.stderr.lower()\n        if 'authentication' in err:\n            raise PermissionError(url)\n        elif 'not found' in err:\n            raise LookupError(url)\n        raise\n    finally:\n        pass\n    return d\n\ndef log(d):\n    return subprocess.run(['git', 'log'], cwd=d, capture_output=True)\n\ndef done(d):\n    shutil.rmtree(d)\n";
+        let f = facts_of(&[("src/v.py", validators), ("src/tools/git.py", tools)]);
+        let c = &f.clone_calls[0];
+        assert_eq!(c.timeout.as_deref(), Some("120"));
+        assert_eq!(c.url_checks, vec![Site::new("src/tools/git.py", 5)]);
+        assert_eq!(
+            c.error_tests,
+            vec![
+                Site::new("src/tools/git.py", 12),
+                Site::new("src/tools/git.py", 14)
+            ]
+        );
+        assert_eq!(c.sandbox_at, Some(Site::new("src/tools/git.py", 7)));
+        assert_eq!(c.handled_at, Some(Site::new("src/tools/git.py", 8)));
+        assert_eq!(c.depth, None);
+        assert_eq!(c.removed_early, None);
+        assert_eq!(f.removals, vec![Site::new("src/tools/git.py", 25)]);
+        // the clone passes a timeout, the `git log` does not
+        let timed: Vec<(usize, bool, bool)> = f
+            .externals
+            .iter()
+            .map(|x| (x.at.line, x.timeout.is_some(), x.clone))
+            .collect();
+        assert_eq!(timed, vec![(9, true, true), (22, false, false)]);
+    }
+
+    #[test]
+    fn a_clone_deleted_when_its_function_returns_and_a_shallow_clone() {
+        // `with TemporaryDirectory() as d: ... return d`: gone before the caller reads it
+        let f = facts(
+            "import subprocess, tempfile\ndef clone(url):\n    with tempfile.TemporaryDirectory() as tmp:\n        subprocess.run(['git', 'clone', '--depth', '1', url, tmp], check=True)\n        return tmp\n",
+        );
+        let c = &f.clone_calls[0];
+        assert_eq!(
+            c.removed_early,
+            Some((Site::new("src/tools/repo_tools.py", 3), "clone".into()))
+        );
+        assert_eq!(c.depth.as_deref(), Some("1"));
+        // a local TemporaryDirectory whose path alone is returned
+        let f = facts(
+            "import tempfile\nfrom git import Repo\ndef clone(url):\n    tmp = tempfile.TemporaryDirectory()\n    Repo.clone_from(url, tmp.name, depth=1)\n    return tmp.name\n",
+        );
+        assert!(f.clone_calls[0].removed_early.is_some());
+        assert_eq!(f.clone_calls[0].depth.as_deref(), Some("1"));
+        // kept: the object is returned, or stored
+        for keep in [
+            "    return tmp\n",
+            "    _DIRS[url] = tmp\n    return tmp.name\n",
+        ] {
+            let src = format!(
+                "import tempfile\nfrom git import Repo\n_DIRS = {{}}\ndef clone(url):\n    tmp = tempfile.TemporaryDirectory()\n    Repo.clone_from(url, tmp.name)\n{keep}"
+            );
+            assert_eq!(facts(&src).clone_calls[0].removed_early, None, "{keep}");
+        }
+        // the work done inside the `with`: nothing returned from it
+        let f = facts(
+            "import subprocess, tempfile\ndef audit(url):\n    with tempfile.TemporaryDirectory() as tmp:\n        subprocess.run(['git', 'clone', url, tmp], check=True)\n        facts = read(tmp)\n    return facts\n",
+        );
+        assert_eq!(f.clone_calls[0].removed_early, None);
     }
 }

@@ -13,7 +13,7 @@ use tree_sitter::{Node, Parser, TreeCursor};
 
 /// Field names the walker asks for, looked up once: `child_by_field_name` compares the name
 /// against every field name of the grammar at each call.
-const FIELD_NAMES: [&str; 21] = [
+const FIELD_NAMES: [&str; 22] = [
     "alias",
     "alternative",
     "arguments",
@@ -35,6 +35,7 @@ const FIELD_NAMES: [&str; 21] = [
     "value",
     "return_type",
     "parameters",
+    "consequence",
 ];
 const F_ALIAS: usize = 0;
 const F_ALTERNATIVE: usize = 1;
@@ -57,8 +58,9 @@ const F_TYPE: usize = 17;
 const F_VALUE: usize = 18;
 const F_RETURN_TYPE: usize = 19;
 const F_PARAMETERS: usize = 20;
+const F_CONSEQUENCE: usize = 21;
 
-static FIELD_IDS: LazyLock<[u16; 21]> = LazyLock::new(|| {
+static FIELD_IDS: LazyLock<[u16; 22]> = LazyLock::new(|| {
     crate::alloc::tree_sitter_to_mimalloc();
     let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     // 0 is never a field id: a missing name makes `child_by_field_id` return `None`.
@@ -139,6 +141,14 @@ pub struct CallInfo {
     pub loops: Vec<LoopCtx>,
     pub in_try: bool,
     pub in_loop: bool,
+    /// Line of the innermost `try` whose body holds the call.
+    pub try_line: Option<usize>,
+    /// Inside an `except` clause (of the enclosing function).
+    pub in_except: bool,
+    /// Inside a `finally` clause.
+    pub in_finally: bool,
+    /// Inside a `while` loop.
+    pub in_while: bool,
     /// Callees of the `with` items enclosing this call (`tempfile.TemporaryDirectory`).
     pub withs: Vec<String>,
     /// When the call's result is immediately used as the receiver of another method
@@ -211,6 +221,8 @@ pub struct IfInfo {
     pub condition: String,
     /// The whole `if` statement's text, truncated.
     pub text: String,
+    /// This branch's own block (without the `elif`/`else` that follow), truncated.
+    pub body: String,
 }
 
 /// Everything extracted from one Python file.
@@ -334,6 +346,10 @@ struct Scope {
     loops: Vec<LoopCtx>,
     in_try: bool,
     in_loop: bool,
+    try_line: Option<usize>,
+    in_except: bool,
+    in_finally: bool,
+    in_while: bool,
     withs: Vec<String>,
     label: String,
     assigned_to: Option<String>,
@@ -468,8 +484,10 @@ impl<'s, 't> Walker<'s, 't> {
                     self.info.functions[f].has_loop = true;
                 }
                 let in_loop = std::mem::replace(&mut scope.in_loop, true);
+                let in_while = std::mem::replace(&mut scope.in_while, true);
                 self.walk_children(node, scope, depth);
                 scope.in_loop = in_loop;
+                scope.in_while = in_while;
             }
             "try_statement" => {
                 if let Some(f) = scope.func {
@@ -478,8 +496,10 @@ impl<'s, 't> Walker<'s, 't> {
                 for k in self.kids(node) {
                     if kind(k) == "block" {
                         let in_try = std::mem::replace(&mut scope.in_try, true);
+                        let try_line = scope.try_line.replace(line_of(node));
                         self.walk(k, scope, depth + 1);
                         scope.in_try = in_try;
+                        scope.try_line = try_line;
                     } else {
                         if kind(k) == "except_clause" {
                             if let (Some(f), Some(v)) = (scope.func, k.field(F_VALUE)) {
@@ -494,7 +514,12 @@ impl<'s, 't> Walker<'s, 't> {
                                 self.info.functions[f].excepts.push(t);
                             }
                         }
+                        let (except, finally) = (scope.in_except, scope.in_finally);
+                        scope.in_except = except || kind(k) == "except_clause";
+                        scope.in_finally = finally || kind(k) == "finally_clause";
                         self.walk(k, scope, depth + 1);
+                        scope.in_except = except;
+                        scope.in_finally = finally;
                     }
                 }
             }
@@ -533,11 +558,16 @@ impl<'s, 't> Walker<'s, 't> {
                     .field(F_CONDITION)
                     .map(|c| self.short(c, 300))
                     .unwrap_or_default();
+                let body = node
+                    .field(F_CONSEQUENCE)
+                    .map(|c| self.short(c, 600))
+                    .unwrap_or_default();
                 self.info.ifs.push(IfInfo {
                     line: line_of(node),
                     func: scope.func,
                     condition,
                     text: self.short(node, 600),
+                    body,
                 });
                 self.walk_children(node, scope, depth);
             }
@@ -546,11 +576,16 @@ impl<'s, 't> Walker<'s, 't> {
                     .field(F_CONDITION)
                     .map(|c| self.short(c, 300))
                     .unwrap_or_default();
+                let body = node
+                    .field(F_CONSEQUENCE)
+                    .map(|c| self.short(c, 600))
+                    .unwrap_or_default();
                 self.info.ifs.push(IfInfo {
                     line: line_of(node),
                     func: scope.func,
                     condition,
                     text: self.short(node, 600),
+                    body,
                 });
                 self.walk_children(node, scope, depth);
             }
@@ -987,6 +1022,10 @@ impl<'s, 't> Walker<'s, 't> {
             loops: scope.loops.clone(),
             in_try: scope.in_try,
             in_loop: scope.in_loop,
+            try_line: scope.try_line,
+            in_except: scope.in_except,
+            in_finally: scope.in_finally,
+            in_while: scope.in_while,
             withs: scope.withs.clone(),
             chained,
             assigned_to: scope.assigned_to.clone(),

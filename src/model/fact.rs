@@ -1,0 +1,1881 @@
+//! Typed facts: what a detective established about the submission, with the lines it rests on.
+//!
+//! A statement of the report (a detective's rationale, an offline judge's sentence, the
+//! deciding evidence, a fix) is rendered from one of these, never from words in another
+//! sentence or in a fact id. One enum per family of facts ([`SafetyFact`], ...), gathered in
+//! [`Fact`] and attached to [`super::Evidence`] (`Evidence::fact`); the level tables read them
+//! with exhaustive matches, so a renamed or dropped fact does not compile.
+//!
+//! Every fact states:
+//! - [`Stated::key`]: the id segment it is filed under (`timeout`, `rule.fact_supremacy`): the
+//!   dotted ids stay at the edges (JSON sidecar, prompts, batch store);
+//! - [`Stated::holds`]: whether the requirement holds (the evidence's `found`);
+//! - [`Stated::statement`]: one sentence; a positive one cites the lines it rests on, a negative
+//!   one says what was searched ("none of the 6 subprocess and git calls in 3 files passes a
+//!   timeout");
+//! - [`Stated::proof`]: those lines (the first is the evidence's location);
+//! - [`Stated::fix`]: for a requirement that does not hold, what to change, where, and to what.
+//!
+//! A new family (report, history, ...) adds its enum, a variant of [`Fact`] and the arms of
+//! [`Fact`]'s dispatch below: nothing else reads the variants' fields but the family's level
+//! table.
+
+use crate::words::count;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A line of the submission.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Site {
+    pub path: String,
+    pub line: usize,
+}
+
+impl Site {
+    pub fn new(path: impl Into<String>, line: usize) -> Self {
+        Site {
+            path: path.into(),
+            line,
+        }
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
+}
+
+/// A call of the submission: where it is and its callee as written (`subprocess.run`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Call {
+    pub at: Site,
+    pub callee: String,
+}
+
+impl Call {
+    pub fn new(at: Site, callee: impl Into<String>) -> Self {
+        Call {
+            at,
+            callee: callee.into(),
+        }
+    }
+}
+
+/// What the student can change: where, and the change (what, to what).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fix {
+    pub at: Option<Site>,
+    pub change: String,
+}
+
+impl Fix {
+    fn at(at: &Site, change: impl Into<String>) -> Self {
+        Fix {
+            at: Some(at.clone()),
+            change: change.into(),
+        }
+    }
+
+    fn anywhere(change: impl Into<String>) -> Self {
+        Fix {
+            at: None,
+            change: change.into(),
+        }
+    }
+
+    /// `path:line: change` (the remediation's line shape), or the change alone.
+    pub fn line(&self) -> String {
+        match &self.at {
+            Some(at) => format!("{at}: {}", self.change),
+            None => self.change.clone(),
+        }
+    }
+}
+
+/// What every typed fact says about itself (see the module docs).
+pub trait Stated {
+    fn key(&self) -> String;
+    fn holds(&self) -> bool;
+    fn statement(&self) -> String;
+    fn proof(&self) -> Vec<Site>;
+    fn fix(&self) -> Option<Fix>;
+}
+
+/// A typed fact of one family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "family", content = "fact", rename_all = "snake_case")]
+pub enum Fact {
+    Safety(SafetyFact),
+    Structured(StructuredFact),
+    Nuance(NuanceFact),
+    Justice(JusticeFact),
+}
+
+impl Fact {
+    fn stated(&self) -> &dyn Stated {
+        match self {
+            Fact::Safety(f) => f,
+            Fact::Structured(f) => f,
+            Fact::Nuance(f) => f,
+            Fact::Justice(f) => f,
+        }
+    }
+}
+
+impl Stated for Fact {
+    fn key(&self) -> String {
+        self.stated().key()
+    }
+    fn holds(&self) -> bool {
+        self.stated().holds()
+    }
+    fn statement(&self) -> String {
+        self.stated().statement()
+    }
+    fn proof(&self) -> Vec<Site> {
+        self.stated().proof()
+    }
+    fn fix(&self) -> Option<Fix> {
+        self.stated().fix()
+    }
+}
+
+/// Up to `max` sites, then "and N more".
+pub fn sites(list: &[Site], max: usize) -> String {
+    let mut parts: Vec<String> = list.iter().take(max).map(Site::to_string).collect();
+    if list.len() > max {
+        parts.push(format!("{} more", list.len() - max));
+    }
+    join_and(&parts)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn join_and(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn in_files(n: usize) -> String {
+    count(n, "Python file", "Python files")
+}
+
+// ---------------------------------------------------------------- safe tool engineering
+
+/// A clone of a repository (a git library's clone, or a `git clone` command).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clone {
+    pub call: Call,
+    /// The temporary directory it clones into (`TemporaryDirectory`, `mkdtemp`).
+    pub sandbox: Option<Site>,
+    /// The command is a list of arguments (no shell parses it).
+    pub list_args: bool,
+    /// The repository's own wrapper the command goes through (`path:line qualname`).
+    pub via: Option<String>,
+    /// Where a failure of the clone is caught or checked (`try`, `check=True`, a return code).
+    pub handled: Option<Site>,
+}
+
+/// A subprocess, git or network call and the timeout it passes, as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct External {
+    pub call: Call,
+    pub timeout: Option<String>,
+    /// The call clones a repository.
+    pub clone: bool,
+}
+
+/// A clone limited to the last commits (`--depth 1`, `depth=1`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shallow {
+    pub at: Site,
+    pub depth: String,
+}
+
+/// A clone whose temporary directory is removed when its function returns, while the
+/// function hands the path to its caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EarlyRemoval {
+    pub clone: Site,
+    /// The temporary directory that is removed (`with` or a local object).
+    pub sandbox: Site,
+    pub function: String,
+}
+
+/// Safe tool engineering (`repo.security.*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum SafetyFact {
+    /// Every clone runs in a temporary directory.
+    Sandbox { clones: Vec<Clone>, files: usize },
+    /// Every clone's failure is caught or checked.
+    CloneErrors { clones: Vec<Clone> },
+    /// The clone's failures are told apart (authentication, not found, ...): the places that
+    /// test the error for a kind.
+    ErrorKinds { clones: Vec<Site>, tests: Vec<Site> },
+    /// A timeout on every subprocess, git and network call.
+    Timeouts { calls: Vec<External>, files: usize },
+    /// The URL is checked (a regex, `urlparse`, an allow-list) before the clone.
+    UrlCheck {
+        clones: Vec<Site>,
+        checks: Vec<Site>,
+    },
+    /// The temporary directory is removed (`with`, `rmtree`, `.cleanup()`).
+    Cleanup {
+        clones: Vec<Site>,
+        removals: Vec<Site>,
+    },
+    /// The clone's directory lives while it is read.
+    Lifetime {
+        clones: Vec<Site>,
+        early: Vec<EarlyRemoval>,
+    },
+    /// The clone keeps the history (no `--depth 1`): the git-history analysis needs it.
+    FullHistory {
+        clones: Vec<Site>,
+        shallow: Vec<Shallow>,
+    },
+    /// No shell runs a command: no `os.system`, `os.popen`, `shell=True`.
+    NoShell {
+        files: usize,
+        subprocess: usize,
+        /// The raw shell calls kept (the first of each kind).
+        shells: Vec<Site>,
+        /// Every raw shell call counted (more than kept when they explode).
+        #[serde(default)]
+        counted: usize,
+        /// Python files too large to parse or scan.
+        unscanned: Vec<String>,
+    },
+    /// A confirmed security finding (a `SecurityFinding`: `found` means confirmed).
+    Finding {
+        n: usize,
+        at: Site,
+        kind: String,
+        detail: String,
+    },
+}
+
+fn clone_sites(clones: &[Clone]) -> Vec<Site> {
+    clones.iter().map(|c| c.call.at.clone()).collect()
+}
+
+fn no_clone(files: usize) -> String {
+    format!(
+        "no clone of a repository (git.Repo.clone_from, pygit2, dulwich, or a `git clone` command) in the {}",
+        files_of(files)
+    )
+}
+
+fn files_of(n: usize) -> String {
+    if n == 1 {
+        "Python file".into()
+    } else {
+        format!("{n} Python files")
+    }
+}
+
+impl Stated for SafetyFact {
+    fn key(&self) -> String {
+        match self {
+            SafetyFact::Sandbox { .. } => "sandboxed_clone".into(),
+            SafetyFact::CloneErrors { .. } => "error_handling".into(),
+            SafetyFact::ErrorKinds { .. } => "auth_errors".into(),
+            SafetyFact::Timeouts { .. } => "timeout".into(),
+            SafetyFact::UrlCheck { .. } => "url_validation".into(),
+            SafetyFact::Cleanup { .. } => "cleanup".into(),
+            SafetyFact::Lifetime { .. } => "clone_lifetime".into(),
+            SafetyFact::FullHistory { .. } => "full_clone".into(),
+            SafetyFact::NoShell { .. } => "no_raw_shell".into(),
+            SafetyFact::Finding { n, .. } => format!("finding.{n}"),
+        }
+    }
+
+    fn holds(&self) -> bool {
+        match self {
+            SafetyFact::Sandbox { clones, .. } => {
+                !clones.is_empty() && clones.iter().all(|c| c.sandbox.is_some())
+            }
+            SafetyFact::CloneErrors { clones } => {
+                !clones.is_empty() && clones.iter().all(|c| c.handled.is_some())
+            }
+            SafetyFact::ErrorKinds { tests, .. } => tests.len() >= 2,
+            SafetyFact::Timeouts { calls, .. } => {
+                calls.iter().any(|c| c.clone) && calls.iter().all(|c| c.timeout.is_some())
+            }
+            SafetyFact::UrlCheck { clones, checks } => !clones.is_empty() && !checks.is_empty(),
+            SafetyFact::Cleanup { clones, removals } => !clones.is_empty() && !removals.is_empty(),
+            SafetyFact::Lifetime { clones, early } => !clones.is_empty() && early.is_empty(),
+            SafetyFact::FullHistory { clones, shallow } => !clones.is_empty() && shallow.is_empty(),
+            SafetyFact::NoShell {
+                files,
+                shells,
+                unscanned,
+                ..
+            } => *files > 0 && shells.is_empty() && unscanned.is_empty(),
+            // a finding is confirmed: the evidence's `found` (kind SecurityFinding)
+            SafetyFact::Finding { .. } => true,
+        }
+    }
+
+    fn statement(&self) -> String {
+        match self {
+            SafetyFact::Sandbox { clones, files } => {
+                if clones.is_empty() {
+                    return no_clone(*files);
+                }
+                let inside: Vec<&Clone> = clones.iter().filter(|c| c.sandbox.is_some()).collect();
+                let outside: Vec<Site> = clones
+                    .iter()
+                    .filter(|c| c.sandbox.is_none())
+                    .map(|c| c.call.at.clone())
+                    .collect();
+                let via = clones
+                    .iter()
+                    .find_map(|c| c.via.as_ref())
+                    .map(|w| format!(", through the repository's own wrapper {w}"))
+                    .unwrap_or_default();
+                if outside.is_empty() {
+                    format!(
+                        "{} in a temporary directory: {}{via}",
+                        if clones.len() == 1 {
+                            "the clone runs".to_string()
+                        } else {
+                            format!("all {} clones run", clones.len())
+                        },
+                        join_and(
+                            &inside
+                                .iter()
+                                .take(3)
+                                .map(|c| format!(
+                                    "{} at {} (directory made at {})",
+                                    c.call.callee,
+                                    c.call.at,
+                                    c.sandbox.as_ref().map(Site::to_string).unwrap_or_default()
+                                ))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                } else {
+                    format!(
+                        "{} of {} {} no temporary directory: {}",
+                        outside.len(),
+                        count(clones.len(), "clone", "clones"),
+                        crate::words::form(outside.len(), "uses", "use"),
+                        sites(&outside, 3)
+                    )
+                }
+            }
+            SafetyFact::CloneErrors { clones } => {
+                if clones.is_empty() {
+                    return "no clone, so no clone failure to handle".into();
+                }
+                let unhandled: Vec<Site> = clones
+                    .iter()
+                    .filter(|c| c.handled.is_none())
+                    .map(|c| c.call.at.clone())
+                    .collect();
+                if unhandled.is_empty() {
+                    format!(
+                        "the clone's failure is caught or checked: {}",
+                        join_and(
+                            &clones
+                                .iter()
+                                .take(3)
+                                .map(|c| format!(
+                                    "{} handled at {}",
+                                    c.call.at,
+                                    c.handled.as_ref().map(Site::to_string).unwrap_or_default()
+                                ))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                } else {
+                    format!(
+                        "{} of {}: no try, check=True or return-code test around it ({})",
+                        count(
+                            unhandled.len(),
+                            "clone fails unhandled",
+                            "clones fail unhandled"
+                        ),
+                        clones.len(),
+                        sites(&unhandled, 3)
+                    )
+                }
+            }
+            SafetyFact::ErrorKinds { clones, tests } => match tests.len() {
+                _ if clones.is_empty() => "no clone, so no clone error to classify".into(),
+                0 => format!(
+                    "the clone's error is not told apart by kind: no test of its message or code in the {} holding the {} at {}",
+                    crate::words::form(clones.len(), "function", "functions"),
+                    count(clones.len(), "clone", "clones"),
+                    sites(clones, 3)
+                ),
+                1 => format!(
+                    "one kind of clone failure is singled out ({}); the others share one handling",
+                    tests[0]
+                ),
+                n => format!(
+                    "clone failures are told apart by kind ({n} tests of the error: {})",
+                    sites(tests, 3)
+                ),
+            },
+            SafetyFact::Timeouts { calls, files } => {
+                let clones: Vec<&External> = calls.iter().filter(|c| c.clone).collect();
+                let without: Vec<&External> =
+                    calls.iter().filter(|c| c.timeout.is_none()).collect();
+                if calls.is_empty() {
+                    return format!(
+                        "no subprocess, git or network call in the {}",
+                        files_of(*files)
+                    );
+                }
+                if without.is_empty() {
+                    return format!(
+                        "every one of the {} passes a timeout: {}",
+                        count(
+                            calls.len(),
+                            "subprocess, git and network call",
+                            "subprocess, git and network calls"
+                        ),
+                        join_and(
+                            &calls
+                                .iter()
+                                .take(3)
+                                .map(|c| format!(
+                                    "{} at {} (timeout={})",
+                                    c.call.callee,
+                                    c.call.at,
+                                    c.timeout.as_deref().unwrap_or_default()
+                                ))
+                                .collect::<Vec<_>>()
+                        )
+                    );
+                }
+                let timed_clones: Vec<&&External> =
+                    clones.iter().filter(|c| c.timeout.is_some()).collect();
+                let head = if clones.is_empty() {
+                    String::new()
+                } else if timed_clones.len() == clones.len() {
+                    format!(
+                        "the clone passes a timeout ({}); ",
+                        join_and(
+                            &timed_clones
+                                .iter()
+                                .take(2)
+                                .map(|c| format!(
+                                    "timeout={} at {}",
+                                    c.timeout.as_deref().unwrap_or_default(),
+                                    c.call.at
+                                ))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                } else {
+                    String::new()
+                };
+                let listed: Vec<Site> = without.iter().map(|c| c.call.at.clone()).collect();
+                if without.len() == calls.len() {
+                    format!(
+                        "{head}none of the {} in {} passes a timeout ({})",
+                        count(
+                            calls.len(),
+                            "subprocess, git and network call",
+                            "subprocess, git and network calls"
+                        ),
+                        files_of(*files),
+                        sites(&listed, 3)
+                    )
+                } else {
+                    format!(
+                        "{head}{} of the {} {} no timeout: {}",
+                        without.len(),
+                        count(
+                            calls.len(),
+                            "subprocess, git and network call",
+                            "subprocess, git and network calls"
+                        ),
+                        crate::words::form(without.len(), "passes", "pass"),
+                        join_and(
+                            &without
+                                .iter()
+                                .take(3)
+                                .map(|c| format!("{} at {}", c.call.callee, c.call.at))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                }
+            }
+            SafetyFact::UrlCheck { clones, checks } => {
+                if clones.is_empty() {
+                    "no clone, so no URL to check".into()
+                } else if checks.is_empty() {
+                    format!(
+                        "the URL reaches the clone unchecked: no regex match, urlparse or allow-list test before the {} at {} (its function and its callers searched)",
+                        count(clones.len(), "clone", "clones"),
+                        sites(clones, 3)
+                    )
+                } else {
+                    format!(
+                        "the URL is checked before the clone at {}: {}",
+                        sites(clones, 2),
+                        sites(checks, 3)
+                    )
+                }
+            }
+            SafetyFact::Cleanup { clones, removals } => {
+                if clones.is_empty() {
+                    "no clone, so no clone directory to remove".into()
+                } else if removals.is_empty() {
+                    format!(
+                        "the clone's temporary directory is never removed: no `with` block, rmtree or .cleanup() for the {} at {}",
+                        count(clones.len(), "clone", "clones"),
+                        sites(clones, 3)
+                    )
+                } else {
+                    format!(
+                        "the clone's temporary directory is removed at {}",
+                        sites(removals, 3)
+                    )
+                }
+            }
+            SafetyFact::Lifetime { clones, early } => {
+                if clones.is_empty() {
+                    "no clone".into()
+                } else if let Some(e) = early.first() {
+                    format!(
+                        "the clone at {} is deleted when `{}` returns (its temporary directory at {} is removed then), before the caller reads it",
+                        e.clone, e.function, e.sandbox
+                    )
+                } else {
+                    format!(
+                        "the clone's directory outlives the function that makes it ({})",
+                        sites(clones, 2)
+                    )
+                }
+            }
+            SafetyFact::FullHistory { clones, shallow } => {
+                if clones.is_empty() {
+                    "no clone".into()
+                } else if let Some(s) = shallow.first() {
+                    format!(
+                        "the clone at {} keeps only the last {} (depth {}): the git-history analysis sees {}",
+                        s.at,
+                        count(s.depth.parse().unwrap_or(1), "commit", "commits"),
+                        s.depth,
+                        if s.depth == "1" {
+                            "a single commit"
+                        } else {
+                            "a truncated history"
+                        }
+                    )
+                } else {
+                    format!(
+                        "the clone keeps the whole history (no --depth or depth= at {})",
+                        sites(clones, 3)
+                    )
+                }
+            }
+            SafetyFact::NoShell {
+                files,
+                subprocess,
+                shells,
+                counted,
+                unscanned,
+            } => {
+                if !shells.is_empty() {
+                    format!(
+                        "{} (os.system, os.popen or shell=True): {}",
+                        count(
+                            (*counted).max(shells.len()),
+                            "raw shell call",
+                            "raw shell calls"
+                        ),
+                        sites(shells, 3)
+                    )
+                } else if !unscanned.is_empty() {
+                    format!(
+                        "not verified: {} too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
+                        count(unscanned.len(), "Python file", "Python files"),
+                        unscanned.join(", "),
+                        files
+                    )
+                } else {
+                    format!(
+                        "no os.system, os.popen or shell=True in {} ({} without a shell)",
+                        in_files(*files),
+                        count(*subprocess, "subprocess call", "subprocess calls")
+                    )
+                }
+            }
+            SafetyFact::Finding {
+                at, kind, detail, ..
+            } => format!("{kind} at {at}: {detail}"),
+        }
+    }
+
+    fn proof(&self) -> Vec<Site> {
+        match self {
+            SafetyFact::Sandbox { clones, .. } => clones
+                .iter()
+                .flat_map(|c| std::iter::once(c.call.at.clone()).chain(c.sandbox.clone()))
+                .collect(),
+            SafetyFact::CloneErrors { clones } => {
+                let mut v: Vec<Site> = clones
+                    .iter()
+                    .filter(|c| c.handled.is_none())
+                    .map(|c| c.call.at.clone())
+                    .collect();
+                v.extend(clones.iter().filter_map(|c| c.handled.clone()));
+                if v.is_empty() {
+                    v = clone_sites(clones);
+                }
+                v
+            }
+            SafetyFact::ErrorKinds { clones, tests } => {
+                tests.iter().chain(clones).cloned().collect()
+            }
+            SafetyFact::Timeouts { calls, .. } => {
+                let mut v: Vec<Site> = calls
+                    .iter()
+                    .filter(|c| c.timeout.is_none())
+                    .map(|c| c.call.at.clone())
+                    .collect();
+                v.extend(
+                    calls
+                        .iter()
+                        .filter(|c| c.timeout.is_some())
+                        .map(|c| c.call.at.clone()),
+                );
+                v
+            }
+            SafetyFact::UrlCheck { clones, checks } => {
+                checks.iter().chain(clones).cloned().collect()
+            }
+            SafetyFact::Cleanup { clones, removals } => {
+                removals.iter().chain(clones).cloned().collect()
+            }
+            SafetyFact::Lifetime { clones, early } => early
+                .iter()
+                .map(|e| e.clone.clone())
+                .chain(clones.iter().cloned())
+                .collect(),
+            SafetyFact::FullHistory { clones, shallow } => shallow
+                .iter()
+                .map(|s| s.at.clone())
+                .chain(clones.iter().cloned())
+                .collect(),
+            SafetyFact::NoShell { shells, .. } => shells.clone(),
+            SafetyFact::Finding { at, .. } => vec![at.clone()],
+        }
+    }
+
+    fn fix(&self) -> Option<Fix> {
+        if self.holds() && !matches!(self, SafetyFact::Finding { .. }) {
+            return None;
+        }
+        Some(match self {
+            SafetyFact::Sandbox { clones, .. } => match clones.iter().find(|c| c.sandbox.is_none())
+            {
+                Some(c) => Fix::at(
+                    &c.call.at,
+                    format!(
+                        "clone into a temporary directory: wrap the `{}` in `with tempfile.TemporaryDirectory() as d:` and clone into `d`",
+                        c.call.callee
+                    ),
+                ),
+                None => Fix::anywhere(
+                    "add a clone function that runs `subprocess.run([\"git\", \"clone\", url, d], check=True, capture_output=True, timeout=120)` inside `with tempfile.TemporaryDirectory() as d:`",
+                ),
+            },
+            SafetyFact::CloneErrors { clones } => {
+                let c = clones.iter().find(|c| c.handled.is_none())?;
+                Fix::at(
+                    &c.call.at,
+                    format!(
+                        "check the `{}`'s failure: pass `check=True` and catch `subprocess.CalledProcessError` (GitPython: `git.GitCommandError`), or test its `returncode`",
+                        c.call.callee
+                    ),
+                )
+            }
+            SafetyFact::ErrorKinds { clones, .. } => Fix::at(
+                clones.first()?,
+                "tell the clone's failures apart: test the error output for an authentication failure and for a missing repository, and raise a distinct error for each",
+            ),
+            SafetyFact::Timeouts { calls, .. } => {
+                let c = calls
+                    .iter()
+                    .find(|c| c.timeout.is_none() && c.clone)
+                    .or_else(|| calls.iter().find(|c| c.timeout.is_none()))?;
+                let more = calls.iter().filter(|c| c.timeout.is_none()).count() - 1;
+                Fix::at(
+                    &c.call.at,
+                    format!(
+                        "pass `timeout=` to the `{}` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`){}",
+                        c.call.callee,
+                        if more > 0 {
+                            format!(
+                                "; {} without one",
+                                count(more, "other call is", "other calls are")
+                            )
+                        } else {
+                            String::new()
+                        }
+                    ),
+                )
+            }
+            SafetyFact::UrlCheck { clones, .. } => Fix::at(
+                clones.first()?,
+                "check the URL before the clone: parse it with `urllib.parse.urlparse`, require the `https` scheme and an allowed host (e.g. github.com), and reject anything else",
+            ),
+            SafetyFact::Cleanup { clones, .. } => Fix::at(
+                clones.first()?,
+                "remove the clone's temporary directory when the audit is done: `with tempfile.TemporaryDirectory()` around the work, or `shutil.rmtree(path)` in a `finally:`",
+            ),
+            SafetyFact::Lifetime { early, .. } => {
+                let e = early.first()?;
+                Fix::at(
+                    &e.clone,
+                    format!(
+                        "keep the temporary directory made at {} alive while the clone is read: return the `TemporaryDirectory` object (or do the reading inside its `with` block) instead of its path from `{}`",
+                        e.sandbox, e.function
+                    ),
+                )
+            }
+            SafetyFact::FullHistory { shallow, .. } => {
+                let s = shallow.first()?;
+                Fix::at(
+                    &s.at,
+                    "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
+                )
+            }
+            SafetyFact::NoShell {
+                shells, unscanned, ..
+            } => match shells.first() {
+                Some(s) => Fix::at(
+                    s,
+                    "run the command as a list of arguments with `subprocess.run([...], shell=False, check=True, timeout=...)` instead of a shell",
+                ),
+                None if !unscanned.is_empty() => return None,
+                None => return None,
+            },
+            SafetyFact::Finding { at, kind, .. } => Fix::at(
+                at,
+                format!(
+                    "replace the {kind} call: run the command as a list of arguments with `subprocess.run([...], check=True, timeout=...)`, never a shell string or `eval`/`exec`"
+                ),
+            ),
+        })
+    }
+}
+
+// ---------------------------------------------------------------- structured output
+
+/// A call that binds an LLM's output to a schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bound {
+    pub call: Call,
+    /// `with_structured_output` or `bind_tools`.
+    pub method: String,
+    /// The schema as written.
+    pub schema: String,
+    /// `method="json_mode"`: the reply is JSON, the schema only describes it.
+    #[serde(default)]
+    pub json_mode: bool,
+}
+
+/// How a structured call is made again when it fails.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Retry {
+    /// A loop around the call that goes round again after a failure.
+    Loop { at: Site },
+    /// A retry decorator on its function (`tenacity.retry`, `backoff.on_exception`).
+    Decorator { at: Site, decorator: String },
+    /// `.with_retry(...)` on the runnable.
+    WithRetry { at: Site },
+    /// The call is made again in its `except` handler.
+    Reinvoked { at: Site },
+    /// A LangGraph `RetryPolicy` on the node that makes the call.
+    NodePolicy { at: Site },
+}
+
+impl Retry {
+    pub fn at(&self) -> &Site {
+        match self {
+            Retry::Loop { at }
+            | Retry::Decorator { at, .. }
+            | Retry::WithRetry { at }
+            | Retry::Reinvoked { at }
+            | Retry::NodePolicy { at } => at,
+        }
+    }
+
+    fn said(&self) -> String {
+        match self {
+            Retry::Loop { at } => format!("a retry loop at {at}"),
+            Retry::Decorator { at, decorator } => format!("{decorator} at {at}"),
+            Retry::WithRetry { at } => format!(".with_retry() at {at}"),
+            Retry::Reinvoked { at } => format!("invoked again in its except handler at {at}"),
+            Retry::NodePolicy { at } => format!("a RetryPolicy on its node at {at}"),
+        }
+    }
+}
+
+/// One structured call and what makes it again on failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retried {
+    pub call: Site,
+    pub retry: Option<Retry>,
+    /// The client's own request retries (`max_retries=3` on the constructor): they re-send a
+    /// failed request, never an invalid reply.
+    pub transport: Option<(Site, String)>,
+    /// A `try`/`except` around the call without a second attempt (error handling).
+    pub handled: Option<Site>,
+}
+
+/// Structured output (`repo.structured_output.*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum StructuredFact {
+    /// How the LLM's reply becomes data: bound to a schema, parsed by a schema's parser, or
+    /// JSON pulled out of the text.
+    Binding {
+        bound: Vec<Bound>,
+        /// `PydanticOutputParser`, `model_validate_json` on the reply text, ...
+        parsers: Vec<Call>,
+        /// `json.loads` of text cut out with a regex.
+        json_text: Vec<Call>,
+        files: usize,
+    },
+    /// A bound schema that is an opinion (a `score` field, or a list of such models).
+    OpinionSchema {
+        bound: Vec<Bound>,
+        /// The bound schema that is an opinion and where its class is.
+        opinion: Option<(String, Site)>,
+        /// It holds a list of opinions: one call answers every criterion.
+        batched: bool,
+    },
+    /// The opinion model's fields: score, argument, cited evidence.
+    SchemaFields {
+        model: Option<(String, Site)>,
+        have: Vec<String>,
+        missing: Vec<String>,
+    },
+    /// Every structured call made again on failure.
+    Retry { calls: Vec<Retried> },
+}
+
+impl Stated for StructuredFact {
+    fn key(&self) -> String {
+        match self {
+            StructuredFact::Binding { .. } => "used".into(),
+            StructuredFact::OpinionSchema { .. } => "opinion_schema".into(),
+            StructuredFact::SchemaFields { .. } => "schema_fields".into(),
+            StructuredFact::Retry { .. } => "retry".into(),
+        }
+    }
+
+    fn holds(&self) -> bool {
+        match self {
+            StructuredFact::Binding { bound, .. } => bound.iter().any(|b| !b.json_mode),
+            StructuredFact::OpinionSchema { opinion, .. } => opinion.is_some(),
+            StructuredFact::SchemaFields { model, missing, .. } => {
+                model.is_some() && missing.is_empty()
+            }
+            StructuredFact::Retry { calls } => {
+                !calls.is_empty() && calls.iter().all(|c| c.retry.is_some())
+            }
+        }
+    }
+
+    fn statement(&self) -> String {
+        match self {
+            StructuredFact::Binding {
+                bound,
+                parsers,
+                json_text,
+                files,
+            } => {
+                let listed = |v: &[Call]| {
+                    join_and(
+                        &v.iter()
+                            .take(3)
+                            .map(|c| format!("{} at {}", c.callee, c.at))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                if !bound.is_empty() {
+                    let json = bound.iter().filter(|b| b.json_mode).count();
+                    format!(
+                        "{} bound to a schema: {}{}",
+                        count(bound.len(), "LLM call", "LLM calls"),
+                        join_and(
+                            &bound
+                                .iter()
+                                .take(3)
+                                .map(|b| format!(
+                                    "{}({}{}) at {}",
+                                    b.method,
+                                    b.schema,
+                                    if b.json_mode { ", json_mode" } else { "" },
+                                    b.call.at
+                                ))
+                                .collect::<Vec<_>>()
+                        ),
+                        if json == bound.len() {
+                            " (JSON mode: the schema is not enforced by the API)"
+                        } else {
+                            ""
+                        }
+                    )
+                } else if !parsers.is_empty() {
+                    format!(
+                        "no call binds the LLM to a schema; the reply text is parsed into a model afterwards: {}",
+                        listed(parsers)
+                    )
+                } else if !json_text.is_empty() {
+                    format!(
+                        "no call binds the LLM to a schema; JSON is cut out of the reply text: {}",
+                        listed(json_text)
+                    )
+                } else {
+                    format!(
+                        "no .with_structured_output(), .bind_tools() or output parser in the {}: the LLM's reply is free text",
+                        files_of(*files)
+                    )
+                }
+            }
+            StructuredFact::OpinionSchema {
+                bound,
+                opinion,
+                batched,
+            } => match opinion {
+                Some((name, at)) => format!(
+                    "the bound schema {name} (class at {at}) {}",
+                    if *batched {
+                        "holds a list of opinions: one call answers every criterion"
+                    } else {
+                        "is one opinion with a score"
+                    }
+                ),
+                None if bound.is_empty() => "no schema is bound to an LLM call".into(),
+                None => format!(
+                    "none of the bound schemas ({}) is a model with a score field",
+                    join_and(
+                        &bound
+                            .iter()
+                            .take(3)
+                            .map(|b| format!("{} at {}", b.schema, b.call.at))
+                            .collect::<Vec<_>>()
+                    )
+                ),
+            },
+            StructuredFact::SchemaFields {
+                model,
+                have,
+                missing,
+            } => match model {
+                Some((name, at)) if missing.is_empty() => {
+                    format!("{name} at {at} has {}", join_and(have))
+                }
+                Some((name, at)) => format!(
+                    "{name} at {at} lacks {}{}",
+                    join_and(missing),
+                    if have.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (has {})", join_and(have))
+                    }
+                ),
+                None => "no opinion model with score, argument and cited_evidence fields".into(),
+            },
+            StructuredFact::Retry { calls } => {
+                if calls.is_empty() {
+                    return "no structured LLM call to retry".into();
+                }
+                let retried: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_some()).collect();
+                let not: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_none()).collect();
+                let transport = calls.iter().find_map(|c| c.transport.as_ref());
+                let handled = not.iter().find_map(|c| c.handled.as_ref());
+                let not_sites: Vec<Site> = not.iter().map(|c| c.call.clone()).collect();
+                let mut s = if not.is_empty() {
+                    format!(
+                        "{} made again on failure: {}",
+                        if calls.len() == 1 {
+                            "the structured call is".to_string()
+                        } else {
+                            format!("all {} structured calls are", calls.len())
+                        },
+                        join_and(
+                            &retried
+                                .iter()
+                                .take(3)
+                                .map(|c| format!(
+                                    "{} by {}",
+                                    c.call,
+                                    c.retry.as_ref().map(Retry::said).unwrap_or_default()
+                                ))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                } else if calls.len() == 1 {
+                    format!(
+                        "the structured call at {} is not made again when it fails (no loop, retry decorator, .with_retry() or second call in its handler)",
+                        not_sites[0]
+                    )
+                } else if not.len() == calls.len() {
+                    format!(
+                        "none of the {} structured calls is made again when it fails ({}; no loop, retry decorator, .with_retry() or second call in a handler)",
+                        calls.len(),
+                        sites(&not_sites, 3)
+                    )
+                } else {
+                    format!(
+                        "{} of the {} structured calls {} not made again when {} ({}); {}",
+                        not.len(),
+                        calls.len(),
+                        crate::words::form(not.len(), "is", "are"),
+                        crate::words::form(not.len(), "it fails", "they fail"),
+                        sites(&not_sites, 3),
+                        join_and(
+                            &retried
+                                .iter()
+                                .take(2)
+                                .map(|c| format!(
+                                    "{} is, by {}",
+                                    c.call,
+                                    c.retry.as_ref().map(Retry::said).unwrap_or_default()
+                                ))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                };
+                if let (false, Some(h)) = (not.is_empty(), handled) {
+                    s.push_str(&format!(
+                        "; the try/except at {h} handles the error without a second attempt"
+                    ));
+                }
+                if let Some((at, value)) = transport {
+                    s.push_str(&format!(
+                        "; the client's max_retries={value} at {at} re-sends failed requests, not invalid replies"
+                    ));
+                }
+                s
+            }
+        }
+    }
+
+    fn proof(&self) -> Vec<Site> {
+        match self {
+            StructuredFact::Binding {
+                bound,
+                parsers,
+                json_text,
+                ..
+            } => bound
+                .iter()
+                .map(|b| b.call.at.clone())
+                .chain(parsers.iter().map(|c| c.at.clone()))
+                .chain(json_text.iter().map(|c| c.at.clone()))
+                .collect(),
+            StructuredFact::OpinionSchema { bound, opinion, .. } => opinion
+                .iter()
+                .map(|(_, at)| at.clone())
+                .chain(bound.iter().map(|b| b.call.at.clone()))
+                .collect(),
+            StructuredFact::SchemaFields { model, .. } => {
+                model.iter().map(|(_, at)| at.clone()).collect()
+            }
+            StructuredFact::Retry { calls } => {
+                let mut v: Vec<Site> = calls
+                    .iter()
+                    .filter(|c| c.retry.is_none())
+                    .map(|c| c.call.clone())
+                    .collect();
+                v.extend(
+                    calls
+                        .iter()
+                        .filter_map(|c| c.retry.as_ref().map(|r| r.at().clone())),
+                );
+                v
+            }
+        }
+    }
+
+    fn fix(&self) -> Option<Fix> {
+        if self.holds() {
+            return None;
+        }
+        Some(match self {
+            StructuredFact::Binding {
+                bound,
+                parsers,
+                json_text,
+                ..
+            } => match (bound.first(), parsers.first().or(json_text.first())) {
+                (Some(b), _) => Fix::at(
+                    &b.call.at,
+                    format!(
+                        "bind the schema itself: call `{}({})` without `method=\"json_mode\"` (the default or `method=\"function_calling\"`), so the API enforces it",
+                        b.method, b.schema
+                    ),
+                ),
+                (None, Some(c)) => Fix::at(
+                    &c.at,
+                    "bind the judge's LLM to the opinion model: `llm.with_structured_output(JudicialOpinion)` instead of parsing the reply text",
+                ),
+                (None, None) => Fix::anywhere(
+                    "call each judge through `llm.with_structured_output(JudicialOpinion)` so its reply is a validated opinion",
+                ),
+            },
+            StructuredFact::OpinionSchema { bound, .. } => match bound.first() {
+                Some(b) => Fix::at(
+                    &b.call.at,
+                    format!(
+                        "bind the opinion model (score, argument, cited_evidence) instead of {}",
+                        b.schema
+                    ),
+                ),
+                None => Fix::anywhere(
+                    "bind each judge's LLM to the opinion model: `llm.with_structured_output(JudicialOpinion)`",
+                ),
+            },
+            StructuredFact::SchemaFields { model, missing, .. } => match model {
+                Some((name, at)) => Fix::at(
+                    at,
+                    format!(
+                        "add {} to {name} (`score: int = Field(ge=1, le=5)`, `argument: str`, `cited_evidence: list[str]`)",
+                        join_and(&missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>())
+                    ),
+                ),
+                None => Fix::anywhere(
+                    "define the opinion model: `class JudicialOpinion(BaseModel)` with `score: int = Field(ge=1, le=5)`, `argument: str`, `cited_evidence: list[str]`",
+                ),
+            },
+            StructuredFact::Retry { calls } => {
+                let c = calls.iter().find(|c| c.retry.is_none())?;
+                Fix::at(
+                    &c.call,
+                    "make the structured call again when the reply is invalid: loop up to 3 attempts around its `.invoke` and go round again on `ValidationError`/`OutputParserException` (or `.with_retry(stop_after_attempt=3)` on the runnable)",
+                )
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------- judicial nuance
+
+/// A persona's prompt text and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prompt {
+    pub persona: String,
+    pub at: Site,
+    pub chars: usize,
+    #[serde(default)]
+    pub sentences: usize,
+}
+
+impl Prompt {
+    fn said(&self) -> String {
+        format!(
+            "{} at {}, {} and {} chars",
+            self.persona,
+            self.at,
+            count(self.sentences, "sentence", "sentences"),
+            self.chars
+        )
+    }
+}
+
+/// Two prompts and the share of their text in common passages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Overlap {
+    pub a: String,
+    pub b: String,
+    pub share: f64,
+}
+
+/// Judicial nuance (`repo.personas.*`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum NuanceFact {
+    /// A prompt for each of the three personas.
+    Prompts {
+        found: Vec<Prompt>,
+        missing: Vec<String>,
+    },
+    /// The prompts share at most the threshold of their text (no Persona Collusion).
+    Collusion {
+        pairs: Vec<Overlap>,
+        threshold: f64,
+        at: Site,
+    },
+    /// A persona's prompt speaks its role (adversarial, forgiving, pragmatic).
+    Language {
+        persona: String,
+        expected: String,
+        matched: Vec<String>,
+        at: Option<Site>,
+    },
+    /// Each persona has a full brief of its own (its stance, duties and scoring guide), not a
+    /// short instruction or a short text set into one shared prompt.
+    OwnPrompts {
+        prompts: Vec<Prompt>,
+        /// The shared template short persona texts are set into, when one was found.
+        template: Option<(Site, usize)>,
+        /// Under this many characters a persona text set into a template is a mere part of it.
+        sentence: usize,
+        /// From this many characters on a persona text is a full brief.
+        full: usize,
+    },
+    /// The judges are asked once per criterion, not once for every criterion together.
+    PerCriterion {
+        /// The call that answers every criterion at once (a list of opinions).
+        batched: Option<Site>,
+        calls: Vec<Site>,
+    },
+    /// The graph fans out to the judges.
+    Parallel {
+        fan_out: Option<(Site, String, Vec<String>)>,
+        graph: Option<Site>,
+    },
+    /// The judges' replies are bound to a schema.
+    Structured { bound: Option<Site> },
+}
+
+fn persona_key(persona: &str) -> &'static str {
+    match persona {
+        "Prosecutor" => "prosecutor_language",
+        "Defense" => "defense_language",
+        _ => "tech_lead_language",
+    }
+}
+
+impl Stated for NuanceFact {
+    fn key(&self) -> String {
+        match self {
+            NuanceFact::Prompts { .. } => "prompts".into(),
+            NuanceFact::Collusion { .. } => "collusion".into(),
+            NuanceFact::Language { persona, .. } => persona_key(persona).into(),
+            NuanceFact::OwnPrompts { .. } => "own_prompts".into(),
+            NuanceFact::PerCriterion { .. } => "per_criterion".into(),
+            NuanceFact::Parallel { .. } => "parallel_judges".into(),
+            NuanceFact::Structured { .. } => "structured_output".into(),
+        }
+    }
+
+    fn holds(&self) -> bool {
+        match self {
+            NuanceFact::Prompts { missing, .. } => missing.is_empty(),
+            NuanceFact::Collusion {
+                pairs, threshold, ..
+            } => pairs.iter().all(|p| p.share <= *threshold),
+            NuanceFact::Language { matched, .. } => !matched.is_empty(),
+            NuanceFact::OwnPrompts { prompts, full, .. } => {
+                !prompts.is_empty() && prompts.iter().all(|p| p.chars >= *full)
+            }
+            NuanceFact::PerCriterion { batched, .. } => batched.is_none(),
+            NuanceFact::Parallel { fan_out, .. } => fan_out.is_some(),
+            NuanceFact::Structured { bound } => bound.is_some(),
+        }
+    }
+
+    fn statement(&self) -> String {
+        match self {
+            NuanceFact::Prompts { found, missing } => {
+                let listed = join_and(
+                    &found
+                        .iter()
+                        .map(|p| format!("{} at {} ({} chars)", p.persona, p.at, p.chars))
+                        .collect::<Vec<_>>(),
+                );
+                if missing.is_empty() {
+                    format!("persona prompts: {listed}")
+                } else if found.is_empty() {
+                    format!(
+                        "no prompt found for {} (string constants, persona-keyed entries and prompt files searched)",
+                        join_and(missing)
+                    )
+                } else {
+                    format!(
+                        "no prompt found for {} (found: {listed})",
+                        join_and(missing)
+                    )
+                }
+            }
+            NuanceFact::Collusion {
+                pairs, threshold, ..
+            } => {
+                let Some(top) = pairs.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
+                    return "fewer than two persona prompts to compare".into();
+                };
+                let others: Vec<String> = pairs
+                    .iter()
+                    .filter(|p| !std::ptr::eq(*p, top))
+                    .map(|p| format!("{}/{} {:.0}%", p.a, p.b, p.share * 100.0))
+                    .collect();
+                let figure = format!(
+                    "the {} and {} prompts share {:.0}% of their text{}",
+                    top.a,
+                    top.b,
+                    top.share * 100.0,
+                    if others.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (other pairs: {})", others.join(", "))
+                    }
+                );
+                if self.holds() {
+                    format!(
+                        "Distinct personas: {figure}, under the rubric's {:.0}%",
+                        threshold * 100.0
+                    )
+                } else {
+                    format!(
+                        "Persona Collusion: {figure}, over the rubric's {:.0}%",
+                        threshold * 100.0
+                    )
+                }
+            }
+            NuanceFact::Language {
+                persona,
+                expected,
+                matched,
+                at,
+            } => match at {
+                Some(at) if matched.is_empty() => {
+                    format!("the {persona} prompt at {at} has none of the {expected} role's words")
+                }
+                Some(at) => format!(
+                    "the {persona} prompt at {at} speaks its {expected} role: {}",
+                    matched.join(", ")
+                ),
+                None => format!("no {persona} prompt found"),
+            },
+            NuanceFact::OwnPrompts {
+                prompts,
+                template,
+                sentence,
+                full,
+            } => {
+                let said =
+                    |v: &[&Prompt]| join_and(&v.iter().map(|p| p.said()).collect::<Vec<_>>());
+                let short: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < *full).collect();
+                let set_in: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < *sentence).collect();
+                match template {
+                    Some((at, chars)) if !set_in.is_empty() => format!(
+                        "{} short {} set into one shared prompt of {chars} chars at {at} ({})",
+                        if set_in.len() == 1 {
+                            format!("the {} persona is a", set_in[0].persona)
+                        } else {
+                            format!("{} personas are", set_in.len())
+                        },
+                        crate::words::form(set_in.len(), "text", "texts"),
+                        said(&set_in)
+                    ),
+                    _ if !short.is_empty() => format!(
+                        "{} a short instruction ({}), under the {full} chars of a full brief with its stance, duties and scoring guide",
+                        if short.len() == 1 {
+                            format!("the {} prompt is", short[0].persona)
+                        } else {
+                            format!("{} prompts are", short.len())
+                        },
+                        said(&short)
+                    ),
+                    _ => format!(
+                        "each persona has a full brief of its own ({})",
+                        said(&prompts.iter().collect::<Vec<_>>())
+                    ),
+                }
+            }
+            NuanceFact::PerCriterion { batched, calls } => match batched {
+                Some(at) => format!(
+                    "each judge answers every criterion in one call: the reply at {at} is a list of opinions"
+                ),
+                None => format!(
+                    "each judge is asked about one criterion at a time (one opinion per call: {})",
+                    sites(calls, 3)
+                ),
+            },
+            NuanceFact::Parallel { fan_out, .. } => match fan_out {
+                Some((at, from, to)) => {
+                    format!("`{from}` fans out to the judges {} at {at}", to.join(", "))
+                }
+                None => "no fan-out to two or more judge nodes in the graph".into(),
+            },
+            NuanceFact::Structured { bound } => match bound {
+                Some(at) => format!("the judges' replies are bound to a schema at {at}"),
+                None => "the judges' replies are free text (no structured output call)".into(),
+            },
+        }
+    }
+
+    fn proof(&self) -> Vec<Site> {
+        match self {
+            NuanceFact::Prompts { found, .. } => found.iter().map(|p| p.at.clone()).collect(),
+            NuanceFact::Collusion { at, .. } => vec![at.clone()],
+            NuanceFact::Language { at, .. } => at.iter().cloned().collect(),
+            NuanceFact::OwnPrompts {
+                prompts, template, ..
+            } => prompts
+                .iter()
+                .map(|p| p.at.clone())
+                .chain(template.iter().map(|(at, _)| at.clone()))
+                .collect(),
+            NuanceFact::PerCriterion { batched, calls } => {
+                batched.iter().chain(calls).cloned().collect()
+            }
+            NuanceFact::Parallel { fan_out, graph } => fan_out
+                .iter()
+                .map(|(at, _, _)| at.clone())
+                .chain(graph.iter().cloned())
+                .collect(),
+            NuanceFact::Structured { bound } => bound.iter().cloned().collect(),
+        }
+    }
+
+    fn fix(&self) -> Option<Fix> {
+        if self.holds() {
+            return None;
+        }
+        Some(match self {
+            NuanceFact::Prompts { missing, .. } => Fix::anywhere(format!(
+                "write a system prompt of its own for {}",
+                join_and(missing)
+            )),
+            NuanceFact::Collusion { pairs, at, .. } => {
+                let top = pairs.iter().max_by(|a, b| a.share.total_cmp(&b.share))?;
+                Fix::at(
+                    at,
+                    format!(
+                        "rewrite the {} and {} prompts so they share less than half their text: give each its own charge, evidence focus and scoring guide",
+                        top.a, top.b
+                    ),
+                )
+            }
+            NuanceFact::Language {
+                persona,
+                expected,
+                at,
+                ..
+            } => match at {
+                Some(at) => Fix::at(
+                    at,
+                    format!(
+                        "make the {persona} prompt {expected}: say what this role looks for and how it scores"
+                    ),
+                ),
+                None => Fix::anywhere(format!("write the {persona}'s prompt")),
+            },
+            NuanceFact::OwnPrompts { prompts, full, .. } => {
+                let p = prompts
+                    .iter()
+                    .filter(|p| p.chars < *full)
+                    .min_by_key(|p| p.chars)?;
+                Fix::at(
+                    &p.at,
+                    format!(
+                        "write the {} a full brief of its own: its stance, what it looks for in the evidence, the charges or credits it argues and a scoring guide per level",
+                        p.persona
+                    ),
+                )
+            }
+            NuanceFact::PerCriterion { batched, .. } => Fix::at(
+                batched.as_ref()?,
+                "ask each judge about one criterion per call (bind one opinion, fan out per criterion) instead of one call that answers every criterion",
+            ),
+            NuanceFact::Parallel { graph, .. } => match graph {
+                Some(at) => Fix::at(
+                    at,
+                    "fan out from one node to the three judge nodes (`add_edge(source, judge)` for each) so they run in parallel on the same evidence",
+                ),
+                None => Fix::anywhere(
+                    "run the three judges as parallel nodes of the graph on the same evidence",
+                ),
+            },
+            NuanceFact::Structured { .. } => Fix::anywhere(
+                "bind each judge's LLM to the opinion model: `llm.with_structured_output(JudicialOpinion)`",
+            ),
+        })
+    }
+}
+
+// ---------------------------------------------------------------- Chief Justice
+
+/// The Chief Justice's rules, as the code implements them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JusticeRule {
+    /// A security fact caps a score.
+    SecurityOverride,
+    /// Detective evidence overrules a judge.
+    FactSupremacy,
+    /// The Tech Lead weighs more on the architecture criterion.
+    FunctionalityWeight,
+    /// Scores more than 2 apart write a dissent.
+    DissentRequirement,
+    /// Scores more than 2 apart trigger a re-read or a re-run.
+    VarianceReEvaluation,
+}
+
+impl JusticeRule {
+    pub const ALL: [JusticeRule; 5] = [
+        JusticeRule::SecurityOverride,
+        JusticeRule::FactSupremacy,
+        JusticeRule::FunctionalityWeight,
+        JusticeRule::DissentRequirement,
+        JusticeRule::VarianceReEvaluation,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            JusticeRule::SecurityOverride => "security_override",
+            JusticeRule::FactSupremacy => "fact_supremacy",
+            JusticeRule::FunctionalityWeight => "functionality_weight",
+            JusticeRule::DissentRequirement => "dissent_requirement",
+            JusticeRule::VarianceReEvaluation => "variance_re_evaluation",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<JusticeRule> {
+        JusticeRule::ALL.into_iter().find(|r| r.id() == id)
+    }
+
+    /// What the branch does, in words.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            JusticeRule::SecurityOverride => "a security fact caps the score",
+            JusticeRule::FactSupremacy => "detective evidence overrules a judge",
+            JusticeRule::FunctionalityWeight => {
+                "the Tech Lead weighs more on the architecture criterion"
+            }
+            JusticeRule::DissentRequirement => "a score spread above 2 writes a dissent",
+            JusticeRule::VarianceReEvaluation => "a score spread above 2 triggers a re-evaluation",
+        }
+    }
+
+    fn fix(self) -> &'static str {
+        match self {
+            JusticeRule::SecurityOverride => {
+                "add a branch that caps the criterion's score at 3 when a detective's security finding is confirmed (e.g. `if any(e.found and e.kind == \"security\" for e in evidence): score = min(score, 3)`)"
+            }
+            JusticeRule::FactSupremacy => {
+                "add a branch that reads the detectives' evidence and overrules a judge who credits what was not found (e.g. the Defense scores high while every fact of the criterion has `found=False`: take the Prosecutor's score)"
+            }
+            JusticeRule::FunctionalityWeight => {
+                "weigh the Tech Lead's score more on the architecture criterion (e.g. `if criterion == \"graph_orchestration\": weights[\"TechLead\"] = 2`)"
+            }
+            JusticeRule::DissentRequirement => {
+                "when the scores differ by more than 2, write a dissent summary that states both sides"
+            }
+            JusticeRule::VarianceReEvaluation => {
+                "when the scores differ by more than 2, re-evaluate: re-read the cited evidence or ask the judges again before deciding"
+            }
+        }
+    }
+}
+
+/// The Chief Justice (`repo.justice.*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum JusticeFact {
+    /// The Chief Justice's code.
+    Code {
+        at: Option<Site>,
+        modules: Vec<String>,
+        files: usize,
+    },
+    /// Deterministic rules decide: how many, and the LLM calls of the justice code.
+    Deterministic {
+        rules: usize,
+        branches: usize,
+        llm: Vec<Site>,
+        /// Where the justice code is (where a fix goes).
+        code: Option<Site>,
+    },
+    /// One rule: the branch that implements it (what it tests and does).
+    Rule {
+        rule: JusticeRule,
+        branch: Option<Site>,
+        /// What the branch tests and does, in a few words.
+        how: String,
+        /// Branches searched.
+        searched: usize,
+        code: Option<Site>,
+    },
+    /// The verdict is written to a Markdown file.
+    MarkdownFile {
+        write: Option<Site>,
+        code: Option<Site>,
+    },
+    /// The report's sections.
+    Sections {
+        have: Vec<(String, Site)>,
+        missing: Vec<String>,
+        code: Option<Site>,
+    },
+}
+
+impl Stated for JusticeFact {
+    fn key(&self) -> String {
+        match self {
+            JusticeFact::Code { .. } => "code".into(),
+            JusticeFact::Deterministic { .. } => "deterministic".into(),
+            JusticeFact::Rule { rule, .. } => format!("rule.{}", rule.id()),
+            JusticeFact::MarkdownFile { .. } => "markdown_file".into(),
+            JusticeFact::Sections { .. } => "report_sections".into(),
+        }
+    }
+
+    fn holds(&self) -> bool {
+        match self {
+            JusticeFact::Code { at, .. } => at.is_some(),
+            JusticeFact::Deterministic { rules, .. } => *rules > 0,
+            JusticeFact::Rule { branch, .. } => branch.is_some(),
+            JusticeFact::MarkdownFile { write, .. } => write.is_some(),
+            JusticeFact::Sections { have, missing, .. } => !have.is_empty() && missing.is_empty(),
+        }
+    }
+
+    fn statement(&self) -> String {
+        match self {
+            JusticeFact::Code { at, modules, files } => match at {
+                Some(at) => format!("Chief Justice code at {at} (in {})", modules.join(", ")),
+                None => format!(
+                    "no Chief Justice code: no module, function or class of synthesis in the {}",
+                    files_of(*files)
+                ),
+            },
+            JusticeFact::Deterministic {
+                rules,
+                branches,
+                llm,
+                ..
+            } => format!(
+                "{} of the justice code, {} implemented in code; {}",
+                count(*branches, "if/elif branch", "if/elif branches"),
+                count(*rules, "rule", "rules"),
+                if llm.is_empty() {
+                    "no LLM call in the justice code".to_string()
+                } else {
+                    format!("the justice code also calls an LLM at {}", sites(llm, 2))
+                }
+            ),
+            JusticeFact::Rule {
+                rule,
+                branch,
+                how,
+                searched,
+                ..
+            } => match branch {
+                Some(at) => format!("{} ({}) at {at}: {how}", rule.id(), rule.meaning()),
+                None => format!(
+                    "no branch where {}: none of the {} of the justice code does it",
+                    rule.meaning(),
+                    count(*searched, "branch", "branches")
+                ),
+            },
+            JusticeFact::MarkdownFile { write, .. } => match write {
+                Some(at) => format!("the report is written to a .md file at {at}"),
+                None => "no code writes a .md file (a write call beside a .md path)".into(),
+            },
+            JusticeFact::Sections { have, missing, .. } => format!(
+                "report sections present: {}; missing: {}",
+                if have.is_empty() {
+                    "none".to_string()
+                } else {
+                    join_and(
+                        &have
+                            .iter()
+                            .map(|(s, at)| format!("{s} ({at})"))
+                            .collect::<Vec<_>>(),
+                    )
+                },
+                if missing.is_empty() {
+                    "none".to_string()
+                } else {
+                    join_and(missing)
+                }
+            ),
+        }
+    }
+
+    fn proof(&self) -> Vec<Site> {
+        match self {
+            JusticeFact::Code { at, .. } => at.iter().cloned().collect(),
+            JusticeFact::Deterministic { llm, .. } => llm.clone(),
+            JusticeFact::Rule { branch, .. } => branch.iter().cloned().collect(),
+            JusticeFact::MarkdownFile { write, .. } => write.iter().cloned().collect(),
+            JusticeFact::Sections { have, .. } => have.iter().map(|(_, at)| at.clone()).collect(),
+        }
+    }
+
+    fn fix(&self) -> Option<Fix> {
+        if self.holds() {
+            return None;
+        }
+        let at = |code: &Option<Site>, change: String| Fix {
+            at: code.clone(),
+            change,
+        };
+        Some(match self {
+            JusticeFact::Code { .. } => Fix::anywhere(
+                "write the Chief Justice as deterministic code (a node that applies named rules to the three opinions)",
+            ),
+            JusticeFact::Deterministic { code, .. } => at(
+                code,
+                "decide the final score with deterministic rules in code (if/elif branches over the opinions and the evidence), not an LLM".into(),
+            ),
+            JusticeFact::Rule { rule, code, .. } => at(code, rule.fix().into()),
+            JusticeFact::MarkdownFile { code, .. } => at(
+                code,
+                "write the verdict to a Markdown file (e.g. `Path(\"audit/report.md\").write_text(markdown)`)".into(),
+            ),
+            JusticeFact::Sections { missing, code, .. } => at(
+                code,
+                format!(
+                    "add the report's missing {}: {}",
+                    crate::words::form(missing.len(), "section", "sections"),
+                    join_and(missing)
+                ),
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(line: usize) -> Site {
+        Site::new("tools/git.py", line)
+    }
+
+    fn external(line: usize, timeout: Option<&str>, clone: bool) -> External {
+        External {
+            call: Call::new(site(line), "subprocess.run"),
+            timeout: timeout.map(str::to_string),
+            clone,
+        }
+    }
+
+    #[test]
+    fn a_negative_says_what_was_searched_and_a_positive_cites_its_lines() {
+        let none = SafetyFact::Timeouts {
+            calls: vec![external(31, None, true), external(40, None, false)],
+            files: 3,
+        };
+        assert!(!none.holds());
+        assert_eq!(
+            none.statement(),
+            "none of the 2 subprocess, git and network calls in 3 Python files passes a timeout (tools/git.py:31 and tools/git.py:40)"
+        );
+        let fix = none.fix().expect("a fix");
+        assert_eq!(
+            fix.line(),
+            "tools/git.py:31: pass `timeout=` to the `subprocess.run` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`); 1 other call is without one"
+        );
+        let all = SafetyFact::Timeouts {
+            calls: vec![external(31, Some("120"), true)],
+            files: 3,
+        };
+        assert!(all.holds());
+        assert!(
+            all.statement()
+                .contains("subprocess.run at tools/git.py:31 (timeout=120)")
+        );
+        assert_eq!(all.fix(), None, "no fix for what holds");
+        // the clone timed, another call not: said as it is
+        let part = SafetyFact::Timeouts {
+            calls: vec![external(31, Some("120"), true), external(40, None, false)],
+            files: 3,
+        };
+        assert_eq!(
+            part.statement(),
+            "the clone passes a timeout (timeout=120 at tools/git.py:31); 1 of the 2 subprocess, git and network calls passes no timeout: subprocess.run at tools/git.py:40"
+        );
+        assert_eq!(part.fix().and_then(|f| f.at), Some(site(40)));
+    }
+
+    #[test]
+    fn every_fact_that_holds_has_no_fix_and_every_one_that_fails_has_one() {
+        let clone = Clone {
+            call: Call::new(site(31), "subprocess.run"),
+            sandbox: Some(site(30)),
+            list_args: true,
+            via: None,
+            handled: Some(site(29)),
+        };
+        let facts: Vec<(Fact, bool)> = vec![
+            (
+                Fact::Safety(SafetyFact::UrlCheck {
+                    clones: vec![site(31)],
+                    checks: vec![site(25)],
+                }),
+                true,
+            ),
+            (
+                Fact::Safety(SafetyFact::UrlCheck {
+                    clones: vec![site(31)],
+                    checks: vec![],
+                }),
+                false,
+            ),
+            (
+                Fact::Safety(SafetyFact::Sandbox {
+                    clones: vec![clone.clone()],
+                    files: 2,
+                }),
+                true,
+            ),
+            (
+                Fact::Structured(StructuredFact::Retry {
+                    calls: vec![Retried {
+                        call: site(50),
+                        retry: None,
+                        transport: Some((site(10), "3".into())),
+                        handled: Some(site(49)),
+                    }],
+                }),
+                false,
+            ),
+            (
+                Fact::Justice(JusticeFact::Rule {
+                    rule: JusticeRule::FactSupremacy,
+                    branch: None,
+                    how: String::new(),
+                    searched: 7,
+                    code: Some(site(1)),
+                }),
+                false,
+            ),
+        ];
+        for (f, holds) in facts {
+            assert_eq!(f.holds(), holds, "{}", f.statement());
+            assert_eq!(f.fix().is_some(), !holds, "{}", f.statement());
+            if let Some(fix) = f.fix() {
+                assert!(fix.at.is_some(), "a fix says where: {}", fix.change);
+            }
+        }
+    }
+
+    #[test]
+    fn typed_facts_round_trip_and_older_evidence_loads() {
+        let f = Fact::Justice(JusticeFact::Rule {
+            rule: JusticeRule::SecurityOverride,
+            branch: Some(site(12)),
+            how: "`if flagged` caps the score".into(),
+            searched: 9,
+            code: Some(site(1)),
+        });
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.contains(r#""family":"justice""#), "{json}");
+        let back: Fact = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(f.key(), "rule.security_override");
+    }
+}
