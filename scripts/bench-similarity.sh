@@ -10,6 +10,12 @@
 # and checks that exactly the PAIRS copies are flagged.
 #
 # Usage: scripts/bench-similarity.sh [N=200] [LINES=3000] [PAIRS=5]
+# Measured 2026-11-26, release binary, 2 cores shared with other engineers' builds (load 3.6-5.1),
+# 200 submissions x 3,135 lines (10 files + the 300-line template), 5 copies:
+#   1. working trees:                  wall  9.15 s, peak RSS 49 MB
+#   2. git repos, cloned and stored:   wall 21.87 s, peak RSS 55 MB (200 clones + SQLite writes)
+#   3. git repos, from the store:      wall  0.64 s, peak RSS 52 MB (a resumed batch's cost)
+#   the 5 copies flagged (82-84%), no other pair.
 # Env:   AUDITOR=path/to/auditor (default: $CARGO_TARGET_DIR/release/auditor, built if missing)
 #        KEEP=1 keeps the work directory.
 set -euo pipefail
@@ -133,7 +139,10 @@ measure() {
   local wall rss
   wall=$(grep 'Elapsed (wall clock)' "$WORK/time.txt" | awk '{print $NF}')
   rss=$(grep 'Maximum resident set size' "$WORK/time.txt" | awk '{print $NF}')
-  echo "$label: wall $wall, peak RSS $((rss / 1024)) MB"
+  local user sys
+  user=$(grep 'User time' "$WORK/time.txt" | awk '{print $NF}')
+  sys=$(grep 'System time' "$WORK/time.txt" | awk '{print $NF}')
+  echo "$label: wall $wall (user $user s, sys $sys s), peak RSS $((rss / 1024)) MB"
   grep -E '^Compared|^  ' "$WORK/out.txt" | head -8
 }
 

@@ -143,3 +143,36 @@ pub fn fingerprint(
     fp.texts = Some(texts);
     Ok(fp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_limit_bounds_what_a_submission_of_junk_costs() {
+        let junk = "x = (a + b) * [c, d]\n".repeat(5_000); // 13 tokens a line
+        let sources: Vec<SourceFile> = (0..4)
+            .map(|i| SourceFile {
+                path: format!("junk{i}.py"),
+                text: junk.clone(),
+            })
+            .collect();
+        let limits = Limits {
+            max_tokens: 100_000,
+            ..Limits::default()
+        };
+        let fp = fingerprint(sources, &limits, Vec::new()).unwrap();
+        assert_eq!(fp.tokens, 100_000);
+        assert_eq!(fp.files.len(), 2, "{:?}", fp.files);
+        assert!(fp.prints.len() < 100_000 / 5, "{}", fp.prints.len());
+        let notes = fp.notes.join("\n");
+        assert!(
+            notes.contains("junk1.py: the token limit (100000) was reached"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("2 Python files left out after the token limit"),
+            "{notes}"
+        );
+    }
+}
