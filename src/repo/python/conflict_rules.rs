@@ -321,8 +321,19 @@ fn reruns(modules: &[ModuleInfo], m: &ModuleInfo, body: &str) -> bool {
         })
 }
 
-/// A literal naming the Tech Lead, and one naming the architecture criterion.
+/// A key-like literal (no space: `"TechLead"`, `"graph_orchestration"`) naming the Tech Lead,
+/// and one naming the architecture criterion; prose that names a rule is no rule.
 fn tech_lead_on_architecture(lits: &str) -> bool {
+    let keys: String = lits
+        .split_whitespace()
+        .filter(|w| {
+            (w.starts_with('"') || w.starts_with('\''))
+                && (w.ends_with('"') || w.ends_with('\''))
+                && w.len() > 2
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let lits = keys.as_str();
     static T: OnceLock<Regex> = OnceLock::new();
     static A: OnceLock<Regex> = OnceLock::new();
     re(r"tech[\s_-]?lead", &T).is_match(lits)
@@ -681,6 +692,12 @@ def chief_justice(state, llm):
         // evidence read, but only a flag raised
         let src = "def chief_justice(ops, evidence):\n    if all(not e.found for e in evidence):\n        flags.append('evidence missing')\n    return flags\n";
         assert_eq!(rule_at(src, "fact_supremacy"), None);
+    }
+
+    #[test]
+    fn a_rule_described_in_a_dict_of_prose_is_no_rule() {
+        let src = "def chief_justice(state):\n    rules = state.get('rules')\n    if not rules:\n        rules = {'functionality_weight': 'Tech Lead assessment carries highest weight for architecture criteria.'}\n    return rules\n";
+        assert_eq!(rule_at(src, "functionality_weight"), None);
     }
 
     fn sections(src: &str) -> Vec<bool> {
