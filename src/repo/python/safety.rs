@@ -393,7 +393,7 @@ fn url_checks_before(repo: &Repo<'_>, m: usize, fi: usize, line: usize) -> Vec<S
     let mut out: Vec<Site> = module
         .calls
         .iter()
-        .filter(|o| o.func == Some(fi) && o.line <= line && checks_url(repo, m, o, 2))
+        .filter(|o| o.func == Some(fi) && o.line < line && checks_url(repo, m, o, 2))
         .map(|o| site(module, o.line))
         .collect();
     out.extend(
