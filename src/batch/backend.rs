@@ -27,6 +27,9 @@ pub trait BatchStore {
         rubric_sha256: &str,
         judge_config: &str,
     ) -> Result<Option<Job>, StoreError>;
+    /// The most recently updated job of a submission that holds evidence, under any rubric
+    /// and judge configuration (a regrade judges it again: `auditor review regrade`).
+    fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError>;
     /// Finds or creates (idempotently) the job for `key` and claims it when there is work.
     fn begin_job(
         &self,
@@ -98,6 +101,9 @@ impl BatchStore for Store {
     }
     fn latest_job(&self, s: &str, r: &str, j: &str) -> Result<Option<Job>, StoreError> {
         Store::latest_job(self, s, r, j)
+    }
+    fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError> {
+        Store::latest_with_evidence(self, submission)
     }
     fn begin_job(
         &self,

@@ -772,6 +772,19 @@ impl BatchStore for PgStore {
             .pop())
     }
 
+    fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError> {
+        let params: Params = vec![Box::new(submission.to_string())];
+        Ok(self
+            .query_jobs(
+                format!(
+                    "SELECT {JOB_COLS} FROM auditor_jobs WHERE submission = $1 AND evidence_json IS NOT NULL
+                     ORDER BY updated_at DESC, id DESC LIMIT 1"
+                ),
+                params,
+            )?
+            .pop())
+    }
+
     fn begin_job(
         &self,
         key: &JobKey,

@@ -50,6 +50,10 @@ pub struct RunConfig {
     pub concurrency: usize,
     pub regrade_all: bool,
     pub regrade: BTreeSet<String>,
+    /// A regraded submission is judged again from its stored evidence (the latest job holding
+    /// evidence, any rubric and judges), at that job's commit; the repository is not read. A
+    /// submission without stored evidence is audited as usual.
+    pub rejudge: bool,
     pub rubric: Arc<LoadedRubric>,
     /// Describes the judges (mode, models, auditor version): part of the job key.
     pub judge_config: String,
@@ -312,7 +316,19 @@ fn failed(
 async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) -> Outcome {
     let cfg = &ctx.cfg;
     let regrade = cfg.regrade_all || cfg.regrade.contains(&sub.id);
-    let known = ctx.commits.borrow().get(&sub.id).cloned();
+    // A re-judgement: the evidence (and its commit) of the submission's latest job holding it.
+    let prior = if regrade && cfg.rejudge {
+        match ctx.store.latest_with_evidence(&sub.id) {
+            Ok(p) => p.and_then(|j| Some((j.key.commit, j.evidence?))),
+            Err(e) => return store_fail(ctx, sub, None, e),
+        }
+    } else {
+        None
+    };
+    let known = prior
+        .as_ref()
+        .map(|(c, _)| Ok(c.clone()))
+        .or_else(|| ctx.commits.borrow().get(&sub.id).cloned());
     let commit = match known {
         Some(c) => c,
         None => {
@@ -374,6 +390,16 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         Err(e) => return store_fail(ctx, sub, None, e),
     };
     job_cell.set(Some(job.id));
+    if let Some((_, evidence)) = &prior {
+        // The regrade cleared the job's evidence (or the job is new): the stored evidence is
+        // this job's now, persisted before any judge is asked, so a resumed run reads it too.
+        if job.evidence.as_deref() != Some(evidence.as_str()) {
+            if let Err(e) = ctx.store.save_evidence(job.id, evidence) {
+                return store_fail(ctx, sub, Some(job.id), e);
+            }
+        }
+        tracing::info!(submission = %sub.id, job = job.id, "judged again from the stored evidence");
+    }
     let commit = match commit {
         Ok(c) => c,
         Err(reason) if super::manifest::is_relative_local(&sub.repo_shown) => {
@@ -405,9 +431,10 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     // Evidence: restored when a previous run persisted it, else collected and persisted. The
     // judges always see the evidence as read back from the store, so the cache keys of a
     // resumed run are the very same as the first run's.
-    let restored = job
-        .evidence
-        .as_deref()
+    let restored = prior
+        .as_ref()
+        .map(|(_, e)| e.as_str())
+        .or(job.evidence.as_deref())
         .and_then(|json| match from_stored(json) {
             Ok(c) => Some(c),
             Err(e) => {

@@ -362,6 +362,19 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The most recently updated job of a submission that holds evidence, whatever its rubric
+    /// and judge configuration.
+    pub fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT * FROM jobs WHERE submission = ?1 AND evidence_json IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT 1",
+                params![submission],
+                Self::job_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     /// Finds or creates the job for `key` and decides what to do with it:
     /// - done and not regraded → [`Begin::Finished`];
     /// - done or failed and regraded → generation bumped, evidence, report and failure cleared;

@@ -38,6 +38,8 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         concurrency: 3,
         regrade: vec![],
         regrade_all: false,
+        only: None,
+        rejudge: false,
         rubric: None,
         panel: PanelArgs {
             judges: JudgesArg::Offline,
