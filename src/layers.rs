@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["judges", "vision", "report", "justice"],
     &["actors"],
     &["launch"],
-    &["batch", "calibrate", "review", "testkit", "cli"],
+    &["batch", "calibrate", "review", "testkit", "flags", "cli"],
 ];
 
 /// Imports allowed within a layer (importer, imported).
@@ -27,6 +27,8 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("justice", "report"),
     ("calibrate", "batch"),
     ("cli", "batch"),
+    ("cli", "flags"),
+    ("batch", "flags"),
     ("review", "batch"),
     ("cli", "review"),
     ("cli", "calibrate"),

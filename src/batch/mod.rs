@@ -99,7 +99,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
-    pub panel: crate::judges::panel::PanelArgs,
+    pub panel: crate::flags::PanelArgs,
     /// Where jobs, evidence, opinions and the response cache live: "sqlite" (default:
     /// DIR/batch.sqlite) or a PostgreSQL database shared by any number of workers running the
     /// same command (each with its own --out), as a URL postgres://USER@HOST:PORT/DATABASE or
@@ -206,10 +206,9 @@ impl From<BatchError> for CliError {
 /// why it could not run.
 pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
     crate::alloc::prefer_low_memory();
-    let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
-        .map_err(CliError::bad_input)?;
+    let panel = crate::flags::set_up_panel(&args.panel)?;
     if !args.status && !args.outputs_only {
-        panel.check_endpoint().map_err(CliError::bad_input)?;
+        crate::flags::check_endpoint(&panel)?;
     }
     let service = panel.service;
     #[cfg(debug_assertions)]
