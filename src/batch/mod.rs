@@ -4,9 +4,7 @@
 //! |---|---|
 //! | [`manifest`] | reads the manifest (CSV or JSON Lines); bad rows reported by line, the others proceed |
 //! | [`resolve`] | the commit each submission is audited at (part of its job key), before any work |
-//! | [`backend`] | the store interface ([`backend::BatchStore`]) and the choice of backend (`--store`) |
-//! | [`store`] | SQLite store in the output directory: jobs, evidence, opinions, response cache, counters |
-//! | [`postgres`] | PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
+//! | [`store`] | the store interface ([`store::BatchStore`]) and its records; [`store::spec`] the choice of backend (`--store`); [`store::sqlite`] the SQLite store in the output directory: jobs, evidence, opinions, response cache, counters; [`store::postgres`] the PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
 //! | [`cache`] | the response cache as a `JudgeService` wrapper: a resumed run never asks twice |
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
@@ -20,13 +18,11 @@
 //! `--regrade ID` / `--regrade-all` re-run finished submissions on purpose, with fresh judge
 //! answers (an unfinished one is resumed either way).
 
-pub mod backend;
 pub mod cache;
 pub mod isolate;
 pub mod manifest;
 pub mod meta;
 pub mod outputs;
-pub mod postgres;
 pub mod progress;
 pub mod resolve;
 pub mod review_schema;
@@ -40,7 +36,6 @@ use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
 use crate::model::Judge;
 use crate::rubric::LoadedRubric;
-use backend::{BatchStore, StoreSpec};
 use clap::Args;
 use manifest::{Manifest, Row};
 use outputs::{GradeRow, RowStatus};
@@ -50,6 +45,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+use store::BatchStore;
+use store::spec::StoreSpec;
 
 /// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
 #[derive(Debug, Clone, Args)]

@@ -17,12 +17,12 @@
 //! one stops at once (what the in-flight ones had done is already in the store). Either way the
 //! outputs are written and the next run resumes.
 
-use super::backend::BatchStore;
 use super::cache::{CacheShared, CachedJudges};
 use super::manifest::Submission;
 use super::outputs;
 use super::progress::{Display, Stats};
 use super::resolve::resolve_commit;
+use super::store::BatchStore;
 use super::store::{Begin, JobKey, JobStatus};
 use crate::actors::{CollectEvidence, Collected, JudgeCollected};
 use crate::actors::{Coordinator, RestartPolicy, Timeouts};
