@@ -344,7 +344,7 @@ pub fn child_main() -> i32 {
             return 1;
         }
     };
-    match super::runner::to_stored(&collected) {
+    match super::stored::to_stored(&collected) {
         Ok(json) => {
             println!("{json}");
             0

@@ -5,6 +5,7 @@
 //! | [`manifest`] | reads the manifest (CSV or JSON Lines); bad rows reported by line, the others proceed |
 //! | [`resolve`] | the commit each submission is audited at (part of its job key), before any work |
 //! | [`store`] | the store interface ([`store::BatchStore`]) and its records; [`store::spec`] the choice of backend (`--store`); [`store::sqlite`] the SQLite store in the output directory: jobs, evidence, opinions, response cache, counters; [`store::postgres`] the PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
+//! | [`stored`] | a job's evidence as the store keeps it between the detectives and the judges |
 //! | [`cache`] | the response cache as a `JudgeService` wrapper: a resumed run never asks twice |
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
@@ -29,6 +30,7 @@ pub mod review_schema;
 pub mod runner;
 pub mod similarity;
 pub mod store;
+pub mod stored;
 
 use crate::actors::{RestartPolicy, Timeouts};
 use crate::exit::{self, CliError};
