@@ -272,7 +272,14 @@ fn folder_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> 
                     format!("{rel}/{name}")
                 };
                 walk(&path, &child, out);
-                nodes.insert(name, vec![path.join("mod.rs")]);
+                // the sub-folder is one file of this folder: its mod.rs and the files beside it
+                let inner: Vec<std::path::PathBuf> = std::fs::read_dir(&path)
+                    .expect("read src")
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+                    .collect();
+                nodes.insert(name, inner);
             } else if path.extension().is_some_and(|e| e == "rs")
                 && !matches!(name.as_str(), "mod" | "tests" | "lib" | "main")
             {
@@ -291,8 +298,10 @@ fn folder_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> 
                     continue;
                 };
                 let code = product_code(&text);
-                // a sub-folder's mod.rs reaches its siblings through `super::super::`
-                let sup = if f.ends_with("mod.rs") {
+                // this folder's files (and a sub-folder's mod.rs) reach their siblings through
+                // `super::`; the other files of a sub-folder through `super::super::`
+                let in_sub = f.parent() != Some(dir);
+                let sup = if in_sub && !f.ends_with("mod.rs") {
                     "super::super::"
                 } else {
                     "super::"

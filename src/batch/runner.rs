@@ -25,7 +25,7 @@ use super::resolve::resolve_commit;
 use super::store::BatchStore;
 use super::store::{Begin, JobKey, JobStatus};
 use super::stored::{from_stored, to_stored};
-use crate::actors::{CollectEvidence, Collected, JudgeCollected};
+use crate::actors::{CollectEvidence, JudgeCollected};
 use crate::actors::{Coordinator, RestartPolicy, Timeouts};
 use crate::interrupt::Interrupt;
 use crate::launch::AuditBuilder;
