@@ -86,6 +86,9 @@ pub struct Level {
     pub cap: Option<(u8, String)>,
     /// The evidence ids the level rests on.
     pub cited: Vec<String>,
+    /// The submission lacks the artifact the criterion grades: level 1 without reading any
+    /// table (`family` is then only a guess from the evidence and is not named).
+    pub absent: bool,
 }
 
 fn find<'a>(ev: &'a [Evidence], name: &str) -> Option<&'a Evidence> {
@@ -169,6 +172,7 @@ impl Builder {
             credits: self.credits,
             cap: self.cap,
             cited: self.cited,
+            absent: false,
         }
     }
 }
@@ -182,13 +186,16 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
         .find(|e| e.id.contains(".absent.") && !e.found && e.kind == EvidenceKind::Fact)
     {
         let b = Builder::new(fam.unwrap_or(Family::CrossReference), evidence);
-        return Some(b.done(
-            1,
-            format!(
-                "the submission does not provide what this criterion grades: {}",
-                label(absent)
-            ),
-        ));
+        return Some(Level {
+            absent: true,
+            ..b.done(
+                1,
+                format!(
+                    "the submission does not provide what this criterion grades: {}",
+                    label(absent)
+                ),
+            )
+        });
     }
     let fam = fam?;
     let mut b = Builder::new(fam, evidence);
