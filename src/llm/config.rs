@@ -1,7 +1,6 @@
 //! LLM configuration read from the environment (a lookup function, so tests need no process
 //! environment).
 
-use crate::model::Judge;
 use std::fmt;
 use std::time::Duration;
 
@@ -24,12 +23,8 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
     /// `OPENAI_BASE_URL`, e.g. `http://localhost:11434/v1`; `None` means api.openai.com.
     pub base_url: Option<String>,
-    /// `AUDITOR_MODEL`: the model of any persona without its own.
+    /// `AUDITOR_MODEL`: the model asked when the caller names no other.
     pub model: String,
-    /// `AUDITOR_PROSECUTOR_MODEL`, `AUDITOR_DEFENSE_MODEL`, `AUDITOR_TECHLEAD_MODEL`.
-    pub prosecutor_model: Option<String>,
-    pub defense_model: Option<String>,
-    pub techlead_model: Option<String>,
     /// `AUDITOR_VISION_MODEL`: the model that reads the report's diagrams. Unset: the judges'
     /// model (`AUDITOR_MODEL`); `off` (or `none`): the diagrams are not inspected (the evidence
     /// says so).
@@ -46,8 +41,8 @@ pub struct LlmConfig {
     pub rpm: Option<u32>,
     /// `AUDITOR_LLM_MAX_RETRIES`: transport retries per request (429, 5xx, timeouts).
     pub max_retries: u32,
-    /// Answers asked of a judge (free text or invalid answers are retried with the error fed
-    /// back) before `JudgeError::Invalid`.
+    /// Answers asked for one question (free text or invalid answers are asked again with the
+    /// error fed back) before `AskError::Invalid`.
     pub max_answer_attempts: u32,
     /// Base and cap of the exponential backoff (full jitter).
     pub backoff_base: Duration,
@@ -62,9 +57,6 @@ impl fmt::Debug for LlmConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("base_url", &self.base_url)
             .field("model", &self.model)
-            .field("prosecutor_model", &self.prosecutor_model)
-            .field("defense_model", &self.defense_model)
-            .field("techlead_model", &self.techlead_model)
             .field("vision_model", &self.vision_model)
             .field("warm_up", &self.warm_up)
             .field("timeout", &self.timeout)
@@ -101,9 +93,6 @@ impl Default for LlmConfig {
             api_key: None,
             base_url: None,
             model: DEFAULT_MODEL.to_string(),
-            prosecutor_model: None,
-            defense_model: None,
-            techlead_model: None,
             vision_model: None,
             warm_up: true,
             timeout: Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
@@ -151,9 +140,6 @@ impl LlmConfig {
         if let Some(m) = get("AUDITOR_MODEL") {
             cfg.model = m;
         }
-        cfg.prosecutor_model = get("AUDITOR_PROSECUTOR_MODEL");
-        cfg.defense_model = get("AUDITOR_DEFENSE_MODEL");
-        cfg.techlead_model = get("AUDITOR_TECHLEAD_MODEL");
         cfg.vision_model = match get("AUDITOR_VISION_MODEL") {
             Some(v) if matches!(v.to_ascii_lowercase().as_str(), "off" | "none") => None,
             Some(v) => Some(v),
@@ -199,16 +185,6 @@ impl LlmConfig {
         self.api_key.is_some() || self.base_url.is_some()
     }
 
-    /// The model that answers for `judge`.
-    pub fn model_for(&self, judge: Judge) -> &str {
-        let specific = match judge {
-            Judge::Prosecutor => &self.prosecutor_model,
-            Judge::Defense => &self.defense_model,
-            Judge::TechLead => &self.techlead_model,
-        };
-        specific.as_deref().unwrap_or(&self.model)
-    }
-
     /// The endpoint in use, for messages and the report.
     pub fn endpoint(&self) -> &str {
         self.base_url
@@ -217,27 +193,53 @@ impl LlmConfig {
     }
 }
 
+/// Why nothing answers at an LLM endpoint (the endpoint shown without credentials).
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error("the LLM endpoint is not a URL ({0})")]
+    NotAUrl(#[source] url::ParseError),
+    #[error("the LLM endpoint {0} has no host")]
+    NoHost(url::Url),
+    #[error("the LLM endpoint {0} has no port")]
+    NoPort(url::Url),
+    #[error("the LLM endpoint {shown} cannot be found: {source}")]
+    Unresolved {
+        shown: url::Url,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the LLM endpoint {0} cannot be found: no address")]
+    NoAddress(url::Url),
+    #[error("nothing answers at the LLM endpoint {shown}: {source}")]
+    NoAnswer {
+        shown: url::Url,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Checks once, before a run, that something answers at the endpoint: a TCP connection to its
 /// host and port within `timeout` (no request is sent, nothing is paid). `Err` says what failed,
 /// with the endpoint shown without credentials.
-pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), String> {
+pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), EndpointError> {
     use std::net::{TcpStream, ToSocketAddrs};
-    let url =
-        url::Url::parse(endpoint).map_err(|e| format!("the LLM endpoint is not a URL ({e})"))?;
+    let url = url::Url::parse(endpoint).map_err(EndpointError::NotAUrl)?;
     let mut shown = url.clone();
+    // Neither can fail on a URL with a host; a URL without one is refused just below.
     let _ = shown.set_password(None);
     let _ = shown.set_username("");
     shown.set_query(None);
-    let host = url
-        .host_str()
-        .ok_or_else(|| format!("the LLM endpoint {shown} has no host"))?;
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| format!("the LLM endpoint {shown} has no port"))?;
-    let addrs: Vec<std::net::SocketAddr> = (host.trim_matches(['[', ']']), port)
-        .to_socket_addrs()
-        .map_err(|e| format!("the LLM endpoint {shown} cannot be found: {e}"))?
-        .collect();
+    let Some(host) = url.host_str() else {
+        return Err(EndpointError::NoHost(shown));
+    };
+    let Some(port) = url.port_or_known_default() else {
+        return Err(EndpointError::NoPort(shown));
+    };
+    let addrs: Vec<std::net::SocketAddr> =
+        match (host.trim_matches(['[', ']']), port).to_socket_addrs() {
+            Ok(addrs) => addrs.collect(),
+            Err(source) => return Err(EndpointError::Unresolved { shown, source }),
+        };
     let mut last = None;
     for a in &addrs {
         match TcpStream::connect_timeout(a, timeout) {
@@ -246,8 +248,8 @@ pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), String> {
         }
     }
     Err(match last {
-        Some(e) => format!("nothing answers at the LLM endpoint {shown}: {e}"),
-        None => format!("the LLM endpoint {shown} cannot be found: no address"),
+        Some(source) => EndpointError::NoAnswer { shown, source },
+        None => EndpointError::NoAddress(shown),
     })
 }
 
@@ -299,7 +301,6 @@ mod tests {
         // vision by default: the judges' model reads the diagrams
         assert_eq!(cfg.vision_model.as_deref(), Some(DEFAULT_MODEL));
         assert!(cfg.warm_up);
-        assert_eq!(cfg.model_for(Judge::Defense), DEFAULT_MODEL);
         let cfg = LlmConfig::from_env(env(&[("AUDITOR_MODEL", "m")])).unwrap();
         assert_eq!(cfg.vision_model.as_deref(), Some("m"));
         let cfg = LlmConfig::from_env(env(&[
@@ -316,8 +317,6 @@ mod tests {
         let cfg = LlmConfig::from_env(env(&[
             ("OPENAI_BASE_URL", "http://localhost:8080/v1/"),
             ("AUDITOR_MODEL", "m"),
-            ("AUDITOR_PROSECUTOR_MODEL", "p"),
-            ("AUDITOR_TECHLEAD_MODEL", "t"),
             ("AUDITOR_VISION_MODEL", "v"),
             ("AUDITOR_LLM_TIMEOUT", "2.5"),
             ("AUDITOR_MAX_CONCURRENCY", "7"),
@@ -327,9 +326,7 @@ mod tests {
         .unwrap();
         assert!(cfg.is_configured());
         assert_eq!(cfg.base_url.as_deref(), Some("http://localhost:8080/v1"));
-        assert_eq!(cfg.model_for(Judge::Prosecutor), "p");
-        assert_eq!(cfg.model_for(Judge::Defense), "m");
-        assert_eq!(cfg.model_for(Judge::TechLead), "t");
+        assert_eq!(cfg.model, "m");
         assert_eq!(cfg.vision_model.as_deref(), Some("v"));
         assert_eq!(cfg.timeout, Duration::from_millis(2500));
         assert_eq!(cfg.max_concurrency, 7);
