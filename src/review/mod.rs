@@ -183,7 +183,7 @@ pub enum ReviewAction {
         /// Which judges (default: the batch's). auto: LLM judges when OPENAI_API_KEY or
         /// OPENAI_BASE_URL is set, else the offline judges (the report says which).
         #[arg(long, value_enum)]
-        judges: Option<crate::judges::panel::JudgesArg>,
+        judges: Option<crate::flags::JudgesArg>,
         /// Audit again: resolve the manifest's ref (a newer commit is taken), read the
         /// repository and collect the evidence afresh, then judge.
         #[arg(long)]

@@ -26,7 +26,7 @@ pub struct Plan {
     pub only: Option<String>,
     pub rubric: Option<PathBuf>,
     pub prompts: Option<PathBuf>,
-    pub judges: Option<crate::judges::panel::JudgesArg>,
+    pub judges: Option<crate::flags::JudgesArg>,
     pub reaudit: bool,
     pub concurrency: usize,
 }
@@ -47,14 +47,15 @@ pub fn regrade_args(batch: &BatchDir, plan: &Plan) -> Result<BatchArgs, CliError
         })?;
     let judges = match plan.judges {
         Some(j) => j,
-        None => <crate::judges::panel::JudgesArg as ValueEnum>::from_str(&meta.judges, true)
-            .map_err(|e| {
+        None => {
+            <crate::flags::JudgesArg as ValueEnum>::from_str(&meta.judges, true).map_err(|e| {
                 CliError::bad_input(format!(
                     "{}: judges {:?}: {e}",
                     crate::batch::meta::FILE_NAME,
                     meta.judges
                 ))
-            })?,
+            })?
+        }
     };
     let mut args = BatchArgs {
         manifest: Some(meta.manifest.clone()),
@@ -65,7 +66,7 @@ pub fn regrade_args(batch: &BatchDir, plan: &Plan) -> Result<BatchArgs, CliError
         only: None,
         rejudge: !plan.reaudit,
         rubric: plan.rubric.clone().or(meta.rubric.clone()),
-        panel: crate::judges::panel::PanelArgs {
+        panel: crate::flags::PanelArgs {
             judges,
             prompts: plan.prompts.clone().or(meta.prompts.clone()),
             max_concurrency: None,
