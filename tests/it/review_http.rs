@@ -486,7 +486,8 @@ async fn a_regrade_from_the_app_keeps_every_override_and_flags_the_changed_ones(
         .client()
         .post(format!("{}/regrade", s.base))
         .bearer_auth(&s.token)
-        .form(&[("reaudit", "1")])
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("reaudit=1")
         .send()
         .await
         .unwrap();
