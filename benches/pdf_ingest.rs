@@ -83,8 +83,8 @@ fn bench(c: &mut Criterion) {
         match pdf::extract_diagrams(&bytes, &name) {
             Ok(only) => eprintln!(
                 "\n== {name}: diagram-only pass: {} images, same as the full analysis: {}",
-                only.len(),
-                full_images.as_ref() == Some(&only)
+                only.images.len(),
+                full_images.as_ref() == Some(&only.images)
             ),
             Err(e) => eprintln!("\n== {name}: diagram-only pass: {e} ({})", e.kind()),
         }

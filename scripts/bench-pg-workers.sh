@@ -18,6 +18,9 @@
 #        RUNS="1 2" (default) which runs: 1 = one worker, 2 = two workers, kill = two workers
 #          with worker-1 SIGKILLed after KILL_AT seconds (default 60) and a lease of LEASE
 #          seconds (default 10): worker-2 takes its jobs over
+#          restart = one worker, the database restarted (pg_ctl restart -m fast: every
+#          connection ended) at each of RESTART_AT seconds (default "30 60") after the start:
+#          compare its requests with RUNS=1's
 #        KEEP=1 keeps the work directory; PY=python3
 #
 # Measured 2026-11-23, debug binary (dependencies at opt-level 2) of branch pg, 2 shared cores
@@ -111,8 +114,9 @@ served() { "$PY" -c "import json,urllib.request; print(json.load(urllib.request.
 # --- runs -----------------------------------------------------------------------------------
 # run WORKERS: a fresh database, WORKERS workers started together, each with its own --out.
 run() {
-  local workers=$1 db="w$1" kill_at=${2:-0} lease=${3:-60} before after start end pids=() codes=()
+  local workers=$1 db="w$1" kill_at=${2:-0} lease=${3:-60} restarts=${4:-} before after start end pids=() codes=() restarter=
   [[ $kill_at == 0 ]] || db="kill"
+  [[ -z $restarts ]] || db="restart"
   psql -d postgres -c "CREATE DATABASE $db" > /dev/null
   before=$(served)
   start=$(date +%s.%N)
@@ -126,6 +130,17 @@ run() {
         < /dev/null > "$WORK/run-$db-$w.out" 2> "$WORK/run-$db-$w.err" &
     pids+=($!)
   done
+  if [[ -n $restarts ]]; then
+    (
+      t=0
+      for at in $restarts; do
+        sleep $((at - t)); t=$at
+        "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/log" -m fast -w restart > /dev/null
+        echo "  database restarted at ${at} s"
+      done
+    ) &
+    restarter=$!
+  fi
   if [[ $kill_at != 0 ]]; then
     sleep "$kill_at"
     kill -9 "${pids[0]}"
@@ -135,6 +150,7 @@ run() {
     if wait "$p"; then codes+=(0); else codes+=($?); fi
   done
   end=$(date +%s.%N)
+  [[ -z $restarter ]] || wait "$restarter" || true
   after=$(served)
   local q="SELECT count(*) FILTER (WHERE status='done'), count(*), COALESCE(max(runs),0), count(DISTINCT claimed_by), count(*) FILTER (WHERE runs > 1) FROM auditor_jobs"
   local jobs; jobs=$(psql -d "$db" -c "$q")
@@ -166,7 +182,8 @@ for r in ${RUNS:-1 2}; do
     1) run 1 ;;
     2) run 2 ;;
     kill) run 2 "${KILL_AT:-60}" "${LEASE:-10}" ;;
-    *) echo "bench-pg-workers: unknown run '$r' in RUNS (1, 2, kill)" >&2; exit 2 ;;
+    restart) run 1 0 60 "${RESTART_AT:-30 60}" ;;
+    *) echo "bench-pg-workers: unknown run '$r' in RUNS (1, 2, kill, restart)" >&2; exit 2 ;;
   esac
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -451,6 +451,8 @@ fn pct(x: Option<f64>) -> String {
 }
 
 fn num(x: Option<f64>, signed: bool) -> String {
+    // A value that rounds to zero is printed as zero, never "-0.00".
+    let x = x.map(|v| if (v * 100.0).round() == 0.0 { 0.0 } else { v });
     match x {
         Some(v) if signed => format!("{v:+.2}"),
         Some(v) => format!("{v:.2}"),
@@ -619,6 +621,14 @@ mod tests {
         spec.iter()
             .flat_map(|(p, n)| std::iter::repeat_n(*p, *n))
             .collect()
+    }
+
+    #[test]
+    fn a_value_that_rounds_to_zero_prints_as_zero() {
+        assert_eq!(num(Some(-0.001), false), "0.00");
+        assert_eq!(num(Some(-0.0), false), "0.00");
+        assert_eq!(num(Some(-0.004), true), "+0.00");
+        assert_eq!(num(Some(-0.3), false), "-0.30");
     }
 
     #[test]

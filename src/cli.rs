@@ -176,9 +176,17 @@ pub struct EvidenceArgs {
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse_from(with_default_command(std::env::args_os().collect())) {
+    let argv = with_default_command(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(argv.clone()) {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(mut e) => {
+            use clap::error::{ContextKind, ContextValue};
+            if e.kind() == clap::error::ErrorKind::UnknownArgument
+                && e.get(ContextKind::SuggestedArg).is_none()
+                && let Some(flag) = similar_flag(&e, &argv)
+            {
+                e.insert(ContextKind::SuggestedArg, ContextValue::String(flag));
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -236,6 +244,62 @@ pub fn main() -> i32 {
     decided
 }
 
+/// A flag of the command being parsed one typo away from the unknown one (`--pfd` →
+/// `--pdf`): a swap of two neighbouring letters, one letter added, dropped or changed (two for
+/// longer flags). clap's own suggestion misses swapped letters in short words.
+fn similar_flag(e: &clap::Error, argv: &[std::ffi::OsString]) -> Option<String> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue};
+    let ContextValue::String(given) = e.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let given = given.strip_prefix("--")?.split('=').next()?.to_string();
+    let root = Cli::command();
+    let sub = argv
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find_map(|a| root.find_subcommand(a).cloned());
+    let cmd = sub.as_ref().unwrap_or(&root);
+    let longs = cmd
+        .get_arguments()
+        .chain(root.get_arguments())
+        .filter(|a| !a.is_hide_set())
+        .filter_map(|a| a.get_long());
+    let allowed = if given.chars().count() <= 4 { 1 } else { 2 };
+    longs
+        .map(|l| (typo_distance(&given, l), l))
+        .filter(|(d, _)| *d <= allowed)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, l)| format!("--{l}"))
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+/// neighbouring characters each count one.
+fn typo_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// Logs on stderr, OTLP export when configured, and Ctrl-C handling (`None`: no handler).
 fn init_telemetry(
     log: &LogArgs,
@@ -287,20 +351,45 @@ fn prepare(source: &SourceArgs) -> Result<AuditBuilder, CliError> {
                 "--ref is empty: give a branch, tag or commit",
             ));
         }
-        // An unknown ref is bad input, said before anything runs. A repository that cannot be
-        // reached is not: the audit reports it (not assessed, with the fix).
+        // An unknown ref is bad input, said before anything runs; so is a repository that
+        // cannot be read (nothing could be assessed: one message, no report).
         match crate::batch::resolve::resolve(&repo, Some(r)) {
             Ok(c) => commit = Some(c),
             Err(crate::batch::resolve::ResolveError::UnknownRef(e)) => {
                 return Err(CliError::bad_input(format!("--ref {r}: {e}")));
             }
-            Err(crate::batch::resolve::ResolveError::Unreachable(_)) => {}
+            Err(crate::batch::resolve::ResolveError::Unreachable(e)) => {
+                return Err(unreadable_repo(&e));
+            }
         }
+    } else {
+        check_reachable(&repo)?;
     }
     Ok(AuditBuilder::new(repo, Arc::new(rubric))
         .git_ref(source.git_ref.clone())
         .commit(commit)
         .pdf(pdf))
+}
+
+/// A repository that cannot be opened or reached is bad input: one message, exit 2, no
+/// report (nothing of it could be assessed). Asked once, for at most 60 s; a remote that does
+/// not answer by then is left to the audit's own clone limits.
+fn check_reachable(repo: &RepoSource) -> Result<(), CliError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let probe = repo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(crate::batch::resolve::reach(&probe));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(Err(e)) => Err(unreadable_repo(&e)),
+        _ => Ok(()),
+    }
+}
+
+fn unreadable_repo(e: &str) -> CliError {
+    CliError::bad_input(format!(
+        "--repo: {e}. Nothing was audited: check the URL or path (and the network, or credentials for a private repository)"
+    ))
 }
 
 /// The optional price table: AUDITOR_PRICE_INPUT_PER_MTOK and AUDITOR_PRICE_OUTPUT_PER_MTOK
@@ -445,6 +534,7 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     let audit = prepare(&args.source)?;
     let panel =
         panel::set_up(&args.panel, |k| std::env::var(k).ok()).map_err(CliError::bad_input)?;
+    panel.check_endpoint().map_err(CliError::bad_input)?;
     let input = audit
         .vision(panel.vision)
         .judge_timeout(panel.judge_timeout)
@@ -698,14 +788,31 @@ fn run_sample(args: SampleArgs) -> Result<i32, CliError> {
     let pdf_path = out.join("report.pdf");
     std::fs::write(&pdf_path, pdf)
         .map_err(|e| CliError::internal_while(format!("cannot write {}", pdf_path.display()), e))?;
+    // The files of HEAD in the working tree: a report's `path:line` can be opened there.
+    git2::Repository::open(&repo_dir)
+        .and_then(|r| r.checkout_head(Some(git2::build::CheckoutBuilder::new().force())))
+        .map_err(|e| CliError::internal_while("could not check out the sample repository", e))?;
     crate::console::say!("Sample repository: {} (HEAD {head})", repo_dir.display());
     crate::console::say!("Sample report:     {}", pdf_path.display());
     crate::console::say!(
-        "Audit it with: auditor --repo {} --pdf {}",
+        "Audit it with: {} --repo {} --pdf {}",
+        this_program(),
         repo_dir.display(),
         pdf_path.display()
     );
     Ok(exit::OK)
+}
+
+/// How to run this very program again: `auditor` when that is how it was started (found on the
+/// PATH), else its full path (a build under target/ is not on the PATH).
+fn this_program() -> String {
+    let invoked = std::env::args_os().next().unwrap_or_default();
+    if !invoked.to_string_lossy().contains('/') {
+        return invoked.to_string_lossy().into_owned();
+    }
+    std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| invoked.to_string_lossy().into_owned())
 }
 
 fn run_calibrate(args: CalibrateArgs) -> Result<i32, CliError> {

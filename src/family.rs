@@ -21,10 +21,11 @@ pub enum Family {
     Justice,
     Concepts,
     CrossReference,
+    Diagram,
 }
 
 /// Each family with the id segments of its facts.
-const TABLE: [(Family, &[&str]); 9] = [
+const TABLE: [(Family, &[&str]); 10] = [
     (Family::History, &["history"]),
     (Family::Graph, &["graph"]),
     (Family::State, &["state"]),
@@ -35,6 +36,9 @@ const TABLE: [(Family, &[&str]); 9] = [
     (Family::Concepts, &["concept"]),
     // `pdf.<criterion>.path.N`, `pdf.<criterion>.paths.summary`
     (Family::CrossReference, &["path", "paths"]),
+    // `vision.<criterion>.no_diagram`, `vision.<criterion>.text_drawing`: what the scan found
+    // when no picture could be inspected
+    (Family::Diagram, &["no_diagram", "text_drawing"]),
 ];
 
 impl Family {
@@ -61,6 +65,7 @@ impl Family {
             Family::Justice => "Chief Justice synthesis",
             Family::Concepts => "theoretical depth",
             Family::CrossReference => "report cross-reference",
+            Family::Diagram => "architecture diagram",
         }
     }
 

@@ -236,6 +236,9 @@ pub struct Evidence {
 pub enum Measure {
     /// A git history (on `repo.history.commit_count`).
     History(HistoryMeasure),
+    /// Which report was read (on `pdf.<criterion>.report_kind`): the interim one, and what
+    /// says so (the title on p.1, or the file name).
+    Report { interim: bool, basis: String },
     /// The Chief Justice code (on `repo.justice.deterministic`).
     Justice {
         /// Named rules implemented as branches (the dissent requirement aside).
@@ -260,6 +263,13 @@ pub struct HistoryMeasure {
     /// Share of consecutive commits (merges named as merges aside) less than two minutes
     /// apart; `None` under four of them.
     pub burst_share: Option<f64>,
+    /// Share of the lines added in staged sessions (runs of commits minutes apart, see
+    /// `repo::history`); `None` in evidence stored by an earlier version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_share: Option<f64>,
+    /// The largest staged session: its share of the lines, commits and minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_session: Option<(f64, usize, i64)>,
 }
 
 impl Evidence {
@@ -755,6 +765,8 @@ mod tests {
                 largest_commit_share: 0.25,
                 top2_share: 0.4,
                 burst_share: Some(0.1),
+                staged_share: None,
+                largest_session: None,
             }));
         let back: Evidence = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);

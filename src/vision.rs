@@ -12,6 +12,7 @@ use crate::llm::structured::{SchemaSpec, strict_schema_for};
 use crate::llm::{self, AskError};
 use crate::model::{Confidence, Detective, Evidence, TokenUsage};
 use crate::pdf::DiagramImage;
+use crate::pdf::images::Diagrams;
 use crate::rubric::Dimension;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestMessageContentPartImage,
@@ -116,22 +117,111 @@ fn pages_loc(images: &[&DiagramImage]) -> String {
 }
 
 fn no_diagram(dimensions: &[Dimension]) -> BTreeMap<String, Vec<Evidence>> {
+    without_images(&Diagrams::default(), dimensions)
+}
+
+/// What the scan says when it found no image and no vector drawing: the pages scanned, and
+/// the pages whose text holds a typed diagram (rendered text, not a diagram). Nothing found in
+/// a partly scanned report is no confident absence: it is evidence missing, naming the pages
+/// not scanned.
+pub fn without_images(
+    diagrams: &Diagrams,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let src = if diagrams.source.is_empty() {
+        "report.pdf"
+    } else {
+        diagrams.source.as_str()
+    };
+    let scanned = if diagrams.pages == 0 {
+        "the report".to_string()
+    } else if diagrams.scanned >= diagrams.pages {
+        format!(
+            "the {} of the report",
+            crate::words::count(diagrams.pages as usize, "page", "pages")
+        )
+    } else {
+        format!(
+            "the first {} of the report's {} scanned",
+            crate::words::count(diagrams.scanned as usize, "page", "pages"),
+            diagrams.pages
+        )
+    };
+    let goal = "Find an architecture diagram in the report";
+    let one = |d: &Dimension| -> Evidence {
+        if let Some(first) = diagrams.text_drawings.first() {
+            let pages: Vec<String> = diagrams
+                .text_drawings
+                .iter()
+                .map(|t| format!("p.{}", t.page))
+                .collect();
+            let kinds: Vec<&str> = {
+                let mut k: Vec<&str> = diagrams
+                    .text_drawings
+                    .iter()
+                    .map(|t| t.kind.label())
+                    .collect();
+                k.dedup();
+                k
+            };
+            return Evidence::fact(
+                format!("vision.{}.text_drawing", d.id),
+                Detective::VisionInspector,
+                goal,
+                false,
+                format!("{src} p.{}", first.page),
+                format!(
+                    "no embedded image and no vector drawing in {scanned}; {} {} {}: rendered text, not a diagram",
+                    pages.join(", "),
+                    crate::words::form(pages.len(), "holds", "hold"),
+                    kinds.join(" and ")
+                ),
+                Confidence::CERTAIN,
+            )
+            .with_content(
+                diagrams
+                    .text_drawings
+                    .iter()
+                    .map(|t| format!("p.{}: {} ({} lines)", t.page, t.kind.label(), t.lines))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+            .with_fix(format!(
+                "replace the text drawing on p.{} by a picture of the graph (an exported image, e.g. LangGraph's draw_mermaid_png(), or a vector drawing) that shows the parallel branches",
+                first.page
+            ));
+        }
+        let rationale = format!(
+            "no diagram in {scanned}: no embedded image (at least 64 pixels a side, over 2% of the page) and no vector drawing (connectors or arrowheads)"
+        );
+        if diagrams.pages > 0 && diagrams.scanned < diagrams.pages {
+            return Evidence::missing(
+                format!("vision.{}.no_diagram", d.id),
+                Detective::VisionInspector,
+                goal,
+                src.to_string(),
+                format!(
+                    "{rationale}; pages {}-{} were not scanned (a limit of the grader), so this is no confident absence",
+                    diagrams.scanned + 1,
+                    diagrams.pages
+                ),
+            )
+            .with_fix("assess the diagrams of the pages not scanned by hand");
+        }
+        Evidence::fact(
+            format!("vision.{}.no_diagram", d.id),
+            Detective::VisionInspector,
+            goal,
+            false,
+            src.to_string(),
+            rationale,
+            Confidence::CERTAIN,
+        )
+        .with_fix("add an architecture diagram of the StateGraph (an exported image or a vector drawing) that shows the parallel branches")
+    };
     dimensions
         .iter()
-        .map(|d| {
-            (
-                d.id.clone(),
-                vec![Evidence::fact(
-                    format!("vision.{}.no_diagram", d.id),
-                    Detective::VisionInspector,
-                    "Find an architecture diagram in the report",
-                    false,
-                    "report.pdf",
-                    "no diagram in the report: no embedded image and no page with vector drawings",
-                    Confidence::CERTAIN,
-                )],
-            )
-        })
+        .map(|d| (d.id.clone(), vec![one(d)]))
         .collect()
 }
 

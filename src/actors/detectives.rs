@@ -232,7 +232,7 @@ impl Handler<InspectDiagrams> for VisionInspector {
             let pdf = msg.pdf.clone();
             let source = msg.source.clone();
             let parent = msg.parent.clone();
-            let images = off_thread("VisionInspector", move || {
+            let diagrams = off_thread("VisionInspector", move || {
                 let _span =
                     tracing::info_span!(parent: &parent, "vision_inspector", source = %source)
                         .entered();
@@ -242,10 +242,15 @@ impl Handler<InspectDiagrams> for VisionInspector {
                 pdf::extract_diagrams(&pdf, &source).map_err(|e| DetectiveError::from_pdf(&e))
             })
             .await?;
+            let images = &diagrams.images;
             let (evidence, usage) = match &msg.vision {
-                Some(v) => crate::vision::inspect(v, &images, &msg.dimensions).await,
+                _ if images.is_empty() => (
+                    crate::vision::without_images(&diagrams, &msg.dimensions),
+                    crate::model::TokenUsage::default(),
+                ),
+                Some(v) => crate::vision::inspect(v, images, &msg.dimensions).await,
                 None => (
-                    crate::vision::evidence_without_model(&images, &msg.dimensions),
+                    crate::vision::evidence_without_model(images, &msg.dimensions),
                     crate::model::TokenUsage::default(),
                 ),
             };

@@ -9,7 +9,8 @@
 //! persisted as soon as it arrives. Identical requests in flight at the same time (two
 //! submissions of the same commit) share one call.
 //!
-//! Failures are never cached: a request that failed is asked again on the next run.
+//! Failures are never cached: a request that failed is asked again on the next run. A request
+//! whose answer could not be stored (the store unreachable) is not sent at all.
 
 use super::backend::BatchStore;
 use super::progress::Stats;
@@ -171,14 +172,14 @@ impl JudgeService for CachedJudges {
                 Err(e) => tracing::warn!(error = %e, "ignoring an unreadable cache entry"),
             },
             Ok(None) => {}
-            Err(e) => tracing::error!(error = %e, "cache lookup failed; asking the judge"),
+            Err(e) => return unstorable(e),
         }
         let existing = shared.in_flight.borrow().get(&key).cloned();
         let fut = match existing {
             Some(f) => f,
             None => {
                 if let Err(e) = shared.store.note_request(&key) {
-                    tracing::error!(error = %e, "could not count a request");
+                    return unstorable(e);
                 }
                 let persona = req.persona;
                 let criterion = req.criterion_id.clone();
@@ -231,6 +232,14 @@ impl JudgeService for CachedJudges {
     fn prompts(&self) -> Option<String> {
         self.shared.inner.prompts()
     }
+}
+
+/// The store cannot be read or written (a database away past its retry time): the request is
+/// not sent, since an answer that cannot be stored would be paid for again by the next run.
+fn unstorable(e: super::store::StoreError) -> JudgeFuture {
+    let why = format!("not asked: the batch store cannot keep the answer ({e})");
+    tracing::error!("{why}");
+    Box::pin(futures::future::ready(Err(JudgeFault::Invalid(why))))
 }
 
 fn persist(

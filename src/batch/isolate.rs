@@ -124,6 +124,9 @@ pub struct CollectRequest {
     pub submission: String,
     /// The source as the manifest gave it (credentials included: sent through a pipe only).
     pub repo: String,
+    /// How the source is shown (a local repository: its folder's name).
+    #[serde(default)]
+    pub repo_shown: Option<String>,
     pub git_ref: String,
     pub pdf: PdfSource,
     pub rubric: Rubric,
@@ -156,10 +159,16 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             libc::signal(libc::SIGINT, libc::SIG_IGN);
             if let Some(bytes) = limit {
-                let lim = libc::rlimit {
-                    rlim_cur: bytes as libc::rlim_t,
-                    rlim_max: bytes as libc::rlim_t,
+                // Never raised: a limit the process already has (a container, `ulimit -v`)
+                // stays, only a larger one is lowered (raising a hard limit is refused).
+                let mut have = libc::rlimit {
+                    rlim_cur: libc::RLIM_INFINITY,
+                    rlim_max: libc::RLIM_INFINITY,
                 };
+                if libc::getrlimit(libc::RLIMIT_AS, &mut have) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let lim = clamp_limit(bytes as libc::rlim_t, have);
                 if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -198,6 +207,15 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
             .map_err(|e| format!("the isolated process answered with invalid UTF-8: {e}"));
     }
     Err(describe_failure(iso, &out.status, &out.stderr))
+}
+
+/// The limit a child gets when `asked` is asked for and the process has `have`: each of the
+/// soft and hard limits only ever lowered (a hard limit cannot be raised).
+fn clamp_limit(asked: libc::rlim_t, have: libc::rlimit) -> libc::rlimit {
+    libc::rlimit {
+        rlim_cur: asked.min(have.rlim_cur),
+        rlim_max: asked.min(have.rlim_max),
+    }
 }
 
 /// Lines of a child's stderr that say it ran out of memory (Rust's allocation failure, a
@@ -307,7 +325,11 @@ pub fn child_main() -> i32 {
         source: req.rubric_source,
         sha256: req.rubric_sha256,
     });
-    let input = AuditBuilder::new(RepoSource::new(req.repo), rubric)
+    let source = match req.repo_shown {
+        Some(shown) => RepoSource::with_shown(req.repo, shown),
+        None => RepoSource::new(req.repo),
+    };
+    let input = AuditBuilder::new(source, rubric)
         .git_ref(Some(req.git_ref))
         .pdf(req.pdf)
         .submission(req.submission)
@@ -335,7 +357,8 @@ pub fn child_main() -> i32 {
 }
 
 /// Testing only, absent from release binaries (compiled with debug assertions only):
-/// `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID abort, `oom:ID`
+/// `AUDITOR_TEST_COLLECT_FAULT=abort:ID` makes the child for submission ID abort, `panic:ID`
+/// panic, `oom:ID`
 /// makes it allocate until the memory limit stops it (how a submission that crashes PDFium or
 /// exhausts memory looks from the parent).
 #[cfg(debug_assertions)]
@@ -346,6 +369,7 @@ fn fault_injection(submission: &str) {
     for part in spec.split(',') {
         match part.split_once(':') {
             Some(("abort", id)) if id == submission => std::process::abort(),
+            Some(("panic", id)) if id == submission => panic!("injected fault"),
             Some(("oom", id)) if id == submission => {
                 let mut hog: Vec<Vec<u8>> = Vec::new();
                 loop {

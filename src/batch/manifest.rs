@@ -338,7 +338,18 @@ impl<'a> Validator<'a> {
             ));
         }
         let repo_raw = raw.repo.as_deref().map(str::trim).unwrap_or("");
-        let repo = RepoSource::new(check_repo(repo_raw, self.base)?);
+        let checked = check_repo(repo_raw, self.base)?;
+        let repo = if !repo_raw.contains("://") && Path::new(&checked).is_absolute() {
+            // A local repository: cloned from its absolute path, shown (in the reports a
+            // student reads) by its folder's name, never by the grader's machine path.
+            let name = Path::new(&checked)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| repo_raw.to_string());
+            RepoSource::with_shown(checked, name)
+        } else {
+            RepoSource::new(checked)
+        };
         let pdf = check_pdf(raw.pdf.as_deref().map(str::trim).unwrap_or(""), self.base)?;
         let git_ref = match raw.git_ref.as_deref().map(str::trim) {
             None | Some("") => None,
@@ -392,6 +403,14 @@ pub fn check_id(id: &str) -> Result<(), String> {
 }
 
 const URL_SCHEMES: [&str; 6] = ["https", "http", "ssh", "git", "file", "git+ssh"];
+
+/// Whether a manifest's `repo` text is a relative local path (read from the manifest's folder).
+pub fn is_relative_local(written: &str) -> bool {
+    let scp_like = written
+        .split_once(':')
+        .is_some_and(|(u, p)| !u.is_empty() && !p.is_empty() && !u.contains('/'));
+    !written.is_empty() && !written.contains("://") && !scp_like && Path::new(written).is_relative()
+}
 
 /// Checks the repository and returns what to clone (local paths made absolute).
 pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
@@ -486,7 +505,7 @@ pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, String> {
     };
     if !abs.is_file() {
         return Err(format!(
-            "pdf {} does not exist or is not a file: give an existing file (relative to the manifest), repo:<path in the repository>, or leave pdf empty to look inside the repository",
+            "pdf {} does not exist or is not a file: give an existing file (a relative path in a manifest is read from the manifest's folder, not the current directory), repo:<path in the repository>, or leave pdf empty to look inside the repository",
             abs.display()
         ));
     }

@@ -52,8 +52,9 @@ use std::time::Duration;
 #[command(
     about = "Grade a cohort from a manifest: durable, resumable, never asks the LLM twice",
     long_about = "Grades every submission of a manifest (CSV with the header id,repo,pdf[,ref], or JSON Lines \
-with the same keys). pdf is a local path (relative to the manifest), repo:<path in the repository>, \
-or empty (look inside the repository). Everything is persisted in DIR/batch.sqlite as it happens: \
+with the same keys). repo is an https URL, a file:// URL or a local path; pdf is a local path, \
+repo:<path in the repository>, or empty (look inside the repository). Relative local paths in the \
+manifest (repo and pdf) are read from the manifest's folder, not from the current directory. Everything is persisted in DIR/batch.sqlite as it happens: \
 re-running the same command resumes (finished submissions skipped, unfinished ones continued, failed \
 ones retried) and never asks the judges the same question twice. With --store postgres://… (or \
 AUDITOR_STORE) the store is a PostgreSQL database shared by any number of workers running the same \
@@ -68,9 +69,15 @@ Exit codes: 0 every submission graded and nothing calls for attention (a criteri
 3 some rows invalid, failed or flagged; 130 interrupted (Ctrl-C; run again to resume)."
 )]
 pub struct BatchArgs {
-    /// The manifest: CSV (header id,repo,pdf[,ref]) or JSON Lines with the same keys.
-    #[arg(value_name = "MANIFEST")]
-    pub manifest: PathBuf,
+    /// The manifest: CSV (header id,repo,pdf[,ref]) or JSON Lines with the same keys. Local
+    /// paths in it (repo, pdf) are read from the manifest's folder, not the current directory.
+    /// With --status or --outputs-only it may be left out: the manifest of the last batch run
+    /// with this --out is used.
+    #[arg(
+        value_name = "MANIFEST",
+        required_unless_present_any = ["status", "outputs_only"]
+    )]
+    pub manifest: Option<PathBuf>,
     /// Output directory (created if needed); holds the store, so use the same one to resume.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -90,15 +97,22 @@ pub struct BatchArgs {
     #[command(flatten)]
     pub panel: crate::judges::panel::PanelArgs,
     /// Where jobs, evidence, opinions and the response cache live: "sqlite" (default:
-    /// DIR/batch.sqlite) or a PostgreSQL URL postgres://USER:PASSWORD@HOST:PORT/DATABASE shared
-    /// by any number of workers running the same command (each with its own --out).
+    /// DIR/batch.sqlite) or a PostgreSQL database shared by any number of workers running the
+    /// same command (each with its own --out), as a URL postgres://USER@HOST:PORT/DATABASE or
+    /// libpq keywords "host=HOST user=USER dbname=DATABASE". Keep the password out of it (a
+    /// command line is visible to every local user): PGPASSWORD, a password file (~/.pgpass,
+    /// PGPASSFILE) or --store-file.
     #[arg(
         long,
-        value_name = "sqlite|postgres://…",
+        value_name = "sqlite|postgres://…|host=…",
         env = "AUDITOR_STORE",
         hide_env_values = true
     )]
     pub store: Option<String>,
+    /// Read the store's connection string (one line, in any form --store takes) from this file:
+    /// a password in it stays off the command line. Wins over --store and AUDITOR_STORE.
+    #[arg(long, value_name = "PATH")]
+    pub store_file: Option<PathBuf>,
     /// Print the cohort's progress from the store (done, failed, running and by which worker,
     /// not started) and exit; grades nothing. Exit 0 when every submission is done, 3 otherwise.
     #[arg(long, conflicts_with = "outputs_only")]
@@ -190,6 +204,9 @@ pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
     crate::alloc::prefer_low_memory();
     let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
         .map_err(CliError::bad_input)?;
+    if !args.status && !args.outputs_only {
+        panel.check_endpoint().map_err(CliError::bad_input)?;
+    }
     let service = panel.service;
     #[cfg(debug_assertions)]
     let service: Rc<dyn JudgeService> = match args.simulate_latency_ms {
@@ -298,14 +315,15 @@ fn run_batch_inner(
     }
     let rubric: LoadedRubric = crate::rubric::Rubric::load(args.rubric.as_deref())
         .map_err(|e| BatchError::BadInput(e.to_string()))?;
+    let manifest_path = manifest_path(args)?;
     let manifest: Manifest =
-        manifest::load(&args.manifest).map_err(|e| BatchError::BadInput(e.to_string()))?;
+        manifest::load(&manifest_path).map_err(|e| BatchError::BadInput(e.to_string()))?;
     for bad in manifest.bad_rows() {
         crate::telemetry::print_for_user(
             tracing::Level::ERROR,
             &format!(
                 "{}: line {}: {} (row not graded; the others proceed)",
-                args.manifest.display(),
+                manifest_path.display(),
                 bad.line,
                 bad.reason
             ),
@@ -315,7 +333,7 @@ fn run_batch_inner(
     if manifest.submissions().next().is_none() {
         return Err(BatchError::BadInput(format!(
             "manifest {}: no valid row to grade (see the errors above)",
-            args.manifest.display()
+            manifest_path.display()
         )));
     }
     // An unknown ref is bad input: said before anything runs, naming the refs that exist.
@@ -325,7 +343,7 @@ fn run_batch_inner(
             {
                 return Err(BatchError::BadInput(format!(
                     "{}: line {} ({}): ref {r:?}: {e}",
-                    args.manifest.display(),
+                    manifest_path.display(),
                     sub.line,
                     sub.id
                 )));
@@ -349,13 +367,26 @@ fn run_batch_inner(
         ))
     })?;
     let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
+    if !args.status && !args.outputs_only {
+        remember_manifest(&out, &manifest_path);
+    }
     // --status only reads: it may run beside the worker that uses this directory.
     let _lock = if args.status {
         None
     } else {
         Some(lock_dir(&out)?)
     };
-    let spec = StoreSpec::parse(args.store.as_deref()).map_err(BatchError::BadInput)?;
+    let spec = StoreSpec::resolve(args.store.as_deref(), args.store_file.as_deref(), |k| {
+        std::env::var(k).ok()
+    })
+    .map_err(BatchError::BadInput)?;
+    if spec.inline_password() && store_on_command_line() {
+        crate::telemetry::print_for_user(
+            tracing::Level::WARN,
+            "--store: the password written in the connection string is visible to every local user (the process list) while the batch runs: \
+leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, mode 600), or give the string with --store-file",
+        );
+    }
     let store: Rc<dyn BatchStore> = Rc::from(
         spec.open(&out)
             .map_err(|e| BatchError::BadInput(e.to_string()))?,
@@ -384,10 +415,19 @@ fn run_batch_inner(
     });
     if args.status || args.outputs_only {
         let offline = service.mode() == crate::model::JudgeMode::Offline;
-        return from_store(args, &manifest, store.as_ref(), &cfg, &out, offline);
+        return from_store(
+            args,
+            &manifest_path,
+            &manifest,
+            store.as_ref(),
+            &cfg,
+            &out,
+            offline,
+        );
     }
     let stats = Rc::new(progress::Stats::default());
     let offline_judges = service.mode() == crate::model::JudgeMode::Offline;
+    stats.offline.set(offline_judges);
     let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);
     let subs: Vec<manifest::Submission> = manifest.submissions().cloned().collect();
     let display = Rc::new(progress::Display::auto(
@@ -445,15 +485,18 @@ fn run_batch_inner(
         )
     };
     write_outputs(
-        args,
+        &manifest_path,
         &rows,
         &cfg,
         &out,
         section.as_ref().map(|s| s.0.as_str()),
     )?;
-    let counters = store
-        .counters()
-        .map_err(|e| BatchError::Internal(e.to_string()))?;
+    // The counters are for the summary line only: a store that cannot be read now costs that
+    // line, not the run (what was graded is in the store and in the outputs).
+    let counters = store.counters().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "could not read the store's request counters");
+        store::Counters::default()
+    });
     Ok(BatchSummary {
         rows,
         interrupted,
@@ -464,6 +507,45 @@ fn run_batch_inner(
         status_only: false,
         out,
         similar_pairs: section.map(|s| s.1),
+    })
+}
+
+/// Where `DIR` records the manifest of the last batch run in it (for `--status` and
+/// `--outputs-only` without a manifest).
+const MANIFEST_NOTE: &str = ".batch-manifest";
+
+fn remember_manifest(out: &Path, manifest: &Path) {
+    let abs = std::fs::canonicalize(manifest).unwrap_or_else(|_| manifest.to_path_buf());
+    if let Err(e) = crate::files::write_atomic(
+        &out.join(MANIFEST_NOTE),
+        format!("{}\n", abs.display()).as_bytes(),
+    ) {
+        tracing::warn!(error = %e, "could not record the manifest's path in the output directory");
+    }
+}
+
+/// The manifest given, or (`--status`, `--outputs-only` without one) the one recorded in DIR
+/// by the last batch run there.
+fn manifest_path(args: &BatchArgs) -> Result<PathBuf, BatchError> {
+    if let Some(m) = &args.manifest {
+        return Ok(m.clone());
+    }
+    let note = args.out.join(MANIFEST_NOTE);
+    match std::fs::read_to_string(&note) {
+        Ok(text) if !text.trim().is_empty() => Ok(PathBuf::from(text.trim_end_matches('\n'))),
+        _ => Err(BatchError::BadInput(format!(
+            "no manifest given, and no batch has run with --out {} yet to take it from: give the manifest (auditor batch MANIFEST --out {} ...)",
+            args.out.display(),
+            args.out.display()
+        ))),
+    }
+}
+
+/// Whether `--store` was given on this process's command line (not through `AUDITOR_STORE`).
+fn store_on_command_line() -> bool {
+    std::env::args_os().any(|a| {
+        let a = a.to_string_lossy();
+        a == "--store" || a.starts_with("--store=")
     })
 }
 
@@ -500,6 +582,7 @@ fn outcomes_from_store(
 /// reports): from the store alone, grading nothing.
 fn from_store(
     args: &BatchArgs,
+    manifest_path: &Path,
     manifest: &Manifest,
     store: &dyn BatchStore,
     cfg: &RunConfig,
@@ -557,7 +640,7 @@ fn from_store(
         }
         crate::console::say!(
             "Cohort {} in {}: {} submissions: {done} done, {failed} failed, {running} started and unfinished, {waiting} not started ({} invalid rows)",
-            args.manifest.display(),
+            manifest_path.display(),
             store.shown(),
             rows.len(),
             manifest.bad_rows().count()
@@ -565,12 +648,18 @@ fn from_store(
         for l in lines {
             crate::console::say!("{l}");
         }
-        crate::console::say!(
-            "Judges, all workers and runs: {} requests sent ({} asked more than once), {} answers from the cache",
-            counters.asked,
-            counters.asked_more_than_once,
-            counters.cache_hits
-        );
+        if offline_judges {
+            crate::console::say!(
+                "Judges: offline (deterministic rules, no LLM): nothing was sent to a model"
+            );
+        } else {
+            crate::console::say!(
+                "Judges, all workers and runs: {} requests sent ({} asked more than once), {} answers from the cache",
+                counters.asked,
+                counters.asked_more_than_once,
+                counters.cache_hits
+            );
+        }
         return Ok(BatchSummary {
             rows,
             interrupted: false,
@@ -587,7 +676,7 @@ fn from_store(
     let mut rows = grade_rows(manifest, &outcomes, store, cfg, false);
     let section = similarity_step(args, manifest, &mut rows, store, out, false, true);
     write_outputs(
-        args,
+        manifest_path,
         &rows,
         cfg,
         out,
@@ -665,10 +754,9 @@ fn similarity_step(
             return None;
         }
     };
-    let title = args
-        .manifest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+    let title = manifest_path(args)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     if let Err(e) = similarity::write(out, &report, &title) {
         crate::telemetry::print_for_user(tracing::Level::ERROR, &e.to_string());
@@ -689,7 +777,7 @@ fn similarity_step(
 }
 
 fn write_outputs(
-    args: &BatchArgs,
+    manifest_path: &Path,
     rows: &[GradeRow],
     cfg: &RunConfig,
     out: &Path,
@@ -702,8 +790,7 @@ fn write_outputs(
         .iter()
         .map(|d| (d.id.clone(), d.name.clone()))
         .collect();
-    let title = args
-        .manifest
+    let title = manifest_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -757,8 +844,15 @@ fn grade_rows(
             Row::Ok(s) => s,
         };
         let outcome = outcomes.next().cloned().unwrap_or(Outcome::Pending);
+        let mut unread = None;
         let (job, stale) = match &outcome {
-            Outcome::Done { job_id, .. } => (store.job(*job_id).ok().flatten(), false),
+            Outcome::Done { job_id, .. } => match store.job(*job_id) {
+                Ok(j) => (j, false),
+                Err(e) => {
+                    unread = Some(e.to_string());
+                    (None, false)
+                }
+            },
             Outcome::Failed { job_id, reason } => {
                 let stored = job_id.and_then(|id| store.job(id).ok().flatten());
                 if let Some(j) = stored.filter(|j| j.status == store::JobStatus::Done) {
@@ -826,10 +920,13 @@ fn grade_rows(
                 &sub.id,
                 &sub.repo_shown,
                 RowStatus::Pending,
-                Some(
-                    "not graded yet: the run was interrupted; run the same command again to resume"
+                Some(match unread {
+                    Some(e) => format!(
+                        "graded and stored, but the store could not be read back now ({e}): run the same command with --outputs-only when it is reachable"
+                    ),
+                    None => "not graded yet: the run was interrupted; run the same command again to resume"
                         .into(),
-                ),
+                }),
             ),
         };
         r.git_ref = sub.git_ref.clone();

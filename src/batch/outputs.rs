@@ -7,11 +7,11 @@
 //! - `DIR/index.html`: a static dashboard (no server, no script): which judges graded, a
 //!   criterion × submission heatmap with relative links to each HTML report.
 //!
-//! **Exactness.** Criterion scores are integers. `overall_score` is written with Rust's shortest
-//! round-trip formatting of the report's `f64` (e.g. `3.6666666666666665`: parsing it gives back
-//! the very same number, nothing is rounded away), and `overall_exact` gives the same value as an
-//! exact fraction `sum/count` of the assessed criteria (e.g. `11/3`) whenever the report's overall
-//! score is that mean.
+//! **Exactness.** Criterion scores are integers. `overall_score` is the report's overall (the
+//! mean of the assessed criteria to two decimals, e.g. `3.67`, or the security cap), written with
+//! Rust's shortest round-trip formatting, and `overall_exact` gives the mean as an exact fraction
+//! `sum/count` of the assessed criteria (e.g. `11/3`) whenever the overall is that mean (not
+//! capped).
 
 use crate::model::{AuditReport, CriterionFlag};
 use crate::report::{Sidecar, outcome};
@@ -147,7 +147,7 @@ impl GradeRow {
         let overall_exact = exact_mean(&assessed).filter(|(sum, n, _)| {
             report
                 .overall_score
-                .is_some_and(|o| o == *sum as f64 / *n as f64)
+                .is_some_and(|o| o == round2(*sum as f64 / *n as f64))
         });
         GradeRow {
             line,
@@ -187,6 +187,18 @@ pub fn exact_mean(scores: &[u64]) -> Option<(u64, u64, String)> {
         format!("{}/{}", sum / g, n / g)
     };
     Some((sum, n, text))
+}
+
+/// `x` to two decimals, as the report's overall is.
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// A mean for people: two decimals at most, trailing zeros dropped (`2.67`, `3.5`, `4`).
+fn mean2(x: f64) -> String {
+    let s = format!("{:.2}", round2(x));
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.to_string() }
 }
 
 /// Shortest round-trip decimal of an `f64` (never rounded).
@@ -322,7 +334,7 @@ pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
     let _ = writeln!(s, "Judges: {}.\n", md_cell(&judges_used(rows)));
     let _ = writeln!(
         s,
-        "Scores are exact: `overall` is the report's number in shortest round-trip form, `exact` the same mean as a fraction.\n"
+        "`overall` is the report's overall score (the mean of the assessed criteria, to two decimals), `exact` that mean as a fraction.\n"
     );
     let _ = writeln!(s, "## Leaderboard\n");
     let _ = writeln!(s, "| rank | id | overall | exact | flags |");
@@ -376,7 +388,7 @@ pub fn summary_md(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
             hist[4],
             na,
             mean.as_ref()
-                .map(|(sum, n, _)| exact_f64(*sum as f64 / *n as f64))
+                .map(|(sum, n, _)| mean2(*sum as f64 / *n as f64))
                 .unwrap_or_else(|| "n/a".into()),
             mean.map(|m| m.2).unwrap_or_default()
         );
@@ -589,7 +601,13 @@ See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summar
                 .unwrap_or_else(|| "–".into())
         );
         for (id, _) in dims {
-            let flagged = r.flags.iter().any(|f| f.ends_with(&format!(":{id}")));
+            // A criterion left out only because no vision model was configured is no flag
+            // (the row says ok): its cell says n/a without the mark.
+            let by_choice = format!("not_assessed_no_vision_model:{id}");
+            let flagged = r
+                .flags
+                .iter()
+                .any(|f| f.ends_with(&format!(":{id}")) && *f != by_choice);
             let mark = if flagged { "⚑" } else { "" };
             match r.scores.get(id).copied().flatten() {
                 Some(v) if (1..=5).contains(&v) => {
@@ -859,7 +877,7 @@ mod tests {
         );
         assert!(md.contains("| 3 | [low]"), "{md}");
         assert!(
-            md.contains("| Alpha (`a`) | 1 | 0 | 0 | 1 | 1 | 0 | 3.3333333333333335 | 10/3 |"),
+            md.contains("| Alpha (`a`) | 1 | 0 | 0 | 1 | 1 | 0 | 3.33 | 10/3 |"),
             "{md}"
         );
         assert!(

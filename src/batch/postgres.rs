@@ -21,6 +21,15 @@
 //!
 //! The store's calls are synchronous, like the SQLite store's: they are sent to a thread that
 //! owns the connections and a small tokio runtime, and the caller waits for the reply.
+//!
+//! **The database going away** (a restart, a failover, a network cut) is waited out: a call
+//! whose connection broke reconnects with backoff and runs again (every statement is
+//! idempotent, or guarded by the claim); meanwhile the caller waits, so the worker starts no
+//! submission and sends no request it could not store. The heartbeat reconnects on its own, so
+//! the leases are renewed as soon as the database is back (the data, the claims included,
+//! survives a restart). Past `AUDITOR_STORE_RETRY_SECS` (default 120) of absence a call fails
+//! with a store error; the submission is recorded as failed only where that is possible, nothing
+//! finished is lost, and the same command resumes.
 
 use super::backend::BatchStore;
 use super::store::{
@@ -107,6 +116,9 @@ pub struct PgOptions {
     pub lease: Duration,
     /// This worker's name in `claimed_by` (`AUDITOR_WORKER_ID`, default host:pid:random).
     pub worker: String,
+    /// How long a call waits for the database to come back (`AUDITOR_STORE_RETRY_SECS`,
+    /// default 120).
+    pub retry_for: Duration,
 }
 
 impl PgOptions {
@@ -126,7 +138,22 @@ impl PgOptions {
             Some(w) if !w.trim().is_empty() => w.trim().to_string(),
             _ => default_worker_id(),
         };
-        Ok(PgOptions { lease, worker })
+        let retry_for = match std::env::var("AUDITOR_STORE_RETRY_SECS").ok().as_deref() {
+            None | Some("") => Duration::from_secs(120),
+            Some(v) => match v.trim().parse::<f64>() {
+                Ok(s) if (0.0..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
+                _ => {
+                    return Err(format!(
+                        "AUDITOR_STORE_RETRY_SECS={v:?} is not valid: give seconds from 0 to 86400 (default 120)"
+                    ));
+                }
+            },
+        };
+        Ok(PgOptions {
+            lease,
+            worker,
+            retry_for,
+        })
     }
 }
 
@@ -147,8 +174,131 @@ fn default_worker_id() -> String {
     )
 }
 
-type Cmd = Box<dyn FnOnce(Client) -> BoxFuture<'static, Client> + Send>;
+type Cmd = Box<dyn for<'a> FnOnce(&'a mut Conn) -> BoxFuture<'a, ()> + Send>;
 type PgResult<T> = Result<T, String>;
+
+/// Why a statement failed: the connection is gone (run it again on a new one), or the
+/// statement itself failed (final).
+enum Fail {
+    Gone(String),
+    Other(String),
+}
+
+impl Fail {
+    fn of(e: &tokio_postgres::Error) -> Fail {
+        if connection_lost(e) {
+            Fail::Gone(pg_detail(e))
+        } else {
+            Fail::Other(pg_detail(e))
+        }
+    }
+}
+
+/// Whether `e` means the connection is gone (closed, reset, the server shutting down or
+/// starting up), not that the statement failed.
+fn connection_lost(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(db) = e.as_db_error() {
+        let code = db.code().code();
+        // 08: connection exception; 57P01-03: admin shutdown, crash shutdown, cannot connect now
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    let mut src = std::error::Error::source(e);
+    while let Some(inner) = src {
+        if inner.is::<std::io::Error>() {
+            return true;
+        }
+        src = inner.source();
+    }
+    false
+}
+
+/// The store thread's connection: reconnected, with backoff, when the database went away.
+struct Conn {
+    config: tokio_postgres::Config,
+    client: Option<Client>,
+    /// Since when the database has been unreachable (`None`: it is there).
+    away_since: Option<std::time::Instant>,
+    retry_for: Duration,
+}
+
+impl Conn {
+    /// A live client: the current one, or a new connection, retried with backoff for as long
+    /// as the database has been away less than `retry_for`.
+    async fn take(&mut self) -> PgResult<Client> {
+        if let Some(c) = self.client.take() {
+            if !c.is_closed() {
+                return Ok(c);
+            }
+            self.went_away("the connection closed");
+        }
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let since = *self.away_since.get_or_insert_with(std::time::Instant::now);
+            match open_client(&self.config, Duration::from_secs(5)).await {
+                Ok(c) => {
+                    if self.away_since.take().is_some() {
+                        tracing::warn!(
+                            after_secs = format!("{:.1}", since.elapsed().as_secs_f64()),
+                            "reconnected to the PostgreSQL store: work goes on"
+                        );
+                    }
+                    return Ok(c);
+                }
+                Err(e) => {
+                    if since.elapsed() >= self.retry_for {
+                        return Err(format!(
+                            "the database has been unreachable for {:.0} s (AUDITOR_STORE_RETRY_SECS={:.0}): {e}",
+                            since.elapsed().as_secs_f64(),
+                            self.retry_for.as_secs_f64()
+                        ));
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
+    fn went_away(&mut self, detail: &str) {
+        if self.away_since.is_none() {
+            self.away_since = Some(std::time::Instant::now());
+            tracing::warn!(
+                error = %detail,
+                "the PostgreSQL store went away: reconnecting (waiting up to {:.0} s; no new work meanwhile)",
+                self.retry_for.as_secs_f64()
+            );
+        }
+    }
+
+    /// Runs `f` on a live connection; once more on a new one each time the connection broke
+    /// under it (within `retry_for`).
+    async fn run<T>(
+        &mut self,
+        f: &(dyn Fn(Client) -> BoxFuture<'static, (Client, Result<T, Fail>)> + Send + Sync),
+    ) -> PgResult<T> {
+        loop {
+            let client = self.take().await?;
+            let (client, r) = f(client).await;
+            match r {
+                Ok(v) => {
+                    self.client = Some(client);
+                    return Ok(v);
+                }
+                Err(Fail::Other(d)) => {
+                    self.client = Some(client);
+                    return Err(d);
+                }
+                Err(Fail::Gone(d)) => {
+                    drop(client);
+                    self.went_away(&d);
+                }
+            }
+        }
+    }
+}
 
 pub struct PgStore {
     tx: Option<tokio::sync::mpsc::UnboundedSender<Cmd>>,
@@ -188,15 +338,10 @@ fn pg_detail(e: &tokio_postgres::Error) -> String {
     s
 }
 
-async fn open_client(url: &str) -> PgResult<Client> {
-    let mut cfg: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
-        format!(
-            "the connection URL is not valid ({}): write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-            pg_detail(&e)
-        )
-    })?;
+async fn open_client(config: &tokio_postgres::Config, timeout: Duration) -> PgResult<Client> {
+    let mut cfg = config.clone();
     if cfg.get_connect_timeout().is_none() {
-        cfg.connect_timeout(Duration::from_secs(15));
+        cfg.connect_timeout(timeout);
     }
     if cfg.get_application_name().is_none() {
         cfg.application_name("auditor batch");
@@ -207,7 +352,7 @@ async fn open_client(url: &str) -> PgResult<Client> {
         .map_err(|e| format!("cannot connect: {}", pg_detail(&e)))?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
-            tracing::warn!(error = %pg_detail(&e), "the PostgreSQL connection closed");
+            tracing::debug!(error = %pg_detail(&e), "the PostgreSQL connection closed");
         }
     });
     Ok(client)
@@ -252,12 +397,30 @@ async fn migrate(c: &mut Client) -> PgResult<()> {
     tx.commit().await.map_err(e)
 }
 
-async fn heartbeat(client: Client, worker: String, lease: Duration) {
+/// Renews this worker's leases every third of the lease, on a connection of its own, which it
+/// opens again (once per beat) while the database is away.
+async fn heartbeat(
+    config: tokio_postgres::Config,
+    client: Client,
+    worker: String,
+    lease: Duration,
+) {
     let every = (lease / 3).max(Duration::from_millis(100));
     let secs = lease.as_secs_f64();
+    let mut client = Some(client);
     loop {
         tokio::time::sleep(every).await;
-        if let Err(e) = client
+        let c = match client.take().filter(|c| !c.is_closed()) {
+            Some(c) => c,
+            None => match open_client(&config, every.max(Duration::from_secs(1))).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::debug!(error = %e, "the heartbeat cannot reach the database yet");
+                    continue;
+                }
+            },
+        };
+        match c
             .execute(
                 "UPDATE auditor_jobs SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => $2)
                  WHERE claimed_by = $1 AND status = 'running'",
@@ -265,7 +428,14 @@ async fn heartbeat(client: Client, worker: String, lease: Duration) {
             )
             .await
         {
-            tracing::warn!(error = %pg_detail(&e), "could not renew this worker's leases");
+            Ok(_) => client = Some(c),
+            Err(e) if connection_lost(&e) => {
+                tracing::debug!(error = %pg_detail(&e), "the heartbeat lost its connection");
+            }
+            Err(e) => {
+                tracing::warn!(error = %pg_detail(&e), "could not renew this worker's leases");
+                client = Some(c);
+            }
         }
     }
 }
@@ -375,14 +545,23 @@ async fn begin(c: &mut Client, a: Claim<'_>) -> Result<Begin, tokio_postgres::Er
 impl PgStore {
     /// Connects (two connections: one for the work, one for the heartbeat), applies the
     /// migrations and starts the heartbeat.
-    pub fn connect(url: &str, shown: &str, opts: PgOptions) -> Result<PgStore, StoreError> {
+    pub fn connect(
+        config: &tokio_postgres::Config,
+        shown: &str,
+        opts: PgOptions,
+    ) -> Result<PgStore, StoreError> {
         let err = |detail: String| StoreError {
             path: shown.to_string(),
             detail,
         };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Cmd>();
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<PgResult<f64>>(1);
-        let (url, worker, lease) = (url.to_string(), opts.worker.clone(), opts.lease);
+        let (config, worker, lease, retry_for) = (
+            config.clone(),
+            opts.worker.clone(),
+            opts.lease,
+            opts.retry_for,
+        );
         let thread = std::thread::Builder::new()
             .name("batch-postgres".into())
             .spawn(move || {
@@ -398,17 +577,17 @@ impl PgStore {
                 };
                 rt.block_on(async move {
                     let setup = async {
-                        let mut client = open_client(&url).await?;
+                        let mut client = open_client(&config, Duration::from_secs(15)).await?;
                         migrate(&mut client).await?;
                         let started: f64 = client
                             .query_one("SELECT extract(epoch FROM now())::float8", &[])
                             .await
                             .and_then(|r| r.try_get(0))
                             .map_err(|e| pg_detail(&e))?;
-                        let beat = open_client(&url).await?;
+                        let beat = open_client(&config, Duration::from_secs(15)).await?;
                         Ok::<_, String>((client, beat, started))
                     };
-                    let (mut client, beat, started) = match setup.await {
+                    let (client, beat, started) = match setup.await {
                         Ok(v) => v,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));
@@ -416,9 +595,15 @@ impl PgStore {
                         }
                     };
                     let _ = ready_tx.send(Ok(started));
-                    let hb = tokio::spawn(heartbeat(beat, worker, lease));
+                    let hb = tokio::spawn(heartbeat(config.clone(), beat, worker, lease));
+                    let mut conn = Conn {
+                        config,
+                        client: Some(client),
+                        away_since: None,
+                        retry_for,
+                    };
                     while let Some(cmd) = rx.recv().await {
-                        client = cmd(client).await;
+                        cmd(&mut conn).await;
                     }
                     hb.abort();
                 });
@@ -457,17 +642,17 @@ impl PgStore {
         }
     }
 
-    /// Runs `f` on the store thread with the connection and waits for its result.
+    /// Runs `f` on the store thread with the connection and waits for its result; `f` runs
+    /// again on a new connection when the database went away under it (see the module docs).
     fn call<T: Send + 'static>(
         &self,
-        f: impl FnOnce(Client) -> BoxFuture<'static, (Client, PgResult<T>)> + Send + 'static,
+        f: impl Fn(Client) -> BoxFuture<'static, (Client, Result<T, Fail>)> + Send + Sync + 'static,
     ) -> Result<T, StoreError> {
         let (rtx, rrx) = std::sync::mpsc::sync_channel::<PgResult<T>>(1);
-        let cmd: Cmd = Box::new(move |c| {
+        let cmd: Cmd = Box::new(move |conn: &mut Conn| {
             Box::pin(async move {
-                let (c, r) = f(c).await;
+                let r = conn.run(&f).await;
                 let _ = rtx.send(r);
-                c
             })
         });
         let gone = || self.err("the PostgreSQL store thread stopped".into());
@@ -485,13 +670,15 @@ impl PgStore {
         sql: &'static str,
         params: Vec<Box<dyn tokio_postgres::types::ToSql + Sync + Send>>,
     ) -> Result<u64, StoreError> {
+        let params = std::sync::Arc::new(params);
         self.call(move |c| {
+            let params = params.clone();
             Box::pin(async move {
                 let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
                     .iter()
                     .map(|p| p.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
                     .collect();
-                let r = c.execute(sql, &refs).await.map_err(|e| pg_detail(&e));
+                let r = c.execute(sql, &refs).await.map_err(|e| Fail::of(&e));
                 (c, r)
             })
         })
@@ -502,19 +689,22 @@ impl PgStore {
         sql: String,
         params: Vec<Box<dyn tokio_postgres::types::ToSql + Sync + Send>>,
     ) -> Result<Vec<Job>, StoreError> {
+        let params = std::sync::Arc::new(params);
+        let sql = std::sync::Arc::new(sql);
         self.call(move |c| {
+            let (params, sql) = (params.clone(), sql.clone());
             Box::pin(async move {
                 let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
                     .iter()
                     .map(|p| p.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
                     .collect();
-                let r = match c.query(&sql, &refs).await {
+                let r = match c.query(sql.as_str(), &refs).await {
                     Ok(rows) => rows
                         .iter()
                         .map(job_from_row)
                         .collect::<Result<Vec<Job>, _>>()
-                        .map_err(|e| pg_detail(&e)),
-                    Err(e) => Err(pg_detail(&e)),
+                        .map_err(|e| Fail::of(&e)),
+                    Err(e) => Err(Fail::of(&e)),
                 };
                 (c, r)
             })
@@ -591,6 +781,8 @@ impl BatchStore for PgStore {
         let (worker, lease, started) =
             (self.worker.clone(), self.lease.as_secs_f64(), self.started);
         let begun = self.call(move |mut c| {
+            let (key, repo, git_ref, worker) =
+                (key.clone(), repo.clone(), git_ref.clone(), worker.clone());
             Box::pin(async move {
                 let r = begin(
                     &mut c,
@@ -605,7 +797,7 @@ impl BatchStore for PgStore {
                     },
                 )
                 .await
-                .map_err(|e| pg_detail(&e));
+                .map_err(|e| Fail::of(&e));
                 (c, r)
             })
         })?;
@@ -639,10 +831,13 @@ impl BatchStore for PgStore {
         overall: Option<f64>,
         judge_failures: u32,
     ) -> Result<(), StoreError> {
+        // The second clause: a finish sent again after the database went away, whose first
+        // commit had gone through.
         let n = self.exec(
             "UPDATE auditor_jobs SET status = 'done', sidecar_json = $2, overall_score = $3, judge_failures = $4,
                 failure = NULL, finished_at = now(), updated_at = now()
-             WHERE id = $1 AND claimed_by = $5 AND status = 'running'",
+             WHERE id = $1 AND claimed_by = $5
+               AND (status = 'running' OR (status = 'done' AND sidecar_json = $2))",
             vec![
                 Box::new(job_id),
                 Box::new(sidecar_json.to_string()),
@@ -660,7 +855,8 @@ impl BatchStore for PgStore {
     fn fail_job(&self, job_id: i64, reason: &str) -> Result<(), StoreError> {
         let n = self.exec(
             "UPDATE auditor_jobs SET status = 'failed', failure = $2, finished_at = now(), updated_at = now()
-             WHERE id = $1 AND claimed_by = $3 AND status = 'running'",
+             WHERE id = $1 AND claimed_by = $3
+               AND (status = 'running' OR (status = 'failed' AND failure = $2))",
             vec![
                 Box::new(job_id),
                 Box::new(reason.to_string()),
@@ -715,7 +911,7 @@ impl BatchStore for PgStore {
                     .await
                     .and_then(|r| r.try_get::<_, i64>(0))
                     .map(|n| n.max(0) as u64)
-                    .map_err(|e| pg_detail(&e));
+                    .map_err(|e| Fail::of(&e));
                 (c, r)
             })
         })
@@ -724,6 +920,7 @@ impl BatchStore for PgStore {
     fn cached_response(&self, key: &str) -> Result<Option<CachedResponse>, StoreError> {
         let key = key.to_string();
         self.call(move |c| {
+            let key = key.clone();
             Box::pin(async move {
                 let r = async {
                     let Some(row) = c
@@ -744,7 +941,7 @@ impl BatchStore for PgStore {
                     }))
                 }
                 .await
-                .map_err(|e: tokio_postgres::Error| pg_detail(&e));
+                .map_err(|e: tokio_postgres::Error| Fail::of(&e));
                 (c, r)
             })
         })
@@ -810,7 +1007,7 @@ impl BatchStore for PgStore {
                     })
                 }
                 .await
-                .map_err(|e: tokio_postgres::Error| pg_detail(&e));
+                .map_err(|e: tokio_postgres::Error| Fail::of(&e));
                 (c, r)
             })
         })
@@ -828,6 +1025,7 @@ impl BatchStore for PgStore {
             config.to_string(),
         );
         self.call(move |c| {
+            let (submission, commit, config) = (submission.clone(), commit.clone(), config.clone());
             Box::pin(async move {
                 let r = c
                     .query_opt(
@@ -836,7 +1034,7 @@ impl BatchStore for PgStore {
                     )
                     .await
                     .and_then(|row| row.map(|r| r.try_get::<_, Vec<u8>>(0)).transpose())
-                    .map_err(|e| pg_detail(&e));
+                    .map_err(|e| Fail::of(&e));
                 (c, r)
             })
         })
@@ -879,7 +1077,7 @@ impl BatchStore for PgStore {
                         .collect::<Result<Vec<_>, tokio_postgres::Error>>()
                 }
                 .await
-                .map_err(|e| pg_detail(&e));
+                .map_err(|e| Fail::of(&e));
                 (c, r)
             })
         })

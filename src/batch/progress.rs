@@ -21,6 +21,8 @@ pub struct Stats {
     /// Of `input_tokens`, those read from the provider's prompt cache.
     pub cached_input_tokens: Cell<u64>,
     pub output_tokens: Cell<u64>,
+    /// The judges are the offline rules: no LLM figure is shown (nothing is sent to a model).
+    pub offline: Cell<bool>,
 }
 
 fn inc(c: &Cell<u64>, by: u64) {
@@ -81,20 +83,31 @@ impl Stats {
             .map(|d| format!(", ETA {}", human(d)))
             .unwrap_or_default();
         format!(
-            "batch: {}/{} done ({} from earlier runs), {} failed, {} remaining, {} running; LLM: {} in flight, {} asked, {} cache hits, tokens {} in ({} cached) / {} out; elapsed {}{eta}",
+            "batch: {}/{} done ({} from earlier runs), {} failed, {} remaining, {} running; {}; elapsed {}{eta}",
             self.done.get(),
             self.total.get(),
             self.skipped.get(),
             self.failed.get(),
             self.remaining(),
             self.running.get(),
+            self.llm_line(),
+            human(elapsed),
+        )
+    }
+
+    /// What the judges' requests stand at: the LLM figures, or that none are sent.
+    fn llm_line(&self) -> String {
+        if self.offline.get() {
+            return "judges: offline rules, nothing sent to a model".into();
+        }
+        format!(
+            "LLM: {} in flight, {} asked, {} cache hits, tokens {} in ({} cached) / {} out",
             self.llm_in_flight.get(),
             self.llm_asked.get(),
             self.cache_hits.get(),
             self.input_tokens.get(),
             self.cached_input_tokens.get(),
-            self.output_tokens.get(),
-            human(elapsed),
+            self.output_tokens.get()
         )
     }
 }
@@ -173,15 +186,7 @@ impl Display {
                     stats.failed.get(),
                     stats.running.get()
                 ));
-                llm.set_message(format!(
-                    "LLM: {} in flight, {} asked, {} cache hits, tokens {} in ({} cached) / {} out",
-                    stats.llm_in_flight.get(),
-                    stats.llm_asked.get(),
-                    stats.cache_hits.get(),
-                    stats.input_tokens.get(),
-                    stats.cached_input_tokens.get(),
-                    stats.output_tokens.get()
-                ));
+                llm.set_message(stats.llm_line());
                 llm.tick();
             }
             Display::Lines { every, last } => {

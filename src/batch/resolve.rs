@@ -72,6 +72,47 @@ fn ref_list(names: impl Iterator<Item = String>) -> String {
     s
 }
 
+/// The remote-tracking branches of a local repository (`refs/remotes/origin/dev` as
+/// `origin/dev`), for "the refs that exist": a clone of that repository does not fetch them, so
+/// the text says how to make one a branch (`spec` first when one of them is named so).
+fn remote_branches(names: &[String], spec: &str, path: &std::path::Path) -> String {
+    let mut remotes: Vec<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("refs/remotes/"))
+        .filter(|n| !n.ends_with("/HEAD"))
+        .collect();
+    if remotes.is_empty() {
+        return String::new();
+    }
+    remotes.sort();
+    let named = remotes
+        .iter()
+        .find(|r| r.split_once('/').is_some_and(|(_, b)| b == spec))
+        .copied();
+    let more = remotes.len().saturating_sub(20);
+    remotes.truncate(20);
+    let mut s = format!(
+        "; remote-tracking branches there (a clone of it does not fetch them): {}",
+        remotes.join(", ")
+    );
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    let (branch, from) = match named {
+        Some(r) => (spec.to_string(), r.to_string()),
+        None => {
+            let r = remotes[0];
+            let b = r.split_once('/').map(|(_, b)| b).unwrap_or(r);
+            (b.to_string(), r.to_string())
+        }
+    };
+    s.push_str(&format!(
+        " (to audit {from}, make it a branch first: git -C {} branch {branch} {from})",
+        path.display()
+    ));
+    s
+}
+
 /// [`resolve_commit`] with the kind of failure: an unknown ref is bad input.
 pub fn resolve(repo: &RepoSource, git_ref: Option<&str>) -> Result<String, ResolveError> {
     resolve_raw(repo.expose(), repo.shown(), git_ref).map_err(|e| match e {
@@ -98,11 +139,16 @@ fn resolve_raw(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String,
                     .map(|refs| {
                         refs.flatten()
                             .filter_map(|r| r.name().ok().map(str::to_string))
-                            .filter(|n| n.starts_with("refs/heads/") || n.starts_with("refs/tags/"))
                             .collect::<Vec<_>>()
                     })
                     .unwrap_or_default();
-                ref_list(names.into_iter())
+                let local = names
+                    .iter()
+                    .filter(|n| n.starts_with("refs/heads/") || n.starts_with("refs/tags/"))
+                    .cloned();
+                let mut s = ref_list(local);
+                s.push_str(&remote_branches(&names, spec, &path));
+                s
             };
             let obj = repo.revparse_single(spec).map_err(|e| {
                 let msg = format!(
@@ -165,6 +211,35 @@ fn resolve_raw(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String,
             })
         }
     }
+}
+
+/// Whether the repository can be read at all: a local one opened, a remote one answering
+/// `ls-remote`. `Err` says why not (the source redacted). An empty repository can be read (it
+/// is the student's, and is judged as such).
+pub fn reach(repo: &RepoSource) -> Result<(), String> {
+    let raw = repo.expose();
+    let shown = repo.shown();
+    let r = match local_path(raw) {
+        Some(path) => git2::Repository::open(&path).map(drop).map_err(|e| {
+            format!(
+                "cannot open the repository {}: {}; check that the path is a Git repository",
+                path.display(),
+                e.message()
+            )
+        }),
+        None => git2::Remote::create_detached(raw)
+            .map_err(|e| format!("invalid repository URL {shown}: {}", e.message()))
+            .and_then(|mut remote| {
+                remote
+                    .connect(git2::Direction::Fetch)
+                    .map_err(|e| format!("cannot reach the repository {shown}: {}", e.message()))?;
+                remote
+                    .list()
+                    .map(drop)
+                    .map_err(|e| format!("cannot list the refs of {shown}: {}", e.message()))
+            }),
+    };
+    r.map_err(|m| repo.scrub(&m))
 }
 
 /// Picks the commit of `git_ref` (default HEAD) among advertised refs; a peeled tag

@@ -376,6 +376,12 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     job_cell.set(Some(job.id));
     let commit = match commit {
         Ok(c) => c,
+        Err(reason) if super::manifest::is_relative_local(&sub.repo_shown) => {
+            let reason = format!(
+                "{reason} (a relative path in a manifest is read from the manifest's folder, not the current directory)"
+            );
+            return fail(ctx, sub, Some(job.id), &reason);
+        }
         Err(reason) => return fail(ctx, sub, Some(job.id), &reason),
     };
     tracing::info!(submission = %sub.id, %commit, job = job.id, generation = job.generation, "grading");
@@ -417,6 +423,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
                     let req = super::isolate::CollectRequest {
                         submission: sub.id.clone(),
                         repo: sub.repo.expose().to_string(),
+                        repo_shown: Some(sub.repo.shown().to_string()),
                         git_ref: commit.clone(),
                         pdf: sub.pdf.clone(),
                         rubric: cfg.rubric.rubric.clone(),

@@ -10,15 +10,28 @@
 //!
 //! | family | 1 | 2 | 3 | 4 | 5 |
 //! |---|---|---|---|---|---|
-//! | git history | ≤ 1 commit, or one dump | bulk: the two largest deliveries ≥ 75% of the code, the largest commit ≥ 55%, a `few_large`/`single_init_dump` pattern, or most commits seconds apart | few commits (≤ 10), the two largest deliveries ≥ 60%, or a quarter of the commits seconds apart | iterative, > 10 commits spread over time | and no commit above 15%, ≥ 20 commits, progression and descriptive messages |
+//! | git history | ≤ 1 commit, or one dump | bulk: the two largest deliveries ≥ 75% of the code, the largest commit ≥ 55%, a `few_large`/`single_init_dump` pattern, commits clustered in 30 minutes, or one staged session (commits each < 10 min apart) holding ≥ 50% of the code | few commits (≤ 10), the two largest deliveries ≥ 60%, staged sessions holding ≥ a third of the code, or ≥ 40% of the commits < 2 min after the previous | iterative, > 10 commits spread over time | and no commit above 15%, no staged session, bursts < 10%, ≥ 20 commits, progression and descriptive messages |
 //! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a short text in a shared prompt, one call for every criterion, a persona not speaking its role (each costs a level from 4), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
-//! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all 4 explained | (Defense only) |
+//! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all explained (the decided ones, for a report read in part) | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 2 contradicted claims | some hallucinated, one contradicted claim, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
+//! | architecture diagram | no image and no vector drawing in the report | only a diagram typed as text (ASCII/box art, Mermaid source) | (a picture: read by a vision model, never offline) | | |
+//!
+//! History, in words: a commit's size is the Python lines it adds; a *delivery* joins bulk
+//! commits (≥ 200 lines) less than two minutes apart; a *staged session* is a run of commits each
+//! less than ten minutes after the previous, three of them adding code (pre-written code
+//! committed file by file, the rubric's "timestamps clustered within minutes"). One session with
+//! most of the code is a bulk upload (2); sessions holding a third of it, or most commits seconds
+//! apart, are staged work (3); a figure within five points of its threshold is borderline, and the
+//! verdict says so (two careful graders can differ there).
+//!
+//! A concept of a report read only in part and not found explained there is no verdict: it is
+//! left out of the count, and the row says how many were not decided. A report whose title (or,
+//! failing that, its file name) says it is the interim report caps both report tables at 3.
 //!
 //! The tables read the typed facts (`Evidence::fact`, one exhaustive `match` per family: a
 //! renamed or dropped fact does not compile), the facts' `found` flags and the figures the
@@ -27,8 +40,8 @@
 //! no figures: such a criterion is judged by the tally of its facts, as a family without a table.
 //!
 //! Across tables: a submission that does not provide the artifact (no PDF, an unreadable PDF)
-//! is at level 1; a report the repository names as interim (no final report) caps the report
-//! tables at 2.
+//! is at level 1; an interim report (the typed `Measure::Report` of `pdf.*.report_kind`, from
+//! the report's title or file name) caps the report tables at 3.
 //!
 //! The personas then differ by rules, not by wording (see `offline`): the Tech Lead rules the
 //! table's level; the Prosecutor charges every gap the table lists (one point lower, from
@@ -189,15 +202,17 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
         Family::Nuance => return nuance(ev, b),
         Family::Justice => return justice(ev, b),
         Family::Concepts | Family::CrossReference => {
-            if let Some(e) = ev.iter().find(|e| {
-                let l = e.location.to_lowercase();
-                l.contains("interim") && !l.contains("final")
+            if let Some(basis) = ev.iter().find_map(|e| match &e.measure {
+                Some(Measure::Report {
+                    interim: true,
+                    basis,
+                }) => Some(basis),
+                _ => None,
             }) {
                 b.cap(
-                    2,
+                    3,
                     format!(
-                        "the report read is an interim report ({}): no final report was submitted",
-                        e.location
+                        "the report read is an interim report ({basis}): no final report was read"
                     ),
                 );
             }
@@ -207,6 +222,7 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
                 cross_reference(ev, b)
             }
         }
+        Family::Diagram => diagram(ev, b),
     })
 }
 
@@ -220,6 +236,16 @@ fn history_measure(ev: &[Evidence]) -> Option<&HistoryMeasure> {
         })
 }
 
+/// Thresholds of the history table and the band around each within which a verdict is
+/// borderline (two careful graders can differ there).
+const BORDERLINE: f64 = 0.05;
+const BULK_TOP2: f64 = 0.75;
+const BULK_LARGEST: f64 = 0.55;
+const BULK_SESSION: f64 = 0.5;
+const THIN_TOP2: f64 = 0.6;
+const STAGED: f64 = 1.0 / 3.0;
+const BURSTS: f64 = 0.4;
+
 /// `None` when the history facts carry no figures (evidence stored by an earlier version):
 /// the criterion is then judged by the tally of its facts, like a family without a table.
 fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
@@ -228,46 +254,91 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     let pattern = m.pattern.as_str();
     let (largest, top2) = (m.largest_commit_share, m.top2_share);
     let bursts = m.burst_share.unwrap_or(0.0);
+    let staged = m.staged_share.unwrap_or(0.0);
+    let (session, session_commits, session_minutes) = m.largest_session.unwrap_or((0.0, 0, 0));
     let spread = met(ev, "timing");
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    // the figures near a threshold, in words
+    let near = |x: f64, t: f64| (x - t).abs() <= BORDERLINE;
+    let mut borderline: Vec<String> = Vec::new();
+    if near(top2, crate::repo::history::FEW_LARGE_TOP2) {
+        borderline.push(format!(
+            "the two largest deliveries hold {} of the code, near the {} from which a history is few_large",
+            pct(top2),
+            pct(crate::repo::history::FEW_LARGE_TOP2)
+        ));
+    }
+    if near(session, BULK_SESSION) {
+        borderline.push(format!(
+            "the largest staged session holds {}, near the half from which it is a bulk upload",
+            pct(session)
+        ));
+    }
+    if near(staged, STAGED) {
+        borderline.push(format!(
+            "staged sessions hold {} of the code, near the third from which the history reads as staged",
+            pct(staged)
+        ));
+    }
+    if near(bursts, BURSTS) {
+        borderline.push(format!(
+            "{} of the commits come less than two minutes after the previous one, near the {} threshold",
+            pct(bursts),
+            pct(BURSTS)
+        ));
+    }
+    if !borderline.is_empty() {
+        b.gaps.push(format!(
+            "borderline, two careful graders can differ by a point here: {}",
+            borderline.join("; ")
+        ));
+    }
     if commits <= 1 || pattern == "single_init_dump" {
         return Some(b.done(
             1,
             "a single commit or one dump of the code: no history to read",
         ));
     }
-    if pattern == "few_large" || top2 >= 0.75 || largest >= 0.55 || !spread {
+    if pattern == "few_large" || top2 >= BULK_TOP2 || largest >= BULK_LARGEST || !spread {
         b.gaps.push(format!(
-            "bulk upload: the largest commit holds {:.0}% of the code, the two largest deliveries {:.0}% (pattern {pattern})",
-            largest * 100.0,
-            top2 * 100.0
+            "bulk upload: the largest commit holds {} of the code, the two largest deliveries {} (pattern {pattern})",
+            pct(largest),
+            pct(top2)
         ));
         return Some(b.done(
             2,
             "the code arrived in a few bulk commits (failure pattern: bulk upload)",
         ));
     }
-    if bursts >= 0.4 {
+    if session >= BULK_SESSION {
         b.gaps.push(format!(
-            "{:.0}% of the commits come less than two minutes after the previous one: staged, not iterative",
-            bursts * 100.0
+            "staged upload: {session_commits} commits within {session_minutes} minutes, each less than ten minutes after the previous, hold {} of the code",
+            pct(session)
         ));
         return Some(b.done(
             2,
-            "most commits are seconds apart (failure pattern: timestamps clustered within minutes)",
+            "most of the code was committed in one sitting, file by file (failure pattern: timestamps clustered within minutes)",
         ));
     }
-    if commits <= 10 || top2 >= 0.6 || bursts >= 0.25 {
-        if bursts >= 0.25 {
+    if commits <= 10 || top2 >= THIN_TOP2 || staged >= STAGED || bursts >= BURSTS {
+        if staged >= STAGED {
             b.gaps.push(format!(
-                "{:.0}% of the commits come in bursts less than two minutes apart",
-                bursts * 100.0
+                "{} of the code arrived in staged sessions (runs of commits minutes apart)",
+                pct(staged)
+            ));
+        }
+        if bursts >= BURSTS {
+            b.gaps.push(format!(
+                "{} of the commits come less than two minutes after the previous one",
+                pct(bursts)
             ));
         }
         return Some(b.done(
             3,
             format!(
-                "iterative but thin: {commits} commits, the two largest deliveries hold {:.0}% of the code",
-                top2 * 100.0
+                "iterative but thin or staged: {commits} commits, the two largest deliveries hold {}, staged sessions {}",
+                pct(top2),
+                pct(staged)
             ),
         ));
     }
@@ -276,6 +347,7 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         && met(ev, "progression")
         && met(ev, "messages")
         && bursts < 0.1
+        && session == 0.0
     {
         return Some(b.done(
             5,
@@ -285,8 +357,8 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     Some(b.done(
         4,
         format!(
-            "iterative history: {commits} commits over time, no dominant commit (the largest holds {:.0}%)",
-            largest * 100.0
+            "iterative history: {commits} commits over time, no dominant commit (the largest holds {})",
+            pct(largest)
         ),
     ))
 }
@@ -847,13 +919,21 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
 
 fn concepts(ev: &[Evidence], b: Builder) -> Level {
     let concepts: Vec<&Evidence> = ev.iter().filter(|e| e.id.contains(".concept.")).collect();
-    let explained = concepts.iter().filter(|e| e.found).count();
-    let n = concepts.len().max(1);
+    // a concept of a report read in part, not found explained: no verdict either way
+    let undecided = concepts
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::Missing)
+        .count();
+    let decided = concepts.len() - undecided;
+    let explained = concepts
+        .iter()
+        .filter(|e| e.found && e.kind == EvidenceKind::Fact)
+        .count();
     let level = if explained == 0 {
         1
     } else if explained == 1 {
         2
-    } else if explained < n {
+    } else if explained < decided {
         3
     } else {
         4
@@ -861,10 +941,33 @@ fn concepts(ev: &[Evidence], b: Builder) -> Level {
     b.done(
         level,
         format!(
-            "{explained} of {} concepts explained in terms of the architecture (others missing or keyword dropping)",
-            concepts.len()
+            "{explained} of {} concepts explained in terms of the code (others missing or keyword dropping){}",
+            concepts.len(),
+            if undecided > 0 {
+                format!(
+                    "; {} not decided: the report was read only in part",
+                    crate::words::count(undecided, "concept", "concepts")
+                )
+            } else {
+                String::new()
+            }
         ),
     )
+}
+
+/// The diagram table, when no picture could be inspected: nothing at all (1), or only a
+/// diagram typed as text (2). A picture is read by a vision model, never by this table.
+fn diagram(ev: &[Evidence], b: Builder) -> Level {
+    if ev
+        .iter()
+        .any(|e| e.id.ends_with(".text_drawing") && e.kind == EvidenceKind::Fact)
+    {
+        return b.done(
+            2,
+            "the report draws its architecture only as text (ASCII or box art, or diagram source), not as a diagram",
+        );
+    }
+    b.done(1, "no architecture diagram in the report")
 }
 
 fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
@@ -949,6 +1052,8 @@ mod tests {
             largest_commit_share: f64::from(largest) / 100.0,
             top2_share: f64::from(top2) / 100.0,
             burst_share: (gaps.len() >= 3).then(|| bursts as f64 / gaps.len() as f64),
+            staged_share: Some(0.0),
+            largest_session: None,
         };
         vec![
             f("repo.history.commit_count", commits > 3).with_measure(Measure::History(m)),
@@ -993,9 +1098,37 @@ mod tests {
         // bulk upload: the three largest commits hold most of the code
         assert_eq!(level(&history(12, 56, 96, &slow[..11])), 2);
         assert_eq!(level(&history(13, 71, 92, &slow[..12])), 2);
-        // staged: most commits seconds apart
+        // most commits seconds apart, no session holding most of the code: staged work
         let burst: Vec<i64> = (0..17).map(|i| if i % 4 == 0 { day } else { 30 }).collect();
-        assert_eq!(level(&history(18, 24, 50, &burst)), 2);
+        assert_eq!(level(&history(18, 24, 50, &burst)), 3);
+        // one staged session holding most of the code: a bulk upload, however many commits
+        let mut staged = history(18, 24, 50, &burst);
+        if let Some(Measure::History(m)) = &mut staged[0].measure {
+            m.staged_share = Some(0.62);
+            m.largest_session = Some((0.62, 11, 34));
+        }
+        let l = assess(&staged).unwrap();
+        assert_eq!(l.level, 2, "{}", l.row);
+        assert!(
+            l.gaps
+                .iter()
+                .any(|g| g.contains("11 commits within 34 minutes")),
+            "{:?}",
+            l.gaps
+        );
+        // a figure near a threshold says it is borderline
+        let mut near = history(29, 16, 43, &slow[..24]);
+        if let Some(Measure::History(m)) = &mut near[0].measure {
+            m.staged_share = Some(0.32);
+            m.largest_session = Some((0.32, 3, 10));
+        }
+        let l = assess(&near).unwrap();
+        assert_eq!(l.level, 4);
+        assert!(
+            l.gaps.iter().any(|g| g.starts_with("borderline")),
+            "{:?}",
+            l.gaps
+        );
         // iterative but thin
         assert_eq!(level(&history(9, 26, 62, &slow[..8])), 3);
         // iterative
@@ -1460,7 +1593,22 @@ mod tests {
         assert_eq!(level(&c(4, 4)), 4);
         let mut interim = c(4, 4);
         interim[0].location = "repo:reports/interim-report.pdf p.2".into();
-        assert_eq!(level(&interim), 2, "an interim report caps at 2");
+        assert_eq!(
+            level(&interim),
+            4,
+            "a location is no statement of the report's kind"
+        );
+        interim.push(f("pdf.d.report_kind", false).with_measure(Measure::Report {
+            interim: true,
+            basis: "its title on p.1 reads \"Interim Report\"".into(),
+        }));
+        assert_eq!(level(&interim), 3, "an interim report caps at 3");
+        // a concept of a report read in part is no verdict
+        let mut partial = c(3, 3);
+        partial.push(f("pdf.d.concept.c9", false).with_kind(EvidenceKind::Missing));
+        let l = assess(&partial).unwrap();
+        assert_eq!(l.level, 4, "{}", l.row);
+        assert!(l.row.contains("1 concept not decided"), "{}", l.row);
 
         let x = |ok: usize, bad: usize, contra: usize| -> Vec<Evidence> {
             let mut v: Vec<Evidence> = (0..ok)

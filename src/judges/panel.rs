@@ -57,6 +57,23 @@ pub struct Panel {
     pub judge_timeout: Option<Duration>,
     /// What decides the judges' answers besides the request: mode, models, prompts, settings.
     pub fingerprint: String,
+    /// The LLM endpoint the judges ask, `None` for the offline judges.
+    pub endpoint: Option<String>,
+}
+
+impl Panel {
+    /// Before a run: an LLM endpoint where nothing answers stops it with one message (bad
+    /// input), instead of a report of criteria that could not be judged.
+    pub fn check_endpoint(&self) -> Result<(), String> {
+        let Some(endpoint) = &self.endpoint else {
+            return Ok(());
+        };
+        crate::llm::check_endpoint(endpoint, Duration::from_secs(10)).map_err(|e| {
+            format!(
+                "{e}. Start the server, or fix OPENAI_BASE_URL; to grade without a model, run with --judges offline"
+            )
+        })
+    }
 }
 
 /// Why the panel could not be set up: bad input, said before anything runs.
@@ -90,6 +107,7 @@ pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<
             vision: None,
             judge_timeout: None,
             fingerprint: format!("offline/{}", env!("CARGO_PKG_VERSION")),
+            endpoint: None,
         });
     }
     let prompts = Prompts::load(args.prompts.as_deref())?;
@@ -100,8 +118,10 @@ pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<
     let judge_timeout = per_call * (config.max_retries + 1) * config.max_answer_attempts.max(1)
         + Duration::from_secs(30);
     let vision_configured = config.vision_model.is_some();
+    let endpoint = Some(config.endpoint().to_string());
     let judges = LlmJudges::new(config, prompts)?;
     Ok(Panel {
+        endpoint,
         vision: vision_configured.then(|| judges.session().clone()),
         service: Rc::new(judges),
         judge_timeout: Some(judge_timeout),

@@ -217,6 +217,40 @@ impl LlmConfig {
     }
 }
 
+/// Checks once, before a run, that something answers at the endpoint: a TCP connection to its
+/// host and port within `timeout` (no request is sent, nothing is paid). `Err` says what failed,
+/// with the endpoint shown without credentials.
+pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), String> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let url =
+        url::Url::parse(endpoint).map_err(|e| format!("the LLM endpoint is not a URL ({e})"))?;
+    let mut shown = url.clone();
+    let _ = shown.set_password(None);
+    let _ = shown.set_username("");
+    shown.set_query(None);
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("the LLM endpoint {shown} has no host"))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| format!("the LLM endpoint {shown} has no port"))?;
+    let addrs: Vec<std::net::SocketAddr> = (host.trim_matches(['[', ']']), port)
+        .to_socket_addrs()
+        .map_err(|e| format!("the LLM endpoint {shown} cannot be found: {e}"))?
+        .collect();
+    let mut last = None;
+    for a in &addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => format!("nothing answers at the LLM endpoint {shown}: {e}"),
+        None => format!("the LLM endpoint {shown} cannot be found: no address"),
+    })
+}
+
 fn parse_timeout(v: &str) -> Result<Duration, ConfigError> {
     let secs: f64 = v.parse().map_err(|_| {
         ConfigError::new(

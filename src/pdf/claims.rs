@@ -658,11 +658,14 @@ mod tests {
     fn sentences(texts: &[&str]) -> Vec<Sentence> {
         texts
             .iter()
-            .map(|t| Sentence {
+            .enumerate()
+            .map(|(i, t)| Sentence {
                 page: 2,
                 text: t.to_string(),
                 list_or_title: false,
                 heading: false,
+                block: i as u32,
+                item: false,
             })
             .collect()
     }

@@ -81,6 +81,9 @@ pub fn document_evidence(
         }
         let r = route(d);
         let mut evs = Vec::new();
+        if r.concepts || r.paths {
+            evs.extend(kind_evidence(facts, &d.id));
+        }
         if r.concepts {
             let mut wanted = concepts::concepts_from_instruction(&d.forensic_instruction);
             if wanted.is_empty() {
@@ -90,58 +93,7 @@ pub fn document_evidence(
                     .collect();
             }
             for f in concepts::classify(&wanted, &sentences) {
-                let id = format!("pdf.{}.concept.{}", d.id, slug(&f.concept));
-                let goal = format!(
-                    "'{}' is explained in a substantive architectural explanation, not dropped as a keyword",
-                    f.concept
-                );
-                let (found, location, rationale, c) = match f.classification {
-                    Classification::Explained => (
-                        true,
-                        format!("{src} p.{}", f.page),
-                        format!(
-                            "'{}' appears {} (pages {}); on p.{} the report explains how the architecture does it, tying it to components",
-                            f.concept,
-                            crate::words::count(f.mentions as usize, "time", "times"),
-                            join_pages(&f.pages),
-                            f.page
-                        ),
-                        0.8,
-                    ),
-                    Classification::Buzzword => (
-                        false,
-                        format!("{src} p.{}", f.page),
-                        format!(
-                            "Keyword Dropping: '{}' appears {} (pages {}) only in lists, titles or sentences that do not say how the architecture does it",
-                            f.concept,
-                            crate::words::count(f.mentions as usize, "time", "times"),
-                            join_pages(&f.pages)
-                        ),
-                        0.75,
-                    ),
-                    Classification::Absent => (
-                        false,
-                        src.to_string(),
-                        format!(
-                            "'{}' does not appear anywhere in the report's text ({} pages)",
-                            f.concept, facts.pages
-                        ),
-                        0.95,
-                    ),
-                };
-                let mut e = Evidence::fact(
-                    id,
-                    Detective::DocAnalyst,
-                    goal,
-                    found,
-                    location,
-                    rationale,
-                    conf(c),
-                );
-                if !f.quote.is_empty() {
-                    e = e.with_content(format!("p.{}: \"{}\"", f.page, f.quote));
-                }
-                evs.push(e);
+                evs.push(concept_evidence(facts, &d.id, &f));
             }
         }
         if r.paths {
@@ -164,11 +116,15 @@ pub fn document_evidence(
                 src.to_string(),
                 if n > 0 {
                     format!(
-                        "the report mentions {}; each is checked against the audited commit at the aggregation barrier",
-                        crate::words::count(n, "repository path", "repository paths")
+                        "{} mentioned in {}; each is checked against the audited commit at the aggregation barrier",
+                        crate::words::count(n, "repository path", "repository paths"),
+                        pages_read(facts)
                     )
                 } else {
-                    "the report mentions no repository file path, so none of its claims can be checked against the code".to_string()
+                    format!(
+                        "no repository file path in {}, so none of the report's claims can be checked against the code",
+                        pages_read(facts)
+                    )
                 },
                 Confidence::CERTAIN,
             );
@@ -214,6 +170,177 @@ pub fn document_evidence(
         out.insert(d.id.clone(), evs);
     }
     out
+}
+
+/// Which report was read, when the document says (see [`super::kind`]): the final one (met) or
+/// an interim one (not met). A report that says neither gets no statement.
+fn kind_evidence(facts: &PdfFacts, dimension: &str) -> Option<Evidence> {
+    use super::kind::ReportKind;
+    let k = &facts.kind;
+    let interim = match k.kind {
+        ReportKind::Unknown => return None,
+        ReportKind::Interim => true,
+        ReportKind::Final => false,
+    };
+    let src = facts.display_name();
+    let (location, basis) = if k.from == "title" {
+        (
+            format!("{src} p.1"),
+            format!("its title on p.1 reads \"{}\"", k.quote),
+        )
+    } else {
+        (src.to_string(), format!("its file name is {}", k.quote))
+    };
+    let e = Evidence::fact(
+        format!("pdf.{dimension}.report_kind"),
+        Detective::DocAnalyst,
+        "The report read is the final report, not the interim one",
+        !interim,
+        location,
+        if interim {
+            format!("the report read is an interim report: {basis}")
+        } else {
+            format!("the report read is the final report: {basis}")
+        },
+        conf(0.9),
+    )
+    .with_measure(crate::model::Measure::Report {
+        interim,
+        basis: basis.clone(),
+    });
+    Some(if interim {
+        e.with_fix("submit the final report as a PDF in the repository (reports/final_report.pdf)")
+    } else {
+        e
+    })
+}
+
+/// What was read of the report, for a sentence: "the 12 pages of the report", "the first 1000
+/// of its 1200 pages (pages 1001-1200 were not read)".
+pub fn pages_read(facts: &PdfFacts) -> String {
+    let total = facts.document_pages();
+    if facts.read_whole() {
+        format!(
+            "the {} of the report",
+            crate::words::count(total as usize, "page", "pages")
+        )
+    } else {
+        format!(
+            "the first {} of its {total} pages (pages {}-{total} were not read: the grader reads at most {})",
+            facts.pages,
+            facts.pages + 1,
+            super::MAX_TEXT_PAGES
+        )
+    }
+}
+
+/// The evidence for one concept of a theoretical-depth dimension. Explained: where, and what
+/// the passage says about the code. Not explained in a report read whole: a buzzword (its
+/// fullest passage and what it lacks) or absent (the pages searched). Not explained in a report
+/// read in part: no confident verdict (the pages not read may explain it): evidence missing,
+/// saying what was read.
+fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFinding) -> Evidence {
+    let src = facts.display_name();
+    let id = format!("pdf.{dimension}.concept.{}", slug(&f.concept));
+    let goal = format!(
+        "'{}' is explained in a substantive architectural explanation, not dropped as a keyword",
+        f.concept
+    );
+    let times = crate::words::count(f.mentions as usize, "time", "times");
+    let passage = |what: &str| {
+        f.content
+            .as_ref()
+            .map(|c| format!("; {what} on p.{}: {}", f.page, c.describe()))
+            .unwrap_or_default()
+    };
+    let quoted = |e: Evidence| {
+        if f.quote.is_empty() {
+            e
+        } else {
+            e.with_content(format!("p.{}: \"{}\"", f.page, f.quote))
+        }
+    };
+    if f.classification != Classification::Explained && !facts.read_whole() {
+        let seen = match f.classification {
+            Classification::Buzzword => format!(
+                "'{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it",
+                f.concept,
+                join_pages(&f.pages)
+            ),
+            _ => format!("'{}' does not appear", f.concept),
+        };
+        return quoted(
+            Evidence::missing(
+                id,
+                Detective::DocAnalyst,
+                goal,
+                src.to_string(),
+                format!(
+                    "{seen} in {}: the pages not read may explain it, so this is no confident verdict",
+                    pages_read(facts)
+                ),
+            )
+            .with_fix(format!(
+                "read pages {}-{} of the report by hand for '{}'",
+                facts.pages + 1,
+                facts.document_pages(),
+                f.concept
+            )),
+        );
+    }
+    let e = match f.classification {
+        Classification::Explained => Evidence::fact(
+            id,
+            Detective::DocAnalyst,
+            goal,
+            true,
+            format!("{src} p.{}", f.page),
+            format!(
+                "'{}' appears {times} (pages {}); on p.{} a passage says how the code does it{}",
+                f.concept,
+                join_pages(&f.pages),
+                f.page,
+                passage("it has")
+            ),
+            conf(0.8),
+        ),
+        Classification::Buzzword => Evidence::fact(
+            id,
+            Detective::DocAnalyst,
+            goal,
+            false,
+            format!("{src} p.{}", f.page),
+            format!(
+                "Keyword Dropping: '{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it{}",
+                f.concept,
+                join_pages(&f.pages),
+                passage("the fullest has")
+            ),
+            conf(0.75),
+        )
+        .with_fix(format!(
+            "on p.{}, explain how the code does '{}': name the nodes, functions or files involved and what they do",
+            f.page, f.concept
+        )),
+        Classification::Absent => Evidence::fact(
+            id,
+            Detective::DocAnalyst,
+            goal,
+            false,
+            src.to_string(),
+            format!(
+                "'{}' does not appear anywhere in the text of {}",
+                f.concept,
+                pages_read(facts)
+            ),
+            conf(0.95),
+        )
+        .with_fix(format!(
+            "add a section on '{}' that says how the code does it, naming the nodes, functions or files involved",
+            f.concept
+        )),
+    };
+    quoted(e)
 }
 
 fn join_pages(p: &[u32]) -> String {
@@ -548,15 +675,22 @@ mod tests {
         let mut facts = PdfFacts::from_pages(
             "repo:reports/final_report.pdf",
             &[
-                "Key Concepts\n• Metacognition\n\nDialectical Synthesis is implemented by three judge nodes in src/nodes/judges.py that run in parallel; the chief justice merges their opinions.\nWe also wrote src/tools/vision_tools.py.".into(),
+                "Key Concepts\n• Metacognition\n\nDialectical Synthesis is implemented by three judge nodes in src/nodes/judges.py that run in parallel; the chief justice merges their opinions. The ChiefJustice node applies deterministic rules to them.\nWe also wrote src/tools/vision_tools.py.".into(),
             ],
         );
         let ev = document_evidence(&facts, &dims);
         let td = &ev["theoretical_depth"];
         assert_eq!(
-            td.len(),
+            td.iter().filter(|e| e.id.contains(".concept.")).count(),
             4,
             "one evidence per concept named in the instruction"
+        );
+        let kind = td.iter().find(|e| e.id.ends_with(".report_kind")).unwrap();
+        assert!(kind.found, "final_report.pdf: {}", kind.rationale);
+        assert!(
+            kind.rationale.contains("final_report.pdf"),
+            "{}",
+            kind.rationale
         );
         let ds = td
             .iter()

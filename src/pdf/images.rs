@@ -1,11 +1,23 @@
-//! Diagram candidates for the VisionInspector: embedded raster images (decoded, re-encoded as
-//! PNG, icons skipped) and pages drawn with vector paths but holding no raster image (rendered
-//! to PNG). Everything is capped: count, pixels (declared, checked before decoding), pages
-//! scanned.
+//! Diagram candidates for the VisionInspector, told from pages of text by what the page holds:
+//! - a **raster** diagram: an embedded image at least `min_side` pixels on both sides and shown
+//!   over at least `min_image_area` of the page (icons, logos and bullets are skipped); decoded
+//!   and re-encoded as PNG;
+//! - a **vector drawing**: a page without such an image whose path objects include connectors
+//!   (open, stroked, unfilled paths with a curve or a diagonal segment, at least 8 pt long) or
+//!   arrowheads (small closed filled shapes of diagonal segments), at least `min_connectors` of
+//!   them, over at least `min_drawing_area` of the page: rendered to PNG. A page of text draws
+//!   only fills behind its text (code-block and inline-code backgrounds, rounded or not, table
+//!   cells, rules, list bullets): none of them is a connector, so it is never a drawing;
+//! - a **text drawing** ([`text_drawing`]): a diagram typed as characters (box-drawing or ASCII
+//!   art, diagram source such as Mermaid). It is rendered text, not a diagram: recorded with its
+//!   page, never rendered nor sent to a vision model.
+//!
+//! Everything is capped: count, pixels (declared, checked before decoding), pages scanned.
 
 use super::DiagramImage;
 use image::DynamicImage;
 use pdfium_render::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Limits on what is extracted from one document.
 #[derive(Debug, Clone, Copy)]
@@ -18,8 +30,12 @@ pub struct ImageCaps {
     pub max_side: u32,
     /// Images smaller than this on either side are icons or decorations.
     pub min_side: u32,
-    /// A page needs at least this many vector path objects to count as holding a drawing.
-    pub min_paths: usize,
+    /// A page needs at least this many connectors and arrowheads to hold a vector drawing.
+    pub min_connectors: usize,
+    /// Share of the page an embedded image must cover to be a diagram candidate.
+    pub min_image_area: f32,
+    /// Share of the page the connectors' bounding box must cover to be a drawing.
+    pub min_drawing_area: f32,
     /// Pages scanned for images (the first N).
     pub max_pages_scanned: usize,
     /// Most pixels an embedded image may declare to be decoded: the size is read from the
@@ -34,7 +50,9 @@ impl Default for ImageCaps {
             max_rendered_pages: 4,
             max_side: 1600,
             min_side: 64,
-            min_paths: 6,
+            min_connectors: 3,
+            min_image_area: 0.02,
+            min_drawing_area: 0.02,
             max_pages_scanned: 200,
             max_pixels: 25_000_000,
         }
@@ -44,17 +62,27 @@ impl Default for ImageCaps {
 /// What one page holds.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PageInventory {
-    /// Raster images at least `min_side` on both sides.
+    /// Raster images at least `min_side` on both sides and shown over `min_image_area`.
     pub rasters: usize,
     /// Vector path objects (including inside form XObjects).
     pub paths: usize,
-    /// Path objects with a diagonal line or a curve: arrows, connectors, shapes. Tables, rules and
-    /// code-block backgrounds are axis-aligned only, so a page of them is not a drawing.
-    pub shaped_paths: usize,
+    /// Open, stroked, unfilled paths with a curve or a diagonal segment, at least
+    /// [`CONNECTOR_MIN_PT`] long: the edges of a drawing. Text pages fill shapes behind their
+    /// text (backgrounds, cells, bullets) and stroke straight rules: never connectors.
+    pub connectors: usize,
+    /// Small closed, filled shapes made of diagonal straight segments: arrowheads.
+    pub arrowheads: usize,
+    /// The bounding box of the connectors and arrowheads (left, bottom, right, top), in points.
+    pub drawing_box: Option<[f32; 4]>,
+    /// The page's area, in square points.
+    pub page_area: f32,
     /// Images declaring more than `max_pixels` (whatever their shape): never decoded, and the
     /// page is not rendered (rendering would decode them).
     pub oversized: usize,
 }
+
+/// Shortest extent of a connector, and longest of an arrowhead, in points.
+pub const CONNECTOR_MIN_PT: f32 = 8.0;
 
 /// Pixels an image object declares (its dictionary's width x height; nothing decoded).
 fn declared_pixels(img: &PdfPageImageObject) -> (i32, i32, u64) {
@@ -68,32 +96,78 @@ fn declared_pixels(img: &PdfPageImageObject) -> (i32, i32, u64) {
 }
 
 impl PageInventory {
-    /// Whether the page holds a vector drawing worth rendering.
+    /// Whether the page holds a vector drawing worth rendering: enough connectors and
+    /// arrowheads (one connector at least), spread over enough of the page.
     pub fn has_drawing(&self, caps: &ImageCaps) -> bool {
-        self.paths >= caps.min_paths && self.shaped_paths >= 2
+        let marks = self.connectors + self.arrowheads;
+        let area = self
+            .drawing_box
+            .map(|[l, b, r, t]| (r - l).max(0.0) * (t - b).max(0.0))
+            .unwrap_or(0.0);
+        self.connectors >= 1
+            && marks >= caps.min_connectors
+            && self.page_area > 0.0
+            && area / self.page_area >= caps.min_drawing_area
     }
 }
 
-fn is_shaped(path: &PdfPagePathObject) -> bool {
+/// How a path object is drawn, from its segments and paint: a connector, an arrowhead, or
+/// neither (a fill behind text, a rule, a cell, a bullet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stroke {
+    Connector,
+    Arrowhead,
+    Other,
+}
+
+fn stroke_of(path: &PdfPagePathObject, extent: f32) -> Stroke {
     let segments = path.segments();
     let mut prev: Option<(f32, f32)> = None;
+    let (mut curve, mut diagonal, mut closed) = (false, false, false);
     for seg in segments.iter().take(500) {
         let (x, y) = (seg.x().value, seg.y().value);
+        closed |= seg.is_close();
         match seg.segment_type() {
-            PdfPathSegmentType::BezierTo => return true,
+            PdfPathSegmentType::BezierTo => curve = true,
             PdfPathSegmentType::LineTo => {
                 if let Some((px, py)) = prev
                     && (x - px).abs() > 0.5
                     && (y - py).abs() > 0.5
                 {
-                    return true;
+                    diagonal = true;
                 }
             }
             _ => {}
         }
         prev = Some((x, y));
     }
-    false
+    let filled = !matches!(path.fill_mode(), Ok(PdfPathFillMode::None) | Err(_));
+    let stroked = path.is_stroked().unwrap_or(false);
+    if (curve || diagonal) && stroked && !filled && !closed && extent >= CONNECTOR_MIN_PT {
+        Stroke::Connector
+    } else if diagonal && !curve && closed && filled && extent < CONNECTOR_MIN_PT {
+        Stroke::Arrowhead
+    } else {
+        Stroke::Other
+    }
+}
+
+/// (left, bottom, right, top) of an object on the page.
+fn bounds_of(obj: &PdfPageObject) -> Option<[f32; 4]> {
+    let r = obj.bounds().ok()?.to_rect();
+    Some([
+        r.left().value,
+        r.bottom().value,
+        r.right().value,
+        r.top().value,
+    ])
+}
+
+fn union(a: Option<[f32; 4]>, b: [f32; 4]) -> [f32; 4] {
+    match a {
+        None => b,
+        Some([l, bo, r, t]) => [l.min(b[0]), bo.min(b[1]), r.max(b[2]), t.max(b[3])],
+    }
 }
 
 fn count_objects<'a>(
@@ -106,8 +180,21 @@ fn count_objects<'a>(
         match obj.object_type() {
             PdfPageObjectType::Path => {
                 inv.paths += 1;
-                if obj.as_path_object().is_some_and(is_shaped) {
-                    inv.shaped_paths += 1;
+                let bounds = bounds_of(&obj);
+                let extent = bounds.map(|[l, b, r, t]| (r - l).max(t - b)).unwrap_or(0.0);
+                let stroke = obj
+                    .as_path_object()
+                    .map(|p| stroke_of(p, extent))
+                    .unwrap_or(Stroke::Other);
+                match stroke {
+                    Stroke::Connector => inv.connectors += 1,
+                    Stroke::Arrowhead => inv.arrowheads += 1,
+                    Stroke::Other => {}
+                }
+                if stroke != Stroke::Other
+                    && let Some(b) = bounds
+                {
+                    inv.drawing_box = Some(union(inv.drawing_box, b));
                 }
             }
             PdfPageObjectType::Image => {
@@ -116,7 +203,10 @@ fn count_objects<'a>(
                     if pixels > caps.max_pixels {
                         inv.oversized += 1;
                     }
-                    if w >= caps.min_side as i32 && h >= caps.min_side as i32 {
+                    if w >= caps.min_side as i32
+                        && h >= caps.min_side as i32
+                        && shown_area(&obj) >= caps.min_image_area * inv.page_area
+                    {
                         inv.rasters += 1;
                     }
                 }
@@ -131,22 +221,154 @@ fn count_objects<'a>(
     }
 }
 
-/// Counts the significant raster images and the vector paths of a page.
+/// The area an object covers on the page, in square points.
+fn shown_area(obj: &PdfPageObject) -> f32 {
+    bounds_of(obj)
+        .map(|[l, b, r, t]| (r - l).max(0.0) * (t - b).max(0.0))
+        .unwrap_or(0.0)
+}
+
+/// Counts the significant raster images, the vector paths and the drawing strokes of a page.
 pub fn inventory(page: &PdfPage, caps: &ImageCaps) -> PageInventory {
-    let mut inv = PageInventory::default();
+    let mut inv = PageInventory {
+        page_area: page.width().value * page.height().value,
+        ..PageInventory::default()
+    };
     count_objects(page.objects().iter(), caps, &mut inv, 0);
     inv
 }
 
-/// Whether a page's text holds a diagram drawn with box-drawing characters and arrows
-/// (`│ ▼ ├──┐`), which reports paste from Markdown: rendered like a vector drawing.
-pub fn is_text_diagram(text: &str) -> bool {
-    text.chars()
-        .filter(|c| {
-            matches!(c, '\u{2500}'..='\u{259F}' | '\u{25B2}'..='\u{25C4}' | '\u{2190}'..='\u{21FF}')
-        })
-        .count()
-        >= 12
+/// How a diagram was typed as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextDrawingKind {
+    /// Drawn with characters: box-drawing characters (`┌─┐ │ ▼`), or ASCII art (lines made
+    /// mostly of `|`, `+`, `--->`, `\`, `/`).
+    Art,
+    /// The source of a diagram, not its picture: Mermaid (`flowchart LR`, `A --> B`).
+    Source,
+}
+
+impl TextDrawingKind {
+    /// In words, for a sentence ("a diagram drawn in text characters").
+    pub fn label(self) -> &'static str {
+        match self {
+            TextDrawingKind::Art => {
+                "a diagram drawn with text characters (ASCII or box-drawing art)"
+            }
+            TextDrawingKind::Source => "the source text of a diagram (Mermaid), not its picture",
+        }
+    }
+}
+
+/// A page whose text holds a typed diagram.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextDrawing {
+    pub page: u32,
+    pub kind: TextDrawingKind,
+    /// Lines of the page that belong to it.
+    pub lines: usize,
+}
+
+/// Box-drawing characters on a page from which the page holds box-drawing art.
+const BOX_CHARS: usize = 12;
+/// Lines of ASCII art (or of diagram source edges) from which a page holds a typed diagram.
+const ART_LINES: usize = 4;
+
+fn is_box_char(c: char) -> bool {
+    matches!(c, '\u{2500}'..='\u{257F}' | '\u{25B2}'..='\u{25C4}')
+}
+
+/// Characters that draw: box-drawing, arrows, and the ASCII ones art is made of.
+fn is_drawing_char(c: char) -> bool {
+    is_box_char(c)
+        || matches!(c, '\u{2190}'..='\u{21FF}')
+        || matches!(
+            c,
+            '|' | '+' | '-' | '=' | '>' | '<' | '^' | '\\' | '/' | '_' | '*'
+        )
+}
+
+/// A line that draws rather than says: at least 30% of its non-space characters draw (a lone
+/// `v` or `V` is a downward arrow), and one of them is a vertical stroke, a corner or an arrow
+/// head (a rule of dashes alone is not art).
+fn art_line(line: &str) -> bool {
+    let mut chars = 0;
+    let mut drawing = 0;
+    let mut structure = false;
+    for token in line.split_whitespace() {
+        if token == "v" || token == "V" {
+            chars += 1;
+            drawing += 1;
+            structure = true;
+            continue;
+        }
+        for c in token.chars() {
+            chars += 1;
+            if is_drawing_char(c) {
+                drawing += 1;
+                structure |= !matches!(c, '-' | '=' | '_' | '*' | '\u{2500}' | '\u{2550}');
+            }
+        }
+    }
+    chars > 0 && drawing * 10 >= chars * 3 && structure
+}
+
+/// A Mermaid edge (`A --> B`, `A -.-> B`, `A ==> B`, `A -->|label| B`): a line that starts
+/// with a node id and links it with Mermaid's arrow (ASCII art starts with its strokes).
+fn source_edge(line: &str) -> bool {
+    let t = line.trim_start();
+    t.chars().next().is_some_and(char::is_alphanumeric)
+        && [" --> ", " ==> ", " -.-> ", " -->|", " ->> ", " --- "]
+            .iter()
+            .any(|e| t.contains(e))
+}
+
+fn source_header(line: &str) -> bool {
+    let t = line.trim();
+    let mut words = t.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some("graph" | "flowchart"), Some(dir)) => {
+            matches!(dir, "TD" | "TB" | "LR" | "RL" | "BT" | "TD;" | "LR;")
+        }
+        (Some(w), _) => matches!(
+            w,
+            "sequenceDiagram" | "stateDiagram" | "stateDiagram-v2" | "classDiagram"
+        ),
+        _ => false,
+    }
+}
+
+/// Whether a page's text holds a typed diagram, and which kind: box-drawing characters
+/// ([`BOX_CHARS`] or more), lines of ASCII art ([`ART_LINES`] or more, see [`art_line`]), or
+/// diagram source (a Mermaid header with two edges, or [`ART_LINES`] edges). Prose that lists
+/// edges with arrows ("A → B (parallel branch)") is prose, not a drawing.
+pub fn text_drawing(text: &str) -> Option<(TextDrawingKind, usize)> {
+    let box_lines = text
+        .lines()
+        .filter(|l| l.chars().filter(|c| is_box_char(*c)).count() >= 2)
+        .count();
+    let boxes = text.chars().filter(|c| is_box_char(*c)).count();
+    if boxes >= BOX_CHARS {
+        return Some((TextDrawingKind::Art, box_lines.max(1)));
+    }
+    let edges = text.lines().filter(|l| source_edge(l)).count();
+    let header = text.lines().any(source_header);
+    if header && edges >= 2 {
+        return Some((TextDrawingKind::Source, edges + 1));
+    }
+    // A source edge (`A --> B`) is no line of art.
+    let art = text
+        .lines()
+        .filter(|l| art_line(l) && !source_edge(l))
+        .count();
+    if art >= ART_LINES {
+        return Some((TextDrawingKind::Art, art));
+    }
+    if edges >= ART_LINES {
+        return Some((TextDrawingKind::Source, edges));
+    }
+    None
 }
 
 fn to_png(img: DynamicImage, max_side: u32) -> Result<(Vec<u8>, u32, u32), String> {
@@ -170,6 +392,7 @@ pub fn extract_rasters(
     out: &mut Vec<DiagramImage>,
     notes: &mut Vec<String>,
 ) {
+    let page_area = page.width().value * page.height().value;
     for obj in page.objects().iter() {
         if out.len() >= caps.max_images {
             return;
@@ -178,7 +401,10 @@ pub fn extract_rasters(
             continue;
         };
         let (w, h, pixels) = declared_pixels(img);
-        if w < caps.min_side as i32 || h < caps.min_side as i32 {
+        if w < caps.min_side as i32
+            || h < caps.min_side as i32
+            || shown_area(&obj) < caps.min_image_area * page_area
+        {
             continue;
         }
         if pixels > caps.max_pixels {
@@ -214,9 +440,28 @@ pub fn extract_rasters(
 #[derive(Debug, Default)]
 pub struct DiagramScan {
     pub images: Vec<DiagramImage>,
+    /// Pages whose text holds a typed diagram (never rendered).
+    pub text_drawings: Vec<TextDrawing>,
     pub notes: Vec<String>,
+    /// Pages scanned.
+    pub scanned: u32,
     rendered: usize,
     capped: bool,
+}
+
+/// What the scan of one document found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diagrams {
+    /// The document's name in locations (`reports/final_report.pdf`).
+    pub source: String,
+    /// Raster images and rendered vector drawings, in page order.
+    pub images: Vec<DiagramImage>,
+    /// Pages whose text holds a typed diagram: rendered text, not a diagram.
+    pub text_drawings: Vec<TextDrawing>,
+    /// Pages scanned for diagrams.
+    pub scanned: u32,
+    /// Pages of the document.
+    pub pages: u32,
 }
 
 impl DiagramScan {
@@ -226,15 +471,18 @@ impl DiagramScan {
     }
 
     /// Scans one page: its significant raster images are extracted; a page without any is
-    /// rendered when it holds a vector drawing or a text diagram. `text_art` is asked only
-    /// then, so a caller that has not extracted the page's text yet does it only when needed.
+    /// rendered when it holds a vector drawing. A page with neither is asked `typed` (whether
+    /// its text holds a typed diagram, see [`text_drawing`]), so a caller that has not
+    /// extracted the page's text yet does it only when needed; such a page is recorded, never
+    /// rendered.
     pub fn page(
         &mut self,
         page: &PdfPage,
         page_no: u32,
         caps: &ImageCaps,
-        text_art: impl FnOnce() -> bool,
+        typed: impl FnOnce() -> Option<(TextDrawingKind, usize)>,
     ) {
+        self.scanned = self.scanned.max(page_no);
         if self.images.len() >= caps.max_images {
             self.capped = true;
             return;
@@ -242,7 +490,7 @@ impl DiagramScan {
         let inv = inventory(page, caps);
         if inv.rasters > 0 {
             extract_rasters(page, page_no, caps, &mut self.images, &mut self.notes);
-        } else if inv.has_drawing(caps) || text_art() {
+        } else if inv.has_drawing(caps) {
             if inv.oversized > 0 {
                 self.notes.push(format!(
                     "page {page_no}: not rendered: it holds an image declaring more than {} pixels",
@@ -261,15 +509,17 @@ impl DiagramScan {
                 }
                 Err(e) => self.notes.push(format!("page {page_no}: {e}")),
             }
+        } else if let Some((kind, lines)) = typed() {
+            self.text_drawings.push(TextDrawing {
+                page: page_no,
+                kind,
+                lines,
+            });
         }
     }
 
-    /// The images found and the notes on the scan (`total_pages`: pages of the document).
-    pub fn finish(
-        mut self,
-        total_pages: u32,
-        caps: &ImageCaps,
-    ) -> (Vec<DiagramImage>, Vec<String>) {
+    /// What the scan found and its notes (`total_pages`: pages of the document).
+    pub fn finish(mut self, total_pages: u32, caps: &ImageCaps) -> (Diagrams, Vec<String>) {
         if self.capped {
             self.notes.push(format!(
                 "diagram extraction stopped at its caps ({} images, {} rendered pages)",
@@ -282,7 +532,16 @@ impl DiagramScan {
                 caps.max_pages_scanned
             ));
         }
-        (self.images, self.notes)
+        (
+            Diagrams {
+                source: String::new(),
+                images: self.images,
+                text_drawings: self.text_drawings,
+                scanned: self.scanned,
+                pages: total_pages,
+            },
+            self.notes,
+        )
     }
 }
 
@@ -309,10 +568,22 @@ pub fn render_page(page: &PdfPage, page_no: u32, caps: &ImageCaps) -> Result<Dia
 
 #[cfg(test)]
 mod tests {
+    use super::{TextDrawingKind, text_drawing};
+
     #[test]
-    fn box_drawing_art_is_a_diagram_and_prose_arrows_are_not() {
-        let art = "START\n│\n▼\nctx\n├──────┬──────┐\n▼ ▼ ▼\na b c\n└──────┴──────┘";
-        assert!(super::is_text_diagram(art));
-        assert!(!super::is_text_diagram("a → b → c, then d ← e"));
+    fn box_drawing_and_ascii_art_are_typed_drawings_and_prose_arrows_are_not() {
+        let boxes = "START\n│\n▼\nctx\n├──────┬──────┐\n▼ ▼ ▼\na b c\n└──────┴──────┘";
+        assert_eq!(text_drawing(boxes).map(|d| d.0), Some(TextDrawingKind::Art));
+        let ascii = "START\n|\n|---> RepoInvestigator ----\\\n|---> DocAnalyst -----+---> EvidenceAggregator\n|---> VisionInspector -/\n        |\n        v\n   ChiefJustice";
+        assert_eq!(text_drawing(ascii).map(|d| d.0), Some(TextDrawingKind::Art));
+        let edges = "The graph:\n- ContextBuilder → RepoInvestigator (parallel branch 1)\n- ContextBuilder → DocAnalyst (parallel branch 2)\n- ContextBuilder → VisionInspector (parallel branch 3)\n- RepoInvestigator → EvidenceAggregator\n- DocAnalyst → EvidenceAggregator\n- VisionInspector → EvidenceAggregator → Prosecutor → Defense → TechLead";
+        assert_eq!(text_drawing(edges), None, "an edge list in prose");
+        let prose = "We use a self-audit (see src/graph.py) and a fan-out/fan-in pattern.\n----------\nA - B - C, then d <- e.";
+        assert_eq!(text_drawing(prose), None);
+        let mermaid = "flowchart TD\n  START --> repo[RepoInvestigator]\n  START --> doc[DocAnalyst]\n  repo --> agg";
+        assert_eq!(
+            text_drawing(mermaid).map(|d| d.0),
+            Some(TextDrawingKind::Source)
+        );
     }
 }

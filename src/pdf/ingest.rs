@@ -40,6 +40,11 @@ pub struct Sentence {
     pub list_or_title: bool,
     /// A heading line (short, no terminal punctuation, followed by a new paragraph).
     pub heading: bool,
+    /// The block it belongs to (a paragraph, a list item or a heading), numbered across the
+    /// document: sentences of one paragraph share it.
+    pub block: u32,
+    /// Part of a bullet or numbered list item.
+    pub item: bool,
 }
 
 fn map_char(c: char, out: &mut String) {
@@ -198,6 +203,7 @@ fn ends_sentence(line: &str) -> bool {
 /// Splits normalised pages into sentences, list items and headings.
 pub fn sentences(pages: &[String]) -> Vec<Sentence> {
     let mut out = Vec::new();
+    let mut block_no: u32 = 0;
     for (i, page) in pages.iter().enumerate() {
         let page_no = i as u32 + 1;
         // Build blocks: a paragraph of prose, or one list item / heading.
@@ -215,7 +221,6 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
                 continue;
             }
             let bullet = is_bullet_line(line);
-            let words = line.split_whitespace().count();
             let next = lines.get(li + 1).map(|l| l.trim()).unwrap_or("");
             let prev = if li > 0 { lines[li - 1].trim() } else { "" };
             // A paragraph or list item ends where the previous line ended a sentence, or (for
@@ -229,13 +234,30 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
                     cur_is_item = false;
                 }
             }
+            // A numbered heading ("2.1 Dialectical Synthesis (Thesis - Antithesis -
+            // Synthesis)") may be longer; dashes are no words.
+            let numbered = line.split_whitespace().next().is_some_and(|w| {
+                w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                    && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+            });
+            let heading_words = line
+                .split_whitespace()
+                .filter(|w| w.chars().any(char::is_alphanumeric))
+                .count();
+            // An upper-case title may end with a colon ("CRITERION BREAKDOWN:").
+            let shouted = line.ends_with(':')
+                && line.chars().filter(|c| c.is_alphabetic()).count() >= 4
+                && !line.chars().any(char::is_lowercase);
             let heading = !bullet
-                && words <= 7
-                && !ends_sentence(line)
+                && (heading_words <= 7 || (numbered && heading_words <= 12))
+                && (!ends_sentence(line) || shouted)
                 && !line.ends_with(',')
                 && !starts_lower
                 && (next.is_empty()
-                    || next.chars().next().is_some_and(char::is_uppercase)
+                    || next
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_uppercase() || c == '"' || c.is_ascii_digit())
                     || is_bullet_line(next))
                 && cur.is_empty();
             if bullet || heading {
@@ -266,9 +288,12 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
                     page: page_no,
                     list_or_title: (item && s.split_whitespace().count() <= 12) || short,
                     heading,
+                    block: block_no,
+                    item: item && !heading,
                     text: s,
                 });
             }
+            block_no += 1;
         }
     }
     out

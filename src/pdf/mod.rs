@@ -23,6 +23,7 @@ pub(crate) mod concepts;
 pub(crate) mod evidence;
 pub mod images;
 pub(crate) mod ingest;
+pub mod kind;
 pub(crate) mod paths;
 pub mod pdfium;
 pub(crate) mod retrieval;
@@ -58,7 +59,12 @@ pub struct DiagramImage {
 pub struct PdfFacts {
     /// Display name of the PDF (path given, or `repo:<path>`).
     pub source: String,
+    /// Pages read (their text is in `page_text`).
     pub pages: u32,
+    /// Pages of the document (more than `pages` when the reading stopped at
+    /// [`MAX_TEXT_PAGES`]); 0 in facts stored by an earlier version: read as `pages`.
+    #[serde(default)]
+    pub total_pages: u32,
     /// Normalised text of each page (index 0 = page 1).
     #[serde(default)]
     pub page_text: Vec<String>,
@@ -81,6 +87,12 @@ pub struct PdfFacts {
     #[serde(default)]
     pub feature_claims: Vec<claims::FeatureClaim>,
     pub images: Vec<DiagramImage>,
+    /// Pages whose text holds a diagram typed as characters (never rendered as a diagram).
+    #[serde(default)]
+    pub text_drawings: Vec<images::TextDrawing>,
+    /// Final or interim, and what says so.
+    #[serde(default)]
+    pub kind: kind::KindBasis,
     /// What a reader should know about the extraction (caps hit, pages skipped, ...).
     #[serde(default)]
     pub notes: Vec<String>,
@@ -91,8 +103,17 @@ pub struct PdfFacts {
 impl PdfFacts {
     /// The name used in evidence locations: `reports/final_report.pdf p.3`.
     pub fn display_name(&self) -> &str {
-        let s = self.source.strip_prefix("repo:").unwrap_or(&self.source);
-        if s.is_empty() { "report.pdf" } else { s }
+        display_name(&self.source)
+    }
+
+    /// Pages of the document (`pages` for facts stored without the count).
+    pub fn document_pages(&self) -> u32 {
+        self.total_pages.max(self.pages)
+    }
+
+    /// Whether the text of every page was read.
+    pub fn read_whole(&self) -> bool {
+        self.pages >= self.document_pages()
     }
 
     /// Builds facts from page texts (already extracted): normalisation, chunks, index, concepts,
@@ -112,9 +133,11 @@ impl PdfFacts {
         let concepts = concepts::classify(&defaults, &sentences);
         let claimed_paths = paths::extract(&page_text);
         let feature_claims = claims::extract(&sentences);
+        let kind = kind::decide(page_text.first().map(String::as_str).unwrap_or(""), source);
         PdfFacts {
             source: source.to_string(),
             pages: raw_pages.len() as u32,
+            total_pages: raw_pages.len() as u32,
             page_text,
             chunks,
             concepts,
@@ -122,10 +145,18 @@ impl PdfFacts {
             path_counts: None,
             feature_claims,
             images: Vec::new(),
+            text_drawings: Vec::new(),
+            kind,
             notes: Vec::new(),
             index,
         }
     }
+}
+
+/// The name used in evidence locations for a PDF given as `source` (path, or `repo:<path>`).
+pub fn display_name(source: &str) -> &str {
+    let s = source.strip_prefix("repo:").unwrap_or(source);
+    if s.is_empty() { "report.pdf" } else { s }
 }
 
 /// Why a PDF could not be analysed. Messages say what, where and how to fix it.
@@ -357,7 +388,7 @@ pub fn analyse_bytes_with(
     caps: &images::ImageCaps,
 ) -> Result<PdfFacts, PdfError> {
     check_bytes(bytes, source)?;
-    let (raw_pages, imgs, mut notes) = pdfium::with_pdfium(|pdfium| {
+    let (raw_pages, diagrams, mut notes) = pdfium::with_pdfium(|pdfium| {
         let (doc, total) = open(pdfium, bytes, source)?;
         let mut notes = Vec::new();
         let read = total.min(MAX_TEXT_PAGES);
@@ -380,13 +411,13 @@ pub fn analyse_bytes_with(
                 }
             };
             if images::DiagramScan::scans(i, caps) {
-                scan.page(&page, page_no, caps, || images::is_text_diagram(&text));
+                scan.page(&page, page_no, caps, || images::text_drawing(&text));
             }
             raw_pages.push(text);
         }
-        let (imgs, mut scan_notes) = scan.finish(total, caps);
+        let (diagrams, mut scan_notes) = scan.finish(total, caps);
         notes.append(&mut scan_notes);
-        Ok((raw_pages, imgs, notes))
+        Ok((raw_pages, diagrams, notes))
     })?;
     let text_chars: usize = raw_pages
         .iter()
@@ -401,26 +432,29 @@ pub fn analyse_bytes_with(
                 raw_pages.len()
             ),
             pages: raw_pages.len() as u32,
-            images: imgs,
+            images: diagrams.images,
         });
     }
     let mut facts = PdfFacts::from_pages(source, &raw_pages);
-    facts.images = imgs;
+    facts.total_pages = diagrams.pages;
+    facts.images = diagrams.images;
+    facts.text_drawings = diagrams.text_drawings;
     facts.notes.append(&mut notes);
     Ok(facts)
 }
 
 /// The report's diagram candidates only (what the VisionInspector needs): the same images,
-/// caps and order as [`analyse_bytes`]' `images`, without building the text facts. A page's
-/// text is extracted only when it has neither a raster image nor a vector drawing (to look for
-/// a box-drawing text diagram). An image-only (scanned) PDF yields its images. Blocking
-/// (PDFium). Notes on the scan (caps hit, undecodable images) are logged at debug level.
-pub fn extract_diagrams(bytes: &[u8], source: &str) -> Result<Vec<DiagramImage>, PdfError> {
-    let (imgs, notes) = extract_diagrams_with(bytes, source, &images::ImageCaps::default())?;
+/// caps and order as [`analyse_bytes`]' `images`, and the same typed diagrams, without
+/// building the text facts. A page's text is extracted only when it has neither a raster image
+/// nor a vector drawing (to look for a diagram typed as text). An image-only (scanned) PDF
+/// yields its images. Blocking (PDFium). Notes on the scan (caps hit, undecodable images) are
+/// logged at debug level.
+pub fn extract_diagrams(bytes: &[u8], source: &str) -> Result<images::Diagrams, PdfError> {
+    let (diagrams, notes) = extract_diagrams_with(bytes, source, &images::ImageCaps::default())?;
     for note in &notes {
         tracing::debug!(source, note = note.as_str(), "diagram extraction");
     }
-    Ok(imgs)
+    Ok(diagrams)
 }
 
 /// [`extract_diagrams`] with explicit image caps; also returns the notes on the scan.
@@ -428,7 +462,7 @@ pub fn extract_diagrams_with(
     bytes: &[u8],
     source: &str,
     caps: &images::ImageCaps,
-) -> Result<(Vec<DiagramImage>, Vec<String>), PdfError> {
+) -> Result<(images::Diagrams, Vec<String>), PdfError> {
     check_bytes(bytes, source)?;
     pdfium::with_pdfium(|pdfium| {
         let (doc, total) = open(pdfium, bytes, source)?;
@@ -436,10 +470,14 @@ pub fn extract_diagrams_with(
         let mut scan = images::DiagramScan::default();
         for (i, page) in doc.pages().iter().enumerate().take(scanned) {
             scan.page(&page, i as u32 + 1, caps, || {
-                page.text().is_ok_and(|t| images::is_text_diagram(&t.all()))
+                page.text()
+                    .ok()
+                    .and_then(|t| images::text_drawing(&t.all()))
             });
         }
-        Ok(scan.finish(total, caps))
+        let (mut diagrams, notes) = scan.finish(total, caps);
+        diagrams.source = display_name(source).to_string();
+        Ok((diagrams, notes))
     })
 }
 
@@ -525,19 +563,33 @@ pub fn facts_json(facts: &PdfFacts) -> serde_json::Value {
             if let Some(f) = c.figure { v["figure"] = f.into(); }
             v
         }).collect::<Vec<_>>(),
-        "concepts": facts.concepts.iter().map(|c| serde_json::json!({
-            "concept": c.concept,
-            "classification": c.classification.as_str(),
-            "page": c.page,
-            "quote": c.quote,
-            "mentions": c.mentions,
-        })).collect::<Vec<_>>(),
+        "concepts": facts.concepts.iter().map(|c| {
+            let mut v = serde_json::json!({
+                "concept": c.concept,
+                "classification": c.classification.as_str(),
+                "page": c.page,
+                "quote": c.quote,
+                "mentions": c.mentions,
+            });
+            if let Some(content) = &c.content {
+                v["passage"] = serde_json::json!({
+                    "sentences": content.sentences,
+                    "words": content.words,
+                    "code_parts": content.parts,
+                    "actions": content.actions,
+                });
+            }
+            v
+        }).collect::<Vec<_>>(),
         "images": facts.images.iter().map(|i| serde_json::json!({
             "page": i.page,
             "width": i.width,
             "height": i.height,
             "kind": i.kind,
         })).collect::<Vec<_>>(),
+        "text_drawings": facts.text_drawings,
+        "kind": facts.kind,
+        "total_pages": facts.document_pages(),
         "notes": facts.notes,
     })
 }
@@ -574,7 +626,7 @@ mod tests {
             "r.pdf",
             &[
                 "Intro\nThe judges live in src/nodes/judges.py.".into(),
-                "Dialectical Synthesis is implemented by three judge nodes that run in parallel and the chief justice merges their opinions.".into(),
+                "Dialectical Synthesis is implemented by three judge nodes that run in parallel and the chief justice merges their opinions. The ChiefJustice node applies deterministic rules to the three opinions.".into(),
             ],
         );
         assert_eq!(facts.pages, 2);

@@ -154,11 +154,7 @@ pub(crate) fn read(text: &str) -> Trees {
             }
             let may_be_dir = is_dir || !name.contains('.');
             if may_be_dir && let Some(comment) = d.comment {
-                let here = {
-                    let mut parts = dir.clone();
-                    parts.push(name);
-                    parts.join("/")
-                };
+                let here = join(name);
                 for word in comment.split(|c: char| c.is_whitespace() || ",;()[]&".contains(c)) {
                     let word = word.trim_matches(['`', '"', '\'', '.', ':']);
                     if !word.contains('/') && file_name_in(word) == Some(word) {

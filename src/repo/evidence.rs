@@ -104,7 +104,7 @@ fn family_facts(facts: &RepoFacts, family: Family) -> Vec<Evidence> {
         Family::Structured => structured(facts),
         Family::Nuance => nuance(facts),
         Family::Justice => justice(facts),
-        Family::Concepts | Family::CrossReference => vec![],
+        Family::Concepts | Family::CrossReference | Family::Diagram => vec![],
     }
 }
 
@@ -200,6 +200,11 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             largest_commit_share: h.largest_commit_share,
             top2_share: h.top2_share,
             burst_share: h.burst_share,
+            staged_share: Some(h.staged_share),
+            largest_session: h
+                .staged
+                .first()
+                .map(|s| (s.share, s.commits.len(), s.seconds / 60)),
         })),
         fact(
             "repo.history.pattern",

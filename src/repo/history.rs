@@ -16,6 +16,13 @@
 //!   - `few_large`: three commits or fewer, or the two largest deliveries add ≥
 //!     [`FEW_LARGE_TOP2`] of all lines;
 //!   - `iterative`: anything else.
+//! - **staged sessions**: runs of non-merge commits, each less than [`SESSION_GAP_SECONDS`]
+//!   after the previous one, holding at least [`SESSION_MIN_COMMITS`] commits that add lines
+//!   (commits that add none neither join nor break a run). Code written over hours arrives
+//!   in commits hours apart; a run of commits minutes apart that carries much of the code is
+//!   pre-written code committed file by file (the rubric's "timestamps clustered within
+//!   minutes"), however many commits it is cut into. Each session's share of all lines is
+//!   kept; `staged_share` is their sum.
 //! - **clustered**: two or more commits, all within [`CLUSTER_SECONDS`] of the first.
 //! - **bursts**: the share of consecutive commits less than [`BURST_GAP_SECONDS`] apart
 //!   (measured from four commits). Merges are left out when their message says so (`Merge
@@ -42,6 +49,10 @@ pub const BULK_LINES: usize = 200;
 pub const BULK_GAP_SECONDS: i64 = 120;
 /// Share of all lines held by the two largest deliveries from which the history is `few_large`.
 pub const FEW_LARGE_TOP2: f64 = 0.55;
+/// Commits closer than this (author time) belong to one working session.
+pub const SESSION_GAP_SECONDS: i64 = 10 * 60;
+/// Commits adding lines a session needs to count as staged.
+pub const SESSION_MIN_COMMITS: usize = 3;
 
 /// A file version larger than this is not diffed (its lines are not counted): a few hundred
 /// KB of pack can hold a 200 MB compressible blob, and diffing it costs many times its size.
@@ -90,6 +101,12 @@ pub struct HistoryFacts {
     pub top2_share: f64,
     /// Bulk deliveries of two or more commits (see the module docs).
     pub bulk_deliveries: Vec<BulkDelivery>,
+    /// Staged sessions (see the module docs), the largest share first.
+    #[serde(default)]
+    pub staged: Vec<StagedSession>,
+    /// Share of all lines added in staged sessions.
+    #[serde(default)]
+    pub staged_share: f64,
     pub clustered: bool,
     /// Share of consecutive commits (in history order, merges named `Merge ...` left out)
     /// less than [`BURST_GAP_SECONDS`] apart; `None` under four of them.
@@ -114,6 +131,20 @@ pub struct BulkDelivery {
     pub lines: usize,
     /// Seconds from the first to the last of them.
     pub seconds: i64,
+}
+
+/// A run of commits minutes apart that adds code (see the module docs).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StagedSession {
+    /// Hashes of the commits that add lines, oldest first.
+    pub commits: Vec<String>,
+    /// RFC 3339 author date of the first.
+    pub from: String,
+    /// Seconds from the first to the last of them.
+    pub seconds: i64,
+    pub lines: usize,
+    /// Share of all lines added.
+    pub share: f64,
 }
 
 /// Python files, whose added lines make the pattern.
@@ -346,6 +377,54 @@ fn burst_share(commits: &[CommitFact]) -> Option<f64> {
     Some(bursts as f64 / gaps as f64)
 }
 
+/// The staged sessions of a history (see the module docs), the largest share first.
+fn staged_sessions(
+    commits: &[CommitFact],
+    total: usize,
+    lines: impl Fn(&CommitFact) -> usize,
+) -> Vec<StagedSession> {
+    let mut seen = std::collections::HashSet::new();
+    let mut ordered: Vec<&CommitFact> = commits
+        .iter()
+        .filter(|c| !c.merge)
+        .filter(|c| seen.insert((c.timestamp, &c.message, lines(c))))
+        .collect();
+    ordered.sort_by_key(|c| c.timestamp);
+    let mut runs: Vec<Vec<&CommitFact>> = Vec::new();
+    for c in ordered {
+        match runs.last_mut() {
+            Some(run)
+                if run.last().is_some_and(|p| {
+                    c.timestamp.saturating_sub(p.timestamp) < SESSION_GAP_SECONDS
+                }) =>
+            {
+                run.push(c)
+            }
+            _ => runs.push(vec![c]),
+        }
+    }
+    let mut out: Vec<StagedSession> = runs
+        .into_iter()
+        .filter_map(|run| {
+            let code: Vec<&CommitFact> = run.into_iter().filter(|c| lines(c) > 0).collect();
+            if code.len() < SESSION_MIN_COMMITS || total == 0 {
+                return None;
+            }
+            let added: usize = code.iter().map(|c| lines(c)).sum();
+            let (first, last) = (code.first()?, code.last()?);
+            Some(StagedSession {
+                commits: code.iter().map(|c| c.hash.clone()).collect(),
+                from: first.date.clone(),
+                seconds: last.timestamp.saturating_sub(first.timestamp),
+                lines: added,
+                share: added as f64 / total as f64,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.share.total_cmp(&a.share));
+    out
+}
+
 pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
     let n = commits.len();
     let mut h = HistoryFacts {
@@ -424,6 +503,8 @@ pub fn summarise(commits: Vec<CommitFact>) -> HistoryFacts {
         "iterative"
     }
     .to_string();
+    h.staged = staged_sessions(&commits, total, |c| lines(c));
+    h.staged_share = h.staged.iter().fold(0.0, |a, s| a + s.share);
     let first = commits.iter().map(|c| c.timestamp).min().unwrap_or(0);
     let last = commits.iter().map(|c| c.timestamp).max().unwrap_or(0);
     // Saturating: author times are whatever the submission wrote (i64::MIN .. i64::MAX).

@@ -150,7 +150,14 @@ pub fn investigate_in(
     tmp_parent: Option<&std::path::Path>,
 ) -> Result<RepoFacts, RepoError> {
     let source = clone::parse_source(&req.source)?;
-    let shown = source.display();
+    // How the source is shown: a local path as the caller chose to show it (a batch shows the
+    // folder's name), a URL redacted.
+    let shown = match &source {
+        clone::Source::Local(_) if !req.source.expose().starts_with("file://") => {
+            req.source.shown().to_string()
+        }
+        _ => source.display(),
+    };
     let (_dir, repo) = clone::clone(&source, &req.limits, tmp_parent)?;
     let mut facts = RepoFacts {
         url: shown.clone(),

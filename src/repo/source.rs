@@ -32,6 +32,18 @@ impl RepoSource {
         }
     }
 
+    /// A source shown as `shown` instead of its raw text (a batch shows a local repository by
+    /// its folder's name: the grader's machine paths never reach a student's report).
+    pub fn with_shown(raw: impl Into<String>, shown: impl Into<String>) -> RepoSource {
+        let raw = raw.into();
+        let (_, secrets) = redact_text(&raw);
+        RepoSource {
+            raw,
+            shown: shown.into(),
+            secrets,
+        }
+    }
+
     /// The source without credentials: for messages, reports, file names, logs and spans.
     pub fn shown(&self) -> &str {
         &self.shown

@@ -669,3 +669,33 @@ fn the_verdict_sentence_says_what_the_score_leaves_out_once() {
         "{top}"
     );
 }
+
+#[test]
+fn a_criterion_listed_twice_in_the_findings_counts_its_points_once_and_durations_round() {
+    let ev = evidence();
+    let mut report = offline_report();
+    report.metadata.duration_ms = 60;
+    let md = render_markdown_with(&report, &ev, DEFAULT_TEMPLATE).unwrap();
+    let graph = report
+        .criteria
+        .iter()
+        .find(|c| c.dimension_id == "graph_orchestration")
+        .unwrap();
+    let listed: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with(&format!("- **{}** (", graph.dimension_name)))
+        .collect();
+    assert!(
+        listed.len() >= 2,
+        "the fixture lists it twice: {listed:?}\n{md}"
+    );
+    assert_eq!(
+        listed.iter().filter(|l| l.contains(" lost)")).count(),
+        1,
+        "{listed:?}"
+    );
+    // as the summary on stdout rounds it: 60 ms is 0.1 s, not 0.0 s
+    assert!(md.contains("took 0.1 s"), "{md}");
+    let html = render_html(&report, &ev).unwrap();
+    assert!(html.contains("took 0.1 s"));
+}

@@ -466,3 +466,238 @@ fn an_unknown_ref_in_the_manifest_is_bad_input_before_anything_runs() {
     );
     assert!(!out.join("grades.csv").exists(), "nothing ran");
 }
+
+/// What reaches a student carries no path of the grader's machine: a manifest in one folder
+/// naming repositories in another (`../subs/NAME`) gives reports titled by the repository's
+/// folder name, and no report file holds the absolute path.
+#[test]
+fn reports_hold_no_path_of_the_graders_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let repo = root.join("subs/alice");
+    std::fs::create_dir_all(&repo).unwrap();
+    student_repo(&repo, "alice");
+    std::fs::create_dir_all(root.join("batch")).unwrap();
+    let manifest = root.join("batch/m.csv");
+    std::fs::write(&manifest, "id,repo,pdf\nalice,../subs/alice,\n").unwrap();
+    let out = root.join("out");
+    let o = run(root, &manifest, &out, &[]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&o)
+    );
+    let md = std::fs::read_to_string(out.join("alice/report.md")).unwrap();
+    assert!(
+        md.starts_with("# Audit report: alice\n"),
+        "{}",
+        md.lines().next().unwrap_or("")
+    );
+    let machine = root.display().to_string();
+    for f in ["report.md", "report.html", "report.json"] {
+        let text = std::fs::read_to_string(out.join("alice").join(f)).unwrap();
+        assert!(
+            !text.contains(&machine),
+            "{f} holds the grader's path {machine}: {}",
+            text.lines()
+                .find(|l| l.contains(&machine))
+                .unwrap_or_default()
+        );
+    }
+}
+
+/// `batch --status` (and `--outputs-only`) without the manifest: the one of the last batch
+/// run with that --out; none yet is bad input that says what to give.
+#[test]
+fn status_without_the_manifest_uses_the_last_batchs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (manifest, _) = cohort(root, 2);
+    let out = root.join("out");
+    let o = run(root, &manifest, &out, &[]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&o)
+    );
+    let status = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_auditor"))
+            .current_dir(root)
+            .args(["batch", "--status", "--out"])
+            .arg(dir)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["--judges", "offline"])
+            .output()
+            .unwrap()
+    };
+    let s = status(&out);
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert_eq!(s.status.code(), Some(0), "{text}{}", stderr(&s));
+    assert!(text.contains("2 submissions: 2 done"), "{text}");
+    let none = status(&root.join("never-used"));
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("give the manifest"),
+        "{}",
+        stderr(&none)
+    );
+}
+
+/// Relative paths in a manifest are read from the manifest's folder: the help says so, and
+/// so does the error of a path that is not there.
+#[test]
+fn relative_manifest_paths_are_said_to_be_read_from_the_manifests_folder() {
+    let help = Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .args(["batch", "--help"])
+        .output()
+        .unwrap();
+    let h = String::from_utf8_lossy(&help.stdout);
+    assert!(h.contains("read from the manifest's folder"), "{h}");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (_, _) = cohort(root, 1);
+    std::fs::create_dir_all(root.join("lists")).unwrap();
+    let manifest = root.join("lists/m.csv");
+    // written as if relative to the current directory (root), where the folders are
+    std::fs::write(
+        &manifest,
+        "id,repo,pdf\ns0,repos/s0,\ns1,repos/s0,report.pdf\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("report.pdf"), b"%PDF-1.4\n%%EOF\n").unwrap();
+    let o = run(root, &manifest, &root.join("out"), &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let (h, rows) = grades(&root.join("out"));
+    let why = col(&h, "failed_reason");
+    for r in &rows {
+        assert!(
+            r[why].contains("read from the manifest's folder"),
+            "{r:?}\n{err}"
+        );
+    }
+}
+
+/// An offline batch of the sample submission says what its numbers and marks mean: no LLM
+/// figure (nothing was sent), the overall's exact fraction whenever the overall is the mean,
+/// means to two decimals, and no flag mark on a cell the row calls ok.
+#[test]
+fn an_offline_batch_says_what_its_numbers_and_marks_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let s = Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .args(["sample", "--out"])
+        .arg(root.join("sample"))
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", stderr(&s));
+    let manifest = root.join("m.csv");
+    std::fs::write(
+        &manifest,
+        "id,repo,pdf\nalice,sample/repo,sample/report.pdf\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let o = run(root, &manifest, &out, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains(" asked,"), "no LLM figure offline: {err}");
+    let status = run(root, &manifest, &out, &["--status"]);
+    let st = String::from_utf8_lossy(&status.stdout);
+    assert!(!st.contains("requests sent"), "{st}");
+    assert!(st.contains("nothing was sent to a model"), "{st}");
+
+    let (h, rows) = grades(&out);
+    let (overall, exact) = (col(&h, "overall_score"), col(&h, "overall_exact"));
+    let o: f64 = rows[0][overall].parse().unwrap();
+    let (num, den) = rows[0][exact]
+        .split_once('/')
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap_or_else(|| {
+            (
+                rows[0][exact].parse().expect("overall_exact is filled"),
+                1.0,
+            )
+        });
+    assert_eq!(((num / den) * 100.0).round() / 100.0, o, "{:?}", rows[0]);
+
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let long = summary
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find(|w| w.split_once('.').is_some_and(|(_, d)| d.len() > 2));
+    assert_eq!(
+        long, None,
+        "a number with more than two decimals: {summary}"
+    );
+
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let row = html
+        .lines()
+        .find(|l| l.contains("alice/report.html"))
+        .unwrap_or_else(|| panic!("{html}"));
+    assert!(row.contains("<span class=\"ok\">ok</span>"), "{row}");
+    assert!(
+        !row.contains('⚑'),
+        "a flag mark in a row that says ok: {row}"
+    );
+}
+
+/// Under an address-space limit below the children's default (a container, `ulimit -v`,
+/// `prlimit --as`), the evidence children keep the limit the process has (a hard limit cannot
+/// be raised): every row is graded.
+#[test]
+fn a_batch_under_an_address_space_limit_below_the_childrens_grades_every_row() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (manifest, _) = cohort(root, 2);
+    let out = root.join("out");
+    let mut cmd = batch_cmd(root, &manifest, &out, &[]);
+    // 3 GiB, soft and hard, as `prlimit --as=3221225472` sets it
+    let limit: libc::rlim_t = 3 << 30;
+    // SAFETY: only setrlimit (async-signal-safe) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    let err = stderr(&o);
+    assert!(matches!(o.status.code(), Some(0) | Some(3)), "{err}");
+    let (h, rows) = grades(&out);
+    let st = col(&h, "status");
+    assert!(rows.iter().all(|r| r[st] == "done"), "{rows:?}\n{err}");
+}
+
+/// A child that fails with a message holding backticks (Rust's panic hint): the reason is
+/// kept as plain text, so the dashboard and grades.csv show it without Markdown escapes.
+#[test]
+fn a_failure_reason_reaches_the_dashboard_without_markdown_escapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (manifest, _) = cohort(root, 2);
+    let out = root.join("out");
+    let o = batch_cmd(root, &manifest, &out, &[])
+        .env("AUDITOR_TEST_COLLECT_FAULT", "panic:s1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let (h, rows) = grades(&out);
+    let why = &rows[1][col(&h, "failed_reason")];
+    assert!(why.contains("injected fault"), "{why}");
+    assert!(!why.contains("\\`"), "{why}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("injected fault"), "{html}");
+    assert!(
+        !html.contains("\\`"),
+        "a Markdown escape in the HTML: {html}"
+    );
+}

@@ -738,3 +738,151 @@ fn a_worker_stopped_with_ctrl_c_hands_its_claims_back_at_once() {
         4
     );
 }
+
+/// The database restarted twice mid-batch (`pg_ctl restart`: every connection ended): the
+/// worker waits for it, reconnects, keeps its claims and finishes every submission once, with
+/// the grades of a clean run and no judge request beyond a clean run's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_survives_two_database_restarts_and_pays_for_nothing_twice() {
+    let Some(pg) = Pg::start() else { return };
+    let (root, manifest) = setup(6);
+    let root = root.path();
+    let (clean_asked, clean_grades) = clean_run(root, &manifest).await;
+
+    let server = llm_support::server(llm_support::Script::new(vec![
+        llm_support::Step::AnswerAfter(Duration::from_millis(300)),
+    ]))
+    .await;
+    let judges = Judges::Llm {
+        base: format!("{}/v1", server.uri()),
+        max: 4,
+    };
+    let url = pg.create_db("restarted");
+    let q = |sql: &str| pg.try_count("restarted", sql);
+    let mut a = batch(
+        root,
+        &manifest,
+        &root.join("a"),
+        Some(&url),
+        "worker-a",
+        &judges,
+        &[],
+    )
+    .env("AUDITOR_BATCH_LEASE_SECS", "3")
+    .spawn()
+    .unwrap();
+    let mid_job = "SELECT count(*) FROM auditor_jobs j WHERE status = 'running'
+         AND EXISTS (SELECT 1 FROM auditor_opinions o WHERE o.job_id = j.id)";
+    wait_until(&mut a, "worker-a is mid-job", || {
+        q(mid_job).is_some_and(|n| n >= 1)
+    });
+    pg.restart();
+    let done_then = loop {
+        if let Some(n) = q("SELECT count(*) FROM auditor_jobs WHERE status = 'done'") {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        done_then < 6,
+        "the batch ended before the first restart was over"
+    );
+    wait_until(
+        &mut a,
+        "worker-a is mid-job after the first restart",
+        || {
+            q("SELECT count(*) FROM auditor_jobs WHERE status = 'done'")
+                .is_some_and(|n| n > done_then)
+                && q(mid_job).is_some_and(|n| n >= 1)
+        },
+    );
+    pg.restart();
+    let o = wait(a).await;
+    graded(&o);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("reconnected to the PostgreSQL store"),
+        "the worker says it reconnected: {t}"
+    );
+    assert_eq!(
+        q("SELECT count(*) FROM auditor_jobs WHERE status = 'done' AND runs = 1"),
+        Some(6),
+        "every submission graded once, by this worker, its claims kept: {t}"
+    );
+    assert_eq!(overall(&root.join("a")), clean_grades, "{t}");
+    let asked = judge_requests(&server).await;
+    assert_eq!(
+        asked, clean_asked,
+        "a batch whose database restarted twice asks what a clean run asks: {t}"
+    );
+}
+
+/// libpq keywords are accepted; the password reaches a server that checks it from PGPASSWORD,
+/// a password file or --store-file; one written on the command line works but is warned
+/// about; none is ever printed.
+#[test]
+fn keyword_strings_and_passwords_kept_off_the_command_line_reach_the_server() {
+    let Some(pg) = Pg::start_with_password() else {
+        return;
+    };
+    pg.create_db("kv");
+    let (root, manifest) = setup(1);
+    let root = root.path();
+    let fast = Judges::Offline { ms: 0 };
+    let kv = format!("host=127.0.0.1 port={} user=postgres dbname=kv", pg.port);
+    let run = |name: &str, store: &[&str], env: &[(&str, &str)]| {
+        let mut c = batch(root, &manifest, &root.join(name), None, name, &fast, store);
+        c.env_remove("PGPASSWORD")
+            .env_remove("PGPASSFILE")
+            .env("HOME", root);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let t = text(&o);
+        assert!(!t.contains(PASSWORD), "the password was printed: {t}");
+        (o.status.code(), t)
+    };
+    // no password anywhere: the server refuses, bad input, nothing printed of the string's secrets
+    let (code, t) = run("none", &["--store", &kv], &[]);
+    assert_eq!(code, Some(2), "{t}");
+    assert!(t.contains("password"), "{t}");
+    assert!(t.contains("host=127.0.0.1"), "the store is named: {t}");
+    // PGPASSWORD
+    let (code, t) = run("env", &["--store", &kv], &[("PGPASSWORD", PASSWORD)]);
+    assert_eq!(code, Some(0), "{t}");
+    assert!(!t.contains("visible to every local user"), "{t}");
+    // a password file (PGPASSFILE, mode 600)
+    let passfile = root.join("pgpass");
+    std::fs::write(
+        &passfile,
+        format!("127.0.0.1:{}:kv:postgres:{PASSWORD}\n", pg.port),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&passfile, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let pf = passfile.display().to_string();
+    let (code, t) = run("file", &["--store", &kv], &[("PGPASSFILE", &pf)]);
+    assert_eq!(code, Some(0), "{t}");
+    // --store-file holding a URL with the password
+    let store_file = root.join("store.conf");
+    std::fs::write(&store_file, format!("{}\n", pg.url("kv"))).unwrap();
+    let sf = store_file.display().to_string();
+    let (code, t) = run("storefile", &["--store-file", &sf], &[]);
+    assert_eq!(code, Some(0), "{t}");
+    assert!(!t.contains("visible to every local user"), "{t}");
+    // on the command line: it works, and the worker says why not to do it
+    let url = pg.url("kv");
+    let (code, t) = run("inline", &["--store", &url], &[]);
+    assert_eq!(code, Some(0), "{t}");
+    assert!(t.contains("visible to every local user"), "{t}");
+    assert!(t.contains("PGPASSWORD"), "{t}");
+    assert_eq!(
+        pg.count(
+            "kv",
+            "SELECT count(*) FROM auditor_jobs WHERE status = 'done'"
+        ),
+        1
+    );
+}

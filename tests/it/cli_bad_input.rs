@@ -288,3 +288,111 @@ fn the_top_level_help_shows_the_main_jobs_options() {
         }
     }
 }
+
+#[test]
+fn an_unknown_ref_names_the_remote_tracking_branch_it_may_mean() {
+    let ws = tempfile::tempdir().unwrap();
+    let repo = ws.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    auditor::testkit::git::build_repo(&repo, &auditor::testkit::git::sample_langgraph_project())
+        .unwrap();
+    // a clone whose `dev` exists only as the remote-tracking branch origin/dev
+    let git = git2::Repository::open(&repo).unwrap();
+    let head = git.head().unwrap().peel_to_commit().unwrap();
+    git.reference("refs/remotes/origin/dev", head.id(), false, "test")
+        .unwrap();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--ref", "dev", "--judges", "offline"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("origin/dev"), "lists the remote branch: {err}");
+    assert!(err.contains("branch dev origin/dev"), "says how: {err}");
+}
+
+/// OPENAI_BASE_URL left pointing where nothing listens: checked once before the audit, one
+/// message with the way out (`--judges offline`), exit 2, no report; a batch likewise.
+#[test]
+fn an_llm_endpoint_where_nothing_answers_stops_before_the_audit() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("r.pdf"), b"%PDF-1.4\n%%EOF\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}/v1");
+    for judges in ["llm", "auto"] {
+        let out = auditor(ws.path())
+            .args(["--repo", "repo", "--pdf", "r.pdf", "--judges", judges])
+            .args(["--output", "out/report.md"])
+            .env("OPENAI_BASE_URL", &base)
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{judges}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| !l.trim().is_empty()).count(),
+            1,
+            "{judges}: one message: {err}"
+        );
+        assert!(err.contains(&base), "{judges}: names the endpoint: {err}");
+        assert!(err.contains("--judges offline"), "{judges}: {err}");
+        assert!(!ws.path().join("out").exists(), "{judges}: no report");
+    }
+    std::fs::write(ws.path().join("cohort.csv"), "id,repo\ns,repo\n").unwrap();
+    let out = auditor(ws.path())
+        .args(["batch", "cohort.csv", "--out", "grades", "--judges", "llm"])
+        .env("OPENAI_BASE_URL", &base)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--judges offline"), "{err}");
+    assert!(!ws.path().join("grades/grades.csv").exists(), "{err}");
+}
+
+/// `auditor sample` says how to run this very binary (a build under target/ is not on the
+/// PATH), and the sample repository's files are there to open at the lines a report cites.
+#[test]
+fn the_sample_names_a_runnable_program_and_its_files_can_be_opened() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = auditor(ws.path())
+        .args(["sample", "--out", "s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Audit it with: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let program = line.split(" --repo ").next().unwrap();
+    assert!(
+        Path::new(program).is_file(),
+        "{program:?} is not a program that exists: {stdout}"
+    );
+    let tools = ws.path().join("s/repo/src/tools/repo_tools.py");
+    let text =
+        std::fs::read_to_string(&tools).unwrap_or_else(|e| panic!("{}: {e}", tools.display()));
+    assert!(text.lines().count() >= 18, "{text}");
+}
+
+#[test]
+fn a_flag_with_two_letters_swapped_gets_a_did_you_mean() {
+    let ws = workspace();
+    let out = auditor(ws.path())
+        .args(["--repo", "repo", "--pfd", "r.pdf"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("'--pdf'"), "{err}");
+    let out = auditor(ws.path())
+        .args(["batch", "m.csv", "--out", "o", "--regarde-all"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(err.contains("'--regrade-all'"), "{err}");
+}

@@ -42,7 +42,7 @@ fn fan_in_nodes(j: &Value) -> Vec<&str> {
         .collect()
 }
 
-const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n\ndef work(state):\n    return {'report': 'x'}\n\ndef setup(state):\n    state['scratch'] = 1\n    return state\n\n";
+const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n\ndef work(state):\n    return {'opinions': ['x']}\n\ndef setup(state):\n    state['scratch'] = 1\n    return state\n\n";
 
 #[test]
 fn defects_are_listed_with_kind_nodes_location_and_detail_and_become_evidence() {
@@ -64,7 +64,12 @@ fn defects_are_listed_with_kind_nodes_location_and_detail_and_become_evidence() 
             .unwrap()
             .starts_with("src/graph.py:")
     );
-    assert!(dup["detail"].as_str().unwrap().contains("runs 2 times"));
+    assert!(
+        dup["detail"]
+            .as_str()
+            .unwrap()
+            .contains("runs more than once")
+    );
     assert_eq!(
         find("unreachable_node")["nodes"],
         serde_json::json!(["orphan"])
@@ -160,4 +165,129 @@ fn an_error_handler_the_branches_may_route_to_is_not_their_join() {
     ));
     let fan_in = fan_in_nodes(&j);
     assert_eq!(fan_in, vec!["agg"]);
+}
+
+/// `auditor evidence --json` on a repository holding `graph`, in a process whose address space
+/// and CPU time are limited (`prlimit`): `None` when the process did not finish within them.
+fn evidence_limited(graph: &str, address_space: u64, cpu_seconds: u64) -> Option<Value> {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(
+        dir.path(),
+        &[FixtureCommit::new("graph", 1_700_000_000).file("src/graph.py", graph)],
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("auditor"));
+    cmd.current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .args(["evidence", "--repo", ".", "--json", "-q"]);
+    // SAFETY: only setrlimit (async-signal-safe) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let set = |what, n: u64| {
+                let lim = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                if libc::setrlimit(what, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            };
+            set(libc::RLIMIT_AS, address_space)?;
+            set(libc::RLIMIT_CPU, cpu_seconds)
+        });
+    }
+    let out = cmd.output().unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "auditor ended with {:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+                .chars()
+                .rev()
+                .take(400)
+                .collect::<String>()
+                .chars()
+                .rev()
+                .collect::<String>()
+        );
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+#[test]
+fn many_conditional_entries_stop_the_simulation_at_its_budget_within_a_memory_limit() {
+    // issue 25 item 1: twelve routers on START with four outcomes each (4^12 combinations of
+    // entry choices) were all built before any budget applied (15 GB)
+    let mut src = String::from(
+        "from typing import TypedDict\nfrom langgraph.graph import StateGraph, START, END\nclass S(TypedDict):\n    repo_url: str\n    choice: str\ndef work(state):\n    return {'repo_url': 'x'}\n",
+    );
+    for i in 0..12 {
+        src.push_str(&format!("def r{i}(state):\n"));
+        for j in 0..3 {
+            src.push_str(&format!(
+                "    if state.get('choice') == '{i}_{j}':\n        return 'a{j}'\n"
+            ));
+        }
+        src.push_str("    return 'a3'\n");
+    }
+    src.push_str("g = StateGraph(S)\n");
+    for j in 0..4 {
+        src.push_str(&format!(
+            "g.add_node('a{j}', work)\ng.add_edge('a{j}', END)\n"
+        ));
+    }
+    for i in 0..12 {
+        src.push_str(&format!("g.add_conditional_edges(START, r{i})\n"));
+    }
+    let j = evidence_limited(&src, 1_500_000_000, 60)
+        .expect("the audit finishes within 1.5 GB of address space");
+    let graph = &j["repo"]["graph"];
+    assert_eq!(graph["nodes"].as_array().map(Vec::len), Some(4));
+    let notes = graph["runtime_notes"].to_string();
+    assert!(notes.contains("too many run paths"), "{notes}");
+    // the budget means silence, never a guess
+    assert_eq!(graph["defects"], serde_json::json!([]));
+}
+
+#[test]
+fn a_node_with_hundreds_of_helper_returns_is_read_in_linear_time() {
+    // issue 25 item 2: every `return helper(state)` re-read its helper (and the helper's
+    // helpers) without a memo, at a cost of the cube of the lines
+    let n = 600;
+    let mut src = String::from(
+        "from typing import TypedDict\nfrom langgraph.graph import StateGraph, START, END\nclass S(TypedDict):\n    repo_url: str\n    report: str\n",
+    );
+    for h in 0..5 {
+        src.push_str(&format!("def helper_{h}(state):\n"));
+        for i in 0..n / 5 {
+            src.push_str(&format!(
+                "    if state.get('flag_{h}_{i}'):\n        return helper_{}(state)\n",
+                (h + 1) % 5
+            ));
+        }
+        src.push_str("    return {'report': 'x'}\n");
+    }
+    src.push_str("def work(state):\n");
+    for i in 0..n {
+        src.push_str(&format!(
+            "    if state.get('k{i}') == 'value number {i}':\n        return helper_{}(state)\n",
+            i % 5
+        ));
+    }
+    src.push_str("    return {'report': 'done'}\ng = StateGraph(S)\ng.add_node('work', work)\ng.add_edge(START, 'work')\ng.add_edge('work', END)\n");
+    let j = evidence_limited(&src, 1_500_000_000, 15)
+        .expect("the audit finishes within 15 s of CPU time");
+    let graph = &j["repo"]["graph"];
+    assert_eq!(graph["nodes"], serde_json::json!(["work"]));
+    // the node's update was read through its helpers: it writes only `report`
+    assert!(
+        !graph["defects"]
+            .to_string()
+            .contains("undeclared_state_key"),
+        "{}",
+        graph["defects"]
+    );
 }

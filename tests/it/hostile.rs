@@ -71,27 +71,17 @@ async fn credentials_in_repo_reach_no_output() {
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", server.uri());
     let out = run(cmd).await;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(3), "stderr:\n{stderr}");
-    let reports = walk(&ws.path().join("out"));
-    assert_eq!(
-        reports.len(),
-        3,
-        "report.md, report.json and report.html: {reports:?}"
-    );
-    let md = reports
-        .iter()
-        .find(|p| p.extension().is_some_and(|e| e == "md"))
-        .expect("a .md report");
-    let md_text = std::fs::read_to_string(md).unwrap();
+    // A repository that cannot be reached is bad input (one message, no report), named
+    // redacted.
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
     assert!(
-        md_text.contains("https://127.0.0.1:9/owner/project.git"),
-        "the report names the repository, redacted:\n{md_text}"
+        stderr.contains("https://127.0.0.1:9/owner/project.git"),
+        "the message names the repository, redacted:\n{stderr}"
     );
-    assert_no_secret_in_tree(&ws.path().join("out"));
+    assert!(!ws.path().join("out").exists(), "no report");
     assert_no_secret("stdout", &out.stdout);
     assert_no_secret("stderr", &out.stderr);
-    let (spans, requests) = received_spans(&server).await;
-    assert!(!spans.is_empty(), "no spans exported\n{stderr}");
+    let (_, requests) = received_spans(&server).await;
     for r in &requests {
         assert_no_secret("an OTLP export", &r.body);
     }

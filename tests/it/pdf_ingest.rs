@@ -309,7 +309,9 @@ fn extract_diagrams_finds_exactly_the_images_of_the_full_analysis() {
     ];
     for (name, bytes, expected) in &fixtures {
         let full = analysed_images(bytes, &caps);
-        let only = pdf::extract_diagrams(bytes, "report.pdf").expect(name);
+        let only = pdf::extract_diagrams(bytes, "report.pdf")
+            .expect(name)
+            .images;
         assert_eq!(only.len(), *expected, "{name}: {only:?}");
         // same pages, kinds, sizes and PNG bytes, in the same order
         assert_eq!(only, full, "{name}");
@@ -340,6 +342,7 @@ fn extract_diagrams_stops_at_the_same_caps_with_the_same_notes() {
         ..Default::default()
     };
     let (only, notes) = pdf::extract_diagrams_with(&bytes, "report.pdf", &caps).unwrap();
+    let only = only.images;
     let full = pdf::analyse_bytes_with(&bytes, "report.pdf", &caps).unwrap();
     assert_eq!(only, full.images);
     let found: Vec<(u32, &str)> = only.iter().map(|i| (i.page, i.kind.as_str())).collect();

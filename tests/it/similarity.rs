@@ -462,10 +462,11 @@ fn the_postgresql_store_keeps_fingerprints() {
     use auditor::batch::backend::BatchStore;
     use auditor::batch::postgres::{PgOptions, PgStore};
     let Some(pg) = Pg::start() else { return };
-    let url = pg.create_db("fingerprints");
+    let url: tokio_postgres::Config = pg.create_db("fingerprints").parse().unwrap();
     let opts = PgOptions {
         lease: std::time::Duration::from_secs(60),
         worker: "w".into(),
+        retry_for: std::time::Duration::from_secs(10),
     };
     {
         let s = PgStore::connect(&url, "pg", opts.clone()).unwrap();

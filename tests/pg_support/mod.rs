@@ -24,6 +24,15 @@ pub struct Pg {
     as_postgres: bool,
 }
 
+/// How the server authenticates connections over TCP.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Auth {
+    /// Every local connection is trusted (the password is ignored).
+    Trust,
+    /// The `postgres` user must give [`PASSWORD`] (scram-sha-256) over TCP.
+    Password,
+}
+
 /// The newest `/usr/lib/postgresql/<version>/bin` holding initdb, pg_ctl and psql.
 pub fn bin_dir() -> Option<PathBuf> {
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
@@ -52,6 +61,15 @@ fn free_port() -> u16 {
 impl Pg {
     /// Starts a server, or prints why not and returns `None` when the binaries are absent.
     pub fn start() -> Option<Pg> {
+        Self::start_with(Auth::Trust)
+    }
+
+    /// Starts a server that checks passwords over TCP ([`Auth::Password`]).
+    pub fn start_with_password() -> Option<Pg> {
+        Self::start_with(Auth::Password)
+    }
+
+    fn start_with(auth: Auth) -> Option<Pg> {
         let Some(bin) = bin_dir() else {
             eprintln!(
                 "SKIPPED: no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb, pg_ctl, psql): install the `postgresql` package to run this test"
@@ -82,21 +100,34 @@ impl Pg {
             as_postgres,
         };
         let data = pg.data();
-        let out = pg
-            .tool("initdb")
-            .arg("-D")
-            .arg(&data)
-            .args([
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-                "--locale=C",
-            ])
-            .output()
-            .expect("run initdb");
+        let mut initdb = pg.tool("initdb");
+        initdb.arg("-D").arg(&data).args([
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--locale=C",
+        ]);
+        match auth {
+            Auth::Trust => {
+                initdb.arg("--auth=trust");
+            }
+            Auth::Password => {
+                let pwfile = pg.dir.path().join("pwfile");
+                std::fs::write(&pwfile, format!("{PASSWORD}\n")).expect("write the pwfile");
+                if as_postgres {
+                    let _ = Command::new("chown")
+                        .arg("postgres:postgres")
+                        .arg(&pwfile)
+                        .status();
+                }
+                initdb
+                    .args(["--auth-local=trust", "--auth-host=scram-sha-256"])
+                    .arg(format!("--pwfile={}", pwfile.display()));
+            }
+        }
+        let out = initdb.output().expect("run initdb");
         assert!(
             out.status.success(),
             "initdb failed: {}",
@@ -163,6 +194,7 @@ impl Pg {
             .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
             .args(["-p", &self.port.to_string(), "-U", "postgres", "-d", db])
             .args(["-c", sql])
+            .env("PGPASSWORD", PASSWORD)
             .stdin(Stdio::null())
             .output()
             .expect("run psql");
@@ -187,6 +219,7 @@ impl Pg {
             .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
             .args(["-p", &self.port.to_string(), "-U", "postgres", "-d", db])
             .args(["-c", sql])
+            .env("PGPASSWORD", PASSWORD)
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
@@ -195,6 +228,27 @@ impl Pg {
             return None;
         }
         String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    }
+
+    /// Restarts the server (`pg_ctl restart -m fast`: every connection is ended, the data
+    /// stays), as an administrator or a failover would mid-run; returns once it accepts
+    /// connections again.
+    pub fn restart(&self) {
+        let out = self
+            .tool("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .args(["-m", "fast", "-w", "-t", "60", "-l"])
+            .arg(self.dir.path().join("server.log"))
+            .arg("restart")
+            .stdout(Stdio::piped())
+            .output()
+            .expect("run pg_ctl restart");
+        assert!(
+            out.status.success(),
+            "pg_ctl restart failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     pub fn dir(&self) -> &Path {

@@ -4,6 +4,10 @@
 //!
 //! Static and conservative: `known` is false when a return value cannot be read (a helper's
 //! result, an object), and callers stay silent on what they cannot decide.
+//!
+//! Helpers called with the state (`return helper(state)`) are followed two levels deep through
+//! a memo ([`Memo`]): each function is read once per depth, so a node with hundreds of such
+//! returns costs what its lines cost.
 
 use super::expr::Expr;
 use super::names::Repo;
@@ -40,7 +44,15 @@ pub struct Effects {
     pub whole_state: Option<usize>,
     /// Every return value could be read.
     pub known: bool,
+    /// Keys whose update re-sends the current value (`{"xs": state["xs"] + [x]}`,
+    /// `{"xs": state["xs"]}`): under an appending reducer the list doubles.
+    pub resends: BTreeMap<String, usize>,
+    /// Keys whose every write is one and the same literal (`{"attempts": 1}`), with its text.
+    pub constants: BTreeMap<String, String>,
 }
+
+/// Effects already read, by (module, line of the `def`, depth of helper calls).
+pub type Memo = std::collections::HashMap<(usize, usize, usize), Effects>;
 
 /// The first parameter that is not `self`/`cls`, from the `def` line(s).
 fn state_param(module: &ModuleInfo, f: &FuncInfo) -> Option<String> {
@@ -142,13 +154,40 @@ fn return_whole(line: &str, p: &str) -> bool {
     })
 }
 
-/// The effects of function `f` of module `m`, following one level of helper calls that
+/// The effects of function `f` of module `m`, following two levels of helper calls that
 /// receive the state (`return helper(state)`).
+#[cfg(test)]
 pub fn of_function(repo: &Repo<'_>, m: usize, f: &FuncInfo) -> Effects {
-    of_function_depth(repo, m, f, 0)
+    of_function_memo(repo, m, f, &mut Memo::new())
 }
 
-fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> Effects {
+/// [`of_function`] through a memo shared by every node and router of a graph.
+pub fn of_function_memo(repo: &Repo<'_>, m: usize, f: &FuncInfo, memo: &mut Memo) -> Effects {
+    of_function_depth(repo, m, f, 0, memo)
+}
+
+fn of_function_depth(
+    repo: &Repo<'_>,
+    m: usize,
+    f: &FuncInfo,
+    depth: usize,
+    memo: &mut Memo,
+) -> Effects {
+    if let Some(e) = memo.get(&(m, f.line, depth)) {
+        return e.clone();
+    }
+    let e = read_function(repo, m, f, depth, memo);
+    memo.insert((m, f.line, depth), e.clone());
+    e
+}
+
+fn read_function(
+    repo: &Repo<'_>,
+    m: usize,
+    f: &FuncInfo,
+    depth: usize,
+    memo: &mut Memo,
+) -> Effects {
     let module = &repo.modules[m];
     let mut e = Effects {
         known: true,
@@ -197,23 +236,34 @@ fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> E
             e.whole_state.get_or_insert(*n);
         }
     }
+    let return_lines: Vec<&(usize, String)> = lines
+        .iter()
+        .filter(|(_, l)| l.trim_start().starts_with("return"))
+        .collect();
     let return_line = |needle: &str| -> usize {
-        lines
+        return_lines
             .iter()
-            .find(|(_, l)| l.trim_start().starts_with("return") && l.contains(needle))
+            .find(|(_, l)| l.contains(needle))
             .map_or(f.line, |(n, _)| *n)
     };
+    let mut vals = Values::default();
     for r in &f.returns {
         match r {
             Expr::Name(n) if *n == p => {}
-            Expr::Dict(pairs) => dict_keys(pairs, &mut e.writes, return_line("{")),
+            Expr::Dict(pairs) => {
+                dict_keys(pairs, &mut e.writes, return_line("{"));
+                vals.add(pairs, &p, return_line("{"));
+            }
             Expr::None => {}
             Expr::Name(local) => match f.locals.get(local).map(Vec::as_slice) {
                 Some(values) if !values.is_empty() => {
                     let line = return_line(local);
                     for v in values {
                         match v {
-                            Expr::Dict(pairs) => dict_keys(pairs, &mut e.writes, line),
+                            Expr::Dict(pairs) => {
+                                dict_keys(pairs, &mut e.writes, line);
+                                vals.add(pairs, &p, line);
+                            }
                             Expr::Name(n) if *n == p => {
                                 e.whole_state.get_or_insert(line);
                             }
@@ -241,6 +291,7 @@ fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> E
                     if let Some((_, Expr::Dict(pairs))) = kwargs.iter().find(|(k, _)| k == "update")
                     {
                         dict_keys(pairs, &mut e.writes, return_line("Command"));
+                        vals.add(pairs, &p, return_line("Command"));
                     }
                 } else if (last == "copy" || last == "model_copy") && name == format!("{p}.{last}")
                     || (last == "dict" && args.first() == Some(&Expr::Name(p.clone())))
@@ -257,9 +308,13 @@ fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> E
                     && args.first() == Some(&Expr::Name(p.clone()))
                     && let Some((hm, h)) = repo.function(m, &name)
                 {
-                    let inner = of_function_depth(repo, hm, h, depth + 1);
+                    let inner = of_function_depth(repo, hm, h, depth + 1, memo);
                     e.writes.extend(inner.writes);
                     e.reads.extend(inner.reads);
+                    e.resends.extend(inner.resends);
+                    for (k, c) in inner.constants {
+                        vals.literal(&k, Some(c));
+                    }
                     if e.whole_state.is_none() && inner.whole_state.is_some() {
                         e.whole_state = Some(return_line(last));
                     }
@@ -276,7 +331,79 @@ fn of_function_depth(repo: &Repo<'_>, m: usize, f: &FuncInfo, depth: usize) -> E
             e.writes.entry(k).or_insert(n);
         }
     }
+    e.resends.extend(vals.resends);
+    e.constants = vals
+        .literals
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .filter(|(k, _)| e.writes.contains_key(k))
+        .collect();
+    // a key also written by a helper whose value was not read is not known to be constant
+    for k in e.writes.keys() {
+        if !vals.seen.contains(k) {
+            e.constants.remove(k);
+        }
+    }
     e
+}
+
+/// What the values of an update say: re-sent current values and literal-only keys.
+#[derive(Default)]
+struct Values {
+    resends: BTreeMap<String, usize>,
+    /// key -> the one literal every write gives it (`None`: some write is not that literal)
+    literals: BTreeMap<String, Option<String>>,
+    seen: std::collections::BTreeSet<String>,
+}
+
+impl Values {
+    fn add(&mut self, pairs: &[(Expr, Expr)], p: &str, line: usize) {
+        for (k, v) in pairs {
+            let Some(k) = k.as_str() else { continue };
+            if reads_own(v, p, k) {
+                self.resends.entry(k.to_string()).or_insert(line);
+            }
+            let lit = match v {
+                Expr::Num(n) => Some(n.clone()),
+                Expr::Bool(b) => Some(b.to_string()),
+                Expr::Str {
+                    value,
+                    fstring: false,
+                } => Some(format!("{value:?}")),
+                Expr::None => Some("None".into()),
+                _ => None,
+            };
+            self.literal(k, lit);
+        }
+    }
+
+    fn literal(&mut self, k: &str, lit: Option<String>) {
+        self.seen.insert(k.to_string());
+        let entry = self.literals.entry(k.to_string()).or_insert(lit.clone());
+        if *entry != lit {
+            *entry = None;
+        }
+    }
+}
+
+/// `state["k"]`, `state.get("k", ...)`, `state.k`, or one of them `+ ...`: the key's own value.
+fn reads_own(v: &Expr, p: &str, k: &str) -> bool {
+    let own = |e: &Expr| match e {
+        Expr::Subscript(obj, idx) => {
+            matches!(&**obj, Expr::Name(n) if n == p)
+                && idx.first().and_then(Expr::as_str) == Some(k)
+        }
+        Expr::Call { func, args, .. } => {
+            matches!(&**func, Expr::Attr(obj, m) if m == "get" && matches!(&**obj, Expr::Name(n) if n == p))
+                && args.first().and_then(Expr::as_str) == Some(k)
+        }
+        Expr::Attr(obj, a) => a == k && matches!(&**obj, Expr::Name(n) if n == p),
+        _ => false,
+    };
+    match v {
+        Expr::BinOp { op, left, .. } if op == "+" => own(left) || reads_own(left, p, k),
+        other => own(other),
+    }
 }
 
 fn dict_keys(pairs: &[(Expr, Expr)], out: &mut BTreeMap<String, usize>, line: usize) {

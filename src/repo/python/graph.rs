@@ -157,6 +157,14 @@ pub struct GraphFacts {
     /// The run-time analysis decided run counts, reachability and every loop bound.
     #[serde(default)]
     pub runtime_decided: bool,
+    /// Plain edges added one by one (`add_edge(a, c)`, entry and finish points, sequences):
+    /// such an edge triggers `c` after every run of `a` even when `a -> c` is also a leg of an
+    /// `add_edge([a, b], c)` join.
+    #[serde(skip)]
+    pub single_edges: BTreeSet<(String, String)>,
+    /// Each router's path map (by index in `routers`): what it returns → the node it names.
+    #[serde(skip)]
+    pub path_maps: BTreeMap<usize, Vec<(String, String)>>,
 }
 
 impl GraphFacts {
@@ -567,9 +575,13 @@ impl Builder {
                         });
                     }
                 }
+                let join = matches!(va, Val::List(_)) && froms.len() >= 2;
                 for f in &froms {
                     for t in &tos {
                         self.edge(f.clone(), t.clone(), chosen, c.line);
+                        if !join && !chosen {
+                            self.graph.single_edges.insert((f.clone(), t.clone()));
+                        }
                     }
                 }
             }
@@ -578,6 +590,9 @@ impl Builder {
                     let v = ev(a);
                     let chosen = is_choice(&v);
                     for t in self.names(repo, m, c, &v) {
+                        if !chosen {
+                            self.graph.single_edges.insert(("START".into(), t.clone()));
+                        }
                         self.edge("START".into(), t, chosen, c.line);
                     }
                 }
@@ -587,6 +602,9 @@ impl Builder {
                     let v = ev(a);
                     let chosen = is_choice(&v);
                     for f in self.names(repo, m, c, &v) {
+                        if !chosen {
+                            self.graph.single_edges.insert((f.clone(), "END".into()));
+                        }
                         self.edge(f, "END".into(), chosen, c.line);
                     }
                 }
@@ -607,6 +625,7 @@ impl Builder {
                     if let Some(n) = names.into_iter().next() {
                         self.node(n.clone(), &path, c.line);
                         if let Some(p) = prev.take() {
+                            self.graph.single_edges.insert((p.clone(), n.clone()));
                             self.edge(p, n.clone(), false, c.line);
                         }
                         prev = Some(n);
@@ -678,6 +697,23 @@ impl Builder {
                 };
                 let parallel = !parallel_targets.is_empty();
                 let outcomes = router_outcomes(&returns, &lookup, &targets, &parallel_targets);
+                let path_map: Vec<(String, String)> = match &map {
+                    Some(Val::Dict(pairs)) => pairs
+                        .iter()
+                        .filter_map(|(k, v)| {
+                            let mut names = Vec::new();
+                            let mut unk = Vec::new();
+                            v.node_names(&mut names, &mut unk);
+                            let key = match k {
+                                Val::Str(s) => s.clone(),
+                                Val::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                                _ => return None,
+                            };
+                            Some((key, names.into_iter().next()?))
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
                 for s in &sources {
                     for t in &targets {
                         self.edge(s.clone(), t.clone(), true, c.line);
@@ -685,6 +721,11 @@ impl Builder {
                     if parallel {
                         let send = returns.iter().any(has_send);
                         self.record_parallel(s, send, parallel_targets.iter().cloned(), c.line);
+                    }
+                    if !path_map.is_empty() {
+                        self.graph
+                            .path_maps
+                            .insert(self.graph.routers.len(), path_map.clone());
                     }
                     self.graph.routers.push(Router {
                         source: s.clone(),

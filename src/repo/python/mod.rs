@@ -19,6 +19,7 @@ pub(crate) mod runtime;
 pub(crate) mod safety;
 pub(crate) mod schema_binding;
 pub(crate) mod state;
+pub(crate) mod supersteps;
 pub mod syntax;
 
 use rayon::prelude::*;

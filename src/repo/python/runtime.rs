@@ -33,15 +33,10 @@ use super::effects::{self, Effects};
 use super::graph::{Action, GraphFacts};
 use super::names::Repo;
 use super::state::StateFacts;
+use super::supersteps::{BUDGET, MAX_CHOICES, Machine, NodeWrites, RouterSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Explored supersteps (over all paths) before the simulation gives up and stays silent.
-const BUDGET: usize = 20_000;
-/// Router choices combined in one superstep before the simulation gives up.
-const MAX_CHOICES: usize = 256;
-/// Deepest path followed.
-const MAX_DEPTH: usize = 200;
 /// Largest graph analysed (a student graph has tens of nodes; a crafted one may have
 /// thousands, and the cycle search is quadratic).
 const MAX_NODES: usize = 400;
@@ -139,7 +134,14 @@ fn class_named<'s>(
 
 /// Keys given to `invoke`/`stream` as a literal dict anywhere in the repository, or `None`.
 fn input_keys(repo: &Repo<'_>) -> Option<BTreeSet<String>> {
-    let mut keys = BTreeSet::new();
+    input_values(repo).map(|v| v.into_keys().collect())
+}
+
+/// Keys given to `invoke`/`stream` as a literal dict, each with whether its value may hold items
+/// (anything but an empty literal list, dict, tuple or string); `None` when no such call is seen.
+fn input_values(repo: &Repo<'_>) -> Option<BTreeMap<String, bool>> {
+    use super::expr::Expr;
+    let mut keys: BTreeMap<String, bool> = BTreeMap::new();
     let mut any = false;
     for m in repo.modules {
         for c in &m.calls {
@@ -152,7 +154,17 @@ fn input_keys(repo: &Repo<'_>) -> Option<BTreeSet<String>> {
                 // a graph input names the audit's inputs, not an LLM prompt's variables
                 if ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
                     any = true;
-                    keys.extend(ks.iter().map(|k| k.to_string()));
+                    for (k, v) in pairs {
+                        let Some(k) = k.as_str() else { continue };
+                        let empty = match v {
+                            Expr::List(items) => items.is_empty(),
+                            Expr::Dict(items) => items.is_empty(),
+                            Expr::Str { value, .. } => value.is_empty(),
+                            Expr::None => true,
+                            _ => false,
+                        };
+                        *keys.entry(k.to_string()).or_insert(false) |= !empty;
+                    }
                 }
             }
         }
@@ -193,6 +205,34 @@ impl Ctx<'_, '_> {
             }
             _ => self.node_loc(n),
         }
+    }
+
+    /// Whether the field's reducer appends the update to the current value: `operator.add` and
+    /// its kin, or a repository function that returns its two arguments added (`left + right`).
+    fn appending(&self, field: &str) -> bool {
+        let Some(r) = self.reducers.get(field) else {
+            return false;
+        };
+        if appends(r) {
+            return true;
+        }
+        let Some(gm) = self.repo.modules.iter().position(|m| m.path == self.g.path) else {
+            return false;
+        };
+        let Some((_, f)) = self.repo.function(gm, r) else {
+            return false;
+        };
+        let params: Vec<&String> = f.params.iter().filter(|p| *p != "self").collect();
+        let [a, b] = params[..] else { return false };
+        !f.returns.is_empty()
+            && f.returns.iter().all(|ret| match ret {
+                super::expr::Expr::BinOp { op, left, right } => {
+                    op == "+"
+                        && super::graph::mentions_word(&left.render(), a)
+                        && super::graph::mentions_word(&right.render(), b)
+                }
+                _ => false,
+            })
     }
 
     fn all_known(&self) -> bool {
@@ -249,6 +289,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
             (None, BTreeMap::new())
         }
     };
+    let mut memo = effects::Memo::new();
     let mut effects = BTreeMap::new();
     for n in &g.nodes {
         let e = match &n.action {
@@ -261,7 +302,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
                 .functions
                 .iter()
                 .find(|f| f.line == *line)
-                .map(|f| effects::of_function(repo, *module, f)),
+                .map(|f| effects::of_function_memo(repo, *module, f, &mut memo)),
             None => None,
         };
         effects.insert(n.name.as_str(), e);
@@ -272,7 +313,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         .map(|r| {
             let (m, line) = r.func?;
             let f = repo.modules[m].functions.iter().find(|f| f.line == line)?;
-            Some(effects::of_function(repo, m, f))
+            Some(effects::of_function_memo(repo, m, f, &mut memo))
         })
         .collect();
     let ctx = Ctx {
@@ -288,16 +329,29 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     defects.extend(undeclared_keys(&ctx));
     let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
     defects.extend(unknown);
-    defects.extend(whole_state(&ctx));
-    let (loop_defects, loops_decided) = loops(&ctx, &mut notes);
+    let (loop_defects, loops_decided, stuck) = loops(&ctx, &mut notes);
     defects.extend(loop_defects);
-    let (found, fan_in) = simulate(&ctx, &dead, &mut notes);
-    defects.extend(found);
+    let inputs = input_values(repo);
+    let sim = simulate(&ctx, &dead, &stuck, inputs.as_ref(), &mut notes);
+    for d in sim.defects {
+        // a loop the static check already reported is not reported twice
+        if d.kind == "unbounded_loop"
+            && defects
+                .iter()
+                .any(|x| x.kind == d.kind && x.nodes == d.nodes)
+        {
+            continue;
+        }
+        defects.push(d);
+    }
+    if !sim.doubling_decided {
+        defects.extend(whole_state(&ctx));
+    }
     Analysis {
         defects,
         notes,
-        decided: loops_decided && fan_in.is_some(),
-        fan_in,
+        decided: loops_decided && sim.fan_in.is_some(),
+        fan_in: sim.fan_in,
     }
 }
 
@@ -628,7 +682,7 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
     let doubled: Vec<&str> = ctx
         .reducers
         .iter()
-        .filter(|(_, r)| appends(r))
+        .filter(|(f, _)| ctx.appending(f))
         .map(|(f, _)| f.as_str())
         .collect();
     if doubled.is_empty() {
@@ -637,7 +691,17 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
     let nodes: Vec<(&str, usize)> = ctx
         .effects
         .iter()
-        .filter_map(|(n, e)| e.as_ref()?.whole_state.map(|l| (*n, l)))
+        .filter_map(|(n, e)| {
+            let e = e.as_ref()?;
+            e.whole_state
+                .or_else(|| {
+                    e.resends
+                        .iter()
+                        .find(|(k, _)| doubled.contains(&k.as_str()))
+                        .map(|(_, l)| *l)
+                })
+                .map(|l| (*n, l))
+        })
         .collect();
     if nodes.is_empty() {
         return Vec::new();
@@ -705,10 +769,15 @@ fn cycles(g: &GraphFacts) -> Vec<BTreeSet<String>> {
     out
 }
 
-/// The unbounded loops, and whether every cycle's bound could be decided.
-fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool) {
+/// A loop whose exit condition never changes: the cycle and the indexes of its exit routers.
+type Stuck = Vec<(BTreeSet<String>, Vec<usize>)>;
+
+/// The unbounded loops, whether every cycle's bound could be decided, and the loops whose exits
+/// can never be taken.
+fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
     let g = ctx.g;
     let mut out = Vec::new();
+    let mut stuck = Vec::new();
     let mut decided = true;
     for scc in cycles(g) {
         let exits: Vec<&super::graph::Router> = g
@@ -772,10 +841,28 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool) {
             continue;
         }
         let changed = |k: &str| -> bool {
-            cycle_effects.iter().any(|e| {
-                e.writes.contains_key(k)
-                    || (e.whole_state.is_some() && ctx.reducers.get(k).is_some_and(|r| appends(r)))
-            })
+            let writers: Vec<&&Effects> = cycle_effects
+                .iter()
+                .filter(|e| {
+                    e.writes.contains_key(k) || (e.whole_state.is_some() && ctx.appending(k))
+                })
+                .collect();
+            if writers.is_empty() {
+                return false;
+            }
+            // written only as one constant (`{"attempts": 1}`): once written, the exits decide
+            // the same way at every pass; it changes only if that decision leaves the cycle
+            let constants: BTreeSet<Option<&String>> =
+                writers.iter().map(|e| e.constants.get(k)).collect();
+            let [Some(c)] = constants.into_iter().collect::<Vec<_>>()[..] else {
+                return true;
+            };
+            exits.iter().any(
+                |r| match router_branches(ctx, r).and_then(|b| b.decide(k, c, r)) {
+                    Some(targets) => targets.iter().any(|t| !scc.contains(t)),
+                    None => true,
+                },
+            )
         };
         if tested.iter().any(|k| changed(k)) {
             continue;
@@ -814,253 +901,478 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool) {
             nodes: members,
             detail,
         });
-    }
-    (out, decided)
-}
-
-/// The superstep machine over the resolved wiring.
-struct Machine<'g> {
-    plain: BTreeMap<&'g str, Vec<&'g str>>,
-    joins: Vec<(BTreeSet<&'g str>, &'g str)>,
-    routers: BTreeMap<&'g str, Vec<Vec<Vec<&'g str>>>>,
-}
-
-#[derive(Default)]
-struct Explored {
-    reached: BTreeSet<String>,
-    /// Nodes some run of which is triggered by two or more distinct nodes at once (or by a
-    /// per-item node): the real fan-ins.
-    joins: BTreeSet<String>,
-    /// node → (most runs on one path, the supersteps and what triggered each run)
-    dups: BTreeMap<String, Vec<(usize, Vec<String>)>>,
-    budget_left: usize,
-    complete: bool,
-}
-
-type JoinSeen<'g> = Vec<BTreeSet<&'g str>>;
-/// The nodes triggered for the next superstep, each with the nodes that triggered it.
-type Triggers<'g> = BTreeMap<&'g str, Vec<&'g str>>;
-/// The runs of one node on one path: (superstep, what triggered it).
-type RunLog = Vec<(usize, Vec<String>)>;
-
-impl<'g> Machine<'g> {
-    fn new(g: &'g GraphFacts, dead: &Dead) -> Self {
-        let mut plain: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for e in g.edges.iter().filter(|e| !e.conditional) {
-            let in_join = g
-                .joins
-                .iter()
-                .any(|j| j.to == e.to && j.line == e.line && j.from.contains(&e.from));
-            if in_join || (e.from == "START" && e.to == "START") {
-                continue;
-            }
-            plain
-                .entry(e.from.as_str())
-                .or_default()
-                .push(e.to.as_str());
-        }
-        let joins = g
-            .joins
+        let indexes = exits
             .iter()
-            .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
+            .filter_map(|r| g.routers.iter().position(|x| std::ptr::eq(x, *r)))
             .collect();
-        let mut routers: BTreeMap<&str, Vec<Vec<Vec<&str>>>> = BTreeMap::new();
-        for r in &g.routers {
-            let outcomes: Vec<Vec<&str>> = r
-                .outcomes
-                .iter()
-                .filter(|o| {
-                    !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
-                })
-                .map(|o| o.iter().map(String::as_str).collect())
-                .collect();
-            routers.entry(r.source.as_str()).or_default().push(outcomes);
+        stuck.push((scc.clone(), indexes));
+    }
+    (out, decided, stuck)
+}
+
+/// The `if` chain of a router function, read line by line: each `return` with the conditions
+/// that must hold (or not) for it to be reached.
+struct Branches {
+    /// (conditions: (text, must be true), returned expression text), in source order
+    returns: Vec<(Vec<(String, bool)>, String)>,
+    /// The router's state parameter.
+    param: String,
+    /// Its path map (what it returns → the node).
+    path_map: Vec<(String, String)>,
+}
+
+fn router_branches(ctx: &Ctx, r: &super::graph::Router) -> Option<Branches> {
+    let (m, line) = r.func?;
+    let module = &ctx.repo.modules[m];
+    let f = module.functions.iter().find(|f| f.line == line)?;
+    let param = f
+        .params
+        .iter()
+        .find(|p| *p != "self" && *p != "cls")?
+        .clone();
+    let mut returns = Vec::new();
+    // (indent, condition, positive) of the enclosing blocks
+    let mut stack: Vec<(usize, String, bool)> = Vec::new();
+    // conditions of the if/elif chain at each indent, for `elif`/`else`
+    let mut chain: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for l in module
+        .source
+        .lines()
+        .skip(f.line)
+        .take(f.end_line.saturating_sub(f.line))
+    {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
         }
-        Machine {
-            plain,
-            joins,
-            routers,
+        let ind = l.len() - l.trim_start().len();
+        stack.retain(|(i, _, _)| *i < ind);
+        chain.retain(|i, _| *i <= ind);
+        if let Some(c) = t.strip_prefix("if ").and_then(|c| c.strip_suffix(':')) {
+            chain.insert(ind, vec![c.trim().to_string()]);
+            stack.push((ind, c.trim().to_string(), true));
+        } else if let Some(c) = t.strip_prefix("elif ").and_then(|c| c.strip_suffix(':')) {
+            let prev = chain.entry(ind).or_default();
+            for p in prev.iter() {
+                stack.push((ind, p.clone(), false));
+            }
+            stack.push((ind, c.trim().to_string(), true));
+            prev.push(c.trim().to_string());
+        } else if t == "else:" {
+            for p in chain.get(&ind).cloned().unwrap_or_default() {
+                stack.push((ind, p, false));
+            }
+        } else if let Some(v) = t.strip_prefix("return ") {
+            let conds = stack.iter().map(|(_, c, p)| (c.clone(), *p)).collect();
+            returns.push((conds, v.trim().to_string()));
+        } else if t.ends_with(':') {
+            // a loop, `with`, `try`: returns inside it are not read
+            stack.push((ind, "<block>".into(), true));
         }
     }
+    let index = ctx.g.routers.iter().position(|x| std::ptr::eq(x, r));
+    let path_map = index
+        .and_then(|i| ctx.g.path_maps.get(&i).cloned())
+        .unwrap_or_default();
+    Some(Branches {
+        returns,
+        param,
+        path_map,
+    })
+}
 
-    /// Every combination of router choices for the nodes of `active`.
-    fn next(
-        &self,
-        active: &BTreeSet<&'g str>,
-        seen: &JoinSeen<'g>,
-    ) -> Option<Vec<(Triggers<'g>, JoinSeen<'g>)>> {
-        let mut base: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for a in active {
-            for t in self.plain.get(a).into_iter().flatten() {
-                base.entry(t).or_default().push(a);
-            }
+impl Branches {
+    /// The node a returned expression names, through the router's path map.
+    fn target(&self, ret: &str, r: &super::graph::Router) -> Option<String> {
+        let v = ret.trim();
+        if v == "END" {
+            return Some("END".into());
         }
-        let mut seen = seen.clone();
-        for (i, (from, to)) in self.joins.iter().enumerate() {
-            seen[i].extend(active.iter().filter(|a| from.contains(*a)));
-            if seen[i].len() == from.len() {
-                base.entry(to).or_default().extend(from.iter().copied());
-                seen[i].clear();
-            }
+        let lit = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))?;
+        if let Some((_, node)) = self.path_map.iter().find(|(k, _)| k == lit) {
+            return Some(node.clone());
         }
-        let mut combos: Vec<BTreeMap<&str, Vec<&str>>> = vec![base];
-        for a in active {
-            for outcomes in self.routers.get(a).into_iter().flatten() {
-                if outcomes.is_empty() {
-                    continue;
-                }
-                let mut grown = Vec::new();
-                for c in &combos {
-                    for o in outcomes {
-                        let mut c = c.clone();
-                        for t in o {
-                            c.entry(t).or_default().push(a);
-                        }
-                        grown.push(c);
-                    }
-                }
-                if grown.len() > MAX_CHOICES {
+        r.targets.iter().any(|t| t == lit).then(|| lit.to_string())
+    }
+
+    /// The key a truthy test of which every return of `target` sits under.
+    fn guard_of(&self, target: &str, r: &super::graph::Router) -> Option<String> {
+        let rets: Vec<&(Vec<(String, bool)>, String)> = self
+            .returns
+            .iter()
+            .filter(|(_, v)| self.target(v, r).as_deref() == Some(target))
+            .collect();
+        if rets.is_empty() {
+            return None;
+        }
+        let mut key: Option<String> = None;
+        for (conds, _) in rets {
+            let k = conds
+                .iter()
+                .filter(|(_, positive)| *positive)
+                .find_map(|(c, _)| self.truthy_key(c))?;
+            if key.as_ref().is_some_and(|x| *x != k) {
+                return None;
+            }
+            key = Some(k);
+        }
+        key
+    }
+
+    /// `state.get("k")`, `state["k"]`, `state.k` (optionally `... and more`): the key tested.
+    fn truthy_key(&self, cond: &str) -> Option<String> {
+        let first = cond.split(" and ").next()?.trim();
+        self.key_of(first)
+            .filter(|(_, rest)| rest.is_empty())
+            .map(|(k, _)| k)
+    }
+
+    /// A leading read of a state key: (key, what follows it).
+    fn key_of<'c>(&self, text: &'c str) -> Option<(String, &'c str)> {
+        let p = &self.param;
+        let rest = text.strip_prefix(p.as_str())?;
+        let quoted = |s: &'c str| -> Option<(String, &'c str)> {
+            let q = s.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let end = s[1..].find(q)? + 1;
+            Some((s[1..end].to_string(), &s[end + 1..]))
+        };
+        if let Some(r) = rest.strip_prefix(".get(") {
+            let (k, after) = quoted(r.trim_start())?;
+            let close = after.find(')')?;
+            return Some((k, after[close + 1..].trim()));
+        }
+        if let Some(r) = rest.strip_prefix('[') {
+            let (k, after) = quoted(r.trim_start())?;
+            let after = after.trim_start().strip_prefix(']')?;
+            return Some((k, after.trim()));
+        }
+        let r = rest.strip_prefix('.')?;
+        let end = r
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(r.len());
+        Some((r[..end].to_string(), r[end..].trim()))
+    }
+
+    /// Evaluates a condition with `key` holding the literal `value`; `None` when it depends on
+    /// anything else.
+    fn eval(&self, cond: &str, key: &str, value: &str) -> Option<bool> {
+        let c = cond.trim();
+        if let Some(inner) = c.strip_prefix("not ") {
+            return self.eval(inner, key, value).map(|b| !b);
+        }
+        let (k, rest) = self.key_of(c)?;
+        if k != key {
+            return None;
+        }
+        let truthy = |v: &str| !matches!(v, "0" | "False" | "None" | "\"\"" | "''");
+        if rest.is_empty() {
+            return Some(truthy(value));
+        }
+        let ops = ["<=", ">=", "==", "!=", "<", ">"];
+        let op = ops.iter().find(|o| rest.starts_with(**o))?;
+        let rhs = rest[op.len()..].trim();
+        let num = |s: &str| -> Option<f64> {
+            match s {
+                "True" => Some(1.0),
+                "False" => Some(0.0),
+                _ => s.parse().ok(),
+            }
+        };
+        let (a, b) = (num(value)?, num(rhs)?);
+        Some(match *op {
+            "<=" => a <= b,
+            ">=" => a >= b,
+            "==" => a == b,
+            "!=" => a != b,
+            "<" => a < b,
+            _ => a > b,
+        })
+    }
+
+    /// What the router returns when `key` holds `value`: the first return whose conditions all
+    /// hold; `None` when a condition before it cannot be decided.
+    fn decide(&self, key: &str, value: &str, r: &super::graph::Router) -> Option<Vec<String>> {
+        for (conds, ret) in &self.returns {
+            let mut all = true;
+            for (c, positive) in conds {
+                if c == "<block>" {
                     return None;
                 }
-                combos = grown;
-            }
-        }
-        Some(
-            combos
-                .into_iter()
-                .map(|mut c| {
-                    c.remove("END");
-                    c.remove("START");
-                    (c, seen.clone())
-                })
-                .collect(),
-        )
-    }
-
-    fn walk(
-        &self,
-        active: BTreeMap<&'g str, Vec<&'g str>>,
-        seen: JoinSeen<'g>,
-        path: &mut Vec<(BTreeSet<&'g str>, JoinSeen<'g>)>,
-        runs: &mut Runs<'g>,
-        out: &mut Explored,
-    ) {
-        if out.budget_left == 0 || path.len() > MAX_DEPTH {
-            out.complete = false;
-            return;
-        }
-        out.budget_left -= 1;
-        let set: BTreeSet<&str> = active.keys().copied().collect();
-        let step = path.len();
-        for (n, by) in &active {
-            out.reached.insert(n.to_string());
-            let distinct: BTreeSet<&&str> = by.iter().collect();
-            if distinct.len() >= 2 || by.iter().any(|b| super::graph::is_per_item(b)) {
-                out.joins.insert(n.to_string());
-            }
-            runs.entry(n)
-                .or_default()
-                .push((step, by.iter().map(|s| s.to_string()).collect()));
-        }
-        let state = (set.clone(), seen.clone());
-        if set.is_empty() || path.contains(&state) {
-            // a finished run, or a loop closed: record what ran more than once
-            for (n, r) in runs.iter() {
-                if r.len() >= 2 {
-                    let entry = out.dups.entry(n.to_string()).or_default();
-                    let weight = |v: &Vec<(usize, Vec<String>)>| -> (usize, usize) {
-                        (v.len(), v.iter().map(|(_, by)| by.len()).sum())
-                    };
-                    if weight(r) > weight(entry) {
-                        *entry = r.clone();
-                    }
+                if self.eval(c, key, value)? != *positive {
+                    all = false;
+                    break;
                 }
             }
-        } else {
-            path.push(state);
-            match self.next(&set, &seen) {
-                None => out.complete = false,
-                Some(nexts) => {
-                    for (a, s) in nexts {
-                        self.walk(a, s, path, runs, out);
-                    }
-                }
-            }
-            path.pop();
-        }
-        for n in active.keys() {
-            if let Some(v) = runs.get_mut(n) {
-                v.pop();
+            if all {
+                return self.target(ret, r).map(|t| vec![t]);
             }
         }
+        None
     }
 }
 
-type Runs<'g> = BTreeMap<&'g str, RunLog>;
+/// What the simulation found, beside the defects it reports itself.
+struct Simulated {
+    defects: Vec<Defect>,
+    fan_in: Option<BTreeSet<String>>,
+    /// Whether the doubling of appending fields was decided by the simulation.
+    doubling_decided: bool,
+}
+
+/// The keys of `e`'s update that the state keeps.
+fn kept<'e>(ctx: &Ctx, e: &'e Effects) -> impl Iterator<Item = &'e String> {
+    let declared = ctx.declared.clone();
+    e.writes
+        .keys()
+        .filter(move |k| declared.as_ref().is_none_or(|d| d.contains(*k)))
+}
+
+/// Routers whose choice depends on the input alone: they read only keys no node writes and call
+/// nothing but pure builtins. Returns the id of each router's function (shared by attachments).
+fn fixed_routers(ctx: &Ctx) -> Vec<Option<usize>> {
+    let written: BTreeSet<&str> = ctx
+        .effects
+        .values()
+        .flatten()
+        .flat_map(|e| e.writes.keys().map(String::as_str))
+        .collect();
+    let whole = ctx
+        .effects
+        .values()
+        .flatten()
+        .any(|e| e.whole_state.is_some());
+    let mut ids: Vec<(usize, usize)> = Vec::new();
+    ctx.g
+        .routers
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let e = ctx.routers[i].as_ref()?;
+            let (m, line) = r.func?;
+            if !ctx.all_known() || whole || e.reads.is_empty() || !e.known {
+                return None;
+            }
+            if e.reads.keys().any(|k| written.contains(k.as_str())) {
+                return None;
+            }
+            let module = &ctx.repo.modules[m];
+            let fi = module.functions.iter().position(|f| f.line == line)?;
+            const PURE: &[&str] = &[
+                "get",
+                "len",
+                "str",
+                "int",
+                "float",
+                "bool",
+                "isinstance",
+                "lower",
+                "upper",
+                "strip",
+                "startswith",
+                "endswith",
+                "Send",
+                "any",
+                "all",
+                "keys",
+                "values",
+                "items",
+            ];
+            if module
+                .calls
+                .iter()
+                .filter(|c| c.func == Some(fi))
+                .any(|c| !PURE.contains(&c.method.as_str()))
+            {
+                return None;
+            }
+            // attachments of one function share the choice only when their outcomes agree
+            let same = ctx
+                .g
+                .routers
+                .iter()
+                .filter(|x| x.func == r.func)
+                .all(|x| x.outcomes == r.outcomes);
+            if !same {
+                return None;
+            }
+            let id = ids.iter().position(|x| *x == (m, line)).unwrap_or_else(|| {
+                ids.push((m, line));
+                ids.len() - 1
+            });
+            Some(id)
+        })
+        .collect()
+}
 
 fn simulate(
     ctx: &Ctx,
     dead: &Dead,
+    stuck: &[(BTreeSet<String>, Vec<usize>)],
+    inputs: Option<&BTreeMap<String, bool>>,
     notes: &mut Vec<String>,
-) -> (Vec<Defect>, Option<BTreeSet<String>>) {
+) -> Simulated {
     let g = ctx.g;
+    let mut sim = Simulated {
+        defects: Vec::new(),
+        fan_in: None,
+        doubling_decided: false,
+    };
     if !g.unresolved.is_empty() {
         notes.push(
             "some wiring is not statically known: run counts and reachability not checked".into(),
         );
-        return (Vec::new(), None);
+        return sim;
     }
     if g.routers.iter().any(|r| r.outcomes.is_empty()) {
         notes.push(
             "a router's outcomes could not be read: run counts and reachability not checked".into(),
         );
-        return (Vec::new(), None);
+        return sim;
     }
-    let machine = Machine::new(g, dead);
-    let cyc = cycles(g);
-    let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
-    // a node that can end the run (edge or outcome to END)
-    let terminal = |n: &str| -> bool {
-        g.edges.iter().any(|e| e.from == n && e.to == "END")
-            || g.routers
-                .iter()
-                .any(|r| r.source == n && r.outcomes.iter().flatten().any(|t| t == "END"))
-    };
-    let mut start: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for t in machine.plain.get("START").into_iter().flatten() {
-        start.entry(t).or_default().push("START");
-    }
-    let mut starts: Vec<BTreeMap<&str, Vec<&str>>> = vec![start];
-    for outcomes in machine.routers.get("START").into_iter().flatten() {
-        let mut grown = Vec::new();
-        for s in &starts {
-            for o in outcomes {
-                let mut s = s.clone();
-                for t in o {
-                    s.entry(t).or_default().push("START");
-                }
-                grown.push(s);
-            }
+    let appending: BTreeSet<String> = ctx
+        .reducers
+        .iter()
+        .filter(|(f, _)| ctx.appending(f))
+        .map(|(f, _)| f.clone())
+        .collect();
+    let no_reducer: BTreeSet<String> = ctx
+        .declared
+        .iter()
+        .flatten()
+        .filter(|k| !ctx.reducers.contains_key(*k))
+        .cloned()
+        .collect();
+    let mut plain: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for e in g.edges.iter().filter(|e| !e.conditional) {
+        let leg = g
+            .joins
+            .iter()
+            .any(|j| j.to == e.to && j.from.contains(&e.from));
+        let single = g.single_edges.contains(&(e.from.clone(), e.to.clone()));
+        if (leg && !single) || (e.from == "START" && e.to == "START") {
+            continue;
         }
-        starts = grown;
+        plain
+            .entry(e.from.as_str())
+            .or_default()
+            .push(e.to.as_str());
     }
-    let mut ex = Explored {
-        budget_left: BUDGET,
-        complete: true,
-        ..Explored::default()
+    let joins = g
+        .joins
+        .iter()
+        .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
+        .collect();
+    let fixed = fixed_routers(ctx);
+    let mut routers: BTreeMap<&str, Vec<RouterSpec>> = BTreeMap::new();
+    for (i, r) in g.routers.iter().enumerate() {
+        let stuck_exits: Vec<&BTreeSet<String>> = stuck
+            .iter()
+            .filter(|(_, rs)| rs.contains(&i))
+            .map(|(scc, _)| scc)
+            .collect();
+        let mut kept_outcomes: Vec<&Vec<String>> = r
+            .outcomes
+            .iter()
+            .filter(|o| {
+                !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
+            })
+            .filter(|o| {
+                // a loop whose exit condition never changes never takes its exits
+                !stuck_exits
+                    .iter()
+                    .any(|scc| o.iter().any(|t| !scc.contains(t)))
+            })
+            .collect();
+        if kept_outcomes.is_empty() {
+            kept_outcomes = r.outcomes.iter().collect();
+        }
+        let branches = router_branches(ctx, r);
+        let guards = kept_outcomes
+            .iter()
+            .map(|o| match o.as_slice() {
+                [t] => branches.as_ref().and_then(|b| b.guard_of(t, r)),
+                _ => None,
+            })
+            .collect();
+        routers
+            .entry(r.source.as_str())
+            .or_default()
+            .push(RouterSpec {
+                outcomes: kept_outcomes
+                    .iter()
+                    .map(|o| o.iter().map(String::as_str).collect())
+                    .collect(),
+                guards,
+                fixed: fixed[i],
+                reads: ctx.routers[i]
+                    .as_ref()
+                    .map(|e| e.reads.keys().cloned().collect())
+                    .unwrap_or_default(),
+                index: i,
+            });
+    }
+    let mut nodes: BTreeMap<&str, NodeWrites> = BTreeMap::new();
+    for (n, e) in &ctx.effects {
+        let Some(e) = e else { continue };
+        nodes.insert(
+            n,
+            NodeWrites {
+                declared: kept(ctx, e).cloned().collect(),
+                all: e.writes.keys().cloned().collect(),
+                whole: e.whole_state.is_some(),
+                resends: e
+                    .resends
+                    .keys()
+                    .filter(|k| appending.contains(*k))
+                    .cloned()
+                    .collect(),
+                reads: e.reads.keys().cloned().collect(),
+            },
+        );
+    }
+    let track = ctx.declared.is_some() && inputs.is_some() && ctx.all_known();
+    let cyc = cycles(g);
+    let machine = Machine {
+        cyclic: g
+            .nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .filter(|n| cyc.iter().any(|c| c.contains(*n)))
+            .collect(),
+        plain,
+        joins,
+        routers,
+        nodes,
+        track,
+        no_reducer,
+        appending: appending.clone(),
     };
-    let seen: JoinSeen = vec![BTreeSet::new(); machine.joins.len()];
-    for mut s in starts {
-        s.remove("END");
-        s.remove("START");
-        let mut runs = BTreeMap::new();
-        machine.walk(s, seen.clone(), &mut Vec::new(), &mut runs, &mut ex);
-    }
+    let (start_keys, filled) = match inputs {
+        Some(i) => (
+            i.keys()
+                .filter(|k| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                .cloned()
+                .collect(),
+            i.iter()
+                .filter(|(k, full)| **full && appending.contains(*k))
+                .map(|(k, _)| k.clone())
+                .collect(),
+        ),
+        None => (BTreeSet::new(), appending.clone()),
+    };
+    let ex = machine.explore(start_keys, filled);
     if !ex.complete {
-        notes.push("too many run paths to explore: run counts and reachability not checked".into());
-        return (Vec::new(), None);
+        notes.push(format!(
+            "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
+        ));
+        return sim;
     }
-    let mut out = Vec::new();
+    sim.doubling_decided = true;
+    let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
+    let out = &mut sim.defects;
     // unreachable nodes
     let mut unreachable: Vec<String> = g
         .nodes
@@ -1072,6 +1384,15 @@ fn simulate(
     for n in unreachable {
         let guarded: Vec<&(String, String, String)> =
             dead.iter().filter(|(_, t, _)| *t == n).collect();
+        let after_loop = stuck.iter().find(|(scc, rs)| {
+            rs.iter().any(|i| {
+                g.routers[*i]
+                    .outcomes
+                    .iter()
+                    .flatten()
+                    .any(|t| *t == n && !scc.contains(t))
+            })
+        });
         let detail = if let Some((s, _, k)) = guarded.first() {
             format!(
                 "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
@@ -1080,8 +1401,15 @@ fn simulate(
             format!(
                 "`{n}` is added to the graph but no edge, router or entry point leads to it: it never runs"
             )
+        } else if let Some((scc, _)) = after_loop {
+            format!(
+                "`{n}` never runs: it is reached only by leaving the loop {}, which never ends",
+                scc.iter().cloned().collect::<Vec<_>>().join(" -> ")
+            )
         } else {
-            format!("`{n}` is added to the graph but no path from START triggers it: it never runs")
+            format!(
+                "`{n}` is added to the graph but no run from START triggers it (every route to it is guarded by a key no node has written when its router runs, or starts from a node that never runs): it never runs"
+            )
         };
         out.push(Defect {
             kind: "unreachable_node".into(),
@@ -1090,53 +1418,157 @@ fn simulate(
             detail,
         });
     }
-    // duplicate executions: a node re-run as part of its own loop is iteration, not a defect,
-    // unless it can end the run; report the nodes whose extra runs are not inherited from an
-    // eligible duplicated predecessor (the root causes), and list what runs again after them
-    let eligible: BTreeSet<&str> = ex
-        .dups
-        .keys()
-        .map(String::as_str)
-        .filter(|n| !on_cycle(n) || terminal(n))
-        .collect();
-    let mut roots: Vec<(&String, &RunLog)> = ex
+    // loops no run can leave
+    for scc in &cyc {
+        if !scc.iter().any(|n| ex.endless.contains(n)) || stuck.iter().any(|(s, _)| s == scc) {
+            continue;
+        }
+        let members: Vec<String> = scc.iter().cloned().collect();
+        let plain_cycle = plain_cycle_in(&machine, scc);
+        let why = if plain_cycle {
+            "its plain edges lead back into it whatever its routers choose, so once entered it runs until LangGraph's recursion limit (GraphRecursionError)"
+        } else {
+            "no choice its routers can make leads out of it (a router that decides on the input alone makes the same choice at every pass), so it runs until LangGraph's recursion limit (GraphRecursionError)"
+        };
+        out.push(Defect {
+            kind: "unbounded_loop".into(),
+            location: ctx.node_loc(&members[0]),
+            detail: format!("the cycle {} never ends: {why}", members.join(" -> ")),
+            nodes: members,
+        });
+    }
+    // two writes to a field without a reducer in one superstep
+    for (k, writers) in &ex.concurrent {
+        let ws: Vec<String> = writers.iter().cloned().collect();
+        out.push(Defect {
+            kind: "concurrent_write".into(),
+            location: ctx.node_loc(&ws[0]),
+            detail: format!(
+                "{} write the key `{k}`, which has no reducer, in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                ws.join(" and ")
+            ),
+            nodes: ws,
+        });
+    }
+    // appending fields re-sent while they hold items
+    if !ex.doubling.is_empty() {
+        let names: Vec<String> = ex.doubling.keys().cloned().collect();
+        let fields: BTreeSet<&String> = ex.doubling.values().flatten().collect();
+        let first = &names[0];
+        let line = ctx
+            .effects
+            .get(first.as_str())
+            .and_then(|e| e.as_ref())
+            .and_then(|e| e.whole_state.or_else(|| e.resends.values().next().copied()));
+        out.push(Defect {
+            kind: "whole_state_return".into(),
+            location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
+            detail: format!(
+                "{} {} the current value of {} (the whole incoming state, or the list plus new items) into an appending reducer after items were added: the reducer adds the list to itself, so it doubles at each such node",
+                names.join(", "),
+                crate::words::form(names.len(), "re-sends", "re-send"),
+                fields
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            nodes: names,
+        });
+    }
+    // keys a reader never sees although some node writes them (it runs before its writers)
+    let mut unseen: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for ((reader, k), seen) in &ex.visible {
+        if *seen || !track {
+            continue;
+        }
+        let (name, own) = match reader.split_once('#') {
+            Some((src, i)) => {
+                let i: usize = i.parse().unwrap_or(0);
+                let own = ctx
+                    .effects
+                    .get(src)
+                    .and_then(|e| e.as_ref())
+                    .is_some_and(|e| e.writes.contains_key(k));
+                (format!("{src} (router {})", g.routers[i].router), own)
+            }
+            None => {
+                let own = ctx
+                    .effects
+                    .get(reader.as_str())
+                    .and_then(|e| e.as_ref())
+                    .is_some_and(|e| e.writes.contains_key(k));
+                (reader.clone(), own)
+            }
+        };
+        if own {
+            continue;
+        }
+        unseen.entry(k.as_str()).or_default().push(name);
+    }
+    for (k, readers) in unseen {
+        let writers: Vec<&str> = ctx
+            .effects
+            .iter()
+            .filter(|(_, e)| e.as_ref().is_some_and(|e| e.writes.contains_key(k)))
+            .map(|(n, _)| *n)
+            .collect();
+        if writers.is_empty() {
+            continue; // nothing sets it: the static check names it
+        }
+        let first = node_of_reader(&readers[0]);
+        out.push(Defect {
+            kind: "unknown_state_key".into(),
+            location: ctx.node_loc(first),
+            detail: format!(
+                "{} {} the key `{k}` before any node has written it: every time {} {}, `{k}` is not in the state yet ({} {} it only later or on other paths)",
+                readers.join(", "),
+                crate::words::form(readers.len(), "reads", "read"),
+                crate::words::form(readers.len(), "it", "they"),
+                crate::words::form(readers.len(), "runs", "run"),
+                writers.join(", "),
+                crate::words::form(writers.len(), "writes", "write"),
+            ),
+            nodes: readers,
+        });
+    }
+    // duplicate executions: a node re-run as part of a loop is iteration, not a defect (the
+    // machine records second runs of nodes on no cycle only); report the nodes whose second
+    // runs are not all triggered by other such nodes (the root causes), and list what runs
+    // again after them
+    let dup_nodes: BTreeSet<&str> = ex.dups.keys().map(String::as_str).collect();
+    let roots: Vec<(&String, &BTreeSet<String>)> = ex
         .dups
         .iter()
-        .filter(|(n, runs)| {
-            eligible.contains(n.as_str())
-                && !runs
-                    .iter()
-                    .all(|(_, by)| by.iter().all(|b| eligible.contains(b.as_str())))
-        })
+        .filter(|(_, by)| !by.iter().all(|b| dup_nodes.contains(b.as_str())))
         .collect();
-    roots.sort_by_key(|(_, r)| r.first().map(|x| x.0));
     let root_names: BTreeSet<&str> = roots.iter().map(|(n, _)| n.as_str()).collect();
-    for (n, runs) in roots {
-        let steps: Vec<String> = runs
-            .iter()
-            .map(|(s, by)| format!("superstep {s} (after {})", by.join(" + ")))
-            .collect();
-        let after: Vec<&str> = eligible
+    for (n, again) in roots {
+        let first: Vec<&String> = ex.first.get(n).into_iter().flatten().collect();
+        let after: Vec<&str> = dup_nodes
             .iter()
             .copied()
             .filter(|d| !root_names.contains(d))
             .collect();
-        let from_start = |by: &Vec<String>| by.iter().any(|b| b == "START");
-        let why = if on_cycle(n) {
-            "a loop leads back to it after it could already end the run"
-        } else if runs.iter().filter(|(_, by)| from_start(by)).count() == 1
-            && runs.iter().any(|(_, by)| !from_start(by))
-        {
+        let why = if first.iter().any(|b| *b == "START") && !again.iter().any(|b| b == "START") {
             "it is an entry point and is also triggered again by an edge"
-        } else if runs.iter().any(|(_, by)| by.iter().any(|b| on_cycle(b))) {
-            "a loop re-triggers it although it is not part of the loop (a retry that re-runs its siblings)"
+        } else if again.iter().any(|b| on_cycle(b)) {
+            "a loop re-triggers it although it is not part of the loop (a retry that re-runs its siblings, or a plain edge out of a loop)"
         } else {
             "its plain incoming edges come from branches that finish in different supersteps (only add_edge([a, b], node) waits for all of them)"
         };
         let mut detail = format!(
-            "`{n}` runs {} times in one invocation: {}; {why}",
-            runs.len(),
-            steps.join(", ")
+            "`{n}` runs more than once in one invocation: first after {}, then again in a later superstep after {}; {why}",
+            first
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" + "),
+            again
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(" + "),
         );
         if !after.is_empty() {
             detail.push_str(&format!(
@@ -1151,7 +1583,39 @@ fn simulate(
             detail,
         });
     }
-    (out, Some(ex.joins))
+    sim.fan_in = Some(ex.joins);
+    sim
+}
+
+fn node_of_reader(r: &str) -> &str {
+    r.split(" (router ").next().unwrap_or(r)
+}
+
+/// Whether the plain edges among `scc` form a cycle (it then re-triggers itself forever).
+fn plain_cycle_in(machine: &Machine, scc: &BTreeSet<String>) -> bool {
+    let succ = |n: &str| -> Vec<&str> {
+        machine
+            .plain
+            .get(n)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|t| scc.contains(*t))
+            .collect()
+    };
+    scc.iter().any(|start| {
+        let mut seen = BTreeSet::new();
+        let mut stack = succ(start);
+        while let Some(x) = stack.pop() {
+            if x == start {
+                return true;
+            }
+            if seen.insert(x) {
+                stack.extend(succ(x));
+            }
+        }
+        false
+    })
 }
 
 #[cfg(test)]
@@ -1161,7 +1625,7 @@ mod tests {
 
     const STATE: &str = "import operator\nfrom typing import Annotated, TypedDict\n\nclass AgentState(TypedDict):\n    repo_url: str\n    count: int\n    report: str\n    evidences: Annotated[dict, operator.ior]\n    opinions: Annotated[list, operator.add]\n";
 
-    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Send\nfrom src.state import AgentState\n\ndef node(state):\n    return {'report': 'x'}\n\n";
+    const HEADER: &str = "from langgraph.graph import StateGraph, START, END\nfrom langgraph.types import Send\nfrom src.state import AgentState\n\ndef node(state):\n    return {'opinions': ['x']}\n\n";
 
     fn defects(graph: &str) -> Vec<Defect> {
         let facts = analyse(
@@ -1253,7 +1717,14 @@ mod tests {
             )
         };
         let d = defects(&loop_("return {'report': 'again'}"));
-        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["work"])]);
+        // the exit is never taken, so what follows it never runs
+        assert_eq!(
+            kinds(&d),
+            vec![
+                ("unbounded_loop", vec!["work"]),
+                ("unreachable_node", vec!["done"])
+            ]
+        );
         assert!(d[0].detail.contains("`count`"), "{}", d[0].detail);
         let d = defects(&loop_("return {'count': state['count'] + 1}"));
         assert_eq!(kinds(&d), vec![]);
