@@ -129,6 +129,8 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
             a.push(
                 match l.level {
                     5 => "It works and is maintainable.",
+                    // no gap the facts show: "minor gaps" would be a claim without a fact
+                    4 if l.gaps.is_empty() => "It works.",
                     4 => "It works, with minor gaps.",
                     3 => "It works but is brittle.",
                     2 => "It barely works.",

@@ -408,9 +408,8 @@ fn partial(
         0.8,
     )
     .with_fix(format!(
-        "wire {} from `{}` beside {} (one `add_edge` each, and remove the edges that run {} before or after them), so the whole layer runs in one superstep",
+        "fan out to {} and {} from one node (one `add_edge` from it to each) and remove the edges that run {} before or after the others, so the whole layer runs in one superstep on the same input",
         outside.join(", "),
-        b.from,
         inside.join(", "),
         if outside.len() == 1 { "it" } else { "them" }
     )))
@@ -459,7 +458,7 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
         .map(|d| {
             let n = counts.entry(d.kind.as_str()).or_default();
             *n += 1;
-            fact(
+            let e = fact(
                 &format!("repo.graph.defect.{}.{n}", d.kind),
                 goal,
                 false,
@@ -470,9 +469,63 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                     d.detail
                 ),
                 0.9,
-            )
+            );
+            match defect_fix(&d.kind, &d.nodes) {
+                Some(fix) => e.with_fix(fix),
+                None => e,
+            }
         })
         .collect()
+}
+
+/// What to change for a run-time defect of `kind` on `nodes` (the defect's location says where).
+fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
+    let on = |what: &str| {
+        if nodes.is_empty() {
+            what.to_string()
+        } else {
+            format!(
+                "{what} ({})",
+                nodes
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    Some(match kind {
+        "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
+        "duplicate_execution" => format!(
+            "remove the extra edge or router outcome that triggers {} a second time in one invocation (a node reached by a join and by a plain edge runs twice)",
+            on("the node")
+        ),
+        "unreachable_node" => format!(
+            "add an edge or a router outcome that leads to {}, or remove it from the graph",
+            on("the node")
+        ),
+        "unbounded_loop" => format!(
+            "make the loop able to end: the node inside it must change the value its router tests (e.g. increment the counter it compares) or the router must stop after a bound; loop through {}",
+            on("the nodes")
+        ),
+        "undeclared_state_key" => format!(
+            "declare the key in the state schema (with a reducer if parallel nodes write it), or stop returning it from {}",
+            on("the node")
+        ),
+        "unknown_state_key" => format!(
+            "declare the key {} read in the state schema and have a node write it before it is read",
+            on("the node")
+        ),
+        "whole_state_return" => format!(
+            "return only the keys the node changes from {} (a pass-through returns `{{}}`), never the whole state: the reducer fields re-sent are added again",
+            on("the node")
+        ),
+        "persona_mismatch" => format!(
+            "look the rubric's per-persona logic up with the rubric's own keys in {}",
+            on("the judge")
+        ),
+        _ => return None,
+    })
 }
 
 /// The clean result of the run-time simulation, when it could decide everything.

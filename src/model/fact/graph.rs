@@ -265,15 +265,15 @@ impl Stated for GraphFact {
                         said(judges)
                     ),
                     (false, true) => format!(
-                        "a conditional route after the detectives: {}; none leaves a judge or the judges' join{fixed_said}",
+                        "no conditional route after the judges (none leaves a judge or the judges' join){fixed_said}; after the detectives {}",
                         said(detectives)
                     ),
                     (true, false) => format!(
-                        "a conditional route after the judges: {}; none leaves a detective, the detectives' join or the node that fans out to the judges{fixed_said}",
+                        "no conditional route after the detectives (none leaves a detective, the detectives' join or the node that fans out to the judges){fixed_said}; after the judges {}",
                         said(judges)
                     ),
                     (true, true) if !all.is_empty() => format!(
-                        "a conditional route outside the two layers: {}; none after the detectives or the judges{fixed_said}",
+                        "no conditional route after the detectives or the judges{fixed_said}; outside the two layers {}",
                         said(elsewhere)
                     ),
                     (true, true) if !fixed.is_empty() => format!(
