@@ -319,11 +319,16 @@ fn run_time_defects_agree_with_real_langgraph() {
             s.recall()
         ));
     }
+    // AUDITOR_DIFFERENTIAL_SHOW=n prints n disagreements of each sort (default 4)
+    let show: usize = std::env::var("AUDITOR_DIFFERENTIAL_SHOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
     for (k, s) in &scores {
-        for m in s.false_alarms.iter().take(4) {
+        for m in s.false_alarms.iter().take(show) {
             table.push_str(&format!("  false alarm {k}: {m}\n"));
         }
-        for m in s.misses.iter().take(4) {
+        for m in s.misses.iter().take(show) {
             table.push_str(&format!("  miss {k}: {m}\n"));
         }
     }

@@ -330,9 +330,14 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
     defects.extend(unknown);
     let (loop_defects, loops_decided, stuck) = loops(&ctx, &mut notes);
-    defects.extend(loop_defects);
     let inputs = input_values(repo);
     let sim = simulate(&ctx, &dead, &stuck, inputs.as_ref(), &mut notes);
+    // a loop no run enters never runs (its nodes are reported unreachable)
+    defects.extend(loop_defects.into_iter().filter(|d| {
+        sim.reached
+            .as_ref()
+            .is_none_or(|r| d.nodes.iter().any(|n| r.contains(n)))
+    }));
     for d in sim.defects {
         // a loop the static check already reported is not reported twice
         if d.kind == "unbounded_loop"
@@ -1074,6 +1079,19 @@ impl Branches {
         let ops = ["<=", ">=", "==", "!=", "<", ">"];
         let op = ops.iter().find(|o| rest.starts_with(**o))?;
         let rhs = rest[op.len()..].trim();
+        // two plain string literals compared for equality
+        let plain = |s: &str| -> Option<String> {
+            let q = s.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let inner = s.strip_prefix(q)?.strip_suffix(q)?;
+            (!inner.contains(['\\', '"', '\''])).then(|| inner.to_string())
+        };
+        if let (Some(a), Some(b)) = (plain(value), plain(rhs)) {
+            return match *op {
+                "==" => Some(a == b),
+                "!=" => Some(a != b),
+                _ => None,
+            };
+        }
         let num = |s: &str| -> Option<f64> {
             match s {
                 "True" => Some(1.0),
@@ -1090,6 +1108,53 @@ impl Branches {
             "<" => a < b,
             _ => a > b,
         })
+    }
+
+    /// Evaluates a condition from the values known for certain; `None` when it reads anything
+    /// else.
+    fn eval_known(&self, cond: &str, values: &BTreeMap<String, String>) -> Option<bool> {
+        let c = cond.trim();
+        let bare = c.strip_prefix("not ").unwrap_or(c).trim();
+        let (k, _) = self.key_of(bare)?;
+        let v = values.get(&k)?;
+        self.eval(c, &k, v)
+    }
+
+    /// The nodes the router can return given the values known for certain: every return whose
+    /// conditions may hold, up to the first whose conditions all hold. `None` when a return
+    /// that may be taken does not name one node, or falls in a block not read.
+    fn possible(
+        &self,
+        values: &BTreeMap<String, String>,
+        r: &super::graph::Router,
+    ) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for (conds, ret) in &self.returns {
+            let mut sure = true;
+            let mut excluded = false;
+            for (c, positive) in conds {
+                if c == "<block>" {
+                    return None;
+                }
+                match self.eval_known(c, values) {
+                    Some(b) if b != *positive => {
+                        excluded = true;
+                        break;
+                    }
+                    Some(_) => {}
+                    None => sure = false,
+                }
+            }
+            if excluded {
+                continue;
+            }
+            out.push(self.target(ret, r)?);
+            if sure {
+                return Some(out);
+            }
+        }
+        // it may fall off its end: not read
+        None
     }
 
     /// What the router returns when `key` holds `value`: the first return whose conditions all
@@ -1120,6 +1185,8 @@ struct Simulated {
     fan_in: Option<BTreeSet<String>>,
     /// Whether the doubling of appending fields was decided by the simulation.
     doubling_decided: bool,
+    /// The nodes some run reaches, when every run was explored.
+    reached: Option<BTreeSet<String>>,
 }
 
 /// The keys of `e`'s update that the state keeps.
@@ -1219,6 +1286,7 @@ fn simulate(
         defects: Vec::new(),
         fan_in: None,
         doubling_decided: false,
+        reached: None,
     };
     if !g.unresolved.is_empty() {
         notes.push(
@@ -1297,10 +1365,28 @@ fn simulate(
                 _ => None,
             })
             .collect();
+        let pick: Option<super::supersteps::Pick> = branches.map(|b| {
+            let outcomes: Vec<Vec<String>> = kept_outcomes.iter().map(|o| o.to_vec()).collect();
+            Box::new(move |values: &BTreeMap<String, String>| {
+                let mut out = BTreeSet::new();
+                for t in b.possible(values, r)? {
+                    match outcomes.iter().position(|o| o.len() == 1 && o[0] == t) {
+                        Some(i) => {
+                            out.insert(i);
+                        }
+                        // an outcome already known never to be taken
+                        None if r.outcomes.iter().any(|o| o.len() == 1 && o[0] == t) => {}
+                        None => return None,
+                    }
+                }
+                Some(out)
+            }) as super::supersteps::Pick
+        });
         routers
             .entry(r.source.as_str())
             .or_default()
             .push(RouterSpec {
+                pick,
                 outcomes: kept_outcomes
                     .iter()
                     .map(|o| o.iter().map(String::as_str).collect())
@@ -1330,6 +1416,12 @@ fn simulate(
                     .cloned()
                     .collect(),
                 reads: e.reads.keys().cloned().collect(),
+                settled: e
+                    .settled
+                    .iter()
+                    .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
             },
         );
     }
@@ -1371,6 +1463,7 @@ fn simulate(
         return sim;
     }
     sim.doubling_decided = true;
+    sim.reached = Some(ex.reached.clone());
     let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
     let out = &mut sim.defects;
     // unreachable nodes
@@ -1385,13 +1478,14 @@ fn simulate(
         let guarded: Vec<&(String, String, String)> =
             dead.iter().filter(|(_, t, _)| *t == n).collect();
         let after_loop = stuck.iter().find(|(scc, rs)| {
-            rs.iter().any(|i| {
-                g.routers[*i]
-                    .outcomes
-                    .iter()
-                    .flatten()
-                    .any(|t| *t == n && !scc.contains(t))
-            })
+            scc.iter().any(|m| ex.reached.contains(m))
+                && rs.iter().any(|i| {
+                    g.routers[*i]
+                        .outcomes
+                        .iter()
+                        .flatten()
+                        .any(|t| *t == n && !scc.contains(t))
+                })
         });
         let detail = if let Some((s, _, k)) = guarded.first() {
             format!(
