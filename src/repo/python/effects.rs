@@ -410,17 +410,7 @@ impl Values {
             if reads_own(v, p, k) {
                 self.resends.entry(k.to_string()).or_insert(line);
             }
-            let lit = match v {
-                Expr::Num(n) => Some(n.clone()),
-                Expr::Bool(b) => Some(b.to_string()),
-                Expr::Str {
-                    value,
-                    fstring: false,
-                } => Some(format!("{value:?}")),
-                Expr::None => Some("None".into()),
-                _ => None,
-            };
-            self.literal(k, lit);
+            self.literal(k, literal(v));
         }
     }
 
@@ -430,6 +420,21 @@ impl Values {
         if *entry != lit {
             *entry = None;
         }
+    }
+}
+
+/// The text of a literal value as the run-time analysis compares it (`3`, `True`, `"v0"`,
+/// `None`); `None` for anything else.
+pub fn literal(v: &Expr) -> Option<String> {
+    match v {
+        Expr::Num(n) => Some(n.clone()),
+        Expr::Bool(b) => Some(if *b { "True" } else { "False" }.into()),
+        Expr::Str {
+            value,
+            fstring: false,
+        } => Some(format!("{value:?}")),
+        Expr::None => Some("None".into()),
+        _ => None,
     }
 }
 

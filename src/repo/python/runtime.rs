@@ -172,6 +172,61 @@ fn input_values(repo: &Repo<'_>) -> Option<BTreeMap<String, bool>> {
     any.then_some(keys)
 }
 
+/// Keys every literal input dict of `invoke`/`stream` (those [`input_values`] reads) gives one
+/// and the same literal value.
+fn input_literals(repo: &Repo<'_>) -> BTreeMap<String, String> {
+    use super::expr::Expr;
+    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut dicts = 0usize;
+    for m in repo.modules {
+        for c in &m.calls {
+            if matches!(
+                c.method.as_str(),
+                "invoke" | "ainvoke" | "stream" | "astream"
+            ) && let Some(Expr::Dict(pairs)) = c.args.first()
+            {
+                let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
+                if !ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
+                    continue;
+                }
+                dicts += 1;
+                for (k, v) in pairs {
+                    let Some(k) = k.as_str() else { continue };
+                    let lit = effects::literal(v);
+                    let e = seen.entry(k.to_string()).or_insert(lit.clone());
+                    if *e != lit {
+                        *e = None;
+                    }
+                }
+            }
+        }
+    }
+    // a key some input dict does not give is not known
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for m in repo.modules {
+        for c in &m.calls {
+            if let Some(Expr::Dict(pairs)) = c.args.first()
+                && matches!(
+                    c.method.as_str(),
+                    "invoke" | "ainvoke" | "stream" | "astream"
+                )
+                && pairs
+                    .iter()
+                    .filter_map(|(k, _)| k.as_str())
+                    .any(|k| k.contains("repo") || k.contains("pdf"))
+            {
+                for k in pairs.iter().filter_map(|(k, _)| k.as_str()) {
+                    *count.entry(k.to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(k, _)| count.get(k) == Some(&dicts))
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+}
+
 struct Ctx<'a, 'r> {
     repo: &'a Repo<'r>,
     g: &'a GraphFacts,
@@ -1072,7 +1127,7 @@ impl Branches {
         if k != key {
             return None;
         }
-        let truthy = |v: &str| !matches!(v, "0" | "False" | "None" | "\"\"" | "''");
+        let truthy = |v: &str| !matches!(v, "0" | "0.0" | "False" | "None" | "\"\"" | "''");
         if rest.is_empty() {
             return Some(truthy(value));
         }
@@ -1219,7 +1274,7 @@ fn fixed_routers(ctx: &Ctx) -> Vec<Option<usize>> {
         .map(|(i, r)| {
             let e = ctx.routers[i].as_ref()?;
             let (m, line) = r.func?;
-            if !ctx.all_known() || whole || e.reads.is_empty() || !e.known {
+            if !ctx.all_known() || whole || e.reads.is_empty() {
                 return None;
             }
             if e.reads.keys().any(|k| written.contains(k.as_str())) {
@@ -1333,25 +1388,25 @@ fn simulate(
         .iter()
         .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
         .collect();
-    let fixed = fixed_routers(ctx);
+    let mut fixed = fixed_routers(ctx);
+    // the exit of a loop whose condition no node of the loop changes decides the same way at
+    // every pass: once it chooses to stay, it stays (its first choice may still leave)
+    let mut next_id = fixed.iter().flatten().max().map_or(0, |m| m + 1);
+    for (_, rs) in stuck {
+        for i in rs {
+            if fixed[*i].is_none() {
+                fixed[*i] = Some(next_id);
+                next_id += 1;
+            }
+        }
+    }
     let mut routers: BTreeMap<&str, Vec<RouterSpec>> = BTreeMap::new();
     for (i, r) in g.routers.iter().enumerate() {
-        let stuck_exits: Vec<&BTreeSet<String>> = stuck
-            .iter()
-            .filter(|(_, rs)| rs.contains(&i))
-            .map(|(scc, _)| scc)
-            .collect();
         let mut kept_outcomes: Vec<&Vec<String>> = r
             .outcomes
             .iter()
             .filter(|o| {
                 !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
-            })
-            .filter(|o| {
-                // a loop whose exit condition never changes never takes its exits
-                !stuck_exits
-                    .iter()
-                    .any(|scc| o.iter().any(|t| !scc.contains(t)))
             })
             .collect();
         if kept_outcomes.is_empty() {
@@ -1455,7 +1510,23 @@ fn simulate(
         ),
         None => (BTreeSet::new(), appending.clone()),
     };
-    let ex = machine.explore(start_keys, filled);
+    // the graph's own keys (some node writes them) start at the literal the invocation gives;
+    // a key only the caller gives is input and may hold anything
+    let written_by_nodes: BTreeSet<&str> = ctx
+        .effects
+        .values()
+        .flatten()
+        .flat_map(|e| e.writes.keys().map(String::as_str))
+        .collect();
+    let start_values: BTreeMap<String, String> = if inputs.is_some() {
+        input_literals(ctx.repo)
+            .into_iter()
+            .filter(|(k, _)| written_by_nodes.contains(k.as_str()))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let ex = machine.explore(start_keys, filled, start_values);
     if !ex.complete {
         notes.push(format!(
             "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
@@ -1477,16 +1548,6 @@ fn simulate(
     for n in unreachable {
         let guarded: Vec<&(String, String, String)> =
             dead.iter().filter(|(_, t, _)| *t == n).collect();
-        let after_loop = stuck.iter().find(|(scc, rs)| {
-            scc.iter().any(|m| ex.reached.contains(m))
-                && rs.iter().any(|i| {
-                    g.routers[*i]
-                        .outcomes
-                        .iter()
-                        .flatten()
-                        .any(|t| *t == n && !scc.contains(t))
-                })
-        });
         let detail = if let Some((s, _, k)) = guarded.first() {
             format!(
                 "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
@@ -1494,11 +1555,6 @@ fn simulate(
         } else if !g.edges.iter().any(|e| e.to == n) {
             format!(
                 "`{n}` is added to the graph but no edge, router or entry point leads to it: it never runs"
-            )
-        } else if let Some((scc, _)) = after_loop {
-            format!(
-                "`{n}` never runs: it is reached only by leaving the loop {}, which never ends",
-                scc.iter().cloned().collect::<Vec<_>>().join(" -> ")
             )
         } else {
             format!(

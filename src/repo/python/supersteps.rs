@@ -354,7 +354,12 @@ impl<'g> Machine<'g> {
     /// Explores every run from `START`, with `inputs` the keys the input gives (`filled`: the
     /// appending ones that may hold items). Each distinct state is expanded once; the budget
     /// counts states and router combinations from the first step on.
-    pub fn explore(&self, inputs: BTreeSet<String>, filled: BTreeSet<String>) -> Explored<'g> {
+    pub fn explore(
+        &self,
+        inputs: BTreeSet<String>,
+        filled: BTreeSet<String>,
+        values: BTreeMap<String, String>,
+    ) -> Explored<'g> {
         let mut out = Explored {
             budget_left: BUDGET,
             complete: true,
@@ -365,7 +370,7 @@ impl<'g> Machine<'g> {
             seen: vec![BTreeSet::new(); self.joins.len()],
             written: inputs,
             filled,
-            values: BTreeMap::new(),
+            values,
             fixed: BTreeMap::new(),
             ran: BTreeSet::new(),
         };
