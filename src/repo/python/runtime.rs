@@ -937,7 +937,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             .collect();
         let r = exits[0];
         let mut detail = format!(
-            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
+            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
             members.join(" -> "),
             r.router,
             r.source,
@@ -953,7 +953,11 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             }
         );
         if !never.is_empty() {
-            detail.push_str(&format!("; {} is never reached", never.join(", ")));
+            detail.push_str(&format!(
+                "; from then on {} {} never reached",
+                never.join(", "),
+                crate::words::form(never.len(), "is", "are")
+            ));
         }
         out.push(Defect {
             kind: "unbounded_loop".into(),
@@ -1588,14 +1592,43 @@ fn simulate(
         });
     }
     // two writes to a field without a reducer in one superstep
+    // one defect per set of writers, with every key they collide on
+    let mut by_writers: BTreeMap<&BTreeSet<String>, Vec<&str>> = BTreeMap::new();
     for (k, writers) in &ex.concurrent {
+        by_writers.entry(writers).or_default().push(k.as_str());
+    }
+    for (writers, keys) in by_writers {
         let ws: Vec<String> = writers.iter().cloned().collect();
+        let names = match ws.as_slice() {
+            [a, b] => format!("{a} and {b}"),
+            _ => format!("{} and {}", ws[..ws.len() - 1].join(", "), ws[ws.len() - 1]),
+        };
+        let keys_text = keys
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // where each writer sets the first key (a whole-state return: where it returns)
+        let cites: Vec<String> = ws
+            .iter()
+            .filter_map(|w| {
+                let e = ctx.effects.get(w.as_str())?.as_ref()?;
+                let line = e.writes.get(keys[0]).copied().or(e.whole_state)?;
+                Some(format!("{w} at {}", ctx.effects_loc(w, line)))
+            })
+            .collect();
+        let cited = if cites.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", cites.join(", "))
+        };
         out.push(Defect {
             kind: "concurrent_write".into(),
             location: ctx.node_loc(&ws[0]),
             detail: format!(
-                "{} write the key `{k}`, which has no reducer, in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
-                ws.join(" and ")
+                "{names} write {} {keys_text}{cited}, which {} no reducer, and in some run two of them run in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                crate::words::form(keys.len(), "the key", "the keys"),
+                crate::words::form(keys.len(), "has", "have"),
             ),
             nodes: ws,
         });
@@ -1867,14 +1900,9 @@ mod tests {
             )
         };
         let d = defects(&loop_("return {'report': 'again'}"));
-        // the exit is never taken, so what follows it never runs
-        assert_eq!(
-            kinds(&d),
-            vec![
-                ("unbounded_loop", vec!["work"]),
-                ("unreachable_node", vec!["done"])
-            ]
-        );
+        // once the router stays it stays; its first choice may still leave (`count` comes
+        // from the input), so `done` is not unreachable
+        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["work"])]);
         assert!(d[0].detail.contains("`count`"), "{}", d[0].detail);
         let d = defects(&loop_("return {'count': state['count'] + 1}"));
         assert_eq!(kinds(&d), vec![]);
