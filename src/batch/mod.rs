@@ -4,9 +4,8 @@
 //! |---|---|
 //! | [`manifest`] | reads the manifest (CSV or JSON Lines); bad rows reported by line, the others proceed |
 //! | [`resolve`] | the commit each submission is audited at (part of its job key), before any work |
-//! | [`backend`] | the store interface ([`backend::BatchStore`]) and the choice of backend (`--store`) |
-//! | [`store`] | SQLite store in the output directory: jobs, evidence, opinions, response cache, counters |
-//! | [`postgres`] | PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
+//! | [`store`] | the store interface ([`store::BatchStore`]) and its records; [`store::spec`] the choice of backend (`--store`); [`store::sqlite`] the SQLite store in the output directory: jobs, evidence, opinions, response cache, counters; [`store::postgres`] the PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
+//! | [`stored`] | a job's evidence as the store keeps it between the detectives and the judges |
 //! | [`cache`] | the response cache as a `JudgeService` wrapper: a resumed run never asks twice |
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
@@ -20,19 +19,18 @@
 //! `--regrade ID` / `--regrade-all` re-run finished submissions on purpose, with fresh judge
 //! answers (an unfinished one is resumed either way).
 
-pub mod backend;
 pub mod cache;
 pub mod isolate;
 pub mod manifest;
 pub mod meta;
 pub mod outputs;
-pub mod postgres;
 pub mod progress;
 pub mod resolve;
 pub mod review_schema;
 pub mod runner;
 pub mod similarity;
 pub mod store;
+pub mod stored;
 
 use crate::actors::{RestartPolicy, Timeouts};
 use crate::exit::{self, CliError};
@@ -40,7 +38,6 @@ use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
 use crate::model::Judge;
 use crate::rubric::LoadedRubric;
-use backend::{BatchStore, StoreSpec};
 use clap::Args;
 use manifest::{Manifest, Row};
 use outputs::{GradeRow, RowStatus};
@@ -50,6 +47,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+use store::BatchStore;
+use store::spec::StoreSpec;
 
 /// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
 #[derive(Debug, Clone, Args)]
@@ -99,7 +98,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
-    pub panel: crate::judges::panel::PanelArgs,
+    pub panel: crate::flags::PanelArgs,
     /// Where jobs, evidence, opinions and the response cache live: "sqlite" (default:
     /// DIR/batch.sqlite) or a PostgreSQL database shared by any number of workers running the
     /// same command (each with its own --out), as a URL postgres://USER@HOST:PORT/DATABASE or
@@ -206,10 +205,9 @@ impl From<BatchError> for CliError {
 /// why it could not run.
 pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
     crate::alloc::prefer_low_memory();
-    let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
-        .map_err(CliError::bad_input)?;
+    let panel = crate::flags::set_up_panel(&args.panel)?;
     if !args.status && !args.outputs_only {
-        panel.check_endpoint().map_err(CliError::bad_input)?;
+        crate::flags::check_endpoint(&panel)?;
     }
     let service = panel.service;
     #[cfg(debug_assertions)]

@@ -18,7 +18,7 @@
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a short text in a shared prompt, one call for every criterion, a persona not speaking its role (each costs a level from 4), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all explained (the decided ones, for a report read in part) | (Defense only) |
-//! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 2 contradicted claims | some hallucinated, one contradicted claim, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
+//! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 3 contradicted claims | some hallucinated, one or two contradicted claims, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
 //! | architecture diagram | no image and no vector drawing in the report | only a diagram typed as text (ASCII/box art, Mermaid source) | (a picture: read by a vision model, never offline) | | |
 //!
 //! History, in words: a commit's size is the Python lines it adds; a *delivery* joins bulk
@@ -86,6 +86,9 @@ pub struct Level {
     pub cap: Option<(u8, String)>,
     /// The evidence ids the level rests on.
     pub cited: Vec<String>,
+    /// The submission lacks the artifact the criterion grades: level 1 without reading any
+    /// table (`family` is then only a guess from the evidence and is not named).
+    pub absent: bool,
 }
 
 fn find<'a>(ev: &'a [Evidence], name: &str) -> Option<&'a Evidence> {
@@ -169,6 +172,7 @@ impl Builder {
             credits: self.credits,
             cap: self.cap,
             cited: self.cited,
+            absent: false,
         }
     }
 }
@@ -182,13 +186,16 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
         .find(|e| e.id.contains(".absent.") && !e.found && e.kind == EvidenceKind::Fact)
     {
         let b = Builder::new(fam.unwrap_or(Family::CrossReference), evidence);
-        return Some(b.done(
-            1,
-            format!(
-                "the submission does not provide what this criterion grades: {}",
-                label(absent)
-            ),
-        ));
+        return Some(Level {
+            absent: true,
+            ..b.done(
+                1,
+                format!(
+                    "the submission does not provide what this criterion grades: {}",
+                    label(absent)
+                ),
+            )
+        });
     }
     let fam = fam?;
     let mut b = Builder::new(fam, evidence);
@@ -1005,9 +1012,9 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
     );
     let level = if share > 0.5 {
         1
-    } else if share > 0.2 || contradicted >= 2 {
+    } else if share > 0.2 || contradicted >= 3 {
         2
-    } else if hallucinated > 0 || contradicted == 1 || verified < 3 {
+    } else if hallucinated > 0 || contradicted > 0 || verified < 3 {
         3
     } else if verified >= 8 && supported >= 3 {
         5

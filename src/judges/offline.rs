@@ -111,12 +111,16 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
     let mut a: Vec<String> = Vec::new();
     let score = match persona {
         Judge::TechLead => {
-            a.push(format!(
-                "Level {} of the {} table: {}.",
-                l.level,
-                l.family.name(),
-                l.row
-            ));
+            a.push(if l.absent {
+                format!("Level {}: {}.", l.level, l.row)
+            } else {
+                format!(
+                    "Level {} of the {} table: {}.",
+                    l.level,
+                    l.family.name(),
+                    l.row
+                )
+            });
             if let Some((c, why)) = &l.cap {
                 a.push(format!("Capped at {c}: {}.", facts::short(why, 120)));
             }
@@ -579,6 +583,12 @@ mod tests {
             false,
         )];
         assert_eq!(scores("theoretical_depth", &ev), (1, 1, 1));
+        // no table was read: none is named (the evidence cannot tell which one it would be)
+        let t = judge(&request(Judge::TechLead, "theoretical_depth", ev)).argument;
+        assert!(
+            t.starts_with("Level 1: the submission does not provide") && !t.contains(" table:"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod ledger;
 pub mod server;
 pub mod store;
 
-use crate::batch::backend::StoreSpec;
+use crate::batch::store::spec::StoreSpec;
 use crate::exit::CliError;
 use clap::{Args, Subcommand, ValueEnum};
 use cohort::Reviewer;

@@ -4,7 +4,7 @@
 //! statement; the server calls them off its event loop.
 
 use super::ledger::{Entry, Kind, NewEntry};
-use crate::batch::backend::StoreSpec;
+use crate::batch::store::spec::StoreSpec;
 use crate::batch::store::{JobStatus, StoreError};
 use rusqlite::{OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -66,7 +66,7 @@ impl SqliteReview {
     /// Opens `DIR/batch.sqlite` (which must exist: a directory `auditor batch` wrote), adding
     /// the review table to an older store.
     pub fn open(dir: &Path) -> Result<SqliteReview, StoreError> {
-        let path = dir.join(crate::batch::store::FILE_NAME);
+        let path = dir.join(crate::batch::store::sqlite::FILE_NAME);
         if !path.is_file() {
             return Err(StoreError {
                 path: path.display().to_string(),
@@ -74,7 +74,7 @@ impl SqliteReview {
             });
         }
         // The batch store's own checks and schema (the review table included).
-        drop(crate::batch::store::Store::open(&path)?);
+        drop(crate::batch::store::sqlite::Store::open(&path)?);
         let err = |e: rusqlite::Error| StoreError {
             path: path.display().to_string(),
             detail: e.to_string(),
@@ -240,8 +240,8 @@ impl PgReview {
             detail,
         };
         // Applies the migrations under the batch store's advisory lock, then closes.
-        let opts = crate::batch::postgres::PgOptions::from_env().map_err(err)?;
-        drop(crate::batch::postgres::PgStore::connect(
+        let opts = crate::batch::store::postgres::PgOptions::from_env().map_err(err)?;
+        drop(crate::batch::store::postgres::PgStore::connect(
             config, shown, opts,
         )?);
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -397,7 +397,8 @@ impl ReviewStore for PgReview {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::store::{JobKey, Store};
+    use crate::batch::store::JobKey;
+    use crate::batch::store::sqlite::Store;
 
     #[test]
     fn sqlite_history_is_append_only_and_jobs_are_the_latest() {
