@@ -442,6 +442,7 @@ const STATE_DEFECTS: &[&str] = &[
     "undeclared_state_key",
     "unknown_state_key",
     "whole_state_return",
+    "concurrent_write",
 ];
 const NUANCE_DEFECTS: &[&str] = &["persona_mismatch"];
 
