@@ -49,7 +49,8 @@
 //! defect or a statute sets).
 
 use crate::model::fact::{
-    Fact, JusticeFact, JusticeRule, NuanceFact, SafetyFact, Stated, StructuredFact,
+    Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model, NuanceFact, SafetyFact,
+    StateFact, Stated, StructuredFact,
 };
 use crate::model::{Evidence, EvidenceKind, HistoryMeasure, Measure};
 
@@ -202,8 +203,8 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
     let ev = evidence;
     Some(match fam {
         Family::History => return history(ev, b),
-        Family::Graph => graph(ev, b),
-        Family::State => state(ev, b),
+        Family::Graph => return graph(ev, b),
+        Family::State => return state(ev, b),
         Family::Safety => return safety(ev, b),
         Family::Structured => return structured(ev, b),
         Family::Nuance => return nuance(ev, b),
@@ -370,7 +371,51 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     ))
 }
 
-fn graph(ev: &[Evidence], mut b: Builder) -> Level {
+/// The graph facts, each read once (an exhaustive match: a fact added to [`GraphFact`] must
+/// be read here).
+#[derive(Default)]
+struct Graph {
+    defined: bool,
+    detectives: (bool, bool),
+    judges: (bool, bool),
+    /// Conditional routes after (the detectives, the judges), and anywhere.
+    routes: (bool, bool, bool),
+}
+
+fn graph_facts(facts: &[&GraphFact]) -> Graph {
+    let mut g = Graph::default();
+    for f in facts {
+        match f {
+            GraphFact::Definition { .. } => g.defined = f.holds(),
+            GraphFact::FanOut { layer, .. } => match layer {
+                Layer::Detectives => g.detectives.0 = f.holds(),
+                Layer::Judges => g.judges.0 = f.holds(),
+            },
+            GraphFact::FanIn { layer, .. } => match layer {
+                Layer::Detectives => g.detectives.1 = f.holds(),
+                Layer::Judges => g.judges.1 = f.holds(),
+            },
+            GraphFact::Routes {
+                detectives, judges, ..
+            } => g.routes = (!detectives.is_empty(), !judges.is_empty(), f.any_route()),
+        }
+    }
+    g
+}
+
+/// Graph orchestration: no graph or a linear one is 1; one of the two fan-out/fan-in layers
+/// 2; both 3; and a conditional route that changes the path by the state 4; a route after
+/// each layer (missing evidence after the detectives, a failed judge after the judges) 5. A
+/// run-time defect caps it (2 when the graph cannot work as wired, 3 otherwise).
+fn graph(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::Graph(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let g = graph_facts(&facts);
     let hard = defects(ev, &["import_error", "unbounded_loop", "unreachable_node"]);
     let soft = defects(
         ev,
@@ -392,38 +437,82 @@ fn graph(ev: &[Evidence], mut b: Builder) -> Level {
     } else if let Some(d) = soft.first() {
         b.cap(3, format!("a run-time defect of the graph: {}", label(d)));
     }
-    if !met(ev, "definition") {
-        return b.done(1, "no StateGraph is built");
+    if !g.defined {
+        return Some(b.done(1, "no StateGraph is built"));
     }
-    if !met(ev, "not_linear") && !met(ev, "detectives_fan_out") {
-        return b.done(
+    if !met(ev, "not_linear") && !g.detectives.0 {
+        return Some(b.done(
             1,
             "a purely linear flow: no parallel branch (Orchestration Fraud)",
-        );
+        ));
     }
-    let layers = [
-        met(ev, "detectives_fan_out") && met(ev, "evidence_fan_in"),
-        met(ev, "judges_fan_out") && met(ev, "judges_fan_in"),
-    ];
+    let layers = [g.detectives.0 && g.detectives.1, g.judges.0 && g.judges.1];
     if !(layers[0] && layers[1]) {
-        return b.done(
+        return Some(b.done(
             2,
             "only one of the two fan-out/fan-in layers (detectives, judges) exists",
-        );
+        ));
     }
-    if !met(ev, "error_edges") {
-        return b.done(
+    Some(match g.routes {
+        (true, true, _) => b.done(
+            5,
+            "both fan-out/fan-in layers, each followed by a conditional route (missing evidence after the detectives, a failed judge after the judges)",
+        ),
+        (_, _, true) => b.done(
+            4,
+            "both fan-out/fan-in layers and a conditional route, but not after each layer",
+        ),
+        _ => b.done(
             3,
-            "both fan-out/fan-in layers, but no conditional edge for missing evidence or node failure",
-        );
-    }
-    b.done(
-        4,
-        "both fan-out/fan-in layers and conditional edges for the error states",
-    )
+            "both fan-out/fan-in layers, but no conditional edge that changes the path by the state (missing evidence, node failure)",
+        ),
+    })
 }
 
-fn state(ev: &[Evidence], mut b: Builder) -> Level {
+/// The state facts, each read once (an exhaustive match: a fact added to [`StateFact`] must
+/// be read here).
+#[derive(Default)]
+struct State {
+    defined: bool,
+    /// (Evidence, JudicialOpinion) models.
+    models: (bool, bool),
+    /// The state holds (evidence, opinions).
+    holds: (bool, bool),
+    /// (operator.add, operator.ior) reducers.
+    reducers: (bool, bool),
+}
+
+fn state_facts(facts: &[&StateFact]) -> State {
+    let mut s = State::default();
+    for f in facts {
+        match f {
+            StateFact::Definition { .. } => s.defined = f.holds(),
+            StateFact::Model { model, .. } => match model {
+                Model::Evidence => s.models.0 = f.holds(),
+                Model::Opinion => s.models.1 = f.holds(),
+            },
+            StateFact::Holds { model, .. } => match model {
+                Model::Evidence => s.holds.0 = f.holds(),
+                Model::Opinion => s.holds.1 = f.holds(),
+            },
+            StateFact::Reducer { merge, .. } => match merge {
+                Merge::Add => s.reducers.0 = f.holds(),
+                Merge::Ior => s.reducers.1 = f.holds(),
+            },
+        }
+    }
+    s
+}
+
+fn state(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::State(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let s = state_facts(&facts);
     let ds = defects(
         ev,
         &[
@@ -432,17 +521,17 @@ fn state(ev: &[Evidence], mut b: Builder) -> Level {
             "whole_state_return",
         ],
     );
-    if !met(ev, "definition") {
-        return b.done(1, "no TypedDict or BaseModel state: plain dicts");
+    if !s.defined {
+        return Some(b.done(1, "no TypedDict or BaseModel state: plain dicts"));
     }
-    let models = met(ev, "evidence_model") && met(ev, "opinion_model");
-    let reducers = met(ev, "reducer_add") && met(ev, "reducer_ior");
-    let any_reducer = met(ev, "reducer_add") || met(ev, "reducer_ior");
+    let models = s.models.0 && s.models.1;
+    let reducers = s.reducers.0 && s.reducers.1;
+    let any_reducer = s.reducers.0 || s.reducers.1;
     if !models && !any_reducer {
-        return b.done(
+        return Some(b.done(
             2,
             "a typed state, but no Pydantic models and no reducers: parallel writes overwrite each other",
-        );
+        ));
     }
     if ds.len() >= 2 {
         b.cap(
@@ -458,16 +547,16 @@ fn state(ev: &[Evidence], mut b: Builder) -> Level {
             ),
         );
     }
-    if !models || !reducers || !met(ev, "holds_evidence") || !met(ev, "holds_opinions") {
-        return b.done(
+    if !models || !reducers || !s.holds.0 || !s.holds.1 {
+        return Some(b.done(
             3,
             "typed state and models, but the reducers or the evidence/opinion collections are incomplete",
-        );
+        ));
     }
-    b.done(
+    Some(b.done(
         4,
         "typed state with Evidence and JudicialOpinion models and operator.add / operator.ior reducers",
-    )
+    ))
 }
 
 /// The typed facts of a family among a criterion's evidence.
@@ -1174,16 +1263,45 @@ mod tests {
             "well_formed",
         ]
         .iter()
-        .map(|n| f(&format!("repo.graph.{n}"), !unmet.contains(n)))
+        .map(|n| typed_graph(n, !unmet.contains(n)))
         .collect();
         v.extend(extra.iter().cloned());
         v
     }
 
+    /// A graph fact as the detective files it: typed where the family has a type.
+    fn typed_graph(n: &str, holds: bool) -> Evidence {
+        match n {
+            "not_linear" | "well_formed" => f(&format!("repo.graph.{n}"), holds),
+            _ => Evidence::stated(
+                "repo.graph",
+                Detective::RepoInvestigator,
+                "goal",
+                Fact::Graph(crate::model::fact::graph::example(n, holds)),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            ),
+        }
+    }
+
     #[test]
     fn graph_table_caps_on_run_time_defects() {
-        assert_eq!(level(&graph(&[], &[])), 4);
+        assert_eq!(level(&graph(&[], &[])), 5);
         assert_eq!(level(&graph(&[], &["error_edges"])), 3);
+        // a conditional route after one layer only: 4
+        let mut one = graph(&[], &["error_edges"]);
+        for e in &mut one {
+            if let Some(Fact::Graph(GraphFact::Routes { detectives, .. })) = &mut e.fact {
+                detectives.push(crate::model::fact::Route {
+                    at: crate::model::fact::Site::new("src/graph.py", 3),
+                    source: "agg".into(),
+                    router: "r".into(),
+                    outcomes: vec![vec!["x".into()], vec!["y".into()]],
+                });
+            }
+        }
+        let l = assess(&one).unwrap();
+        assert_eq!(l.level, 4, "{}", l.row);
         assert_eq!(level(&graph(&[defect("duplicate_execution")], &[])), 3);
         let l = assess(&graph(&[defect("unbounded_loop")], &[])).unwrap();
         assert_eq!(l.level, 2);
@@ -1210,7 +1328,16 @@ mod tests {
             "reducer_ior",
         ]
         .iter()
-        .map(|n| f(&format!("repo.state.{n}"), !unmet.contains(n)))
+        .map(|n| {
+            Evidence::stated(
+                "repo.state",
+                Detective::RepoInvestigator,
+                "goal",
+                Fact::State(crate::model::fact::state::example(n, !unmet.contains(n))),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            )
+        })
         .collect();
         v.extend(extra.iter().cloned());
         v

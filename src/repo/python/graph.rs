@@ -305,7 +305,8 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                 b.first_line = b.first_line.min(c.line);
                 b.last_line = b.last_line.max(c.line);
             }
-            for env in repo.loop_envs(m, &c.loops) {
+            let func = c.func.and_then(|i| module.functions.get(i));
+            for env in repo.loop_envs(m, &c.loops, func) {
                 b.apply(repo, m, c, &env);
             }
         }
@@ -364,7 +365,13 @@ impl Builder {
             let dynamic = |l: &&super::syntax::LoopCtx| {
                 l.vars.iter().any(|var| mentions_word(&base, var))
                     || repo
-                        .eval(m, &l.iter, &Vec::new(), None, 0)
+                        .eval(
+                            m,
+                            &l.iter,
+                            &Vec::new(),
+                            c.func.and_then(|i| repo.modules[m].functions.get(i)),
+                            0,
+                        )
                         .iterate()
                         .is_none()
             };
