@@ -31,6 +31,7 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("cli", "flags"),
     ("batch", "flags"),
     ("review", "batch"),
+    ("review", "flags"),
     ("cli", "review"),
     ("cli", "calibrate"),
     ("cli", "testkit"),
