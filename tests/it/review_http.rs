@@ -247,6 +247,13 @@ async fn the_token_guards_every_route_and_the_api_checks_overrides() {
         page.contains("&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;"),
         "the reason shows as text"
     );
+    // The report is framed without scripts, with its own origin kept: a frame with an opaque
+    // origin fails the report's `frame-ancestors 'self'` and stays blank in a browser.
+    assert!(
+        page.contains(r#"<iframe src="/submissions/s1/report" sandbox="allow-same-origin""#)
+            && !page.contains("allow-scripts"),
+        "{page}"
+    );
     let cohort = s.get("/").send().await.unwrap().text().await.unwrap();
     assert!(
         cohort.contains("Student &lt;script&gt;"),
