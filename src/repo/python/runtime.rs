@@ -1636,7 +1636,30 @@ fn simulate(
     // appending fields re-sent while they hold items
     if !ex.doubling.is_empty() {
         let names: Vec<String> = ex.doubling.keys().cloned().collect();
-        let fields: BTreeSet<&String> = ex.doubling.values().flatten().collect();
+        // nodes grouped by the fields each re-sends while they hold items: a node is named
+        // only with its own fields
+        let mut groups: Vec<(Vec<&str>, &BTreeSet<String>)> = Vec::new();
+        for (n, fs) in &ex.doubling {
+            match groups.iter_mut().find(|(_, g)| *g == fs) {
+                Some((ns, _)) => ns.push(n.as_str()),
+                None => groups.push((vec![n.as_str()], fs)),
+            }
+        }
+        let who = groups
+            .iter()
+            .map(|(ns, fs)| {
+                format!(
+                    "{} {} the current value of {}",
+                    ns.join(", "),
+                    crate::words::form(ns.len(), "re-sends", "re-send"),
+                    fs.iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
         let first = &names[0];
         let line = ctx
             .effects
@@ -1647,14 +1670,7 @@ fn simulate(
             kind: "whole_state_return".into(),
             location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
             detail: format!(
-                "{} {} the current value of {} (the whole incoming state, or the list plus new items) into an appending reducer after items were added: the reducer adds the list to itself, so it doubles at each such node",
-                names.join(", "),
-                crate::words::form(names.len(), "re-sends", "re-send"),
-                fields
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "{who} (the whole incoming state, or the list plus new items) into an appending reducer after items were added: the reducer adds the list to itself, so it doubles at each such node"
             ),
             nodes: names,
         });
@@ -1930,6 +1946,35 @@ mod tests {
         // read but neither declared nor written by anyone
         let d = defects(&g("{'report': '/tmp/x'}", "forensic_tasks"));
         assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["second"])]);
+    }
+
+    #[test]
+    fn each_node_that_doubles_a_list_is_named_with_the_lists_it_doubles() {
+        let state = "import operator\nfrom typing import Annotated, TypedDict\n\nclass AgentState(TypedDict):\n    errors: Annotated[list, operator.add]\n    opinions: Annotated[list, operator.add]\n";
+        let graph = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n\ndef fail(state):\n    return {'errors': ['e']}\ndef again(state):\n    return {'errors': state['errors'] + ['x']}\ndef judge(state):\n    return {'opinions': ['o']}\ndef echo(state):\n    return state\n\ng = StateGraph(AgentState)\ng.add_node('fail', fail)\ng.add_node('again', again)\ng.add_node('judge', judge)\ng.add_node('echo', echo)\ng.add_edge(START, 'fail')\ng.add_edge('fail', 'again')\ng.add_edge('again', 'judge')\ng.add_edge('judge', 'echo')\ng.add_edge('echo', END)\n";
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), state.into()),
+                ("src/graph.py".into(), graph.into()),
+            ],
+            &[],
+        );
+        let d = &facts.graphs[0].defects;
+        let w: Vec<&Defect> = d
+            .iter()
+            .filter(|d| d.kind == "whole_state_return")
+            .collect();
+        assert_eq!(w.len(), 1, "{d:?}");
+        // `opinions` is still empty when `again` re-sends `errors`
+        assert!(
+            w[0].detail
+                .contains("again re-sends the current value of `errors`;")
+                && w[0]
+                    .detail
+                    .contains("echo re-sends the current value of `errors`, `opinions`"),
+            "{}",
+            w[0].detail
+        );
     }
 
     #[test]
