@@ -676,6 +676,24 @@ fn retry_verdict(
     )
 }
 
+/// A claim about the graph, where the RepoInvestigator found none.
+fn no_graph_found() -> (ClaimStatus, String, Option<String>) {
+    (
+        ClaimStatus::Contradicted,
+        "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
+        None,
+    )
+}
+
+/// A claim about the Chief Justice, where no synthesis code was found.
+fn no_justice_found() -> (ClaimStatus, String, Option<String>) {
+    (
+        ClaimStatus::Contradicted,
+        "no Chief Justice / synthesis code was found".into(),
+        None,
+    )
+}
+
 fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
     use ClaimStatus::{Contradicted, Supported};
     let no_graph = code.graphs.is_empty();
@@ -717,11 +735,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                     Some(format!("{}:{}", r.path, r.line)),
                 )
             }
-            None if no_graph => (
-                Contradicted,
-                "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
-                None,
-            ),
+            None if no_graph => no_graph_found(),
             None => {
                 let g = &code.graphs[0];
                 (
@@ -745,11 +759,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 format!("'{}' joins {}", f.to, f.from.join(", ")),
                 Some(f.location.clone()),
             ),
-            None if no_graph => (
-                Contradicted,
-                "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
-                None,
-            ),
+            None if no_graph => no_graph_found(),
             None => (
                 Contradicted,
                 format!(
@@ -849,11 +859,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                     format!("the justice code has a fact supremacy branch: {}", r.how),
                     Some(r.location.clone()),
                 ),
-                None if j.modules.is_empty() => (
-                    Contradicted,
-                    "no Chief Justice / synthesis code was found".into(),
-                    None,
-                ),
+                None if j.modules.is_empty() => no_justice_found(),
                 None => (
                     Contradicted,
                     format!(
@@ -866,13 +872,8 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
             }
         }
         Feature::ConditionalEdges => {
-            let routed = code
-                .graphs
-                .iter()
-                .flat_map(|g| g.routers.iter().map(move |r| (g, r)))
-                .next();
-            match routed {
-                Some((_, r)) => (
+            match code.graphs.iter().flat_map(|g| &g.routers).next() {
+                Some(r) => (
                     Supported,
                     format!(
                         "'{}' is routed by {} to {}",
@@ -882,11 +883,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                     ),
                     Some(format!("{}:{}", r.path, r.line)),
                 ),
-                None if no_graph => (
-                    Contradicted,
-                    "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
-                    None,
-                ),
+                None if no_graph => no_graph_found(),
                 // A conditional edge whose arguments could not be read may still route.
                 None if code
                     .graphs
@@ -931,11 +928,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                     ),
                     Some(r.location.clone()),
                 ),
-                _ if j.modules.is_empty() => (
-                    Contradicted,
-                    "no Chief Justice / synthesis code was found".into(),
-                    None,
-                ),
+                _ if j.modules.is_empty() => no_justice_found(),
                 _ => (
                     Contradicted,
                     if j.calls_llm {
