@@ -53,6 +53,10 @@ pub struct Effects {
     /// literal of this function (no helper, no whole-state return): after the node runs, the
     /// key holds that literal whatever path the function took.
     pub settled: BTreeMap<String, String>,
+    /// Keys that every return of the function sets to their current value plus one and the
+    /// same integer (`{"attempts": state["attempts"] + 1}`), each in a plain dict literal of
+    /// this function: after the node runs, the key holds what it held plus that step.
+    pub stepped: BTreeMap<String, i64>,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -387,6 +391,13 @@ fn read_function(
             .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        e.stepped = vals
+            .steps
+            .iter()
+            .filter_map(|(k, v)| Some((k, (*v)?)))
+            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
+            .map(|(k, v)| (k.clone(), v))
+            .collect();
     }
     e
 }
@@ -400,6 +411,9 @@ struct Values {
     seen: std::collections::BTreeSet<String>,
     /// key -> how many dict literals of the function's returns write it
     count: BTreeMap<String, usize>,
+    /// key -> the one step every write adds to the key's own value (`None`: some write is not
+    /// such an increment)
+    steps: BTreeMap<String, Option<i64>>,
 }
 
 impl Values {
@@ -409,6 +423,11 @@ impl Values {
             *self.count.entry(k.to_string()).or_default() += 1;
             if reads_own(v, p, k) {
                 self.resends.entry(k.to_string()).or_insert(line);
+            }
+            let step = increment(v, p, k);
+            let entry = self.steps.entry(k.to_string()).or_insert(step);
+            if *entry != step {
+                *entry = None;
             }
             self.literal(k, literal(v));
         }
@@ -455,6 +474,35 @@ fn reads_own(v: &Expr, p: &str, k: &str) -> bool {
     match v {
         Expr::BinOp { op, left, .. } if op == "+" => own(left) || reads_own(left, p, k),
         other => own(other),
+    }
+}
+
+/// `state["k"] + 1` (or `state.get("k", 0) + 1`, `state.k + 1`, `- 1`): the integer added to
+/// the key's own value.
+fn increment(v: &Expr, p: &str, k: &str) -> Option<i64> {
+    let Expr::BinOp { op, left, right } = v else {
+        return None;
+    };
+    let Expr::Num(n) = &**right else { return None };
+    let n: i64 = n.parse().ok()?;
+    let own = match &**left {
+        Expr::Subscript(obj, idx) => {
+            matches!(&**obj, Expr::Name(x) if x == p)
+                && idx.len() == 1
+                && idx.first().and_then(Expr::as_str) == Some(k)
+        }
+        Expr::Call { func, args, .. } => {
+            matches!(&**func, Expr::Attr(obj, m) if m == "get" && matches!(&**obj, Expr::Name(x) if x == p))
+                && args.first().and_then(Expr::as_str) == Some(k)
+                && matches!(args.get(1), None | Some(Expr::Num(_)))
+        }
+        Expr::Attr(obj, a) => a == k && matches!(&**obj, Expr::Name(x) if x == p),
+        _ => false,
+    };
+    match op.as_str() {
+        "+" if own => Some(n),
+        "-" if own => Some(-n),
+        _ => None,
     }
 }
 

@@ -1481,6 +1481,12 @@ fn simulate(
                     .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
+                stepped: e
+                    .stepped
+                    .iter()
+                    .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect(),
             },
         );
     }

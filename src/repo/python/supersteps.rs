@@ -57,6 +57,26 @@ pub struct NodeWrites {
     pub reads: BTreeSet<String>,
     /// Declared keys every run of the node sets to one literal.
     pub settled: BTreeMap<String, String>,
+    /// Declared keys every run of the node sets to their own value plus this integer.
+    pub stepped: BTreeMap<String, i64>,
+}
+
+/// Largest counter value followed: past it the value is taken as unknown (a counter that
+/// nothing bounds would otherwise make every pass of a loop a new state).
+const MAX_COUNT: i64 = 64;
+
+impl NodeWrites {
+    /// The value key `k` holds for certain after this node wrote it, from `before` (the
+    /// values known for certain when the node ran); `None` when it is not known.
+    fn value_of(&self, k: &str, before: &BTreeMap<String, String>) -> Option<String> {
+        if let Some(v) = self.settled.get(k) {
+            return Some(v.clone());
+        }
+        let step = self.stepped.get(k)?;
+        let now: i64 = before.get(k)?.parse().ok()?;
+        let next = now.checked_add(*step)?;
+        (next.abs() <= MAX_COUNT).then(|| next.to_string())
+    }
 }
 
 pub struct Machine<'g> {
@@ -182,8 +202,8 @@ impl<'g> Machine<'g> {
                     let mut seen_values = step.values.clone();
                     if let Some(w) = self.writes_of(a) {
                         for k in &w.all {
-                            match w.settled.get(k) {
-                                Some(v) => seen_values.insert(k.clone(), v.clone()),
+                            match w.value_of(k, &step.values) {
+                                Some(v) => seen_values.insert(k.clone(), v),
                                 None => seen_values.remove(k),
                             };
                         }
@@ -248,16 +268,18 @@ impl<'g> Machine<'g> {
     /// re-sends what the state holds and changes nothing.
     fn values_after(&self, step: &Step<'g>) -> BTreeMap<String, String> {
         let mut values = step.values.clone();
-        let mut set: BTreeMap<&str, BTreeSet<Option<&String>>> = BTreeMap::new();
+        let mut set: BTreeMap<&str, BTreeSet<Option<String>>> = BTreeMap::new();
         for a in step.active.keys() {
             if let Some(w) = self.writes_of(a) {
                 for k in &w.declared {
-                    set.entry(k.as_str()).or_default().insert(w.settled.get(k));
+                    set.entry(k.as_str())
+                        .or_default()
+                        .insert(w.value_of(k, &step.values));
                 }
             }
         }
         for (k, vs) in set {
-            match vs.into_iter().collect::<Vec<_>>()[..] {
+            match vs.into_iter().collect::<Vec<_>>().as_slice() {
                 [Some(v)] => values.insert(k.to_string(), v.clone()),
                 _ => values.remove(k),
             };
