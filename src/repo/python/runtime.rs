@@ -1450,6 +1450,15 @@ fn simulate(
                     .iter()
                     .map(|o| o.iter().map(String::as_str).collect())
                     .collect(),
+                sends: kept_outcomes
+                    .iter()
+                    .map(|o| {
+                        let at = r.outcomes.iter().position(|x| x == *o);
+                        at.and_then(|at| g.sends.get(&i)?.get(&at))
+                            .map(|ns| ns.iter().map(String::as_str).collect())
+                            .unwrap_or_default()
+                    })
+                    .collect(),
                 guards,
                 fixed: fixed[i],
                 reads: ctx.routers[i]
@@ -1606,6 +1615,7 @@ fn simulate(
     for (writers, keys) in by_writers {
         let ws: Vec<String> = writers.iter().cloned().collect();
         let names = match ws.as_slice() {
+            [a] => a.clone(),
             [a, b] => format!("{a} and {b}"),
             _ => format!("{} and {}", ws[..ws.len() - 1].join(", "), ws[ws.len() - 1]),
         };
@@ -1632,9 +1642,15 @@ fn simulate(
             kind: "concurrent_write".into(),
             location: ctx.node_loc(&ws[0]),
             detail: format!(
-                "{names} write {} {keys_text}{cited}, which {} no reducer, and in some run two of them run in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                "{names} {} {} {keys_text}{cited}, which {} no reducer, and in some run {}: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                crate::words::form(ws.len(), "writes", "write"),
                 crate::words::form(keys.len(), "the key", "the keys"),
                 crate::words::form(keys.len(), "has", "have"),
+                if ws.len() == 1 {
+                    "it runs as two tasks in one superstep (a `Send` to it beside an edge or another `Send` that also triggers it)"
+                } else {
+                    "two of them run in the same superstep"
+                },
             ),
             nodes: ws,
         });

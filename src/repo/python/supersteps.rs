@@ -32,6 +32,8 @@ pub struct RouterSpec<'g> {
     /// The outcomes the known values allow (see [`Pick`]).
     pub pick: Option<Pick<'g>>,
     pub outcomes: Vec<Vec<&'g str>>,
+    /// Per outcome: the nodes it sends to with `Send` (each a task of its own; empty: none).
+    pub sends: Vec<Vec<&'g str>>,
     /// Per outcome: the key whose truthy test guards it.
     pub guards: Vec<Option<String>>,
     /// The router's choice is fixed for the run (an id shared by the attachments of one function).
@@ -110,6 +112,9 @@ struct Step<'g> {
     fixed: BTreeMap<usize, usize>,
     /// Nodes on no cycle that already ran in this invocation.
     ran: BTreeSet<&'g str>,
+    /// Nodes of `active` that run as two tasks or more in this superstep (a `Send` to a node
+    /// that an edge or another `Send` also triggers).
+    twice: BTreeSet<&'g str>,
 }
 
 #[derive(Default)]
@@ -178,8 +183,15 @@ impl<'g> Machine<'g> {
         let values = self.values_after(step);
         let mut ran = step.ran.clone();
         ran.extend(step.active.keys().filter(|a| !self.cyclic.contains(*a)));
-        type Combo<'g> = (BTreeMap<&'g str, BTreeSet<&'g str>>, BTreeMap<usize, usize>);
-        let mut combos: Vec<Combo<'g>> = vec![(base, step.fixed.clone())];
+        // per node: triggered by an edge or a plain router return, and the `Send`s to it
+        type Tasks<'g> = BTreeMap<&'g str, (bool, usize)>;
+        type Combo<'g> = (
+            BTreeMap<&'g str, BTreeSet<&'g str>>,
+            BTreeMap<usize, usize>,
+            Tasks<'g>,
+        );
+        let pulled: Tasks<'g> = base.keys().map(|t| (*t, (true, 0))).collect();
+        let mut combos: Vec<Combo<'g>> = vec![(base, step.fixed.clone(), pulled)];
         for a in step.active.keys() {
             for r in self.routers.get(a).into_iter().flatten() {
                 if r.outcomes.is_empty() {
@@ -220,21 +232,29 @@ impl<'g> Machine<'g> {
                     }
                 }
                 let mut grown = Vec::new();
-                for (c, fixed) in &combos {
+                for (c, fixed, tasks) in &combos {
                     let chosen = r.fixed.and_then(|id| fixed.get(&id).copied());
                     for &i in &allowed {
                         if chosen.is_some_and(|x| x != i) {
                             continue;
                         }
                         let mut c = c.clone();
+                        let mut tasks = tasks.clone();
+                        let sent = r.sends.get(i).map_or(&[][..], Vec::as_slice);
                         for t in &r.outcomes[i] {
                             c.entry(t).or_default().insert(a);
+                            if !sent.contains(t) {
+                                tasks.entry(t).or_default().0 = true;
+                            }
+                        }
+                        for t in sent {
+                            tasks.entry(t).or_default().1 += 1;
                         }
                         let mut fixed = fixed.clone();
                         if let Some(id) = r.fixed {
                             fixed.insert(id, i);
                         }
-                        grown.push((c, fixed));
+                        grown.push((c, fixed, tasks));
                     }
                     if grown.len() > MAX_CHOICES {
                         return None;
@@ -246,9 +266,16 @@ impl<'g> Machine<'g> {
         Some(
             combos
                 .into_iter()
-                .map(|(mut c, fixed)| {
+                .map(|(mut c, fixed, tasks)| {
                     c.remove("END");
                     c.remove("START");
+                    let twice = tasks
+                        .iter()
+                        .filter(|(n, (pull, push))| {
+                            c.contains_key(**n) && usize::from(*pull) + push >= 2
+                        })
+                        .map(|(n, _)| *n)
+                        .collect();
                     Step {
                         active: c,
                         seen: seen.clone(),
@@ -257,6 +284,7 @@ impl<'g> Machine<'g> {
                         values: values.clone(),
                         fixed,
                         ran: ran.clone(),
+                        twice,
                     }
                 })
                 .collect(),
@@ -316,6 +344,9 @@ impl<'g> Machine<'g> {
             }
             for k in keys {
                 writers.entry(k).or_default().push(a);
+                if step.twice.contains(a) {
+                    writers.entry(k).or_default().push(a);
+                }
             }
             for f in &w.resends {
                 if step.filled.contains(f) {
@@ -395,6 +426,7 @@ impl<'g> Machine<'g> {
             values,
             fixed: BTreeMap::new(),
             ran: BTreeSet::new(),
+            twice: BTreeSet::new(),
         };
         let Some(firsts) = self.next(&start) else {
             out.complete = false;
