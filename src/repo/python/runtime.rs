@@ -871,12 +871,15 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             });
             continue;
         }
-        // every node of the cycle must be readable to claim it never changes what the exits test
-        let cycle_effects: Vec<&Effects> = scc
+        // every node that runs while the cycle runs (its own, and what they trigger without
+        // leaving it: a plain edge out of the cycle re-runs its target at every pass) must be
+        // readable to claim that nothing changes what the exits test
+        let running = while_cycling(g, &scc);
+        let cycle_effects: Vec<&Effects> = running
             .iter()
             .filter_map(|n| ctx.effects.get(n.as_str()).and_then(|e| e.as_ref()))
             .collect();
-        if cycle_effects.len() != scc.len() || cycle_effects.iter().any(|e| !e.known) {
+        if cycle_effects.len() != running.len() || cycle_effects.iter().any(|e| !e.known) {
             notes.push(format!(
                 "cycle {}: a node's update could not be read, loop bound not checked",
                 members.join(" -> ")
@@ -937,7 +940,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             .collect();
         let r = exits[0];
         let mut detail = format!(
-            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
+            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle (or that it triggers) writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
             members.join(" -> "),
             r.router,
             r.source,
@@ -972,6 +975,42 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
         stuck.push((scc.clone(), indexes));
     }
     (out, decided, stuck)
+}
+
+/// The nodes that run while the cycle `scc` keeps running: its own, and those they trigger
+/// (plain edges, join legs, router outcomes that also keep a node of the cycle running), and so
+/// on. A router outcome that only leaves the cycle ends it and is not followed.
+fn while_cycling(g: &GraphFacts, scc: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut seen: BTreeSet<String> = scc.clone();
+    let mut todo: Vec<String> = scc.iter().cloned().collect();
+    while let Some(n) = todo.pop() {
+        let mut next: Vec<&String> = Vec::new();
+        for e in g.edges.iter().filter(|e| !e.conditional && e.from == n) {
+            next.push(&e.to);
+        }
+        for j in g.joins.iter().filter(|j| j.from.contains(&n)) {
+            next.push(&j.to);
+        }
+        // a node of the cycle with a plain edge back into it keeps the cycle running whatever
+        // its routers choose
+        let kept_by_edge = g
+            .edges
+            .iter()
+            .any(|e| !e.conditional && e.from == n && scc.contains(&e.to));
+        for r in g.routers.iter().filter(|r| r.source == n) {
+            for o in &r.outcomes {
+                if !scc.contains(&n) || kept_by_edge || o.iter().any(|t| scc.contains(t)) {
+                    next.extend(o.iter());
+                }
+            }
+        }
+        for t in next {
+            if t != "END" && seen.insert(t.clone()) {
+                todo.push(t.clone());
+            }
+        }
+    }
+    seen
 }
 
 /// The `if` chain of a router function, read line by line: each `return` with the conditions
