@@ -10,8 +10,8 @@ The program is run, never only read: its own `graph.py` is executed with `StateG
 by a subclass that wraps every node and router so that it records what it received (the keys it
 read and whether they were present), what it returned and in which superstep. Routers decide
 on input keys (`mode_*`), loop counters (`count_*`) and flags (`flag_*`) written by nodes; every
-combination of the input keys' values is run, so every router outcome the program allows is
-exercised, and two runs of one router on the same input see the same value.
+combination of the input keys' values is run (a counter no node writes is such an input: it
+starts at 0 and at its threshold), so every router outcome the program allows is exercised, and two runs of one router on the same input see the same value.
 
 Usage: langgraph_oracle.py --seed N --count N --out DIR
 Exit 3 when `langgraph` cannot be imported (the caller says so loudly).
@@ -472,7 +472,15 @@ def sccs(nodes, edges):
 
 def run_program(p, src, inputs):
     truth_runs = []
-    combos = list(itertools.product(*[[(m, v) for v in vals] for m, vals in p.modes.items()]))
+    # Every input key the graph only reads is the caller's to choose: the modes take each of
+    # their values, and a counter that no node writes (so the graph never changes it) starts
+    # at 0 and at its router's threshold, so both of its router's outcomes are exercised. A
+    # counter some node writes is the graph's own and starts at the 0 the invocation gives.
+    vary = dict(p.modes)
+    for r in p.routers:
+        if r["kind"] == "counter" and not any(r["key"] in p.spec[n]["writes"] for n in p.nodes):
+            vary[r["key"]] = [0, r["threshold"]]
+    combos = list(itertools.product(*[[(m, v) for v in vals] for m, vals in vary.items()]))
     combos = combos[:MAX_COMBOS]
     concurrent = set()
     concurrent_keys = set()

@@ -55,6 +55,11 @@ pub struct NodeWrites {
     pub whole: bool,
     /// Appending fields whose current value the update re-sends.
     pub resends: BTreeSet<String>,
+    /// Appending fields the node grows in place before re-sending them (so they hold items
+    /// when re-sent, whatever they held before).
+    pub fills: BTreeSet<String>,
+    /// Re-sent appending fields to which the update adds items (`state["xs"] + [x]`).
+    pub adds: BTreeSet<String>,
     /// Keys the node reads.
     pub reads: BTreeSet<String>,
     /// Declared keys every run of the node sets to one literal.
@@ -173,7 +178,10 @@ impl<'g> Machine<'g> {
                 written.extend(w.declared.iter().cloned());
                 for f in &w.declared {
                     if self.appending.contains(f)
-                        && (!w.resends.contains(f) || step.filled.contains(f))
+                        && (!w.resends.contains(f)
+                            || step.filled.contains(f)
+                            || w.fills.contains(f)
+                            || w.adds.contains(f))
                     {
                         filled.insert(f.clone());
                     }
@@ -349,7 +357,7 @@ impl<'g> Machine<'g> {
                 }
             }
             for f in &w.resends {
-                if step.filled.contains(f) {
+                if step.filled.contains(f) || w.fills.contains(f) {
                     out.doubling
                         .entry(a.to_string())
                         .or_default()
@@ -358,7 +366,7 @@ impl<'g> Machine<'g> {
             }
             if w.whole {
                 for f in &self.appending {
-                    if step.filled.contains(f) {
+                    if step.filled.contains(f) || w.fills.contains(f) {
                         out.doubling
                             .entry(a.to_string())
                             .or_default()
