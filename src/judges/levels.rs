@@ -537,8 +537,9 @@ fn state(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         b.cap(
             3,
             format!(
-                "{} run-time state defects (keys dropped by the schema, whole state returned): {}",
+                "{} run-time state defects ({}): {}",
                 ds.len(),
+                state_defect_kinds(&ds),
                 ds.iter()
                     .take(3)
                     .map(|d| label(d))
@@ -951,6 +952,28 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             format!("distinct personas, but {}", why.join("; "))
         },
     ))
+}
+
+/// The kinds of the state defects found, in words, each once.
+fn state_defect_kinds(ds: &[&Evidence]) -> String {
+    let mut kinds: Vec<&str> = Vec::new();
+    for d in ds {
+        let words = if d.id.contains(".defect.undeclared_state_key") {
+            "keys dropped by the schema"
+        } else if d.id.contains(".defect.unknown_state_key") {
+            "keys read that no node writes"
+        } else if d.id.contains(".defect.whole_state_return") {
+            "the whole state returned"
+        } else if d.id.contains(".defect.concurrent_write") {
+            "two writes to a key without a reducer in one step"
+        } else {
+            continue;
+        };
+        if !kinds.contains(&words) {
+            kinds.push(words);
+        }
+    }
+    kinds.join(", ")
 }
 
 /// The Chief Justice facts, each read once.

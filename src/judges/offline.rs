@@ -127,7 +127,8 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
             if !t.security.is_empty() {
                 a.push("Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.".into());
             }
-            if l.family == Family::State && l.level <= 3 {
+            // only the level-2 row says the reducers are missing
+            if l.family == Family::State && l.level <= 2 {
                 a.push("Technical Debt (Pydantic Rigor vs. Dict Soups): the state does not keep parallel writes safe.".into());
             }
             a.push(

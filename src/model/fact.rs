@@ -418,7 +418,7 @@ impl Stated for SafetyFact {
             SafetyFact::ErrorKinds { clones, tests } => match tests.len() {
                 _ if clones.is_empty() => "no clone, so no clone error to classify".into(),
                 0 => format!(
-                    "the clone's error is not told apart by kind: no test of its message or code in the {} holding the {} at {}",
+                    "the clone's failures are not told apart by cause (an authentication failure from a missing repository): no test of git's error text or of a particular exit code in the {} holding the {} at {}",
                     crate::words::form(clones.len(), "function", "functions"),
                     count(clones.len(), "clone", "clones"),
                     sites(clones, 3)

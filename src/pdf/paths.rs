@@ -147,6 +147,10 @@ const FUTURE_CUES: &[&str] = &[
     "should be added",
     "intend to",
     "in a future",
+    "[new]",
+    "(new)",
+    "new file",
+    "to be created",
 ];
 
 /// `name` itself when, on its own, it reads as the name of a repository file (`graph.py`,
@@ -915,6 +919,15 @@ mod tests {
                 ("src/tools/vision_tools.py".into(), PathStatus::Hallucinated),
                 ("src/tools/cache.py".into(), PathStatus::Suggested),
             ]
+        );
+        // a file marked as one to create in a remediation table is proposed, not claimed
+        let r = checked(
+            "Gap: No unit tests exist. File tests/test_repo_tools.py [NEW]",
+            &files,
+        );
+        assert_eq!(
+            r,
+            vec![("tests/test_repo_tools.py".into(), PathStatus::Suggested)]
         );
         // bare file names are matched on a path-component boundary only
         let r = checked("see ges.py and judges.py", &files);

@@ -612,15 +612,23 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
             elsewhere.push(route);
         }
     }
-    let join_site = |b: Option<&Branching>| {
+    // where the fix goes: the first plain edge out of the join (`out`), else the join itself
+    let join_site = |b: Option<&Branching>, out: bool| {
         b.and_then(|b| {
             b.join.as_ref().map(|j| {
-                let at = g
-                    .fan_in
+                let leaving = g
+                    .edges
                     .iter()
-                    .find(|x| &x.to == j)
-                    .map(|x| x.location.clone())
-                    .unwrap_or_else(|| b.location.clone());
+                    .filter(|e| out && &e.from == j && !e.conditional)
+                    .min_by_key(|e| (e.path.clone(), e.line))
+                    .map(|e| format!("{}:{}", e.path, e.line));
+                let at = leaving.unwrap_or_else(|| {
+                    g.fan_in
+                        .iter()
+                        .find(|x| &x.to == j)
+                        .map(|x| x.location.clone())
+                        .unwrap_or_else(|| b.location.clone())
+                });
                 (site(&at), j.clone())
             })
         })
@@ -630,8 +638,8 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
         judges,
         elsewhere,
         fixed,
-        detectives_join: join_site(det),
-        judges_join: join_site(jud),
+        detectives_join: join_site(det, true),
+        judges_join: join_site(jud, false),
         graph,
     }
 }

@@ -133,6 +133,11 @@ fn called(text: &str) -> Vec<&str> {
 /// flags_security(ops)` reads what `flags_security` does), and the module constants any of
 /// these name.
 fn expanded(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
+    expand(modules, m, f, text, true)
+}
+
+/// [`expanded`], with the bodies of called functions (`calls`) or without them.
+fn expand(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str, calls: bool) -> String {
     let mut out = text.to_string();
     if let Some(func) = f.func.map(|i| &m.functions[i]) {
         let words = words_of(text);
@@ -152,7 +157,7 @@ fn expanded(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> S
     }
     let mut seen: Vec<String> = Vec::new();
     let mut owners: Vec<&ModuleInfo> = vec![m];
-    for _ in 0..2 {
+    for _ in 0..if calls { 2 } else { 0 } {
         let names: Vec<String> = called(&out)
             .into_iter()
             .filter(|n| !seen.iter().any(|s| s == n))
@@ -331,7 +336,8 @@ fn reruns(modules: &[ModuleInfo], m: &ModuleInfo, body: &str) -> bool {
 }
 
 /// A key-like literal (no space: `"TechLead"`, `"graph_orchestration"`) naming the Tech Lead,
-/// and one naming the architecture criterion; prose that names a rule is no rule.
+/// and one naming the architecture criterion (or the repository criteria it is one of:
+/// `target_artifact == "github_repo"`); prose that names a rule is no rule.
 fn tech_lead_on_architecture(lits: &str) -> bool {
     let keys: String = lits
         .split_whitespace()
@@ -346,7 +352,7 @@ fn tech_lead_on_architecture(lits: &str) -> bool {
     static T: OnceLock<Regex> = OnceLock::new();
     static A: OnceLock<Regex> = OnceLock::new();
     re(r"tech[\s_-]?lead", &T).is_match(lits)
-        && re(r"orchestration|architect|modular|graph", &A).is_match(lits)
+        && re(r"orchestration|architect|modular|graph|github_repo", &A).is_match(lits)
 }
 
 /// The rule a branch implements, if any, and what it does in a few words.
@@ -357,7 +363,12 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
     let all_lits = format!("{lits} {}", literals(&expanded(modules, m, f, body)));
     let shown = super::syntax::truncate(f.condition.trim(), 70);
     let mut out = Vec::new();
-    let security = caps(&f.condition, body) && security_literal(&lits);
+    // a security matter named by the condition itself (or its locals), or by a function it
+    // calls that does not read the detectives' evidence: a helper that matches evidence
+    // against a keyword list (one of whose topics is security) is fact supremacy
+    let own = literals(&expand(modules, m, f, &f.condition, false));
+    let security = caps(&f.condition, body)
+        && (security_literal(&own) || (security_literal(&lits) && !reads_evidence(&cond)));
     if security {
         out.push((
             JusticeRule::SecurityOverride,
@@ -922,6 +933,31 @@ def chief_justice(state):
         // the detective's branch and model call are not the Chief Justice's
         assert_eq!(f.branches, 1);
         assert!(!f.calls_llm);
+    }
+
+    #[test]
+    fn a_helper_matching_found_evidence_against_topic_keywords_is_fact_supremacy() {
+        let src = r###"
+def supported(evidences, criterion):
+    topics = {"safe": ["sandbox", "security"], "graph": ["edge", "node"]}
+    for ev in evidences:
+        if not ev.found:
+            continue
+        if any(t in ev.goal for t in topics.get(criterion, [])):
+            return True
+    return False
+
+def chief_justice(defense, evidences, criterion, score):
+    if defense.score >= 4:
+        if not supported(evidences, criterion):
+            score = min(score, 2)
+    return score
+"###;
+        assert_eq!(
+            rule_at(src, "fact_supremacy"),
+            Some("src/nodes/justice.py:13".into())
+        );
+        assert_eq!(rule_at(src, "security_override"), None);
     }
 
     fn rule_at(src: &str, rule: &str) -> Option<String> {
