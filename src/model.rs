@@ -246,6 +246,10 @@ pub enum Measure {
         /// Whether the justice code calls an LLM.
         calls_llm: bool,
     },
+    /// A path the report mentions (on `pdf.<criterion>.path.<n>`): `claimed` when the report
+    /// presents it as part of the project (verified or hallucinated), not when it proposes it
+    /// as future work or says it is absent.
+    Path { claimed: bool },
 }
 
 /// A git history in figures (see `repo::history` for the rules).

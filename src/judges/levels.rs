@@ -806,7 +806,7 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
     } else {
         b.done(
             5,
-            "every judge call bound to the opinion schema, made again on failure",
+            "the judges' calls are bound to the full opinion schema and made again on failure",
         )
     })
 }
@@ -1118,9 +1118,14 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
         .iter()
         .filter(|e| e.kind == EvidenceKind::Contradiction && e.found)
         .count();
+    // a path proposed as future work or said to be absent is mentioned, not cited as built
     let verified = paths
         .iter()
-        .filter(|e| e.kind == EvidenceKind::Fact && e.found)
+        .filter(|e| {
+            e.kind == EvidenceKind::Fact
+                && e.found
+                && !matches!(e.measure, Some(Measure::Path { claimed: false }))
+        })
         .count();
     let claims: Vec<&Evidence> = ev.iter().filter(|e| e.id.contains(".claim.")).collect();
     let contradicted = claims
@@ -1853,6 +1858,12 @@ mod tests {
         assert_eq!(level(&x(1, 0, 0)), 3, "almost nothing cited");
         assert_eq!(level(&x(4, 0, 0)), 4);
         assert_eq!(level(&x(9, 0, 0)), 5);
+        // paths proposed as future work are no cited paths
+        let mut proposed = x(2, 0, 0);
+        proposed.extend((0..7).map(|i| {
+            f(&format!("pdf.d.path.p{i}"), true).with_measure(Measure::Path { claimed: false })
+        }));
+        assert_eq!(level(&proposed), 3, "two cited paths, seven proposed");
     }
 
     #[test]

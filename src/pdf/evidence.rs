@@ -6,7 +6,7 @@ use super::claims::ClaimStatus;
 use super::concepts::{self, Classification};
 use super::paths::{ClaimedPath, MAX_LISTED, PathCounts, PathStatus};
 use super::{PdfFacts, ingest};
-use crate::model::{Confidence, Detective, Evidence, EvidenceKind};
+use crate::model::{Confidence, Detective, Evidence, EvidenceKind, Measure};
 use crate::rubric::{Dimension, TargetArtifact};
 use std::collections::BTreeMap;
 
@@ -369,7 +369,8 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
             conf(c),
         )
     };
-    match c.status {
+    let claimed = matches!(c.status, PathStatus::Verified | PathStatus::Hallucinated);
+    let e = match c.status {
         PathStatus::Verified => fact(
             format!("{what} '{p}' claimed by the report exists in the repository"),
             match &c.matched {
@@ -411,7 +412,8 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
             format!("'{p}' was not checked against the audited commit's files"),
         )
         .with_fix("re-run the audit so that the repository's file list is available"),
-    }
+    };
+    e.with_measure(Measure::Path { claimed })
 }
 
 /// The report dimensions that ask for the report to be cross-referenced with the repository.
