@@ -2120,6 +2120,25 @@ mod tests {
     }
 
     #[test]
+    fn the_input_is_read_through_a_local_dict_passed_to_invoke() {
+        let graph = |invoke: &str| {
+            format!(
+                "def reader(state):\n    return {{'opinions': [state['report']]}}\ng = StateGraph(AgentState)\ng.add_node('reader', reader)\ng.add_edge(START, 'reader')\ng.add_edge('reader', END)\napp = g.compile()\ndef main():\n{invoke}"
+            )
+        };
+        // `report` is declared, no node writes it and the input does not give it
+        let d = defects(&graph(
+            "    initial = {'repo_url': 'u', 'opinions': []}\n    app.invoke(initial)\n",
+        ));
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["reader"])]);
+        // a local changed by key after its literal may give it: not decided
+        let d = defects(&graph(
+            "    initial = {'repo_url': 'u', 'opinions': []}\n    initial['report'] = 'r'\n    app.invoke(initial)\n",
+        ));
+        assert_eq!(kinds(&d), vec![]);
+    }
+
+    #[test]
     fn keys_outside_the_schema_are_dropped_and_keys_nobody_sets_are_unknown() {
         let g = |ret: &str, read: &str| {
             format!(
