@@ -15,7 +15,7 @@
 
 use super::outputs::{csv_cell, esc};
 use super::store::BatchStore;
-use crate::repo::RepoSource;
+use crate::repo::{RepoError, RepoSource};
 use crate::similarity::compare::{Entry, NotCompared, Pair};
 use crate::similarity::{self, CohortReport, Fingerprints, Limits, Options, codec, read};
 use clap::Args;
@@ -64,15 +64,13 @@ impl Default for SimilarityArgs {
 
 impl SimilarityArgs {
     /// Checks the values before anything runs (bad input).
-    pub fn validate(&self) -> Result<Options, String> {
-        for (name, v) in [
+    pub fn validate(&self) -> Result<Options, OptionsError> {
+        for (name, value) in [
             ("--similarity-threshold", self.similarity_threshold),
             ("--similarity-max-share", self.similarity_max_share),
         ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(format!(
-                    "{name} {v} is out of range: give a number from 0 to 1"
-                ));
+            if !(0.0..=1.0).contains(&value) {
+                return Err(OptionsError::OutOfRange { name, value });
             }
         }
         if let Some(t) = &self.template {
@@ -103,6 +101,8 @@ pub struct Target {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimilarityError {
+    #[error(transparent)]
+    Options(#[from] OptionsError),
     #[error("the template {shown}: {detail}")]
     Template { shown: String, detail: String },
     #[error("cannot write {path}: {source}")]
@@ -113,22 +113,27 @@ pub enum SimilarityError {
     },
 }
 
-fn template_source(t: &str) -> Result<RepoSource, String> {
+/// Why the similarity options cannot be used (bad input, before anything runs).
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsError {
+    #[error("{name} {value} is out of range: give a number from 0 to 1")]
+    OutOfRange { name: &'static str, value: f64 },
+    /// The template is checked as a repository source; its message names the template.
+    #[error("--template: {}", .0.to_string().replace("--repo", "the path"))]
+    Template(#[source] RepoError),
+}
+
+fn template_source(t: &str) -> Result<RepoSource, OptionsError> {
     let source = RepoSource::new(t.to_string());
-    crate::repo::validate_source(&source).map_err(|e| {
-        format!(
-            "--template: {}",
-            e.to_string().replace("--repo", "the path")
-        )
-    })?;
+    crate::repo::validate_source(&source).map_err(OptionsError::Template)?;
     Ok(source)
 }
 
 /// A template's k-grams: a git repository (at HEAD) or a plain directory.
 fn template_kgrams(t: &str, limits: &Limits) -> Result<(HashSet<u64>, String), SimilarityError> {
-    let source = template_source(t).map_err(|detail| SimilarityError::Template {
+    let source = template_source(t).map_err(|e| SimilarityError::Template {
         shown: RepoSource::new(t.to_string()).shown().to_string(),
-        detail,
+        detail: e.to_string(),
     })?;
     let shown = source.shown().to_string();
     let fail = |detail: String| SimilarityError::Template {
@@ -205,12 +210,7 @@ pub fn run(
     compute_missing: bool,
     say: &dyn Fn(&str),
 ) -> Result<(CohortReport, Counts), SimilarityError> {
-    let opts = args
-        .validate()
-        .map_err(|detail| SimilarityError::Template {
-            shown: args.template.clone().unwrap_or_default(),
-            detail,
-        })?;
+    let opts = args.validate()?;
     let limits = Limits::default();
     let config = similarity::config_key(&limits);
     let template = match &args.template {
@@ -751,7 +751,7 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
         &say,
     )
     .map_err(|e| match e {
-        SimilarityError::Template { .. } => bad(e),
+        SimilarityError::Template { .. } | SimilarityError::Options(_) => bad(e),
         SimilarityError::Write { .. } => crate::exit::CliError::internal(e),
     })?;
     write(&out, &report, &title).map_err(crate::exit::CliError::internal)?;
