@@ -103,14 +103,29 @@ pub struct Target {
 pub enum SimilarityError {
     #[error(transparent)]
     Options(#[from] OptionsError),
-    #[error("the template {shown}: {detail}")]
-    Template { shown: String, detail: String },
+    #[error("the template {shown}: {source}")]
+    Template {
+        shown: String,
+        #[source]
+        source: CodeError,
+    },
     #[error("cannot write {path}: {source}")]
     Write {
         path: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Why a submission's (or the template's) code could not be fingerprinted.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeError {
+    #[error(transparent)]
+    Template(#[from] OptionsError),
+    #[error(transparent)]
+    Read(#[from] read::ReadError),
+    #[error(transparent)]
+    Parse(#[from] similarity::ParseError),
 }
 
 /// Why the similarity options cannot be used (bad input, before anything runs).
@@ -131,40 +146,33 @@ fn template_source(t: &str) -> Result<RepoSource, OptionsError> {
 
 /// A template's k-grams: a git repository (at HEAD) or a plain directory.
 fn template_kgrams(t: &str, limits: &Limits) -> Result<(HashSet<u64>, String), SimilarityError> {
-    let source = template_source(t).map_err(|e| SimilarityError::Template {
-        shown: RepoSource::new(t.to_string()).shown().to_string(),
-        detail: e.to_string(),
-    })?;
-    let shown = source.shown().to_string();
-    let fail = |detail: String| SimilarityError::Template {
-        shown: shown.clone(),
-        detail,
+    let shown = RepoSource::new(t.to_string()).shown().to_string();
+    let kgrams = || -> Result<HashSet<u64>, CodeError> {
+        let source = template_source(t)?;
+        let plain_dir = Path::new(t).is_dir() && git2::Repository::open(t).is_err();
+        let sources = if plain_dir {
+            read::from_dir(Path::new(t), limits)?.0
+        } else {
+            read::from_commit(&source, None, limits)?.0
+        };
+        Ok(similarity::compare::template_kgrams(&sources, limits)?)
     };
-    let plain_dir = Path::new(t).is_dir() && git2::Repository::open(t).is_err();
-    let sources = if plain_dir {
-        read::from_dir(Path::new(t), limits)
-            .map_err(|e| fail(e.to_string()))?
-            .0
-    } else {
-        read::from_commit(&source, None, limits)
-            .map_err(|e| fail(e.to_string()))?
-            .0
-    };
-    let set = similarity::compare::template_kgrams(&sources, limits).map_err(fail)?;
-    Ok((set, shown))
+    match kgrams() {
+        Ok(set) => Ok((set, shown)),
+        Err(source) => Err(SimilarityError::Template { shown, source }),
+    }
 }
 
 /// Fingerprints of one target, read from its place (blocking).
-fn compute(t: &Target, limits: &Limits) -> Result<Fingerprints, String> {
+fn compute(t: &Target, limits: &Limits) -> Result<Fingerprints, CodeError> {
     let (sources, notes) = match &t.place {
         Place::Repo { source, commit } => {
-            let (s, _, n) =
-                read::from_commit(source, Some(commit), limits).map_err(|e| e.to_string())?;
+            let (s, _, n) = read::from_commit(source, Some(commit), limits)?;
             (s, n)
         }
-        Place::Dir(d) => read::from_dir(d, limits).map_err(|e| e.to_string())?,
+        Place::Dir(d) => read::from_dir(d, limits)?,
     };
-    similarity::fingerprint(sources, limits, notes)
+    Ok(similarity::fingerprint(sources, limits, notes)?)
 }
 
 fn stored(
@@ -231,12 +239,12 @@ pub fn run(
             counts.from_store
         ));
     }
-    let mut failed: Vec<(usize, String)> = Vec::new();
+    let mut failed: Vec<(usize, CodeError)> = Vec::new();
     if compute_missing {
         // In chunks: the texts of a chunk are stored, then dropped (bounded memory).
         let chunk = rayon::current_num_threads().max(1) * 2;
         for part in missing.chunks(chunk) {
-            let done: Vec<(usize, Result<Fingerprints, String>)> = part
+            let done: Vec<(usize, Result<Fingerprints, CodeError>)> = part
                 .par_iter()
                 .map(|&i| (i, compute(&targets[i], &limits)))
                 .collect();

@@ -288,30 +288,37 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
+/// Why a Python file could not be parsed at all (tree-sitter itself could not run).
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("cannot load the Python grammar: {0}")]
+    Grammar(#[source] tree_sitter::LanguageError),
+    #[error("tree-sitter gave up on {0}")]
+    GaveUp(String),
+}
+
 /// A Python parser. The only way this crate makes one: tree-sitter's allocator must be set
 /// before any tree-sitter object exists ([`crate::alloc::tree_sitter_to_mimalloc`]).
-pub fn new_parser() -> Result<Parser, String> {
+pub fn new_parser() -> Result<Parser, ParseError> {
     crate::alloc::tree_sitter_to_mimalloc();
     let mut p = Parser::new();
     p.set_language(&tree_sitter_python::LANGUAGE.into())
-        .map_err(|e| format!("cannot load the Python grammar: {e}"))?;
+        .map_err(ParseError::Grammar)?;
     Ok(p)
 }
 
-/// Parses one file and extracts its [`ModuleInfo`]. Returns an error message only when
-/// tree-sitter itself cannot run.
-pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
+/// Parses one file and extracts its [`ModuleInfo`]. An error only when tree-sitter itself
+/// cannot run.
+pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, ParseError> {
     let tree = PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(new_parser()?);
-        }
-        match slot.as_mut() {
-            Some(p) => p
-                .parse(source.as_bytes(), None)
-                .ok_or_else(|| format!("tree-sitter gave up on {path}")),
-            None => Err("parser unavailable".to_string()),
-        }
+        let parser = match slot.take() {
+            Some(p) => slot.insert(p),
+            None => slot.insert(new_parser()?),
+        };
+        parser
+            .parse(source.as_bytes(), None)
+            .ok_or_else(|| ParseError::GaveUp(path.to_string()))
     })?;
     let line_starts = std::iter::once(0)
         .chain(source.match_indices('\n').map(|(i, _)| i + 1))
