@@ -928,8 +928,13 @@ fn write_outputs(
     )?)
 }
 
-fn report_of(sidecar: &str) -> Result<crate::report::Sidecar, String> {
-    crate::report::Sidecar::parse(sidecar).map_err(|e| format!("stored report unreadable: {e}"))
+/// A report kept in the store that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+#[error("stored report unreadable: {0}")]
+struct StoredReportError(#[source] crate::report::ReportError);
+
+fn report_of(sidecar: &str) -> Result<crate::report::Sidecar, StoredReportError> {
+    crate::report::Sidecar::parse(sidecar).map_err(StoredReportError)
 }
 
 /// One [`GradeRow`] per manifest row, from this run's outcomes and the store. Reports missing
@@ -1043,7 +1048,7 @@ fn grade_rows(
                 &sub.id,
                 &sub.repo_shown,
                 RowStatus::Failed,
-                Some(reason),
+                Some(reason.to_string()),
             ),
             None => GradeRow::without_report(
                 sub.line,
