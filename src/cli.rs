@@ -588,7 +588,7 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     );
     let written = crate::report::write(&sidecar, &md_path)
         .map_err(|e| CliError::internal_while("could not write the report", e))?;
-    let notes = crate::report::outcome::notes(&outcome.report, &outcome.state.evidences);
+    let notes = crate::report::outcome::notes(&outcome.report, outcome.state.evidences());
     print_summary(&outcome.report, &written, &notes);
     // Exit 3 when something calls for attention; a criterion left out only because the run
     // had no vision model by choice is reported but keeps 0 (see report::outcome).
@@ -734,8 +734,8 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
         let out = serde_json::json!({
             "repo": repo,
             "pdf": pdf,
-            "evidences": collected.state.evidences,
-            "errors": collected.state.errors,
+            "evidences": collected.state.evidences(),
+            "errors": collected.state.errors(),
         });
         crate::console::say!(
             "{}",
@@ -745,7 +745,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
         if let Some(repo) = &collected.repo_facts {
             crate::console::say!("{}", crate::repo::summary_text(repo));
         }
-        for (dim, evs) in &collected.state.evidences {
+        for (dim, evs) in collected.state.evidences() {
             crate::console::say!("\n== {dim}");
             for e in evs {
                 crate::console::say!(
@@ -757,14 +757,14 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
                 );
             }
         }
-        for e in &collected.state.errors {
+        for e in collected.state.errors() {
             tracing::error!(stage = ?e.stage, "{}", e.message);
         }
     }
-    let degraded = !collected.state.errors.is_empty()
+    let degraded = !collected.state.errors().is_empty()
         || collected
             .state
-            .evidences
+            .evidences()
             .values()
             .flatten()
             .any(|e| e.kind == crate::model::EvidenceKind::Missing);
@@ -774,14 +774,14 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
 fn first_error(collected: &crate::actors::Collected, stage: crate::model::Stage) -> Option<String> {
     collected
         .state
-        .errors
+        .errors()
         .iter()
         .find(|e| e.stage == stage)
         .map(|e| e.message.clone())
         .or_else(|| {
             collected
                 .state
-                .evidences
+                .evidences()
                 .values()
                 .flatten()
                 .find(|e| {
