@@ -8,7 +8,7 @@ use std::path::Path;
 /// Top-level modules by layer, bottom up (the table in ARCHITECTURE.md).
 const LAYERS: &[&[&str]] = &[
     &[
-        "exit", "model", "files", "alloc", "words", "console", "family",
+        "exit", "model", "files", "alloc", "words", "text", "console", "family",
     ],
     &["rubric", "tally", "telemetry", "interrupt"],
     &["llm", "repo", "pdf", "similarity"],
@@ -249,10 +249,7 @@ fn uses_clap(code: &str) -> bool {
 
 /// Circles between the files of one folder that are known and not yet broken (folder, files).
 /// The check fails on any other; remove an entry when its circle is gone.
-const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
-    ("pdf", &["paths", "tree"]),
-    ("repo/python", &["graph", "runtime", "supersteps"]),
-];
+const KNOWN_CIRCLES: &[(&str, &[&str])] = &[("repo/python", &["graph", "runtime", "supersteps"])];
 
 /// The files of each folder below `src` (a sub-folder counts as one file of its parent; a
 /// folder's `mod.rs` is the folder itself, not one of its files), with the sibling files each
@@ -420,9 +417,7 @@ const STRING_ERRORS_LEFT: &[(&str, [usize; 3])] = &[
     ("actors/branch.rs", [0, 0, 1]),
     ("actors/criteria.rs", [1, 0, 0]),
     ("actors/supervision.rs", [1, 0, 2]),
-    ("batch/cache.rs", [1, 1, 0]),
     ("batch/isolate.rs", [3, 8, 2]),
-    ("batch/mod.rs", [1, 1, 0]),
     ("batch/resolve.rs", [2, 11, 0]),
     ("batch/runner.rs", [1, 0, 2]),
     ("batch/similarity.rs", [1, 6, 0]),
@@ -444,8 +439,6 @@ const STRING_ERRORS_LEFT: &[(&str, [usize; 3])] = &[
     ("review/regrade.rs", [0, 1, 0]),
     ("review/server.rs", [0, 3, 0]),
     ("review/store.rs", [0, 2, 0]),
-    ("rubric.rs", [0, 1, 0]),
-    ("similarity/codec.rs", [0, 1, 0]),
     ("telemetry/genai.rs", [1, 0, 0]),
     ("telemetry/mod.rs", [1, 4, 0]),
     ("vision.rs", [2, 0, 0]),

@@ -284,6 +284,9 @@ pub fn module_name(path: &str) -> String {
     stem.replace('/', ".")
 }
 
+/// The one cut of a text at a byte budget (kept under this name for the analysis code).
+pub use crate::text::cut as truncate;
+
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
@@ -430,7 +433,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn short(&self, n: Node<'t>, max: usize) -> String {
         let t = self.text(n);
-        truncate(t, max)
+        crate::text::cut(t, max)
     }
 
     fn walk(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
@@ -922,7 +925,7 @@ impl<'s, 't> Walker<'s, 't> {
             sc.push_str(c);
         }
         self.info.strings.push(StringLit {
-            text: truncate(&text, MAX_STRING),
+            text: crate::text::cut(&text, MAX_STRING),
             line: line_of(node),
             label: scope.label.clone(),
             scope: sc,
@@ -1024,7 +1027,7 @@ impl<'s, 't> Walker<'s, 't> {
             args,
             kwargs,
             line: line_of(node),
-            snippet: truncate(self.line(line_of(node)).trim(), 200),
+            snippet: crate::text::cut(self.line(line_of(node)).trim(), 200),
             func: scope.func,
             loops: scope.loops.clone(),
             in_try: scope.in_try,
@@ -1290,18 +1293,6 @@ impl<'s, 't> Walker<'s, 't> {
             _ => Expr::Other(self.short(n, 120)),
         }
     }
-}
-
-/// Truncates at a char boundary, marking the cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 #[cfg(test)]
