@@ -444,7 +444,7 @@ const STATE_DEFECTS: &[&str] = &[
     "whole_state_return",
     "concurrent_write",
 ];
-const NUANCE_DEFECTS: &[&str] = &["persona_mismatch"];
+const NUANCE_DEFECTS: &[&str] = &["persona_mismatch", "rubric_logic_lookup"];
 
 /// The main graph's run-time defects of `kinds`, each a failed requirement
 /// `repo.graph.defect.<kind>.<n>`.
@@ -522,6 +522,10 @@ fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
             on("the node")
         ),
         "persona_mismatch" => format!(
+            "name each judge one way everywhere (the names the opinion schema accepts, the code gives and the rules compare) in {}",
+            on("the judge")
+        ),
+        "rubric_logic_lookup" => format!(
             "look the rubric's per-persona logic up with the rubric's own keys in {}",
             on("the judge")
         ),
@@ -1325,6 +1329,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     v.push(fact(
         NuanceFact::Structured {
             bound: s.calls.first().map(|c| at(&c.path, c.line)),
+            parsed: s.parsers.first().map(|(site, _)| site.clone()),
         },
         0.9,
     ));
@@ -1366,6 +1371,7 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
                 rules: rules_found,
                 branches: j.branches,
                 llm: j.llm_calls.clone(),
+                prose_llm: j.prose_llm_calls.clone(),
                 code: code.clone(),
             },
             0.85,

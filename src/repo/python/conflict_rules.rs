@@ -51,6 +51,11 @@ pub struct JusticeFacts {
     /// Where the justice code calls an LLM.
     #[serde(default)]
     pub llm_calls: Vec<Site>,
+    /// LLM calls of the justice code whose reply is only text (read as `.content`, never
+    /// bound to a schema or parsed) while the rules compute the scores: an executive summary
+    /// or a remediation plan written by a model, no part of the verdict.
+    #[serde(default)]
+    pub prose_llm_calls: Vec<Site>,
     /// Python files of the product code searched.
     #[serde(default)]
     pub files: usize,
@@ -389,6 +394,120 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
     out
 }
 
+/// The functions of the Chief Justice: in a module whose file names the synthesis, every
+/// function; elsewhere the functions that hold a rule branch and the Chief Justice's own
+/// function (`located`: where the Chief Justice was found, path and line); then,
+/// transitively (four calls deep), the repository's functions they call. An LLM call of a
+/// judge or a detective that shares a module with the Chief Justice is not the Chief
+/// Justice's. `None` stands for a module's top-level code (files named for the synthesis).
+fn justice_call_tree<'a>(
+    modules: &'a [ModuleInfo],
+    justice: &[&(&'a ModuleInfo, Vec<RuleAt>)],
+    located: Option<(&str, usize)>,
+) -> Vec<(&'a ModuleInfo, Option<usize>)> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let name = R.get_or_init(|| Regex::new(r"(?i)chief.?justice|justice|synthes").expect("valid"));
+    let mut tree: Vec<(&ModuleInfo, Option<usize>)> = Vec::new();
+    for (m, rules) in justice {
+        let file = m.path.rsplit('/').next().unwrap_or(&m.path);
+        if name.is_match(file) {
+            tree.push((m, None));
+            tree.extend((0..m.functions.len()).map(|i| (*m, Some(i))));
+            continue;
+        }
+        for (i, f) in m.functions.iter().enumerate() {
+            let holds_rule = rules
+                .iter()
+                .any(|(_, line, _)| f.line <= *line && *line <= f.end_line);
+            let is_located = located.is_some_and(|(path, line)| path == m.path && f.line == line);
+            if holds_rule || is_located {
+                tree.push((m, Some(i)));
+            }
+        }
+    }
+    let mut frontier = tree.clone();
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for (m, f) in &frontier {
+            for c in m.calls.iter().filter(|c| in_function(m, *f, c)) {
+                if c.receiver.as_deref().is_some_and(|r| r != "self") {
+                    continue;
+                }
+                let callee = std::iter::once(*m).chain(modules.iter()).find_map(|mm| {
+                    mm.functions
+                        .iter()
+                        .position(|g| g.name == c.method)
+                        .map(|i| (mm, Some(i)))
+                });
+                if let Some((mm, g)) = callee {
+                    if !tree
+                        .iter()
+                        .any(|(tm, tg)| std::ptr::eq(*tm, mm) && *tg == g)
+                    {
+                        tree.push((mm, g));
+                        next.push((mm, g));
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    tree
+}
+
+/// A call that writes a file: `write_text`, or `open` with a writing mode.
+fn writes_file(c: &super::syntax::CallInfo) -> bool {
+    c.method == "write_text"
+        || (c.method == "open"
+            && c.args
+                .get(1)
+                .or_else(|| c.kwargs.iter().find(|(k, _)| k == "mode").map(|(_, v)| v))
+                .and_then(|a| a.as_str())
+                .is_some_and(|mode| mode.contains('w')))
+}
+
+/// The call is made by the function (`None`: at the module's top level).
+fn in_function(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo) -> bool {
+    encloses(m, f, c.func)
+}
+
+/// Code whose innermost function is `inner` belongs to `f`: the same function or one defined
+/// inside it (`None`: the module's top level).
+fn encloses(m: &ModuleInfo, f: Option<usize>, inner: Option<usize>) -> bool {
+    match f {
+        None => inner.is_none(),
+        Some(i) => {
+            inner == Some(i)
+                || m.functions.get(i).is_some_and(|g| {
+                    inner.is_some_and(|j| {
+                        m.functions
+                            .get(j)
+                            .is_some_and(|h| g.line < h.line && h.end_line <= g.end_line)
+                    })
+                })
+        }
+    }
+}
+
+/// The model's reply is only text: the function reads it as `<reply>.content` and binds no
+/// schema, parses nothing (`with_structured_output`, an output parser, `json.loads`,
+/// `model_validate`, `int(...)`/`float(...)` of the content).
+fn replies_as_text(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo) -> bool {
+    static DATA: OnceLock<Regex> = OnceLock::new();
+    let Some(reply) = c.assigned_to.as_deref() else {
+        return false;
+    };
+    let body = match f.and_then(|i| m.functions.get(i)) {
+        Some(g) => m.snippet(g.line, g.end_line, 400),
+        None => m.line_text(c.line).to_string(),
+    };
+    let data = re(
+        r"with_structured_output|OutputParser|json\.loads|model_validate|parse_obj|parse_raw|\b(int|float)\(\s*[\w.]*content",
+        &DATA,
+    );
+    body.contains(&format!("{reply}.content")) && !data.is_match(&body)
+}
+
 /// A rule a branch implements: the rule, the branch's line, what it does.
 type RuleAt = (JusticeRule, usize, String);
 
@@ -437,9 +556,20 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             .collect::<std::collections::BTreeSet<JusticeRule>>()
             .len()
     };
+    // a file named for the synthesis first, then a module that names the Chief Justice in a
+    // class or function, then one whose branches implement three rules or more
+    let named_file = |m: &ModuleInfo| {
+        let file = m.path.rsplit('/').next().unwrap_or(&m.path);
+        file.to_lowercase().contains("justice") || file.to_lowercase().contains("synthes")
+    };
     let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = by_module
         .iter()
-        .filter(|(m, _)| is_justice_module(m))
+        .filter(|(m, _)| is_justice_module(m) && named_file(m))
+        .chain(
+            by_module
+                .iter()
+                .filter(|(m, _)| is_justice_module(m) && !named_file(m)),
+        )
         .chain(
             by_module
                 .iter()
@@ -524,31 +654,70 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             how: hit.map(|h| h.2).unwrap_or_default(),
         });
     }
-    facts.branches = justice.iter().map(|(m, _)| m.ifs.len()).sum();
-    for (m, _) in &justice {
-        for c in &m.calls {
-            if matches!(
+    let located = facts
+        .location
+        .as_deref()
+        .and_then(|l| l.rsplit_once(':'))
+        .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
+    let tree = justice_call_tree(modules, &justice, located);
+    facts.branches = tree
+        .iter()
+        .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
+        .sum();
+    let rules_set_scores = facts
+        .rules
+        .iter()
+        .any(|r| r.found && r.rule != JusticeRule::DissentRequirement.id());
+    for (m, f) in tree {
+        for c in m.calls.iter().filter(|c| in_function(m, f, c)) {
+            if !matches!(
                 c.method.as_str(),
                 "invoke" | "ainvoke" | "with_structured_output" | "predict" | "generate"
             ) {
-                facts.llm_calls.push(Site::new(m.path.clone(), c.line));
+                continue;
+            }
+            let site = Site::new(m.path.clone(), c.line);
+            if facts.llm_calls.contains(&site) || facts.prose_llm_calls.contains(&site) {
+                continue;
+            }
+            if rules_set_scores && replies_as_text(m, f, c) {
+                facts.prose_llm_calls.push(site);
+            } else {
+                facts.llm_calls.push(site);
             }
         }
     }
-    facts.calls_llm = !facts.llm_calls.is_empty();
+    facts.llm_calls.sort();
+    facts.prose_llm_calls.sort();
+    facts.calls_llm = !facts.llm_calls.is_empty() || !facts.prose_llm_calls.is_empty();
     for m in modules {
         let md = m.strings.iter().any(|s| s.text.contains(".md"));
         if !md {
             continue;
         }
-        if let Some(c) = m.calls.iter().find(|c| {
-            c.method == "write_text"
-                || (c.method == "open"
-                    && c.args
-                        .get(1)
-                        .and_then(|a| a.as_str())
-                        .is_some_and(|mode| mode.contains('w')))
-        }) {
+        if let Some(c) = m.calls.iter().find(|c| writes_file(c)) {
+            facts.writes_markdown = Some(format!("{}:{}", m.path, c.line));
+            break;
+        }
+        // the .md path handed to a function of the repository that writes a file
+        // (`render_report(report, "audit/report.md")` in main.py, the `open(.., "w")` in the
+        // report module): cited where the path is handed over
+        let writer = |name: &str| {
+            modules.iter().any(|mm| {
+                mm.functions.iter().enumerate().any(|(i, f)| {
+                    f.name == name
+                        && mm
+                            .calls
+                            .iter()
+                            .any(|c| writes_file(c) && in_function(mm, Some(i), c))
+                })
+            })
+        };
+        if let Some(c) = m
+            .calls
+            .iter()
+            .find(|c| c.receiver.is_none() && !c.args.is_empty() && writer(&c.method))
+        {
             facts.writes_markdown = Some(format!("{}:{}", m.path, c.line));
             break;
         }
@@ -648,6 +817,111 @@ def chief_justice(state, llm):
         let f = analyse(&ms, &[]);
         assert!(f.rules.iter().all(|r| !r.found));
         assert!(f.calls_llm);
+    }
+
+    #[test]
+    fn a_model_that_only_writes_text_takes_no_part_in_the_verdict() {
+        // the rules compute the score; the model writes the summary's prose
+        let src = r###"
+def summary(results, llm):
+    response = llm.invoke("Write an executive summary of " + str(results))
+    return response.content
+
+def chief_justice(state, llm):
+    scores = [o.score for o in state["opinions"]]
+    final = round(sum(scores) / len(scores))
+    if any(e.kind == "security" for e in state["evidences"]):
+        final = min(final, 3)
+    return {"final": final, "summary": summary(final, llm)}
+"###;
+        let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert!(f.llm_calls.is_empty(), "{:?}", f.llm_calls);
+        assert_eq!(
+            f.prose_llm_calls,
+            vec![Site::new("src/nodes/justice.py", 3)]
+        );
+        // a reply bound to a schema is data: it takes part in the verdict
+        let bound = src.replace(
+            "response = llm.invoke(",
+            "response = llm.with_structured_output(Verdict).invoke(",
+        );
+        let ms = vec![parse_module("src/nodes/justice.py", bound).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert!(f.prose_llm_calls.is_empty());
+        assert!(!f.llm_calls.is_empty());
+        // without a rule computing the scores, the model's text is the verdict
+        let no_rule = src.replace("final = min(final, 3)", "print(final)");
+        let ms = vec![parse_module("src/nodes/justice.py", no_rule).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.llm_calls, vec![Site::new("src/nodes/justice.py", 3)]);
+    }
+
+    #[test]
+    fn a_judges_model_call_beside_the_chief_justice_is_not_the_chief_justices() {
+        // judges and the Chief Justice in one module: only the Chief Justice's calls count
+        let src = r###"
+def prosecutor(state, llm):
+    return {"opinions": [llm.with_structured_output(Opinion).invoke(state["evidence"])]}
+
+def helper(state):
+    return [o.score for o in state["opinions"]]
+
+def chief_justice(state):
+    scores = helper(state)
+    final = round(sum(scores) / len(scores))
+    if any(e.kind == "security" for e in state["evidences"]):
+        final = min(final, 3)
+    return {"final": final}
+"###;
+        let ms = vec![parse_module("src/nodes/courtroom.py", src.into()).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.modules, vec!["src/nodes/courtroom.py".to_string()]);
+        assert!(!f.calls_llm, "{:?}", f.llm_calls);
+        // the Chief Justice calling the model through a helper is found
+        let via = src.replace(
+            "return [o.score for o in state[\"opinions\"]]",
+            "return prosecutor(state, LLM)[\"opinions\"]",
+        );
+        let ms = vec![parse_module("src/nodes/courtroom.py", via).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.llm_calls, vec![Site::new("src/nodes/courtroom.py", 3)]);
+    }
+
+    #[test]
+    fn a_markdown_path_handed_to_a_writing_function_is_a_markdown_report() {
+        let writer = "def render(report, path):\n    tmp = path + '.tmp'\n    with open(tmp, 'w') as f:\n        f.write(report)\n";
+        let main = "from report import render\n\ndef main(state):\n    out = 'audit/audit_report.md'\n    render(state['final'], out)\n";
+        let ms = vec![
+            parse_module("src/report.py", writer.into()).unwrap(),
+            parse_module("main.py", main.into()).unwrap(),
+        ];
+        assert_eq!(
+            analyse(&ms, &[]).writes_markdown.as_deref(),
+            Some("main.py:5")
+        );
+        // a function of that name that writes nothing is no writer
+        let quiet = writer.replace("open(tmp, 'w')", "open(tmp)");
+        let ms = vec![
+            parse_module("src/report.py", quiet).unwrap(),
+            parse_module("main.py", main.into()).unwrap(),
+        ];
+        assert_eq!(analyse(&ms, &[]).writes_markdown, None);
+    }
+
+    #[test]
+    fn the_file_of_the_synthesis_comes_before_a_detective_that_collects_its_evidence() {
+        let detective = "def collect_chief_justice_evidence(repo, llm):\n    if repo:\n        text = llm.invoke('look at ' + repo).content\n    return text\n";
+        let justice = "def decide(ops, evidences):\n    final = round(sum(o.score for o in ops) / 3)\n    if any(e.kind == 'security' for e in evidences):\n        final = min(final, 3)\n    return final\n";
+        let ms = vec![
+            parse_module("src/nodes/detectives.py", detective.into()).unwrap(),
+            parse_module("src/nodes/justice.py", justice.into()).unwrap(),
+        ];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.location.as_deref(), Some("src/nodes/justice.py:1"));
+        // the detective's branch and model call are not the Chief Justice's
+        assert_eq!(f.branches, 1);
+        assert!(!f.calls_llm);
     }
 
     fn rule_at(src: &str, rule: &str) -> Option<String> {
