@@ -46,7 +46,7 @@ pub struct PythonFacts {
 /// Analyses Python sources (`(repo-relative path, text)`) plus non-Python text files that may
 /// hold prompts or report templates.
 pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> PythonFacts {
-    let results: Vec<Result<ModuleInfo, String>> = sources
+    let results: Vec<Result<ModuleInfo, syntax::ParseError>> = sources
         .into_par_iter()
         .map(|(path, text)| syntax::parse_module(&path, text))
         .collect();
@@ -55,7 +55,7 @@ pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> Py
     for r in results {
         match r {
             Ok(m) => modules.push(m),
-            Err(e) => notes.push(e),
+            Err(e) => notes.push(e.to_string()),
         }
     }
     let facts = analyse_modules(&modules, texts, notes);
