@@ -157,6 +157,9 @@ pub struct GraphFacts {
     /// The run-time analysis decided run counts, reachability and every loop bound.
     #[serde(default)]
     pub runtime_decided: bool,
+    /// The role of each node that writes opinions or evidence (see [`super::roles`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<String, super::roles::Role>,
     /// Plain edges added one by one (`add_edge(a, c)`, entry and finish points, sequences):
     /// such an edge triggers `c` after every run of `a` even when `a -> c` is also a leg of an
     /// `add_edge([a, b], c)` join.

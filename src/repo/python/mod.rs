@@ -6,7 +6,8 @@
 //! [`schema_binding`] (structured output), [`persona_prompts`] (judge personas) and
 //! [`conflict_rules`] (the Chief Justice's deterministic rules); the main graph's run-time
 //! defects come from [`runtime`] (superstep semantics over the resolved wiring and each
-//! node's [`effects`] on the state) and [`persona_names`].
+//! node's [`effects`] on the state) and [`persona_names`]; [`roles`] tells judges and
+//! detectives apart by what their updates write, never by their names.
 
 pub(crate) mod conflict_rules;
 pub(crate) mod effects;
@@ -15,6 +16,7 @@ pub mod graph;
 pub(crate) mod names;
 pub(crate) mod persona_names;
 pub(crate) mod persona_prompts;
+pub(crate) mod roles;
 pub(crate) mod runtime;
 pub(crate) mod safety;
 pub(crate) mod schema_binding;
@@ -133,6 +135,9 @@ fn analyse_modules(
     }
     if let Some(main) = graphs.first_mut() {
         main.defects.extend(persona_names::analyse(&repo, &state));
+    }
+    for g in &mut graphs {
+        g.roles = roles::analyse(&repo, g, &state, &structured_output);
     }
     PythonFacts {
         files_parsed: modules.len(),
