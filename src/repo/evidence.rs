@@ -17,7 +17,6 @@ use crate::model::fact::{
 };
 use crate::model::{Confidence, Detective, Evidence, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
-use regex::Regex;
 use std::collections::BTreeMap;
 
 /// The words of a dimension (name and forensic instruction) that call for each family of the
@@ -578,13 +577,15 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         jud,
         "judges fan-in before the Chief Justice",
     ));
-    let errorish =
-        Regex::new(r"(?i)error|fail|missing|retry|fallback|abort|skip|invalid").expect("valid");
+    // a route for failures is a router whose decision reads what nodes write when something
+    // failed (`python::roles::failure_routes`), whatever the router and its targets are called
     let conditional: Vec<&super::python::graph::Router> = g.routers.iter().collect();
-    let error_routes: Vec<String> = conditional
+    let error_routes: Vec<String> = g
+        .routers
         .iter()
-        .filter(|r| errorish.is_match(&r.router) || r.targets.iter().any(|t| errorish.is_match(t)))
-        .map(|r| {
+        .enumerate()
+        .filter(|(i, _)| g.failure_routes.contains(i))
+        .map(|(_, r)| {
             format!(
                 "{} → {} via {} ({}:{})",
                 r.source,
@@ -614,7 +615,7 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             false,
             format!("{}:{}", conditional[0].path, conditional[0].line),
             format!(
-                "{}, but none routes to an error / missing-evidence path by name",
+                "{}, but none decides on a state key that a node writes when something fails (in an `except` block)",
                 crate::words::count(conditional.len(), "conditional edge", "conditional edges")
             ),
             0.6,

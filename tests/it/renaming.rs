@@ -259,7 +259,6 @@ fn docstring(n: tree_sitter::Node<'_>) -> bool {
 }
 
 fn rename_submission(s: &Submission, r: &Renaming) -> (Vec<FixtureCommit>, Vec<PageSpec>) {
-    let mut paths: BTreeMap<String, String> = BTreeMap::new();
     let commits = s
         .commits
         .iter()
@@ -267,7 +266,6 @@ fn rename_submission(s: &Submission, r: &Renaming) -> (Vec<FixtureCommit>, Vec<P
             let mut n = FixtureCommit::new(c.message.clone(), c.author_time);
             for (p, bytes) in &c.files {
                 let np = r.path(p);
-                paths.insert(p.clone(), np.clone());
                 let content = match std::str::from_utf8(bytes) {
                     Ok(t) if p.ends_with(".py") => rename_python(t, r).into_bytes(),
                     _ => bytes.clone(),
@@ -280,19 +278,26 @@ fn rename_submission(s: &Submission, r: &Renaming) -> (Vec<FixtureCommit>, Vec<P
             n
         })
         .collect();
-    // the report names the files by their new paths (longest first: no prefix is replaced
-    // inside a longer path)
-    let mut by_length: Vec<(&String, &String)> = paths.iter().collect();
-    by_length.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
+    // the report names the files by their new paths, and the directories of the paths it
+    // claims by their new names (a file it invents keeps its own name)
     let pages = s
         .pages
         .iter()
         .map(|p| {
             let mut p = p.clone();
             for l in &mut p.lines {
-                for (old, new) in &by_length {
-                    *l = l.replace(old.as_str(), new);
-                }
+                *l = l
+                    .split(' ')
+                    .map(|w| {
+                        let core = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+                        if core.contains('/') {
+                            w.replace(core, &r.path(core))
+                        } else {
+                            w.to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
             }
             p
         })
@@ -413,7 +418,7 @@ fn canonical(v: &Value, r: Option<&Renaming>) -> Value {
         }
         Value::String(s) => {
             let s = r.map_or_else(|| s.clone(), |r| r.undo(s));
-            Value::String(untruncated(&s))
+            Value::String(sorted_lists(&untruncated(&s)))
         }
         other => other.clone(),
     }
@@ -442,6 +447,22 @@ fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
         _ if a == b => {}
         _ => out.push(format!("{at}:\n  as written: {a}\n  renamed:    {b}")),
     }
+}
+
+/// The items of a list in a statement (`defense, prosecutor, tech_lead`, `a|b|c`) sorted:
+/// the order of names sorted by name is no fact.
+fn sorted_lists(s: &str) -> String {
+    use std::sync::OnceLock;
+    static LIST: OnceLock<regex::Regex> = OnceLock::new();
+    let re = LIST.get_or_init(|| regex::Regex::new(r"[\w./]+(?:(?:, |\|)[\w./]+)+").unwrap());
+    re.replace_all(s, |c: &regex::Captures<'_>| {
+        let text = &c[0];
+        let sep = if text.contains(", ") { ", " } else { "|" };
+        let mut items: Vec<&str> = text.split(sep).collect();
+        items.sort_unstable();
+        items.join(sep)
+    })
+    .into_owned()
 }
 
 /// A quoted line of code cut at a length (`…` before the closing backtick) is cut where its

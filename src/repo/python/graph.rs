@@ -160,6 +160,10 @@ pub struct GraphFacts {
     /// The role of each node that writes opinions or evidence (see [`super::roles`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<String, super::roles::Role>,
+    /// The routers (index in `routers`) whose decision reads a key written when something
+    /// failed (see [`super::roles::failure_routes`]).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub failure_routes: BTreeSet<usize>,
     /// Plain edges added one by one (`add_edge(a, c)`, entry and finish points, sequences):
     /// such an edge triggers `c` after every run of `a` even when `a -> c` is also a leg of an
     /// `add_edge([a, b], c)` join.

@@ -251,7 +251,11 @@ fn bound(modules: &[ModuleInfo]) -> Vec<(usize, String)> {
             }
         }
         for c in &module.calls {
-            let values: Vec<&Expr> = c.args.iter().chain(c.kwargs.iter().map(|(_, v)| v)).collect();
+            let values: Vec<&Expr> = c
+                .args
+                .iter()
+                .chain(c.kwargs.iter().map(|(_, v)| v))
+                .collect();
             call(modules, m, &values, &mut out);
             for v in values {
                 walk(modules, m, v, &mut out);
@@ -281,15 +285,16 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                 .filter(|(_, t)| *t == s.text)
                 .map(|(p, _)| *p)
                 .collect();
-            let (persona, score) = if let Some(p) = tied.first().filter(|p| tied.iter().all(|q| q == *p)) {
-                (*p, 4)
-            } else if let Some(p) = addressed(&s.text) {
-                (p, 3)
-            } else if head_hits.len() == 1 && all_hits.len() == 1 {
-                (head_hits[0], 2)
-            } else {
-                continue;
-            };
+            let (persona, score) =
+                if let Some(p) = tied.first().filter(|p| tied.iter().all(|q| q == *p)) {
+                    (*p, 4)
+                } else if let Some(p) = addressed(&s.text) {
+                    (p, 3)
+                } else if head_hits.len() == 1 && all_hits.len() == 1 {
+                    (head_hits[0], 2)
+                } else {
+                    continue;
+                };
             cands.push(Candidate {
                 persona,
                 score,
