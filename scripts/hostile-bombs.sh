@@ -18,6 +18,12 @@
 #                                                           now 111 KB JSON)
 #   padded    exit 3  peak RSS   37.2 MB  wall   0.21 s   (os.system found by the textual scan)
 #   bigpdf    exit 2  peak RSS   20.6 MB  wall   0.02 s   (was 3 GB read before the check)
+# Measured 2026-11-26 (issue 25 item 3), same debug binary, 2 cores shared with other builds
+# (load 5):
+#   paths     exit 3  peak RSS  238.1 MB  wall  24.53 s   (12.0 s of CPU; 178 KB JSON, 76 KB
+#                                                           HTML; the issue measured 300 s,
+#                                                           1.55 GB, 223 MB JSON at 120k)
+#   the same PDF in `auditor batch`: parent peak 72 MB, evidence child 244 MB, store 24 MB
 #
 # Usage: scripts/hostile-bombs.sh        Env: AUDITOR=path/to/auditor (default
 # target/release/auditor, built if missing), KEEP=1 keeps the work directory.

@@ -87,6 +87,15 @@ pub enum Command {
     /// Compare the auditor's grades (a batch output directory or its grades.csv) with a
     /// human's (CSV id,criterion,score): agreement, weighted kappa, bias, confusion tables.
     Calibrate(CalibrateArgs),
+    /// The course team's review of a batch: override a criterion's score with a reason, mark
+    /// reviewed, comment for the student, read the history.
+    Review(crate::review::ReviewArgs),
+    /// Export a reviewed batch: Canvas or Moodle gradebook CSV, per-criterion CSV, or the
+    /// per-student feedback files (overrides and comments applied).
+    Export(crate::review::ExportArgs),
+    /// Serve a batch's review as a local web app (cohort heatmap, submission pages,
+    /// overrides, exports); the first stdout line is the URL with its access token.
+    Serve(crate::review::ServeArgs),
     /// Internal: `auditor batch` collects one submission's evidence in a child process.
     #[command(name = "__collect", hide = true)]
     Collect,
@@ -221,6 +230,9 @@ pub fn main() -> i32 {
         Command::Similarity(args) => crate::batch::similarity::run_command(args),
         Command::Sample(args) => run_sample(args),
         Command::Calibrate(args) => run_calibrate(args),
+        Command::Review(args) => crate::review::run_review(args),
+        Command::Export(args) => crate::review::run_export(args),
+        Command::Serve(args) => crate::review::server::run_serve(args),
         Command::Collect => Ok(crate::batch::isolate::child_main()),
     };
     let code = match &result {

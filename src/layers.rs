@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["judges", "vision", "report", "justice"],
     &["actors"],
     &["launch"],
-    &["batch", "calibrate", "testkit", "cli"],
+    &["batch", "calibrate", "review", "testkit", "cli"],
 ];
 
 /// Imports allowed within a layer (importer, imported).
@@ -27,6 +27,8 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("justice", "report"),
     ("calibrate", "batch"),
     ("cli", "batch"),
+    ("review", "batch"),
+    ("cli", "review"),
     ("cli", "calibrate"),
     ("cli", "testkit"),
 ];

@@ -23,6 +23,7 @@ pub mod model;
 pub mod pdf;
 pub mod repo;
 pub mod report;
+pub mod review;
 pub mod rubric;
 pub mod similarity;
 pub(crate) mod tally;

@@ -25,6 +25,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The VisionInspector's prompt file in the session's prompt set (the panel loads it with the
+/// judges' files: `judges::prompts`).
+pub const PROMPT_FILE: &str = "vision.md";
+
 /// What kind of picture a diagram is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -388,7 +392,7 @@ pub async fn inspect(
         schema: strict_schema_for::<VisionAnswer>(),
     };
     let asks = images.iter().map(|image| {
-        let messages = vision_messages(&llm.prompts().vision, image);
+        let messages = vision_messages(llm.prompts().text(PROMPT_FILE), image);
         let spec = &spec;
         let model = &model;
         async move {

@@ -1,5 +1,6 @@
 //! The cohort manifest: CSV with a header `id,repo,pdf[,ref]` (any column order; `pdf` and `ref`
-//! optional), or JSON Lines with the same keys.
+//! optional; the student columns `name`, `email`, `section` optional too, read only by the
+//! course team's review and exports), or JSON Lines with the same keys.
 //!
 //! - `pdf` is a local path (relative to the manifest's directory), `repo:<path in repository>`,
 //!   `none` (the submission has no PDF report: the report criteria are judged on that absence),
@@ -17,7 +18,13 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Output names an id may not take (they are files of the batch output directory).
-pub const RESERVED_IDS: [&str; 4] = ["grades.csv", "summary.md", "index.html", "batch.sqlite"];
+pub const RESERVED_IDS: [&str; 5] = [
+    "grades.csv",
+    "summary.md",
+    "index.html",
+    "batch.sqlite",
+    "batch.json",
+];
 
 /// A valid manifest row: one submission to grade.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +106,9 @@ pub enum ManifestError {
 }
 
 const COLUMNS: [&str; 4] = ["id", "repo", "pdf", "ref"];
+/// Optional student columns: the batch ignores them; the course team's review and exports
+/// (`auditor serve`, `auditor export`) show and use them.
+pub const STUDENT_COLUMNS: [&str; 3] = ["name", "email", "section"];
 
 /// Reads a manifest file. `.jsonl`/`.ndjson` are JSON Lines, `.csv` is CSV; any other name is
 /// JSON Lines when its first non-blank character is `{`, else CSV.
@@ -159,9 +169,13 @@ pub fn parse_csv(text: &str, base: &Path, name: &str) -> Result<Manifest, Manife
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, h) in headers.iter().enumerate() {
         let h = h.trim_start_matches('\u{feff}').trim().to_ascii_lowercase();
-        let Some(known) = COLUMNS.iter().find(|c| **c == h) else {
+        let Some(known) = COLUMNS
+            .iter()
+            .chain(STUDENT_COLUMNS.iter())
+            .find(|c| **c == h)
+        else {
             return Err(header_err(format!(
-                "line 1: unknown column {h:?}; the columns are id, repo, pdf (optional) and ref (optional)"
+                "line 1: unknown column {h:?}; the columns are id, repo, pdf (optional), ref (optional) and the student columns name, email, section (optional)"
             )));
         };
         if index.insert(known, i).is_some() {
@@ -258,9 +272,12 @@ pub fn parse_jsonl(text: &str, base: &Path) -> Manifest {
         let mut raw = RawRow::default();
         let mut problem = None;
         for (k, val) in obj {
+            if STUDENT_COLUMNS.contains(&k.as_str()) {
+                continue;
+            }
             if !COLUMNS.contains(&k.as_str()) {
                 problem = Some(format!(
-                    "unknown key {k:?}; the keys are id, repo, pdf (optional) and ref (optional)"
+                    "unknown key {k:?}; the keys are id, repo, pdf (optional), ref (optional) and the student keys name, email, section (optional)"
                 ));
                 continue;
             }

@@ -11,6 +11,8 @@
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
 //! | [`outputs`] | per-submission reports, grades.csv, summary.md, index.html |
+//! | [`meta`] | `DIR/batch.json`: the manifest, rubric and judges a directory is graded with (for `auditor serve`) |
+//! | [`review_schema`] | the course team's append-only review history table, on both backends |
 //! | [`similarity`] | cohort code similarity: fingerprints stored per submission, similarity.csv/.json/.html, the dashboard's section, `auditor similarity` |
 //!
 //! Re-running the same command resumes: finished submissions are skipped, unfinished ones
@@ -22,10 +24,12 @@ pub mod backend;
 pub mod cache;
 pub mod isolate;
 pub mod manifest;
+pub mod meta;
 pub mod outputs;
 pub mod postgres;
 pub mod progress;
 pub mod resolve;
+pub mod review_schema;
 pub mod runner;
 pub mod similarity;
 pub mod store;
@@ -413,6 +417,25 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         resolve_timeout: Duration::from_secs(120),
         isolation: setup.isolation,
     });
+    if !args.status {
+        // What this directory is graded from, for `auditor serve` and `auditor export`.
+        let meta = meta::BatchMeta {
+            manifest: std::fs::canonicalize(&manifest_path)
+                .unwrap_or_else(|_| manifest_path.clone()),
+            rubric: args
+                .rubric
+                .as_ref()
+                .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())),
+            rubric_sha256: cfg.rubric.sha256.clone(),
+            judge_config: judge_config.clone(),
+            judges: format!("{:?}", args.panel.judges).to_lowercase(),
+            title: manifest_path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        meta::write(&out, &meta).map_err(|e| BatchError::Internal(e.to_string()))?;
+    }
     if args.status || args.outputs_only {
         let offline = service.mode() == crate::model::JudgeMode::Offline;
         return from_store(

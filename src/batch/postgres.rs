@@ -104,6 +104,8 @@ pub const MIGRATIONS: &[&str] = &[
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (submission, commit_sha, config)
      );",
+    // 3: the course team's review history (append-only).
+    super::review_schema::POSTGRES,
 ];
 
 /// Key of the advisory lock that serialises migrations (any constant unique to this tool).

@@ -257,6 +257,8 @@ impl Store {
         .map_err(err)?;
         // Added after schema version 1 shipped: additive, so the version stays.
         conn.execute_batch(SIMILARITY_SCHEMA).map_err(err)?;
+        conn.execute_batch(super::review_schema::SQLITE)
+            .map_err(err)?;
         let version: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",

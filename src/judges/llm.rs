@@ -8,8 +8,9 @@
 //! come last. One answer schema serves every request.
 
 pub use super::JudgeAnswer;
+use super::prompts;
 use super::{FocusedEvidence, JudgeRequest};
-use crate::llm::prompts::Prompts;
+use crate::llm::Prompts;
 use crate::llm::structured::{SchemaSpec, strict_schema_for};
 use crate::llm::{self, AskError, LlmConfig, LlmSession, UsageLedger};
 use crate::model::{
@@ -82,8 +83,44 @@ impl JudgeError {
     }
 }
 
+/// The model each persona asks: `AUDITOR_PROSECUTOR_MODEL`, `AUDITOR_DEFENSE_MODEL`,
+/// `AUDITOR_TECHLEAD_MODEL`, else the configuration's model (`AUDITOR_MODEL`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PersonaModels {
+    prosecutor: Option<String>,
+    defense: Option<String>,
+    techlead: Option<String>,
+}
+
+impl PersonaModels {
+    /// Reads the three variables through `lookup`; empty values count as unset.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> PersonaModels {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        PersonaModels {
+            prosecutor: get("AUDITOR_PROSECUTOR_MODEL"),
+            defense: get("AUDITOR_DEFENSE_MODEL"),
+            techlead: get("AUDITOR_TECHLEAD_MODEL"),
+        }
+    }
+
+    /// The model that answers for `judge` under `config`.
+    pub fn model_for<'a>(&'a self, judge: Judge, config: &'a LlmConfig) -> &'a str {
+        let specific = match judge {
+            Judge::Prosecutor => &self.prosecutor,
+            Judge::Defense => &self.defense,
+            Judge::TechLead => &self.techlead,
+        };
+        specific.as_deref().unwrap_or(&config.model)
+    }
+}
+
 struct Inner {
     session: LlmSession,
+    models: PersonaModels,
     /// Bounds how many judge requests are built (prompts, schema) ahead of the limiter:
     /// 2 × max_concurrency keeps the limiter fed without holding hundreds of built requests
     /// in memory when a batch sends thousands at once (measured: 960 waiting requests ≈ 220 MB).
@@ -108,16 +145,22 @@ impl std::fmt::Debug for LlmJudges {
 }
 
 impl LlmJudges {
-    pub fn new(config: LlmConfig, prompts: Prompts) -> Result<Self, llm::ConfigError> {
-        Ok(LlmJudges::over(LlmSession::new(config, prompts)?))
+    /// `prompts`: the panel's prompt files (`judges::prompts`).
+    pub fn new(
+        config: LlmConfig,
+        models: PersonaModels,
+        prompts: Prompts,
+    ) -> Result<Self, llm::ConfigError> {
+        Ok(LlmJudges::over(LlmSession::new(config, prompts)?, models))
     }
 
     /// The judges over an existing session (its client, limiter and ledger).
-    pub fn over(session: LlmSession) -> Self {
+    pub fn over(session: LlmSession, models: PersonaModels) -> Self {
         let ahead = session.config().max_concurrency.saturating_mul(2).max(1);
         LlmJudges {
             inner: Arc::new(Inner {
                 session,
+                models,
                 ahead: Arc::new(tokio::sync::Semaphore::new(ahead)),
                 warmed: std::sync::Mutex::default(),
             }),
@@ -135,6 +178,11 @@ impl LlmJudges {
 
     pub fn prompts(&self) -> &Prompts {
         self.inner.session.prompts()
+    }
+
+    /// The model that answers for `judge`.
+    pub fn model_for(&self, judge: Judge) -> &str {
+        self.inner.models.model_for(judge, self.config())
     }
 
     /// Token usage of the run so far, by persona (and `VisionInspector`) and criterion.
@@ -158,10 +206,7 @@ impl LlmJudges {
         let digest = hex::encode(Sha256::digest(
             format!("{prefix}\u{0}{}", spec.schema).as_bytes(),
         ));
-        let models: BTreeSet<&str> = Judge::ALL
-            .iter()
-            .map(|j| self.inner.session.config().model_for(*j))
-            .collect();
+        let models: BTreeSet<&str> = Judge::ALL.iter().map(|j| self.model_for(*j)).collect();
         let fresh: Vec<&str> = {
             let mut warmed = self.inner.warmed.lock().unwrap_or_else(|e| e.into_inner());
             models
@@ -223,7 +268,7 @@ impl LlmJudges {
         let _ahead = self.inner.ahead.clone().acquire_owned().await.ok();
         let messages = build_messages(self.inner.session.prompts(), req);
         let spec = opinion_schema(&req.rubric);
-        let model = self.inner.session.config().model_for(persona).to_string();
+        let model = self.model_for(persona).to_string();
         let valid_ids: BTreeSet<String> = req.pack.focused(&req.criterion_id).ids();
         let needs_citation = !req.evidence().is_empty();
         let result = llm::ask(
@@ -317,7 +362,7 @@ only ids shown in the request can be cited.";
 /// evidence, where only its own judges read it).
 pub fn shared_prefix(prompts: &Prompts, rubric: &Rubric) -> String {
     let mut s = String::new();
-    s.push_str(prompts.judge_common.trim());
+    s.push_str(prompts::common(prompts).trim());
     s.push_str("\n\n");
     s.push_str(EVIDENCE_FORMAT);
     s.push_str(&format!(
@@ -580,7 +625,7 @@ pub fn evidence_message(req: &JudgeRequest) -> String {
 /// rubric gives one), and the question.
 pub fn persona_question(prompts: &Prompts, req: &JudgeRequest) -> String {
     let persona = req.persona.as_str();
-    let mut s = prompts.persona(req.persona).trim().to_string();
+    let mut s = prompts::persona(prompts, req.persona).trim().to_string();
     let dimension = req.dimension();
     if let Some(jl) = dimension.and_then(|d| d.judicial_logic.as_ref()) {
         let g = jl.for_judge(req.persona).trim();
@@ -803,7 +848,7 @@ mod tests {
 
     #[test]
     fn the_system_message_is_one_prefix_for_every_request_and_names_no_persona() {
-        let p = Prompts::embedded();
+        let p = prompts::embedded();
         let mut systems = BTreeSet::new();
         for persona in Judge::ALL {
             for c in ["graph_orchestration", "git_forensic_analysis"] {

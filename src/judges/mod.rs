@@ -6,6 +6,7 @@ pub(crate) mod levels;
 pub mod llm;
 pub mod offline;
 pub mod panel;
+pub mod prompts;
 
 use crate::model::{Evidence, EvidenceKind, Judge};
 use crate::rubric::{Dimension, Rubric};
@@ -214,7 +215,7 @@ impl JudgeService for llm::LlmJudges {
     }
 
     fn model(&self, persona: Judge) -> Option<String> {
-        Some(self.config().model_for(persona).to_string())
+        Some(llm::LlmJudges::model_for(self, persona).to_string())
     }
 
     fn mode(&self) -> crate::model::JudgeMode {

@@ -2,7 +2,8 @@
 //! flags (shared by `auditor audit` and `auditor batch`), the LLM configuration from the
 //! environment, and what decides the judges' answers (the fingerprint in a batch's job key).
 
-use super::{JudgeService, OfflineJudges, llm::LlmJudges};
+use super::llm::{LlmJudges, PersonaModels};
+use super::{JudgeService, OfflineJudges, prompts};
 use crate::llm::{ConfigError, LlmConfig, LlmSession, PromptError, Prompts};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -91,7 +92,7 @@ pub enum PanelError {
 
 /// The judge panel for the chosen mode, with the LLM configuration read from `env`.
 pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<Panel, PanelError> {
-    let mut config = LlmConfig::from_env(env)?;
+    let mut config = LlmConfig::from_env(&env)?;
     if let Some(n) = args.max_concurrency {
         config.max_concurrency = n as usize;
     }
@@ -110,8 +111,9 @@ pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<
             endpoint: None,
         });
     }
-    let prompts = Prompts::load(args.prompts.as_deref())?;
-    let fingerprint = fingerprint(&config, &prompts);
+    let prompts = prompts::load(args.prompts.as_deref())?;
+    let models = PersonaModels::from_env(&env);
+    let fingerprint = fingerprint(&config, &models, &prompts);
     // Worst case for one judge request: every answer attempt retried on transport errors,
     // each waiting for the timeout and the longest backoff.
     let per_call = config.timeout + config.backoff_cap;
@@ -119,7 +121,7 @@ pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<
         + Duration::from_secs(30);
     let vision_configured = config.vision_model.is_some();
     let endpoint = Some(config.endpoint().to_string());
-    let judges = LlmJudges::new(config, prompts)?;
+    let judges = LlmJudges::new(config, models, prompts)?;
     Ok(Panel {
         endpoint,
         vision: vision_configured.then(|| judges.session().clone()),
@@ -130,16 +132,16 @@ pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<
 }
 
 /// What decides an LLM panel's answers besides the request: models, prompts, settings.
-fn fingerprint(config: &LlmConfig, prompts: &Prompts) -> String {
+fn fingerprint(config: &LlmConfig, models: &PersonaModels, prompts: &Prompts) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for j in crate::model::Judge::ALL {
         h.update(j.as_str());
-        h.update(config.model_for(j));
-        h.update(prompts.persona(j));
+        h.update(models.model_for(j, config));
+        h.update(prompts::persona(prompts, j));
     }
-    h.update(&prompts.judge_common);
-    h.update(&prompts.vision);
+    h.update(prompts::common(prompts));
+    h.update(prompts.text(prompts::VISION));
     h.update(config.vision_model.as_deref().unwrap_or(""));
     h.update(config.max_answer_attempts.to_le_bytes());
     format!("llm/{}", hex::encode(h.finalize()))

@@ -4,7 +4,7 @@
 
 use super::config::LlmConfig;
 use super::limiter::Limiter;
-use super::retry::{self, Failure, HttpStatusError, RetryPolicy};
+use super::retry::{self, BodyTooLarge, Failure, HttpStatusError, RetryPolicy};
 use crate::telemetry::genai::{ChatRequestInfo, ChatSpan};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
@@ -110,7 +110,9 @@ async fn send(
         }
         let (body, complete) = read_capped(response, MAX_RESPONSE_BYTES).await?;
         if !complete {
-            return Err(OpenAIError::Boxed(Box::new(BodyTooLarge)));
+            return Err(OpenAIError::Boxed(Box::new(BodyTooLarge {
+                limit: MAX_RESPONSE_BYTES,
+            })));
         }
         let rebuilt = builder.body(body).map_err(|e| {
             OpenAIError::InvalidArgument(format!("cannot rebuild the response: {e}"))
@@ -148,11 +150,6 @@ async fn read_capped(
     }
     Ok((body, true))
 }
-
-/// The server answered with a body over [`MAX_RESPONSE_BYTES`].
-#[derive(Debug, thiserror::Error)]
-#[error("the response body is larger than {} MiB: not read", MAX_RESPONSE_BYTES >> 20)]
-pub struct BodyTooLarge;
 
 fn record_outcome(
     chat: &ChatSpan,

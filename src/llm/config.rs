@@ -1,7 +1,6 @@
 //! LLM configuration read from the environment (a lookup function, so tests need no process
 //! environment).
 
-use crate::model::Judge;
 use std::fmt;
 use std::time::Duration;
 
@@ -24,12 +23,8 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
     /// `OPENAI_BASE_URL`, e.g. `http://localhost:11434/v1`; `None` means api.openai.com.
     pub base_url: Option<String>,
-    /// `AUDITOR_MODEL`: the model of any persona without its own.
+    /// `AUDITOR_MODEL`: the model asked when the caller names no other.
     pub model: String,
-    /// `AUDITOR_PROSECUTOR_MODEL`, `AUDITOR_DEFENSE_MODEL`, `AUDITOR_TECHLEAD_MODEL`.
-    pub prosecutor_model: Option<String>,
-    pub defense_model: Option<String>,
-    pub techlead_model: Option<String>,
     /// `AUDITOR_VISION_MODEL`: the model that reads the report's diagrams. Unset: the judges'
     /// model (`AUDITOR_MODEL`); `off` (or `none`): the diagrams are not inspected (the evidence
     /// says so).
@@ -46,8 +41,8 @@ pub struct LlmConfig {
     pub rpm: Option<u32>,
     /// `AUDITOR_LLM_MAX_RETRIES`: transport retries per request (429, 5xx, timeouts).
     pub max_retries: u32,
-    /// Answers asked of a judge (free text or invalid answers are retried with the error fed
-    /// back) before `JudgeError::Invalid`.
+    /// Answers asked for one question (free text or invalid answers are asked again with the
+    /// error fed back) before `AskError::Invalid`.
     pub max_answer_attempts: u32,
     /// Base and cap of the exponential backoff (full jitter).
     pub backoff_base: Duration,
@@ -62,9 +57,6 @@ impl fmt::Debug for LlmConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("base_url", &self.base_url)
             .field("model", &self.model)
-            .field("prosecutor_model", &self.prosecutor_model)
-            .field("defense_model", &self.defense_model)
-            .field("techlead_model", &self.techlead_model)
             .field("vision_model", &self.vision_model)
             .field("warm_up", &self.warm_up)
             .field("timeout", &self.timeout)
@@ -101,9 +93,6 @@ impl Default for LlmConfig {
             api_key: None,
             base_url: None,
             model: DEFAULT_MODEL.to_string(),
-            prosecutor_model: None,
-            defense_model: None,
-            techlead_model: None,
             vision_model: None,
             warm_up: true,
             timeout: Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
@@ -151,9 +140,6 @@ impl LlmConfig {
         if let Some(m) = get("AUDITOR_MODEL") {
             cfg.model = m;
         }
-        cfg.prosecutor_model = get("AUDITOR_PROSECUTOR_MODEL");
-        cfg.defense_model = get("AUDITOR_DEFENSE_MODEL");
-        cfg.techlead_model = get("AUDITOR_TECHLEAD_MODEL");
         cfg.vision_model = match get("AUDITOR_VISION_MODEL") {
             Some(v) if matches!(v.to_ascii_lowercase().as_str(), "off" | "none") => None,
             Some(v) => Some(v),
@@ -197,16 +183,6 @@ impl LlmConfig {
     /// LLM judges only then.
     pub fn is_configured(&self) -> bool {
         self.api_key.is_some() || self.base_url.is_some()
-    }
-
-    /// The model that answers for `judge`.
-    pub fn model_for(&self, judge: Judge) -> &str {
-        let specific = match judge {
-            Judge::Prosecutor => &self.prosecutor_model,
-            Judge::Defense => &self.defense_model,
-            Judge::TechLead => &self.techlead_model,
-        };
-        specific.as_deref().unwrap_or(&self.model)
     }
 
     /// The endpoint in use, for messages and the report.
@@ -299,7 +275,6 @@ mod tests {
         // vision by default: the judges' model reads the diagrams
         assert_eq!(cfg.vision_model.as_deref(), Some(DEFAULT_MODEL));
         assert!(cfg.warm_up);
-        assert_eq!(cfg.model_for(Judge::Defense), DEFAULT_MODEL);
         let cfg = LlmConfig::from_env(env(&[("AUDITOR_MODEL", "m")])).unwrap();
         assert_eq!(cfg.vision_model.as_deref(), Some("m"));
         let cfg = LlmConfig::from_env(env(&[
@@ -316,8 +291,6 @@ mod tests {
         let cfg = LlmConfig::from_env(env(&[
             ("OPENAI_BASE_URL", "http://localhost:8080/v1/"),
             ("AUDITOR_MODEL", "m"),
-            ("AUDITOR_PROSECUTOR_MODEL", "p"),
-            ("AUDITOR_TECHLEAD_MODEL", "t"),
             ("AUDITOR_VISION_MODEL", "v"),
             ("AUDITOR_LLM_TIMEOUT", "2.5"),
             ("AUDITOR_MAX_CONCURRENCY", "7"),
@@ -327,9 +300,7 @@ mod tests {
         .unwrap();
         assert!(cfg.is_configured());
         assert_eq!(cfg.base_url.as_deref(), Some("http://localhost:8080/v1"));
-        assert_eq!(cfg.model_for(Judge::Prosecutor), "p");
-        assert_eq!(cfg.model_for(Judge::Defense), "m");
-        assert_eq!(cfg.model_for(Judge::TechLead), "t");
+        assert_eq!(cfg.model, "m");
         assert_eq!(cfg.vision_model.as_deref(), Some("v"));
         assert_eq!(cfg.timeout, Duration::from_millis(2500));
         assert_eq!(cfg.max_concurrency, 7);

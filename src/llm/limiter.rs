@@ -1,7 +1,7 @@
 //! One global concurrency limit for every LLM request of the run (judges and vision alike),
 //! an optional requests-per-minute pacer, and token accounting.
 
-use crate::model::{Judge, TokenUsage};
+use crate::model::TokenUsage;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -87,7 +87,7 @@ impl UsageLedger {
         t
     }
 
-    /// Keyed by `Judge::as_str()` (and `VisionInspector`).
+    /// Keyed by the user each request was recorded for (a persona, `VisionInspector`, ...).
     pub fn by_persona(&self) -> BTreeMap<String, TokenUsage> {
         self.group(|(who, _)| who.clone())
     }
@@ -96,11 +96,9 @@ impl UsageLedger {
         self.group(|(_, c)| c.clone())
     }
 
-    pub fn for_judge(&self, judge: Judge) -> TokenUsage {
-        self.by_persona()
-            .get(judge.as_str())
-            .copied()
-            .unwrap_or_default()
+    /// The usage recorded for `user`.
+    pub fn for_user(&self, user: &str) -> TokenUsage {
+        self.by_persona().get(user).copied().unwrap_or_default()
     }
 
     fn group(&self, key: impl Fn(&(String, String)) -> String) -> BTreeMap<String, TokenUsage> {
@@ -170,7 +168,7 @@ mod tests {
         l.record("Prosecutor", "b", u(20, 2));
         l.record("Defense", "a", u(5, 5));
         assert_eq!(l.total(), u(35, 8));
-        assert_eq!(l.for_judge(Judge::Prosecutor), u(30, 3));
+        assert_eq!(l.for_user("Prosecutor"), u(30, 3));
         assert_eq!(l.by_criterion()["a"], u(15, 6));
         let p = Price {
             input_per_mtok: 1.0,

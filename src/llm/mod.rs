@@ -27,7 +27,7 @@ pub(crate) mod structured;
 pub use client::{CallError, LlmClient};
 pub use config::{ConfigError, LlmConfig, check_endpoint};
 pub use limiter::{Limiter, Price, UsageLedger};
-pub use prompts::{PromptError, Prompts};
+pub use prompts::{PromptError, PromptFile, Prompts};
 pub use session::LlmSession;
 
 use crate::model::TokenUsage;

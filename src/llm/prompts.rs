@@ -1,38 +1,23 @@
-//! The judges' and the vision inspector's prompts, read at run time so they can be edited
-//! without a rebuild: `--prompts DIR`, else the copies compiled into the binary (never a
-//! `./prompts` of the working directory, which may be the audited submission).
+//! Prompt files read at run time, so they can be edited without a rebuild: a directory given
+//! by the caller (`--prompts DIR`), else the copies compiled into the binary (never a
+//! `./prompts` of the working directory, which may be the audited submission). Which files make
+//! a set, and what each one says, is the caller's business: this module only loads them.
 
-use crate::model::Judge;
 use std::path::{Path, PathBuf};
 
-/// The prompt files, by name.
-pub const FILES: [&str; 5] = [
-    "prosecutor.md",
-    "defense.md",
-    "techlead.md",
-    "judge_common.md",
-    "vision.md",
-];
+/// A prompt file: its name in a prompts directory and the copy compiled into the binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptFile {
+    pub name: &'static str,
+    pub embedded: &'static str,
+}
 
-const EMBEDDED: [&str; 5] = [
-    include_str!("../../prompts/prosecutor.md"),
-    include_str!("../../prompts/defense.md"),
-    include_str!("../../prompts/techlead.md"),
-    include_str!("../../prompts/judge_common.md"),
-    include_str!("../../prompts/vision.md"),
-];
-
-/// The loaded prompts.
+/// A loaded set of prompt files, in the order they were listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompts {
-    pub prosecutor: String,
-    pub defense: String,
-    pub techlead: String,
-    /// Shared by the three personas: the untrusted-data fence rules and the output contract.
-    pub judge_common: String,
-    pub vision: String,
+    texts: Vec<(&'static str, String)>,
     /// A directory, or `<embedded>`.
-    pub source: String,
+    source: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,25 +41,36 @@ pub enum PromptError {
 }
 
 impl Prompts {
-    /// The prompts compiled into the binary.
-    pub fn embedded() -> Prompts {
-        let [prosecutor, defense, techlead, judge_common, vision] = EMBEDDED.map(String::from);
+    /// The copies of `files` compiled into the binary.
+    pub fn embedded(files: &[PromptFile]) -> Prompts {
         Prompts {
-            prosecutor,
-            defense,
-            techlead,
-            judge_common,
-            vision,
+            texts: files
+                .iter()
+                .map(|f| (f.name, f.embedded.to_string()))
+                .collect(),
             source: "<embedded>".into(),
         }
     }
 
-    /// `dir` given: every file must be there. Else the embedded copies.
-    pub fn load(dir: Option<&Path>) -> Result<Prompts, PromptError> {
+    /// `dir` given: every one of `files` must be there, not empty. Else the embedded copies.
+    pub fn load(files: &[PromptFile], dir: Option<&Path>) -> Result<Prompts, PromptError> {
         match dir {
-            Some(d) => Self::from_dir(d),
-            None => Ok(Self::embedded()),
+            Some(d) => Self::from_dir(files, d),
+            None => Ok(Self::embedded(files)),
         }
+    }
+
+    /// The text of the file `name`; empty when the set has no such file.
+    pub fn text(&self, name: &str) -> &str {
+        self.texts
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, t)| t.as_str())
+    }
+
+    /// A directory, or `<embedded>`.
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     /// Where the prompts come from and a digest of their text, for the report:
@@ -82,13 +78,7 @@ impl Prompts {
     pub fn describe(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
-        for text in [
-            &self.prosecutor,
-            &self.defense,
-            &self.techlead,
-            &self.judge_common,
-            &self.vision,
-        ] {
+        for (_, text) in &self.texts {
             h.update(text.as_bytes());
             h.update([0]);
         }
@@ -100,17 +90,17 @@ impl Prompts {
         format!("{source} (sha256 {})", &digest[..12])
     }
 
-    fn from_dir(dir: &Path) -> Result<Prompts, PromptError> {
+    fn from_dir(files: &[PromptFile], dir: &Path) -> Result<Prompts, PromptError> {
         if !dir.is_dir() {
             return Err(PromptError::NotADirectory(dir.to_path_buf()));
         }
-        let mut texts = Vec::with_capacity(FILES.len());
-        for f in FILES {
-            let path = dir.join(f);
+        let mut texts = Vec::with_capacity(files.len());
+        for f in files {
+            let path = dir.join(f.name);
             if !path.is_file() {
                 return Err(PromptError::Missing {
                     path,
-                    files: FILES.join(", "),
+                    files: files.iter().map(|f| f.name).collect::<Vec<_>>().join(", "),
                 });
             }
             let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Read {
@@ -120,27 +110,12 @@ impl Prompts {
             if text.trim().is_empty() {
                 return Err(PromptError::Empty { path });
             }
-            texts.push(text);
+            texts.push((f.name, text));
         }
-        let mut it = texts.into_iter();
-        let mut next = || it.next().unwrap_or_default();
         Ok(Prompts {
-            prosecutor: next(),
-            defense: next(),
-            techlead: next(),
-            judge_common: next(),
-            vision: next(),
+            texts,
             source: dir.display().to_string(),
         })
-    }
-
-    /// The persona prompt of `judge`.
-    pub fn persona(&self, judge: Judge) -> &str {
-        match judge {
-            Judge::Prosecutor => &self.prosecutor,
-            Judge::Defense => &self.defense,
-            Judge::TechLead => &self.techlead,
-        }
     }
 }
 
@@ -148,37 +123,52 @@ impl Prompts {
 mod tests {
     use super::*;
 
+    const FILES: [PromptFile; 2] = [
+        PromptFile {
+            name: "a.md",
+            embedded: "built-in a",
+        },
+        PromptFile {
+            name: "b.md",
+            embedded: "built-in b",
+        },
+    ];
+
     #[test]
-    fn embedded_personas_name_themselves() {
-        let p = Prompts::embedded();
-        assert!(p.prosecutor.starts_with("You are the Prosecutor"));
-        assert!(p.defense.starts_with("You are the Defense"));
-        assert!(p.techlead.starts_with("You are the TechLead"));
-        assert!(p.judge_common.contains("UNTRUSTED"));
+    fn embedded_copies_by_name() {
+        let p = Prompts::load(&FILES, None).unwrap();
+        assert_eq!(p.text("b.md"), "built-in b");
+        assert_eq!(p.text("c.md"), "");
+        assert!(p.describe().starts_with("built into auditor (sha256 "));
     }
 
     #[test]
     fn a_directory_overrides_and_a_missing_file_is_named() {
         let dir = tempfile::tempdir().unwrap();
         for f in FILES {
-            std::fs::write(dir.path().join(f), format!("custom {f}")).unwrap();
+            std::fs::write(dir.path().join(f.name), format!("custom {}", f.name)).unwrap();
         }
-        let p = Prompts::load(Some(dir.path())).unwrap();
-        assert_eq!(p.persona(Judge::Defense), "custom defense.md");
-        assert_eq!(p.source, dir.path().display().to_string());
+        let p = Prompts::load(&FILES, Some(dir.path())).unwrap();
+        assert_eq!(p.text("a.md"), "custom a.md");
+        assert_eq!(p.source(), dir.path().display().to_string());
+        assert_ne!(p.describe(), Prompts::embedded(&FILES).describe());
 
-        std::fs::remove_file(dir.path().join("techlead.md")).unwrap();
-        let err = Prompts::load(Some(dir.path())).unwrap_err().to_string();
+        std::fs::remove_file(dir.path().join("b.md")).unwrap();
+        let err = Prompts::load(&FILES, Some(dir.path()))
+            .unwrap_err()
+            .to_string();
         assert!(
-            err.contains("techlead.md") && err.contains("missing"),
+            err.contains("b.md") && err.contains("missing") && err.contains("a.md, b.md"),
             "{err}"
         );
 
-        std::fs::write(dir.path().join("techlead.md"), "  \n").unwrap();
-        let err = Prompts::load(Some(dir.path())).unwrap_err().to_string();
+        std::fs::write(dir.path().join("b.md"), "  \n").unwrap();
+        let err = Prompts::load(&FILES, Some(dir.path()))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("empty"), "{err}");
 
-        let err = Prompts::load(Some(&dir.path().join("nope")))
+        let err = Prompts::load(&FILES, Some(&dir.path().join("nope")))
             .unwrap_err()
             .to_string();
         assert!(err.contains("not a directory"), "{err}");

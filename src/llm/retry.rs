@@ -12,6 +12,13 @@
 use async_openai::error::OpenAIError;
 use std::time::Duration;
 
+/// The server answered with a body over `limit` bytes (the client's cap): not retried.
+#[derive(Debug, thiserror::Error)]
+#[error("the response body is larger than {} MiB: not read", limit >> 20)]
+pub struct BodyTooLarge {
+    pub limit: usize,
+}
+
 /// A non-success HTTP response, captured before async-openai parses (and loses) it.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("HTTP {status}: {}", snippet(body))]
@@ -70,7 +77,7 @@ pub fn classify(err: &OpenAIError) -> Failure {
             if let Some(r) = inner.downcast_ref::<reqwest::Error>() {
                 return classify_reqwest(r);
             }
-            if let Some(big) = inner.downcast_ref::<super::client::BodyTooLarge>() {
+            if let Some(big) = inner.downcast_ref::<BodyTooLarge>() {
                 return Failure::Permanent {
                     detail: big.to_string(),
                 };

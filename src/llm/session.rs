@@ -26,7 +26,7 @@ impl std::fmt::Debug for LlmSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LlmSession")
             .field("config", &self.inner.config)
-            .field("prompts", &self.inner.prompts.source)
+            .field("prompts", &self.inner.prompts.source())
             .finish_non_exhaustive()
     }
 }

@@ -434,6 +434,21 @@ impl Stated for SafetyFact {
                     );
                 }
                 if without.is_empty() {
+                    let mut listed: Vec<String> = calls
+                        .iter()
+                        .take(3)
+                        .map(|c| {
+                            format!(
+                                "{} at {} (timeout={})",
+                                c.call.callee,
+                                c.call.at,
+                                c.timeout.as_deref().unwrap_or_default()
+                            )
+                        })
+                        .collect();
+                    if calls.len() > 3 {
+                        listed.push(format!("{} more", calls.len() - 3));
+                    }
                     return format!(
                         "every one of the {} passes a timeout: {}",
                         count(
@@ -441,18 +456,7 @@ impl Stated for SafetyFact {
                             "subprocess, git and network call",
                             "subprocess, git and network calls"
                         ),
-                        join_and(
-                            &calls
-                                .iter()
-                                .take(3)
-                                .map(|c| format!(
-                                    "{} at {} (timeout={})",
-                                    c.call.callee,
-                                    c.call.at,
-                                    c.timeout.as_deref().unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
+                        join_and(&listed)
                     );
                 }
                 let timed_clones: Vec<&&External> =

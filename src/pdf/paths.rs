@@ -268,28 +268,34 @@ const CONTEXT_CHARS: usize = 240;
 /// The sentence of `text` around `start..end` as written (looked for within a few hundred
 /// bytes: bounded work per mention).
 fn sentence_around(text: &str, start: usize, end: usize) -> &str {
+    use memchr::{memmem, memrchr, memrchr3};
     let from = floor_boundary(text, start.saturating_sub(CONTEXT_CHARS + 60));
     let to = ceil_boundary(text, end.saturating_add(CONTEXT_CHARS + 60));
     let (text, start, end) = (&text[from..to], start - from, end - from);
-    let flat_start = text[..start]
-        .rfind(['.', '!', '?', '\n'])
+    let b = text.as_bytes();
+    // (byte searches: the bytes sought are ASCII, so every hit is a char boundary)
+    let last_end = memrchr3(b'.', b'!', b'?', &b[..start]).max(memrchr(b'\n', &b[..start]));
+    let flat_start = last_end
         .map(|i| {
             // a dot inside a file name is not a sentence end
-            if text[i + 1..].starts_with(char::is_whitespace) || &text[i..i + 1] == "\n" {
+            if b[i] == b'\n' || b.get(i + 1).is_some_and(u8::is_ascii_whitespace) {
                 i + 1
             } else {
-                text[..i].rfind(['\n']).map(|j| j + 1).unwrap_or(0)
+                memrchr(b'\n', &b[..i]).map(|j| j + 1).unwrap_or(0)
             }
         })
         .unwrap_or(0);
-    let rest = &text[end..];
-    let flat_end = rest
-        .find(". ")
-        .or_else(|| rest.find(".\n"))
+    let rest = &b[end..];
+    let flat_end = memmem::find(rest, b". ")
+        .or_else(|| memmem::find(rest, b".\n"))
         .map(|i| end + i + 1)
         .unwrap_or(text.len())
-        .min(rest.find("\n\n").map(|i| end + i).unwrap_or(text.len()));
-    &text[flat_start..flat_end]
+        .min(
+            memmem::find(rest, b"\n\n")
+                .map(|i| end + i)
+                .unwrap_or(text.len()),
+        );
+    &text[flat_start..flat_end.max(flat_start)]
 }
 
 /// A sentence with its whitespace collapsed, at most [`CONTEXT_CHARS`] characters.

@@ -138,7 +138,8 @@ fn submission_with_its_own_configuration(dir: &Path) {
             "from langgraph.graph import StateGraph\nbuilder = StateGraph(dict)\n",
         )
         .file("rubric.json", rubric.to_string());
-    for f in auditor::llm::prompts::FILES {
+    for f in auditor::judges::prompts::FILES {
+        let f = f.name;
         commit = commit.file(format!("prompts/{f}"), format!("{PLANTED}. {f}"));
     }
     git::build_repo(dir, &[commit]).unwrap();

@@ -2,7 +2,7 @@
 
 use crate::llm_support;
 
-use auditor::judges::llm::JudgeError;
+use auditor::judges::llm::{JudgeError, PersonaModels};
 use auditor::model::{Confidence, Detective, Evidence, Judge, OpinionSource};
 use llm_support::*;
 use serde_json::{Value, json};
@@ -37,10 +37,12 @@ fn invented_citation(body: &Value) -> String {
 #[tokio::test]
 async fn a_valid_answer_becomes_an_opinion_of_the_persona_asked() {
     let server = server(Script::new(vec![Step::Answer])).await;
-    let judges = judges(config(
-        &server,
-        &[("AUDITOR_PROSECUTOR_MODEL", "prosecutor-model")],
-    ));
+    let judges = judges_with_models(
+        config(&server, &[]),
+        PersonaModels::from_env(|k| {
+            (k == "AUDITOR_PROSECUTOR_MODEL").then(|| "prosecutor-model".to_string())
+        }),
+    );
     let req = request(Judge::Prosecutor, "graph_orchestration", Arc::new(pack()));
     let ans = judges.judge(&req).await.expect("valid answer");
     assert_eq!(ans.opinion.judge, Judge::Prosecutor);
@@ -58,7 +60,10 @@ async fn a_valid_answer_becomes_an_opinion_of_the_persona_asked() {
     assert_eq!(ans.usage.input_tokens, 100);
     assert_eq!(ans.usage.output_tokens, 20);
     assert_eq!(
-        judges.usage().for_judge(Judge::Prosecutor).input_tokens,
+        judges
+            .usage()
+            .for_user(Judge::Prosecutor.as_str())
+            .input_tokens,
         100
     );
 

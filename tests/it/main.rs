@@ -14,6 +14,8 @@ mod batch_support;
 mod llm_support;
 #[path = "../pg_support/mod.rs"]
 mod pg_support;
+#[path = "../review_support/mod.rs"]
+mod review_support;
 #[path = "../telemetry_support/mod.rs"]
 mod telemetry_support;
 
@@ -37,6 +39,9 @@ mod repo_investigate;
 mod report_claims;
 mod report_depth;
 mod report_html;
+mod review_browser;
+mod review_cli;
+mod review_http;
 mod similarity;
 mod supervision;
 mod telemetry_llm_audit;

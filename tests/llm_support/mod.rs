@@ -3,9 +3,9 @@
 //! request asked about (read from the request itself), or plays a scripted sequence of faults.
 #![allow(dead_code)]
 
-use auditor::judges::llm::LlmJudges;
+use auditor::judges::llm::{LlmJudges, PersonaModels};
 use auditor::judges::{EvidencePack, Excerpt, JudgeRequest};
-use auditor::llm::{LlmConfig, Prompts};
+use auditor::llm::LlmConfig;
 use auditor::model::{Confidence, Detective, Evidence, Judge};
 use auditor::rubric::Rubric;
 use serde_json::{Value, json};
@@ -260,7 +260,12 @@ pub fn config(server: &MockServer, extra: &[(&str, &str)]) -> LlmConfig {
 }
 
 pub fn judges(cfg: LlmConfig) -> LlmJudges {
-    LlmJudges::new(cfg, Prompts::embedded()).expect("client builds")
+    judges_with_models(cfg, PersonaModels::default())
+}
+
+/// The judges with their own models (`PersonaModels::from_env`).
+pub fn judges_with_models(cfg: LlmConfig, models: PersonaModels) -> LlmJudges {
+    LlmJudges::new(cfg, models, auditor::judges::prompts::embedded()).expect("client builds")
 }
 
 pub fn rubric() -> Arc<Rubric> {

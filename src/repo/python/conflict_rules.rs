@@ -266,7 +266,11 @@ fn spread(text: &str) -> bool {
 fn writes_text(body: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
     body.contains("dissent_summary")
-        || re(r#"(=|\.append\(|\breturn\b|\+=)\s*(f|rf|fr)?["']"#, &R).is_match(body)
+        || re(
+            r#"(=|\.append\(|\breturn\b|\+=)\s*\(?\s*(f|rf|fr)?["']"#,
+            &R,
+        )
+        .is_match(body)
 }
 
 /// The branch re-runs something: an LLM call, a route to another node, or a function of the
@@ -321,8 +325,19 @@ fn reruns(modules: &[ModuleInfo], m: &ModuleInfo, body: &str) -> bool {
         })
 }
 
-/// A literal naming the Tech Lead, and one naming the architecture criterion.
+/// A key-like literal (no space: `"TechLead"`, `"graph_orchestration"`) naming the Tech Lead,
+/// and one naming the architecture criterion; prose that names a rule is no rule.
 fn tech_lead_on_architecture(lits: &str) -> bool {
+    let keys: String = lits
+        .split_whitespace()
+        .filter(|w| {
+            (w.starts_with('"') || w.starts_with('\''))
+                && (w.ends_with('"') || w.ends_with('\''))
+                && w.len() > 2
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let lits = keys.as_str();
     static T: OnceLock<Regex> = OnceLock::new();
     static A: OnceLock<Regex> = OnceLock::new();
     re(r"tech[\s_-]?lead", &T).is_match(lits)
@@ -681,6 +696,21 @@ def chief_justice(state, llm):
         // evidence read, but only a flag raised
         let src = "def chief_justice(ops, evidence):\n    if all(not e.found for e in evidence):\n        flags.append('evidence missing')\n    return flags\n";
         assert_eq!(rule_at(src, "fact_supremacy"), None);
+    }
+
+    #[test]
+    fn a_rule_described_in_a_dict_of_prose_is_no_rule() {
+        let src = "def chief_justice(state):\n    rules = state.get('rules')\n    if not rules:\n        rules = {'functionality_weight': 'Tech Lead assessment carries highest weight for architecture criteria.'}\n    return rules\n";
+        assert_eq!(rule_at(src, "functionality_weight"), None);
+    }
+
+    #[test]
+    fn a_dissent_written_in_parentheses_across_lines_is_the_dissent_requirement() {
+        let src = "def chief_justice(p, d, t):\n    spread = max(p, d, t) - min(\n        p, d, t\n    )\n    if spread > 2:\n        dissent = (\n            f\"disagreement {spread}\"\n        )\n    return dissent\n";
+        assert_eq!(
+            rule_at(src, "dissent_requirement").as_deref(),
+            Some("src/nodes/justice.py:5")
+        );
     }
 
     fn sections(src: &str) -> Vec<bool> {

@@ -94,7 +94,12 @@ struct Wrapper {
     /// Index of the parameter given to `subprocess` as the command.
     param: usize,
     shell: bool,
+    /// Where this function hands the command on (to `subprocess`, or to another wrapper).
     line: usize,
+    /// Words put before the parameter on the way (`["git"] + args` → `git`).
+    prefix: Vec<String>,
+    /// The `subprocess`/`os` call the command finally reaches (module, line).
+    shell_call: (usize, usize),
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -393,7 +398,7 @@ fn url_checks_before(repo: &Repo<'_>, m: usize, fi: usize, line: usize) -> Vec<S
     let mut out: Vec<Site> = module
         .calls
         .iter()
-        .filter(|o| o.func == Some(fi) && o.line <= line && checks_url(repo, m, o, 2))
+        .filter(|o| o.func == Some(fi) && o.line < line && checks_url(repo, m, o, 2))
         .map(|o| site(module, o.line))
         .collect();
     out.extend(
@@ -449,37 +454,62 @@ fn kind_tests(repo: &Repo<'_>, m: usize, fi: usize, after: usize, depth: usize) 
 /// The temporary directory a call sits in: an enclosing `with`, a temp dir its function
 /// makes, or (one level up) one its caller makes or sits in.
 fn sandbox_of(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<Site> {
-    let module = &repo.modules[m];
-    let temp_in =
-        |fi: Option<usize>, line: usize| -> Option<usize> { module_temp(repo, m, fi, line) };
-    if let Some(l) = temp_in(c.func, c.line) {
-        return Some(site(module, l));
+    if let Some(at) = module_temp(repo, m, c.func, c.line) {
+        return Some(at);
     }
     let fi = c.func?;
-    callers(repo, m, fi).into_iter().find_map(|(k, call)| {
-        module_temp(repo, k, call.func, call.line).map(|l| site(&repo.modules[k], l))
-    })
+    callers(repo, m, fi)
+        .into_iter()
+        .find_map(|(k, call)| module_temp(repo, k, call.func, call.line))
 }
 
-/// The line of the last temp-dir call of function `fi` of module `m` at or before `line`
-/// (a `with` item counts, a temp dir made later in the function too).
-fn module_temp(repo: &Repo<'_>, m: usize, fi: Option<usize>, line: usize) -> Option<usize> {
+/// The temp dir of function `fi` of module `m` in use at `line`: its last temp-dir call at or
+/// before `line` (a `with` item counts, a temp dir made later in the function too), either
+/// `tempfile`'s own or a function of the repository that makes one and hands it back (a
+/// `@contextmanager` that yields it, a function that returns it), cited where `tempfile` is
+/// called.
+fn module_temp(repo: &Repo<'_>, m: usize, fi: Option<usize>, line: usize) -> Option<Site> {
+    let fi = fi?;
     let module = &repo.modules[m];
-    let temps: Vec<&CallInfo> = module
+    let temps: Vec<(usize, Site)> = module
         .calls
         .iter()
-        .filter(|o| {
-            o.func == fi
-                && fi.is_some()
-                && o.callee.as_deref().is_some_and(|cl| repo.is(m, cl, TEMP))
+        .filter(|o| o.func == Some(fi))
+        .filter_map(|o| {
+            let callee = o.callee.as_deref()?;
+            if repo.is(m, callee, TEMP) {
+                return Some((o.line, site(module, o.line)));
+            }
+            temp_factory(repo, m, callee).map(|at| (o.line, at))
         })
         .collect();
     temps
         .iter()
-        .filter(|o| o.line <= line)
-        .map(|o| o.line)
-        .max()
-        .or_else(|| temps.iter().map(|o| o.line).min())
+        .filter(|(l, _)| *l <= line)
+        .max_by_key(|(l, _)| *l)
+        .or_else(|| temps.iter().min_by_key(|(l, _)| *l))
+        .map(|(_, at)| at.clone())
+}
+
+/// Where `tempfile` makes the temp dir that the repository's function `callee` hands back:
+/// a `@contextmanager` (it yields) or a function with a `return` value, whose body calls
+/// `tempfile` itself.
+fn temp_factory(repo: &Repo<'_>, m: usize, callee: &str) -> Option<Site> {
+    let (fm, f) = repo.function(m, callee)?;
+    let hands_back =
+        !f.returns.is_empty() || f.decorators.iter().any(|d| d.ends_with("contextmanager"));
+    if !hands_back {
+        return None;
+    }
+    let ffi = func_index(repo, fm, f)?;
+    let module = &repo.modules[fm];
+    module
+        .calls
+        .iter()
+        .find(|o| {
+            o.func == Some(ffi) && o.callee.as_deref().is_some_and(|cl| repo.is(fm, cl, TEMP))
+        })
+        .map(|o| site(module, o.line))
 }
 
 /// Where a clone's failure is caught or checked: the `try` around it, `check=True`, a
@@ -772,7 +802,10 @@ fn command(c: &CallInfo) -> Option<&Expr> {
         .or_else(|| kw(c, "command"))
 }
 
-/// Functions that hand one of their parameters to `subprocess`/`os` as the command.
+/// Functions that hand one of their parameters to `subprocess`/`os` as the command, directly
+/// or through another such function (`run_git(args)` → `run(["git"] + args)` →
+/// `subprocess.run(cmd, ...)`), possibly after passing it through a call of its own
+/// (`cmd = normalize(cmd)`).
 fn wrappers(repo: &Repo<'_>) -> Vec<Wrapper> {
     let mut out = Vec::new();
     for (m, module) in repo.modules.iter().enumerate() {
@@ -785,26 +818,136 @@ fn wrappers(repo: &Repo<'_>) -> Vec<Wrapper> {
             {
                 continue;
             }
-            let Some(Expr::Name(name)) = command(c) else {
+            let Some((param, prefix)) =
+                command(c).and_then(|e| param_command(&module.functions[fi], e))
+            else {
                 continue;
             };
-            let f = &module.functions[fi];
-            if f.locals.contains_key(name) {
-                continue;
-            }
-            if let Some(param) = f.params.iter().position(|p| p == name) {
-                out.push(Wrapper {
+            out.push(Wrapper {
+                module: m,
+                func: fi,
+                param,
+                shell: matches!(kw(c, "shell"), Some(Expr::Bool(true)))
+                    || !repo.is(m, callee, SUBPROCESS),
+                line: c.line,
+                prefix,
+                shell_call: (m, c.line),
+            });
+        }
+    }
+    // wrappers of wrappers, a few levels deep
+    for _ in 0..4 {
+        let mut found = Vec::new();
+        for (m, module) in repo.modules.iter().enumerate() {
+            for c in &module.calls {
+                let (Some(fi), Some(callee)) = (c.func, c.callee.as_deref()) else {
+                    continue;
+                };
+                if out.iter().any(|w| w.module == m && w.func == fi) {
+                    continue;
+                }
+                let Some((w, arg)) = wrapper_arg(repo, m, c, callee, &out) else {
+                    continue;
+                };
+                let Some((param, prefix)) = param_command(&module.functions[fi], arg) else {
+                    continue;
+                };
+                if found
+                    .iter()
+                    .any(|x: &Wrapper| x.module == m && x.func == fi)
+                {
+                    continue;
+                }
+                found.push(Wrapper {
                     module: m,
                     func: fi,
                     param,
-                    shell: matches!(kw(c, "shell"), Some(Expr::Bool(true)))
-                        || !repo.is(m, callee, SUBPROCESS),
+                    shell: w.shell,
                     line: c.line,
+                    prefix: w.prefix.iter().cloned().chain(prefix).collect(),
+                    shell_call: w.shell_call,
                 });
             }
         }
+        if found.is_empty() {
+            break;
+        }
+        out.extend(found);
     }
     out
+}
+
+/// The wrapper a call reaches, and the expression it passes as the wrapper's command.
+fn wrapper_arg<'w, 'c>(
+    repo: &Repo<'_>,
+    m: usize,
+    c: &'c CallInfo,
+    callee: &str,
+    wrappers: &'w [Wrapper],
+) -> Option<(&'w Wrapper, &'c Expr)> {
+    let (wm, f) = repo.function(m, callee)?;
+    let w = wrappers
+        .iter()
+        .find(|w| w.module == wm && std::ptr::eq(&repo.modules[wm].functions[w.func], f))?;
+    // A method called on an object does not pass `self`.
+    let skip = usize::from(
+        c.receiver.is_some() && f.params.first().is_some_and(|p| p == "self" || p == "cls"),
+    );
+    let arg = w
+        .param
+        .checked_sub(skip)
+        .and_then(|i| c.args.get(i))
+        .or_else(|| kw(c, &f.params[w.param]))?;
+    Some((w, arg))
+}
+
+/// Which parameter of `f` an expression passes on as a command, and the literal words put
+/// before it: `cmd`, `["git"] + args`, or a local assigned one of those (every value of it).
+/// A parameter reassigned only through a call of itself (`cmd = normalize(cmd)`) is still
+/// that parameter.
+fn param_command(f: &FuncInfo, e: &Expr) -> Option<(usize, Vec<String>)> {
+    let param_of = |name: &str| f.params.iter().position(|p| p == name);
+    let passes_through = |name: &str| {
+        f.locals.get(name).is_none_or(|vals| {
+            vals.iter().all(|v| match v {
+                Expr::Call { args, .. } => matches!(args.first(), Some(Expr::Name(n)) if n == name),
+                Expr::Name(n) => n == name,
+                _ => false,
+            })
+        })
+    };
+    let direct = |e: &Expr| -> Option<(usize, Vec<String>)> {
+        match e {
+            Expr::Name(n) => param_of(n)
+                .filter(|_| passes_through(n))
+                .map(|i| (i, vec![])),
+            Expr::BinOp { op, left, right } if op == "+" => {
+                let (Expr::List(items), Expr::Name(n)) = (left.as_ref(), right.as_ref()) else {
+                    return None;
+                };
+                let words: Option<Vec<String>> = items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect();
+                Some((param_of(n).filter(|_| passes_through(n))?, words?))
+            }
+            _ => None,
+        }
+    };
+    if let Some(found) = direct(e) {
+        return Some(found);
+    }
+    let Expr::Name(local) = e else {
+        return None;
+    };
+    if param_of(local).is_some() {
+        return None;
+    }
+    let vals = f.locals.get(local)?;
+    let first = direct(vals.first()?)?;
+    vals.iter()
+        .all(|v| direct(v).as_ref() == Some(&first))
+        .then_some(first)
 }
 
 fn shellish(repo: &Repo<'_>, m: usize, callee: &str) -> bool {
@@ -818,7 +961,12 @@ fn shellish(repo: &Repo<'_>, m: usize, callee: &str) -> bool {
 
 /// Whether a command (a literal, or a local variable of the calling function assigned one)
 /// is `git clone ...`; `Some((list_args, words))` when it is.
-fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<(bool, Vec<String>)> {
+fn git_clone_command(
+    module: &ModuleInfo,
+    c: &CallInfo,
+    cmd: &Expr,
+    prefix: &[String],
+) -> Option<(bool, Vec<String>)> {
     let values: Vec<&Expr> = match cmd {
         Expr::Name(v) => c
             .func
@@ -841,20 +989,29 @@ fn git_clone_command(module: &ModuleInfo, c: &CallInfo, cmd: &Expr) -> Option<(b
     };
     values.into_iter().find_map(|cmd| match cmd {
         Expr::List(items) => {
-            let words: Vec<&str> = items.iter().filter_map(Expr::as_str).collect();
+            let words: Vec<&str> = prefix
+                .iter()
+                .map(String::as_str)
+                .chain(items.iter().filter_map(Expr::as_str))
+                .collect();
             (words.windows(2).any(|w| w[0] == "git" && w[1] == "clone")
                 || words.first().is_some_and(|w| w.ends_with("git")) && words.contains(&"clone"))
             .then(|| {
-                let mut all: Vec<String> = items
+                let mut all: Vec<String> = prefix
                     .iter()
-                    .map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.render()))
+                    .cloned()
+                    .chain(
+                        items
+                            .iter()
+                            .map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.render())),
+                    )
                     .collect();
                 all.extend(appended.iter().cloned());
                 (true, all)
             })
         }
         other => {
-            let text = other.render();
+            let text = format!("{} {}", prefix.join(" "), other.render());
             text.contains("git clone")
                 .then(|| (false, text.split_whitespace().map(str::to_string).collect()))
         }
@@ -896,7 +1053,7 @@ fn clone_command(
         });
     }
     if SHELL_LAST_NAMES.contains(&last) && shellish(repo, m, callee) {
-        let (list, words) = git_clone_command(module, c, command(c)?)?;
+        let (list, words) = git_clone_command(module, c, command(c)?, &[])?;
         let shell =
             matches!(kw(c, "shell"), Some(Expr::Bool(true))) || !repo.is(m, callee, SUBPROCESS);
         return Some(CloneCmd {
@@ -910,27 +1067,16 @@ fn clone_command(
     if wrappers.is_empty() {
         return None;
     }
-    let (wm, f) = repo.function(m, callee)?;
-    let w = wrappers
-        .iter()
-        .find(|w| w.module == wm && std::ptr::eq(&repo.modules[wm].functions[w.func], f))?;
-    // A method called on an object does not pass `self`.
-    let skip = usize::from(
-        c.receiver.is_some() && f.params.first().is_some_and(|p| p == "self" || p == "cls"),
-    );
-    let arg = w
-        .param
-        .checked_sub(skip)
-        .and_then(|i| c.args.get(i))
-        .or_else(|| kw(c, &f.params[w.param]))?;
-    let (list, words) = git_clone_command(module, c, arg)?;
+    let (w, arg) = wrapper_arg(repo, m, c, callee, wrappers)?;
+    let (list, words) = git_clone_command(module, c, arg, &w.prefix)?;
+    let f = &repo.modules[w.module].functions[w.func];
     Some(CloneCmd {
         list_args: list && !w.shell,
         via: Some(format!(
             "{}:{} {}",
-            repo.modules[wm].path, w.line, f.qualname
+            repo.modules[w.module].path, w.line, f.qualname
         )),
-        wrapper_call: Some((wm, w.line)),
+        wrapper_call: Some(w.shell_call),
         words,
         lib: false,
     })
@@ -1023,6 +1169,57 @@ mod tests {
             ("src/tools/repo_tools.py", caller),
         ]);
         assert!(f.sandboxed_clone, "{f:?}");
+    }
+
+    #[test]
+    fn clone_through_a_wrapper_of_a_wrapper_that_puts_git_in_front() {
+        // `run_git(args)` → `run(["git"] + args)` → `cmd = normalize(cmd)` →
+        // `subprocess.run(cmd, timeout=...)`: the call site names only `clone ...`.
+        let executor = "import subprocess\nclass Executor:\n    @staticmethod\n    def normalize(command):\n        return list(command)\n\n    @staticmethod\n    def run(command, cwd=None, timeout=None):\n        command = Executor.normalize(command)\n        return subprocess.run(command, cwd=cwd, timeout=timeout, shell=False)\n\n    @staticmethod\n    def run_git(git_args, cwd=None, timeout=None):\n        command = ['git'] + git_args\n        return Executor.run(command, cwd=cwd, timeout=timeout)\n";
+        let caller = "import tempfile\nfrom src.tools.executor import Executor\ndef clone(url):\n    with tempfile.TemporaryDirectory() as d:\n        Executor.run_git(['clone', '--depth', '1', url, d], cwd=d, timeout=60)\n";
+        let f = facts_of(&[
+            ("src/tools/executor.py", executor),
+            ("src/tools/repo_tools.py", caller),
+        ]);
+        assert_eq!(f.clone_calls.len(), 1, "{f:?}");
+        let c = &f.clone_calls[0];
+        assert!(c.sandboxed && c.list_args, "{c:?}");
+        assert_eq!(c.line, 5);
+        assert_eq!(c.depth.as_deref(), Some("1"));
+        assert_eq!(c.timeout.as_deref(), Some("60"));
+        assert_eq!(
+            c.via.as_deref(),
+            Some("src/tools/executor.py:15 Executor.run_git")
+        );
+        // The same wrapper running `git log` is no clone; a parameter replaced by something
+        // else than a call of itself is no longer the caller's command.
+        let caller = "from src.tools.executor import Executor\ndef log(p):\n    Executor.run_git(['log', '--oneline'], cwd=p)\n";
+        let f = facts_of(&[
+            ("src/tools/executor.py", executor),
+            ("src/tools/repo_tools.py", caller),
+        ]);
+        assert!(f.clone_calls.is_empty(), "{f:?}");
+        let fixed = "import subprocess\ndef run(cmd):\n    cmd = ['git', 'status']\n    subprocess.run(cmd)\n";
+        let caller = "from src.tools.safety import run\ndef clone(url, d):\n    run(['git', 'clone', url, d])\n";
+        let f = facts_of(&[
+            ("src/tools/safety.py", fixed),
+            ("src/tools/repo_tools.py", caller),
+        ]);
+        assert!(f.clone_calls.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn a_temp_dir_made_by_the_repositorys_own_context_manager_sandboxes_the_clone() {
+        let sandbox = "import subprocess, tempfile\nfrom contextlib import contextmanager\n\n@contextmanager\ndef scratch():\n    with tempfile.TemporaryDirectory(prefix='a_') as d:\n        yield d\n\ndef clone(url):\n    with scratch() as d:\n        subprocess.run(['git', 'clone', url, d], timeout=30)\n";
+        let f = facts_of(&[("src/tools/sandbox.py", sandbox)]);
+        assert!(f.sandboxed_clone, "{f:?}");
+        let at = f.clone_calls[0].sandbox_at.as_ref().map(|s| s.line);
+        assert_eq!(at, Some(6), "cited where tempfile makes it");
+        assert!(f.removals.iter().any(|r| r.line == 6), "{:?}", f.removals);
+        // A helper that makes a temp dir and neither yields nor returns it is no sandbox.
+        let leaky = "import subprocess, tempfile\n\ndef scratch():\n    tempfile.mkdtemp()\n\ndef clone(url, d):\n    scratch()\n    subprocess.run(['git', 'clone', url, d], timeout=30)\n";
+        let f = facts_of(&[("src/tools/sandbox.py", leaky)]);
+        assert!(!f.sandboxed_clone, "{f:?}");
     }
 
     #[test]
