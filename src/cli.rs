@@ -9,13 +9,13 @@
 use crate::actors::PdfSource;
 use crate::exit;
 use crate::exit::CliError;
+use crate::flags::{self, PanelArgs};
 use crate::interrupt::OnSecond;
-use crate::judges::panel::{self, PanelArgs};
 use crate::launch::AuditBuilder;
 use crate::model::AuditReport;
 use crate::repo::RepoSource;
 use crate::rubric::Rubric;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -122,7 +122,25 @@ pub struct CalibrateArgs {
     pub top: usize,
 }
 
-pub use crate::telemetry::LogFormat;
+use crate::telemetry::LogFormat;
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl From<LogFormatArg> for LogFormat {
+    fn from(arg: LogFormatArg) -> LogFormat {
+        match arg {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct LogArgs {
@@ -134,7 +152,7 @@ pub struct LogArgs {
     pub quiet: bool,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value = "text", global = true)]
-    pub log_format: LogFormat,
+    pub log_format: LogFormatArg,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -205,7 +223,7 @@ pub fn main() -> i32 {
             };
         }
     };
-    let format = cli.log.log_format;
+    let format = LogFormat::from(cli.log.log_format);
     // The guard flushes and shuts the span exporter down when dropped. It lives in this
     // function, so it is dropped on every path below (success, error, Ctrl-C, and unwinding
     // from a panic) before `main.rs` calls `process::exit`, which runs no destructors.
@@ -321,7 +339,7 @@ fn init_telemetry(
     let cfg = TelemetryConfig::from_env(LogOptions {
         verbose: log.verbose,
         quiet: log.quiet,
-        format: log.log_format,
+        format: log.log_format.into(),
     })
     .map_err(CliError::bad_input)?;
     let guard = crate::telemetry::init(&cfg).map_err(CliError::bad_input)?;
@@ -544,9 +562,8 @@ fn slug_of(last: &str) -> String {
 
 fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     let audit = prepare(&args.source)?;
-    let panel =
-        panel::set_up(&args.panel, |k| std::env::var(k).ok()).map_err(CliError::bad_input)?;
-    panel.check_endpoint().map_err(CliError::bad_input)?;
+    let panel = flags::set_up_panel(&args.panel)?;
+    flags::check_endpoint(&panel)?;
     let input = audit
         .vision(panel.vision)
         .judge_timeout(panel.judge_timeout)
@@ -927,7 +944,7 @@ mod tests {
         ]))
         .expect("a global option before the subcommand");
         assert!(matches!(parsed.command, Command::Batch(_)));
-        assert_eq!(parsed.log.log_format, LogFormat::Json);
+        assert_eq!(parsed.log.log_format, LogFormatArg::Json);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The layers of `ARCHITECTURE.md`, checked: every `crate::` path in the product code (tests
-//! aside) points down the list, or sideways only where the table allows it.
+//! aside) points down the list, or sideways only where the table allows it; clap only in the
+//! command layer; no circle of imports between the files of one folder.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["judges", "vision", "report", "justice"],
     &["actors"],
     &["launch"],
-    &["batch", "calibrate", "review", "testkit", "cli"],
+    &["batch", "calibrate", "review", "testkit", "flags", "cli"],
 ];
 
 /// Imports allowed within a layer (importer, imported).
@@ -27,7 +28,10 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("justice", "report"),
     ("calibrate", "batch"),
     ("cli", "batch"),
+    ("cli", "flags"),
+    ("batch", "flags"),
     ("review", "batch"),
+    ("review", "flags"),
     ("cli", "review"),
     ("cli", "calibrate"),
     ("cli", "testkit"),
@@ -62,6 +66,11 @@ fn product_code(text: &str) -> String {
 
 /// `crate::x` paths of a piece of code (`use crate::{x, y::z}` too): the distinct `x`.
 fn crate_imports(code: &str) -> Vec<String> {
+    imports_after(code, "crate::")
+}
+
+/// The first name after each `prefix` (`prefix{x, y::z}` too): the distinct names.
+fn imports_after(code: &str, prefix: &str) -> Vec<String> {
     let ident = |s: &str| -> String {
         s.trim_start()
             .chars()
@@ -69,8 +78,12 @@ fn crate_imports(code: &str) -> Vec<String> {
             .collect()
     };
     let mut out: Vec<String> = Vec::new();
-    for (i, m) in code.match_indices("crate::") {
-        if code[..i].ends_with('$') {
+    for (i, m) in code.match_indices(prefix) {
+        let before = &code[..i];
+        if before.ends_with('$')
+            || before.ends_with("::")
+            || before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
             continue;
         }
         let rest = &code[i + m.len()..];
@@ -201,5 +214,199 @@ fn the_check_sees_upward_sideways_and_unknown_imports() {
     assert_eq!(
         crate_imports("use crate::{\n    actors::A,\n    cli::{B, C},\n};"),
         ["actors", "cli"]
+    );
+}
+
+/// The layers that hold commands: the only ones that may use clap.
+const COMMAND_LAYER: usize = 6;
+
+#[test]
+fn clap_only_in_the_command_layer() {
+    assert!(LAYERS[COMMAND_LAYER].contains(&"cli"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for (module, files) in files_by_module(&src) {
+        if rank(&module) == Some(COMMAND_LAYER) || matches!(module.as_str(), "main" | "layers") {
+            continue;
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).expect("read a source file");
+            if uses_clap(&product_code(&text)) {
+                wrong.push(f.display().to_string());
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "clap below the command layer (take a plain configuration, converted in the command):\n{}",
+        wrong.join("\n")
+    );
+}
+
+fn uses_clap(code: &str) -> bool {
+    !imports_after(code, "clap::").is_empty()
+}
+
+/// Circles between the files of one folder that are known and not yet broken (folder, files).
+/// The check fails on any other; remove an entry when its circle is gone.
+const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
+    ("pdf", &["paths", "tree"]),
+    ("repo/python", &["graph", "runtime", "supersteps"]),
+];
+
+/// The files of each folder below `src` (a sub-folder counts as one file of its parent; a
+/// folder's `mod.rs` is the folder itself, not one of its files), with the sibling files each
+/// one imports (`super::x`, or `crate::<folder>::x`).
+fn folder_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    fn walk(dir: &Path, rel: &str, out: &mut BTreeMap<String, BTreeMap<String, Vec<String>>>) {
+        let mut nodes: BTreeMap<String, Vec<std::path::PathBuf>> = BTreeMap::new();
+        for entry in std::fs::read_dir(dir).expect("read src").flatten() {
+            let path = entry.path();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().trim_end_matches(".rs").to_string())
+                .unwrap_or_default();
+            if path.is_dir() {
+                let child = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                walk(&path, &child, out);
+                // the sub-folder is one file of this folder: its mod.rs and the files beside it
+                let inner: Vec<std::path::PathBuf> = std::fs::read_dir(&path)
+                    .expect("read src")
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+                    .collect();
+                nodes.insert(name, inner);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && !matches!(name.as_str(), "mod" | "tests" | "lib" | "main")
+            {
+                nodes.entry(name).or_default().push(path);
+            }
+        }
+        if rel.is_empty() {
+            return; // the top level: the layer table's business
+        }
+        let crate_prefix = format!("crate::{}::", rel.replace('/', "::"));
+        let mut graph = BTreeMap::new();
+        for (name, files) in &nodes {
+            let mut to = Vec::new();
+            for f in files {
+                let Ok(text) = std::fs::read_to_string(f) else {
+                    continue;
+                };
+                let code = product_code(&text);
+                // this folder's files (and a sub-folder's mod.rs) reach their siblings through
+                // `super::`; the other files of a sub-folder through `super::super::`
+                let in_sub = f.parent() != Some(dir);
+                let sup = if in_sub && !f.ends_with("mod.rs") {
+                    "super::super::"
+                } else {
+                    "super::"
+                };
+                let mut found = imports_after(&code, sup);
+                found.extend(imports_after(&code, &crate_prefix));
+                to.extend(
+                    found
+                        .into_iter()
+                        .filter(|n| n != name && nodes.contains_key(n)),
+                );
+            }
+            to.sort();
+            to.dedup();
+            graph.insert(name.clone(), to);
+        }
+        out.insert(rel.to_string(), graph);
+    }
+    let mut out = BTreeMap::new();
+    walk(src, "", &mut out);
+    out
+}
+
+/// The circles of a graph: each set of two or more nodes that reach one another, sorted.
+fn circles(graph: &BTreeMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| -> std::collections::BTreeSet<String> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(n) = todo.pop() {
+            for m in graph.get(&n).into_iter().flatten() {
+                if seen.insert(m.clone()) {
+                    todo.push(m.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, std::collections::BTreeSet<String>> =
+        graph.keys().map(|k| (k, reach(k))).collect();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for (k, r) in &reached {
+        if !r.contains(*k) {
+            continue;
+        }
+        let mut circle: Vec<String> = r
+            .iter()
+            .filter(|m| reached.get(m).is_some_and(|back| back.contains(*k)))
+            .cloned()
+            .collect();
+        circle.sort();
+        if circle.len() > 1 && !out.contains(&circle) {
+            out.push(circle);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_circle_inside_a_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for (folder, graph) in folder_graphs(&src) {
+        for circle in circles(&graph) {
+            let known = KNOWN_CIRCLES.iter().any(|(f, files)| {
+                *f == folder && circle.iter().all(|c| files.contains(&c.as_str()))
+            });
+            if !known {
+                wrong.push(format!("src/{folder}: {}", circle.join(" <-> ")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "circles of imports inside a folder (move what the files share to the lower one):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_checks_see_clap_and_circles() {
+    assert!(uses_clap("use clap::Args;"));
+    assert!(uses_clap("#[derive(clap::ValueEnum)]\nenum E {}"));
+    assert!(!uses_clap("fn myclap::x() {}"));
+    let graph = |edges: &[(&str, &[&str])]| -> BTreeMap<String, Vec<String>> {
+        edges
+            .iter()
+            .map(|(a, to)| (a.to_string(), to.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    };
+    assert!(circles(&graph(&[("a", &["b"]), ("b", &["c"]), ("c", &[])])).is_empty());
+    assert_eq!(
+        circles(&graph(&[
+            ("a", &["b"]),
+            ("b", &["c"]),
+            ("c", &["a"]),
+            ("d", &["a"])
+        ])),
+        vec![vec!["a".to_string(), "b".into(), "c".into()]]
+    );
+    assert_eq!(
+        imports_after(
+            "use super::{cache::X, store::{A, B}};\nsuper::super::y",
+            "super::"
+        ),
+        ["cache", "store", "super"]
     );
 }

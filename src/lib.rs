@@ -14,6 +14,7 @@ pub mod console;
 pub mod exit;
 pub(crate) mod family;
 pub(crate) mod files;
+pub mod flags;
 pub mod interrupt;
 pub mod judges;
 pub mod justice;

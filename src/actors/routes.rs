@@ -73,10 +73,13 @@ pub fn artifact_absent(
             vec![crate::model::Evidence::fact(
                 format!("{}.absent.{}", prefix(detective), d.id),
                 detective,
-                format!(
-                    "The submission provides a readable {}",
-                    artifact_location(d)
-                ),
+                match d.target_artifact {
+                    crate::rubric::TargetArtifact::PdfImages => {
+                        "The submission provides a readable PDF report (its diagrams are read from it)"
+                            .to_string()
+                    }
+                    _ => format!("The submission provides a readable {}", artifact_location(d)),
+                },
                 false,
                 artifact_location(d),
                 reason.to_string(),

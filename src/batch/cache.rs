@@ -12,8 +12,8 @@
 //! Failures are never cached: a request that failed is asked again on the next run. A request
 //! whose answer could not be stored (the store unreachable) is not sent at all.
 
-use super::backend::BatchStore;
 use super::progress::Stats;
+use super::store::BatchStore;
 use super::store::{CachedResponse, OpinionRecord};
 use crate::judges::{JudgeAnswer, JudgeFault, JudgeFuture, JudgeRequest, JudgeService};
 use crate::model::{Judge, JudgeMode, JudicialOpinion, TokenUsage};
@@ -304,7 +304,7 @@ impl JudgeService for SimulatedLatency {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::store::Store;
+    use crate::batch::store::sqlite::Store;
     use crate::judges::{EvidencePack, OfflineJudges};
     use crate::model::{Confidence, Detective, Evidence};
     use std::cell::Cell;

@@ -305,8 +305,8 @@ pub fn child_main() -> i32 {
     crate::telemetry::stage::announce();
     fault_injection(&req.submission);
     let vision = if req.vision {
-        let args = crate::judges::panel::PanelArgs {
-            judges: crate::judges::panel::JudgesArg::Llm,
+        let args = crate::judges::panel::PanelConfig {
+            judges: crate::judges::panel::JudgesChoice::Llm,
             prompts: req.prompts.clone(),
             max_concurrency: None,
         };
@@ -344,7 +344,7 @@ pub fn child_main() -> i32 {
             return 1;
         }
     };
-    match super::runner::to_stored(&collected) {
+    match super::stored::to_stored(&collected) {
         Ok(json) => {
             println!("{json}");
             0

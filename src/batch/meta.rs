@@ -19,6 +19,10 @@ pub struct BatchMeta {
     pub judge_config: String,
     /// `--judges` as given (`auto`, `offline`, `llm`).
     pub judges: String,
+    /// The judges' prompt directory given with `--prompts` (absolute), `None` for the built-in
+    /// prompts.
+    #[serde(default)]
+    pub prompts: Option<PathBuf>,
     /// The manifest's file name (the dashboard's title).
     pub title: String,
 }
@@ -94,6 +98,7 @@ mod tests {
             rubric_sha256: "abc".into(),
             judge_config: "offline".into(),
             judges: "offline".into(),
+            prompts: None,
             title: "cohort.csv".into(),
         };
         write(dir.path(), &m).unwrap();

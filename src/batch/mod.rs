@@ -4,9 +4,8 @@
 //! |---|---|
 //! | [`manifest`] | reads the manifest (CSV or JSON Lines); bad rows reported by line, the others proceed |
 //! | [`resolve`] | the commit each submission is audited at (part of its job key), before any work |
-//! | [`backend`] | the store interface ([`backend::BatchStore`]) and the choice of backend (`--store`) |
-//! | [`store`] | SQLite store in the output directory: jobs, evidence, opinions, response cache, counters |
-//! | [`postgres`] | PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
+//! | [`store`] | the store interface ([`store::BatchStore`]) and its records; [`store::spec`] the choice of backend (`--store`); [`store::sqlite`] the SQLite store in the output directory: jobs, evidence, opinions, response cache, counters; [`store::postgres`] the PostgreSQL store shared by many workers: leases, heartbeat, takeover, shared cache |
+//! | [`stored`] | a job's evidence as the store keeps it between the detectives and the judges |
 //! | [`cache`] | the response cache as a `JudgeService` wrapper: a resumed run never asks twice |
 //! | [`runner`] | N submissions at once, each in its own Coordinator; failures isolated; Ctrl-C |
 //! | [`progress`] | indicatif bars on a terminal, plain periodic lines otherwise |
@@ -20,19 +19,18 @@
 //! `--regrade ID` / `--regrade-all` re-run finished submissions on purpose, with fresh judge
 //! answers (an unfinished one is resumed either way).
 
-pub mod backend;
 pub mod cache;
 pub mod isolate;
 pub mod manifest;
 pub mod meta;
 pub mod outputs;
-pub mod postgres;
 pub mod progress;
 pub mod resolve;
 pub mod review_schema;
 pub mod runner;
 pub mod similarity;
 pub mod store;
+pub mod stored;
 
 use crate::actors::{RestartPolicy, Timeouts};
 use crate::exit::{self, CliError};
@@ -40,7 +38,6 @@ use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
 use crate::model::Judge;
 use crate::rubric::LoadedRubric;
-use backend::{BatchStore, StoreSpec};
 use clap::Args;
 use manifest::{Manifest, Row};
 use outputs::{GradeRow, RowStatus};
@@ -50,6 +47,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+use store::BatchStore;
+use store::spec::StoreSpec;
 
 /// `auditor batch MANIFEST --out DIR [--concurrency N] ...`
 #[derive(Debug, Clone, Args)]
@@ -94,12 +93,22 @@ pub struct BatchArgs {
     /// Re-grade every submission.
     #[arg(long)]
     pub regrade_all: bool,
+    /// Only these submissions are graded; the others stay as the store has them (`auditor
+    /// review regrade ID`). Not a flag of `auditor batch`.
+    #[arg(skip)]
+    pub only: Option<BTreeSet<String>>,
+    /// The regraded submissions are judged again from their stored evidence (the latest job of
+    /// the submission holding evidence, under any rubric and judges), at its commit, without
+    /// reading the repository (`auditor review regrade` without `--reaudit`). Not a flag of
+    /// `auditor batch`.
+    #[arg(skip)]
+    pub rejudge: bool,
     /// Rubric file (default: the rubric built into the binary; never ./rubric.json, which
     /// may belong to the audited submission).
     #[arg(long, value_name = "PATH")]
     pub rubric: Option<PathBuf>,
     #[command(flatten)]
-    pub panel: crate::judges::panel::PanelArgs,
+    pub panel: crate::flags::PanelArgs,
     /// Where jobs, evidence, opinions and the response cache live: "sqlite" (default:
     /// DIR/batch.sqlite) or a PostgreSQL database shared by any number of workers running the
     /// same command (each with its own --out), as a URL postgres://USER@HOST:PORT/DATABASE or
@@ -206,10 +215,9 @@ impl From<BatchError> for CliError {
 /// why it could not run.
 pub fn run_batch(args: BatchArgs) -> Result<i32, CliError> {
     crate::alloc::prefer_low_memory();
-    let panel = crate::judges::panel::set_up(&args.panel, |k| std::env::var(k).ok())
-        .map_err(CliError::bad_input)?;
+    let panel = crate::flags::set_up_panel(&args.panel)?;
     if !args.status && !args.outputs_only {
-        panel.check_endpoint().map_err(CliError::bad_input)?;
+        crate::flags::check_endpoint(&panel)?;
     }
     let service = panel.service;
     #[cfg(debug_assertions)]
@@ -357,7 +365,7 @@ fn run_batch_inner(
     if !args.no_similarity && !args.status {
         args.similarity.validate().map_err(BatchError::BadInput)?;
     }
-    for r in &args.regrade {
+    for r in args.regrade.iter().chain(args.only.iter().flatten()) {
         if !ids.contains(r) {
             return Err(BatchError::BadInput(format!(
                 "--regrade {r}: no submission with this id in the manifest"
@@ -406,6 +414,7 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         concurrency: args.concurrency,
         regrade_all: args.regrade_all,
         regrade: args.regrade.iter().cloned().collect(),
+        rejudge: args.rejudge,
         rubric: Arc::new(rubric),
         judge_config: judge_config.clone(),
         timeouts: Timeouts {
@@ -417,6 +426,24 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         resolve_timeout: Duration::from_secs(120),
         isolation: setup.isolation,
     });
+    if let (Some(only), false) = (&args.only, args.status || args.outputs_only) {
+        // Regrading some submissions under another rubric or other judges would split the
+        // cohort between two keys: the review shows one.
+        if let Ok(Some(old)) = meta::read(&out)
+            && (old.rubric_sha256 != cfg.rubric.sha256 || old.judge_config != cfg.judge_config)
+        {
+            let what = if old.rubric_sha256 != cfg.rubric.sha256 {
+                "rubric"
+            } else {
+                "judges (mode, models or prompts)"
+            };
+            return Err(BatchError::BadInput(format!(
+                "{} was graded with another {what} than this regrade would use: regrading only {} would split the cohort; regrade every submission (--all) to change it",
+                out.display(),
+                only.iter().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
     if !args.status {
         // What this directory is graded from, for `auditor serve` and `auditor export`.
         let meta = meta::BatchMeta {
@@ -429,6 +456,11 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
             rubric_sha256: cfg.rubric.sha256.clone(),
             judge_config: judge_config.clone(),
             judges: format!("{:?}", args.panel.judges).to_lowercase(),
+            prompts: args
+                .panel
+                .prompts
+                .as_ref()
+                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
             title: manifest_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -452,7 +484,12 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
     let offline_judges = service.mode() == crate::model::JudgeMode::Offline;
     stats.offline.set(offline_judges);
     let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);
-    let subs: Vec<manifest::Submission> = manifest.submissions().cloned().collect();
+    let subs: Vec<manifest::Submission> = manifest
+        .submissions()
+        .filter(|s| args.only.as_ref().is_none_or(|o| o.contains(&s.id)))
+        .cloned()
+        .collect();
+    let ids: Vec<String> = subs.iter().map(|s| s.id.clone()).collect();
     let display = Rc::new(progress::Display::auto(
         subs.len() as u64,
         Duration::from_secs(args.progress_every.max(1)),
@@ -492,6 +529,19 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
     // that never completed), so it is not left to the store's drop.
     store.release_claims();
     let interrupted = interrupt.count() > 0;
+    let outcomes = match &args.only {
+        None => outcomes,
+        // The others as the store has them, in manifest order.
+        Some(_) => {
+            let mut graded: std::collections::HashMap<String, Outcome> =
+                ids.into_iter().zip(outcomes).collect();
+            manifest
+                .submissions()
+                .zip(outcomes_from_store(&manifest, store.as_ref(), &cfg)?)
+                .map(|(sub, (stored, _))| graded.remove(&sub.id).unwrap_or(stored))
+                .collect()
+        }
+    };
 
     let mut rows = grade_rows(&manifest, &outcomes, store.as_ref(), &cfg, interrupted);
     let section = if interrupted {

@@ -25,7 +25,7 @@ pub const SQLITE: &str = "CREATE TABLE IF NOT EXISTS review_history (
      CREATE TRIGGER IF NOT EXISTS review_history_no_delete BEFORE DELETE ON review_history
         BEGIN SELECT RAISE(ABORT, 'the review history is append-only'); END;";
 
-/// PostgreSQL: migration 3 (see [`super::postgres::MIGRATIONS`]).
+/// PostgreSQL: migration 3 (see [`super::store::postgres::MIGRATIONS`]).
 pub const POSTGRES: &str = "CREATE TABLE auditor_review_history (
         id BIGSERIAL PRIMARY KEY,
         submission TEXT NOT NULL,

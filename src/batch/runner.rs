@@ -17,25 +17,21 @@
 //! one stops at once (what the in-flight ones had done is already in the store). Either way the
 //! outputs are written and the next run resumes.
 
-use super::backend::BatchStore;
 use super::cache::{CacheShared, CachedJudges};
 use super::manifest::Submission;
 use super::outputs;
 use super::progress::{Display, Stats};
 use super::resolve::resolve_commit;
+use super::store::BatchStore;
 use super::store::{Begin, JobKey, JobStatus};
-use crate::actors::{CollectEvidence, Collected, JudgeCollected};
+use super::stored::{from_stored, to_stored};
+use crate::actors::{CollectEvidence, JudgeCollected};
 use crate::actors::{Coordinator, RestartPolicy, Timeouts};
 use crate::interrupt::Interrupt;
-use crate::judges::EvidencePack;
 use crate::launch::AuditBuilder;
-use crate::model::AuditState;
-use crate::pdf::PdfFacts;
-use crate::repo::RepoFacts;
 use crate::rubric::LoadedRubric;
 use actix::Actor;
 use futures::{FutureExt, StreamExt};
-use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -50,6 +46,10 @@ pub struct RunConfig {
     pub concurrency: usize,
     pub regrade_all: bool,
     pub regrade: BTreeSet<String>,
+    /// A regraded submission is judged again from its stored evidence (the latest job holding
+    /// evidence, any rubric and judges), at that job's commit; the repository is not read. A
+    /// submission without stored evidence is audited as usual.
+    pub rejudge: bool,
     pub rubric: Arc<LoadedRubric>,
     /// Describes the judges (mode, models, auditor version): part of the job key.
     pub judge_config: String,
@@ -82,44 +82,6 @@ pub enum Outcome {
     Busy {
         holder: String,
     },
-}
-
-/// The evidence of a job as persisted after the detectives.
-#[derive(Debug, Serialize, Deserialize)]
-struct StoredCollected {
-    state: AuditState,
-    repo_facts: Option<RepoFacts>,
-    pdf_facts: Option<PdfFacts>,
-    pdf_name: Option<String>,
-    pack: EvidencePack,
-    /// LLM tokens used before the judges (vision, warm-up).
-    #[serde(default)]
-    usage: std::collections::BTreeMap<String, crate::model::TokenUsage>,
-}
-
-pub(crate) fn to_stored(c: &Collected) -> Result<String, String> {
-    serde_json::to_string(&StoredCollected {
-        state: c.state.clone(),
-        repo_facts: c.repo_facts.clone(),
-        pdf_facts: c.pdf_facts.clone(),
-        pdf_name: c.pdf_name.clone(),
-        pack: (*c.pack).clone(),
-        usage: c.usage.clone(),
-    })
-    .map_err(|e| format!("cannot serialise the evidence: {e}"))
-}
-
-fn from_stored(json: &str) -> Result<Collected, String> {
-    let s: StoredCollected = serde_json::from_str(json)
-        .map_err(|e| format!("the persisted evidence cannot be read back: {e}"))?;
-    Ok(Collected {
-        state: s.state,
-        repo_facts: s.repo_facts,
-        pdf_facts: s.pdf_facts,
-        pdf_name: s.pdf_name,
-        pack: Arc::new(s.pack),
-        usage: s.usage,
-    })
 }
 
 struct Ctx {
@@ -312,7 +274,19 @@ fn failed(
 async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) -> Outcome {
     let cfg = &ctx.cfg;
     let regrade = cfg.regrade_all || cfg.regrade.contains(&sub.id);
-    let known = ctx.commits.borrow().get(&sub.id).cloned();
+    // A re-judgement: the evidence (and its commit) of the submission's latest job holding it.
+    let prior = if regrade && cfg.rejudge {
+        match ctx.store.latest_with_evidence(&sub.id) {
+            Ok(p) => p.and_then(|j| Some((j.key.commit, j.evidence?))),
+            Err(e) => return store_fail(ctx, sub, None, e),
+        }
+    } else {
+        None
+    };
+    let known = prior
+        .as_ref()
+        .map(|(c, _)| Ok(c.clone()))
+        .or_else(|| ctx.commits.borrow().get(&sub.id).cloned());
     let commit = match known {
         Some(c) => c,
         None => {
@@ -374,6 +348,16 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         Err(e) => return store_fail(ctx, sub, None, e),
     };
     job_cell.set(Some(job.id));
+    if let Some((_, evidence)) = &prior {
+        // The regrade cleared the job's evidence (or the job is new): the stored evidence is
+        // this job's now, persisted before any judge is asked, so a resumed run reads it too.
+        if job.evidence.as_deref() != Some(evidence.as_str()) {
+            if let Err(e) = ctx.store.save_evidence(job.id, evidence) {
+                return store_fail(ctx, sub, Some(job.id), e);
+            }
+        }
+        tracing::info!(submission = %sub.id, job = job.id, "judged again from the stored evidence");
+    }
     let commit = match commit {
         Ok(c) => c,
         Err(reason) if super::manifest::is_relative_local(&sub.repo_shown) => {
@@ -405,9 +389,10 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     // Evidence: restored when a previous run persisted it, else collected and persisted. The
     // judges always see the evidence as read back from the store, so the cache keys of a
     // resumed run are the very same as the first run's.
-    let restored = job
-        .evidence
-        .as_deref()
+    let restored = prior
+        .as_ref()
+        .map(|(_, e)| e.as_str())
+        .or(job.evidence.as_deref())
         .and_then(|json| match from_stored(json) {
             Ok(c) => Some(c),
             Err(e) => {
@@ -452,7 +437,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
                     };
                     match to_stored(&fresh) {
                         Ok(j) => j,
-                        Err(e) => return fail(ctx, sub, Some(job.id), &e),
+                        Err(e) => return fail(ctx, sub, Some(job.id), &e.to_string()),
                     }
                 }
             };
@@ -461,7 +446,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             }
             match from_stored(&json) {
                 Ok(c) => c,
-                Err(e) => return fail(ctx, sub, Some(job.id), &e),
+                Err(e) => return fail(ctx, sub, Some(job.id), &e.to_string()),
             }
         }
     };
@@ -510,40 +495,5 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
     Outcome::Done {
         job_id: job.id,
         skipped: false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stored_evidence_round_trips_to_a_fixed_point() {
-        let mut pack = EvidencePack::default();
-        pack.evidences.insert(
-            "d".into(),
-            vec![crate::model::Evidence::fact(
-                "e",
-                crate::model::Detective::RepoInvestigator,
-                "g",
-                true,
-                "a.py:1",
-                "r",
-                crate::model::Confidence::new(0.1 + 0.2).unwrap(),
-            )],
-        );
-        let c = Collected {
-            state: AuditState::default(),
-            repo_facts: None,
-            pdf_facts: None,
-            pdf_name: Some("repo:r.pdf".into()),
-            pack: Arc::new(pack),
-            usage: Default::default(),
-        };
-        let json = to_stored(&c).unwrap();
-        let back = from_stored(&json).unwrap();
-        assert_eq!(to_stored(&back).unwrap(), json);
-        assert_eq!(back.pdf_name.as_deref(), Some("repo:r.pdf"));
-        assert!(from_stored("{").is_err());
     }
 }

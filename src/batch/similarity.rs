@@ -13,8 +13,8 @@
 //! - **What a flag is.** A flagged pair asks a person to look; it never changes a score, and no
 //!   text calls it anything but shared code.
 
-use super::backend::BatchStore;
 use super::outputs::{csv_cell, esc};
+use super::store::BatchStore;
 use crate::repo::RepoSource;
 use crate::similarity::compare::{Entry, NotCompared, Pair};
 use crate::similarity::{self, CohortReport, Fingerprints, Limits, Options, codec, read};
@@ -735,7 +735,7 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
         )));
     }
     let store: Option<Box<dyn BatchStore>> = if use_store {
-        let spec = super::backend::StoreSpec::parse(args.store.as_deref()).map_err(bad)?;
+        let spec = super::store::spec::StoreSpec::parse(args.store.as_deref()).map_err(bad)?;
         let dir = std::fs::canonicalize(&out).unwrap_or_else(|_| out.clone());
         Some(spec.open(&dir).map_err(bad)?)
     } else {

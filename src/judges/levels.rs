@@ -18,7 +18,7 @@
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a short text in a shared prompt, one call for every criterion, a persona not speaking its role (each costs a level from 4), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all explained (the decided ones, for a report read in part) | (Defense only) |
-//! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 2 contradicted claims | some hallucinated, one contradicted claim, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
+//! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 3 contradicted claims | some hallucinated, one or two contradicted claims, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
 //! | architecture diagram | no image and no vector drawing in the report | only a diagram typed as text (ASCII/box art, Mermaid source) | (a picture: read by a vision model, never offline) | | |
 //!
 //! History, in words: a commit's size is the Python lines it adds; a *delivery* joins bulk
@@ -49,7 +49,8 @@
 //! defect or a statute sets).
 
 use crate::model::fact::{
-    Fact, JusticeFact, JusticeRule, NuanceFact, SafetyFact, Stated, StructuredFact,
+    Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model, NuanceFact, SafetyFact,
+    StateFact, Stated, StructuredFact,
 };
 use crate::model::{Evidence, EvidenceKind, HistoryMeasure, Measure};
 
@@ -86,6 +87,9 @@ pub struct Level {
     pub cap: Option<(u8, String)>,
     /// The evidence ids the level rests on.
     pub cited: Vec<String>,
+    /// The submission lacks the artifact the criterion grades: level 1 without reading any
+    /// table (`family` is then only a guess from the evidence and is not named).
+    pub absent: bool,
 }
 
 fn find<'a>(ev: &'a [Evidence], name: &str) -> Option<&'a Evidence> {
@@ -169,6 +173,7 @@ impl Builder {
             credits: self.credits,
             cap: self.cap,
             cited: self.cited,
+            absent: false,
         }
     }
 }
@@ -182,21 +187,24 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
         .find(|e| e.id.contains(".absent.") && !e.found && e.kind == EvidenceKind::Fact)
     {
         let b = Builder::new(fam.unwrap_or(Family::CrossReference), evidence);
-        return Some(b.done(
-            1,
-            format!(
-                "the submission does not provide what this criterion grades: {}",
-                label(absent)
-            ),
-        ));
+        return Some(Level {
+            absent: true,
+            ..b.done(
+                1,
+                format!(
+                    "the submission does not provide what this criterion grades: {}",
+                    label(absent)
+                ),
+            )
+        });
     }
     let fam = fam?;
     let mut b = Builder::new(fam, evidence);
     let ev = evidence;
     Some(match fam {
         Family::History => return history(ev, b),
-        Family::Graph => graph(ev, b),
-        Family::State => state(ev, b),
+        Family::Graph => return graph(ev, b),
+        Family::State => return state(ev, b),
         Family::Safety => return safety(ev, b),
         Family::Structured => return structured(ev, b),
         Family::Nuance => return nuance(ev, b),
@@ -363,7 +371,51 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     ))
 }
 
-fn graph(ev: &[Evidence], mut b: Builder) -> Level {
+/// The graph facts, each read once (an exhaustive match: a fact added to [`GraphFact`] must
+/// be read here).
+#[derive(Default)]
+struct Graph {
+    defined: bool,
+    detectives: (bool, bool),
+    judges: (bool, bool),
+    /// Conditional routes after (the detectives, the judges), and anywhere.
+    routes: (bool, bool, bool),
+}
+
+fn graph_facts(facts: &[&GraphFact]) -> Graph {
+    let mut g = Graph::default();
+    for f in facts {
+        match f {
+            GraphFact::Definition { .. } => g.defined = f.holds(),
+            GraphFact::FanOut { layer, .. } => match layer {
+                Layer::Detectives => g.detectives.0 = f.holds(),
+                Layer::Judges => g.judges.0 = f.holds(),
+            },
+            GraphFact::FanIn { layer, .. } => match layer {
+                Layer::Detectives => g.detectives.1 = f.holds(),
+                Layer::Judges => g.judges.1 = f.holds(),
+            },
+            GraphFact::Routes {
+                detectives, judges, ..
+            } => g.routes = (!detectives.is_empty(), !judges.is_empty(), f.any_route()),
+        }
+    }
+    g
+}
+
+/// Graph orchestration: no graph or a linear one is 1; one of the two fan-out/fan-in layers
+/// 2; both 3; and a conditional route that changes the path by the state 4; a route after
+/// each layer (missing evidence after the detectives, a failed judge after the judges) 5. A
+/// run-time defect caps it (2 when the graph cannot work as wired, 3 otherwise).
+fn graph(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::Graph(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let g = graph_facts(&facts);
     let hard = defects(ev, &["import_error", "unbounded_loop", "unreachable_node"]);
     let soft = defects(
         ev,
@@ -385,38 +437,82 @@ fn graph(ev: &[Evidence], mut b: Builder) -> Level {
     } else if let Some(d) = soft.first() {
         b.cap(3, format!("a run-time defect of the graph: {}", label(d)));
     }
-    if !met(ev, "definition") {
-        return b.done(1, "no StateGraph is built");
+    if !g.defined {
+        return Some(b.done(1, "no StateGraph is built"));
     }
-    if !met(ev, "not_linear") && !met(ev, "detectives_fan_out") {
-        return b.done(
+    if !met(ev, "not_linear") && !g.detectives.0 {
+        return Some(b.done(
             1,
             "a purely linear flow: no parallel branch (Orchestration Fraud)",
-        );
+        ));
     }
-    let layers = [
-        met(ev, "detectives_fan_out") && met(ev, "evidence_fan_in"),
-        met(ev, "judges_fan_out") && met(ev, "judges_fan_in"),
-    ];
+    let layers = [g.detectives.0 && g.detectives.1, g.judges.0 && g.judges.1];
     if !(layers[0] && layers[1]) {
-        return b.done(
+        return Some(b.done(
             2,
             "only one of the two fan-out/fan-in layers (detectives, judges) exists",
-        );
+        ));
     }
-    if !met(ev, "error_edges") {
-        return b.done(
+    Some(match g.routes {
+        (true, true, _) => b.done(
+            5,
+            "both fan-out/fan-in layers, each followed by a conditional route (missing evidence after the detectives, a failed judge after the judges)",
+        ),
+        (_, _, true) => b.done(
+            4,
+            "both fan-out/fan-in layers and a conditional route, but not after each layer",
+        ),
+        _ => b.done(
             3,
-            "both fan-out/fan-in layers, but no conditional edge for missing evidence or node failure",
-        );
-    }
-    b.done(
-        4,
-        "both fan-out/fan-in layers and conditional edges for the error states",
-    )
+            "both fan-out/fan-in layers, but no conditional edge that changes the path by the state (missing evidence, node failure)",
+        ),
+    })
 }
 
-fn state(ev: &[Evidence], mut b: Builder) -> Level {
+/// The state facts, each read once (an exhaustive match: a fact added to [`StateFact`] must
+/// be read here).
+#[derive(Default)]
+struct State {
+    defined: bool,
+    /// (Evidence, JudicialOpinion) models.
+    models: (bool, bool),
+    /// The state holds (evidence, opinions).
+    holds: (bool, bool),
+    /// (operator.add, operator.ior) reducers.
+    reducers: (bool, bool),
+}
+
+fn state_facts(facts: &[&StateFact]) -> State {
+    let mut s = State::default();
+    for f in facts {
+        match f {
+            StateFact::Definition { .. } => s.defined = f.holds(),
+            StateFact::Model { model, .. } => match model {
+                Model::Evidence => s.models.0 = f.holds(),
+                Model::Opinion => s.models.1 = f.holds(),
+            },
+            StateFact::Holds { model, .. } => match model {
+                Model::Evidence => s.holds.0 = f.holds(),
+                Model::Opinion => s.holds.1 = f.holds(),
+            },
+            StateFact::Reducer { merge, .. } => match merge {
+                Merge::Add => s.reducers.0 = f.holds(),
+                Merge::Ior => s.reducers.1 = f.holds(),
+            },
+        }
+    }
+    s
+}
+
+fn state(ev: &[Evidence], mut b: Builder) -> Option<Level> {
+    let facts = typed(ev, |f| match f {
+        Fact::State(x) => Some(x),
+        _ => None,
+    });
+    if facts.is_empty() {
+        return None;
+    }
+    let s = state_facts(&facts);
     let ds = defects(
         ev,
         &[
@@ -425,17 +521,17 @@ fn state(ev: &[Evidence], mut b: Builder) -> Level {
             "whole_state_return",
         ],
     );
-    if !met(ev, "definition") {
-        return b.done(1, "no TypedDict or BaseModel state: plain dicts");
+    if !s.defined {
+        return Some(b.done(1, "no TypedDict or BaseModel state: plain dicts"));
     }
-    let models = met(ev, "evidence_model") && met(ev, "opinion_model");
-    let reducers = met(ev, "reducer_add") && met(ev, "reducer_ior");
-    let any_reducer = met(ev, "reducer_add") || met(ev, "reducer_ior");
+    let models = s.models.0 && s.models.1;
+    let reducers = s.reducers.0 && s.reducers.1;
+    let any_reducer = s.reducers.0 || s.reducers.1;
     if !models && !any_reducer {
-        return b.done(
+        return Some(b.done(
             2,
             "a typed state, but no Pydantic models and no reducers: parallel writes overwrite each other",
-        );
+        ));
     }
     if ds.len() >= 2 {
         b.cap(
@@ -451,16 +547,16 @@ fn state(ev: &[Evidence], mut b: Builder) -> Level {
             ),
         );
     }
-    if !models || !reducers || !met(ev, "holds_evidence") || !met(ev, "holds_opinions") {
-        return b.done(
+    if !models || !reducers || !s.holds.0 || !s.holds.1 {
+        return Some(b.done(
             3,
             "typed state and models, but the reducers or the evidence/opinion collections are incomplete",
-        );
+        ));
     }
-    b.done(
+    Some(b.done(
         4,
         "typed state with Evidence and JudicialOpinion models and operator.add / operator.ior reducers",
-    )
+    ))
 }
 
 /// The typed facts of a family among a criterion's evidence.
@@ -1005,9 +1101,9 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
     );
     let level = if share > 0.5 {
         1
-    } else if share > 0.2 || contradicted >= 2 {
+    } else if share > 0.2 || contradicted >= 3 {
         2
-    } else if hallucinated > 0 || contradicted == 1 || verified < 3 {
+    } else if hallucinated > 0 || contradicted > 0 || verified < 3 {
         3
     } else if verified >= 8 && supported >= 3 {
         5
@@ -1167,16 +1263,45 @@ mod tests {
             "well_formed",
         ]
         .iter()
-        .map(|n| f(&format!("repo.graph.{n}"), !unmet.contains(n)))
+        .map(|n| typed_graph(n, !unmet.contains(n)))
         .collect();
         v.extend(extra.iter().cloned());
         v
     }
 
+    /// A graph fact as the detective files it: typed where the family has a type.
+    fn typed_graph(n: &str, holds: bool) -> Evidence {
+        match n {
+            "not_linear" | "well_formed" => f(&format!("repo.graph.{n}"), holds),
+            _ => Evidence::stated(
+                "repo.graph",
+                Detective::RepoInvestigator,
+                "goal",
+                Fact::Graph(crate::model::fact::graph::example(n, holds)),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            ),
+        }
+    }
+
     #[test]
     fn graph_table_caps_on_run_time_defects() {
-        assert_eq!(level(&graph(&[], &[])), 4);
+        assert_eq!(level(&graph(&[], &[])), 5);
         assert_eq!(level(&graph(&[], &["error_edges"])), 3);
+        // a conditional route after one layer only: 4
+        let mut one = graph(&[], &["error_edges"]);
+        for e in &mut one {
+            if let Some(Fact::Graph(GraphFact::Routes { detectives, .. })) = &mut e.fact {
+                detectives.push(crate::model::fact::Route {
+                    at: crate::model::fact::Site::new("src/graph.py", 3),
+                    source: "agg".into(),
+                    router: "r".into(),
+                    outcomes: vec![vec!["x".into()], vec!["y".into()]],
+                });
+            }
+        }
+        let l = assess(&one).unwrap();
+        assert_eq!(l.level, 4, "{}", l.row);
         assert_eq!(level(&graph(&[defect("duplicate_execution")], &[])), 3);
         let l = assess(&graph(&[defect("unbounded_loop")], &[])).unwrap();
         assert_eq!(l.level, 2);
@@ -1203,7 +1328,16 @@ mod tests {
             "reducer_ior",
         ]
         .iter()
-        .map(|n| f(&format!("repo.state.{n}"), !unmet.contains(n)))
+        .map(|n| {
+            Evidence::stated(
+                "repo.state",
+                Detective::RepoInvestigator,
+                "goal",
+                Fact::State(crate::model::fact::state::example(n, !unmet.contains(n))),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            )
+        })
         .collect();
         v.extend(extra.iter().cloned());
         v

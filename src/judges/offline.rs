@@ -111,12 +111,16 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
     let mut a: Vec<String> = Vec::new();
     let score = match persona {
         Judge::TechLead => {
-            a.push(format!(
-                "Level {} of the {} table: {}.",
-                l.level,
-                l.family.name(),
-                l.row
-            ));
+            a.push(if l.absent {
+                format!("Level {}: {}.", l.level, l.row)
+            } else {
+                format!(
+                    "Level {} of the {} table: {}.",
+                    l.level,
+                    l.family.name(),
+                    l.row
+                )
+            });
             if let Some((c, why)) = &l.cap {
                 a.push(format!("Capped at {c}: {}.", facts::short(why, 120)));
             }
@@ -129,6 +133,8 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
             a.push(
                 match l.level {
                     5 => "It works and is maintainable.",
+                    // no gap the facts show: "minor gaps" would be a claim without a fact
+                    4 if l.gaps.is_empty() => "It works.",
                     4 => "It works, with minor gaps.",
                     3 => "It works but is brittle.",
                     2 => "It barely works.",
@@ -443,12 +449,23 @@ mod tests {
             "not_linear",
         ]
         .iter()
-        .map(|n| {
-            fact(
+        .map(|n| match *n {
+            "not_linear" => fact(
                 &format!("repo.graph.{n}"),
                 "graph wired",
                 !unmet.contains(n),
-            )
+            ),
+            _ => Evidence::stated(
+                "repo.graph",
+                Detective::RepoInvestigator,
+                "graph wired",
+                crate::model::fact::Fact::Graph(crate::model::fact::graph::example(
+                    n,
+                    !unmet.contains(n),
+                )),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            ),
         })
         .collect();
         v.extend(extra);
@@ -476,7 +493,7 @@ mod tests {
         assert!(
             p.argument.contains("One point below")
                 && p.argument
-                    .contains("read from the AST: repo.graph.error_edges"),
+                    .contains("no add_conditional_edges call in the graph"),
             "{}",
             p.argument
         );
@@ -559,12 +576,22 @@ mod tests {
             "{}",
             p.argument
         );
+        let state = |n: &str, holds: bool| {
+            Evidence::stated(
+                "repo.state",
+                Detective::RepoInvestigator,
+                "typed state",
+                Fact::State(crate::model::fact::state::example(n, holds)),
+                "https://example.org/r",
+                Confidence::CERTAIN,
+            )
+        };
         let untyped = vec![
-            fact("repo.state.definition", "typed", true),
-            fact("repo.state.evidence_model", "models", false),
-            fact("repo.state.opinion_model", "models", false),
-            fact("repo.state.reducer_add", "reducers", false),
-            fact("repo.state.reducer_ior", "reducers", false),
+            state("definition", true),
+            state("evidence_model", false),
+            state("opinion_model", false),
+            state("reducer_add", false),
+            state("reducer_ior", false),
         ];
         let t = judge(&request(Judge::TechLead, "state_management_rigor", untyped));
         assert_eq!(t.score.get(), 2);
@@ -579,6 +606,12 @@ mod tests {
             false,
         )];
         assert_eq!(scores("theoretical_depth", &ev), (1, 1, 1));
+        // no table was read: none is named (the evidence cannot tell which one it would be)
+        let t = judge(&request(Judge::TechLead, "theoretical_depth", ev)).argument;
+        assert!(
+            t.starts_with("Level 1: the submission does not provide") && !t.contains(" table:"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -1,50 +1,35 @@
-//! Setting up the judge panel for a run: the `--judges`, `--prompts` and `--max-concurrency`
-//! flags (shared by `auditor audit` and `auditor batch`), the LLM configuration from the
-//! environment, and what decides the judges' answers (the fingerprint in a batch's job key).
+//! Setting up the judge panel for a run: which judges, their prompts and concurrency (a plain
+//! [`PanelConfig`]: the command line's flags are turned into it by `flags`), the LLM
+//! configuration from the environment, and what decides the judges' answers (the fingerprint in
+//! a batch's job key).
 
 use super::llm::{LlmJudges, PersonaModels};
 use super::{JudgeService, OfflineJudges, prompts};
 use crate::llm::{ConfigError, LlmConfig, LlmSession, PromptError, Prompts};
-use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
 /// Which judges rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum JudgesArg {
-    /// LLM judges when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JudgesChoice {
+    /// LLM judges when an LLM endpoint is configured, else offline judges.
+    #[default]
     Auto,
-    /// LLM judges; an error when no API key or base URL is configured.
+    /// LLM judges; an error when no endpoint is configured.
     Llm,
     /// Deterministic offline judges (no LLM).
     Offline,
 }
 
-/// How the judges are set up (shared by `audit` and `batch`).
-#[derive(Debug, Clone, Args)]
-pub struct PanelArgs {
-    /// Which judges rule.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub judges: JudgesArg,
-    /// Directory with the judges' prompt files (default: the prompts built into the binary;
-    /// never ./prompts, which may belong to the audited submission).
-    #[arg(long, value_name = "DIR")]
+/// How the judges are set up (the same for `audit` and `batch`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PanelConfig {
+    pub judges: JudgesChoice,
+    /// Directory with the prompt files (`None`: the prompts built into the binary).
     pub prompts: Option<PathBuf>,
-    /// LLM requests in flight at once, across all judges (and, in a batch, all submissions);
-    /// overrides AUDITOR_MAX_CONCURRENCY.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// LLM requests in flight at once, overriding `AUDITOR_MAX_CONCURRENCY`.
     pub max_concurrency: Option<u32>,
-}
-
-impl Default for PanelArgs {
-    fn default() -> Self {
-        PanelArgs {
-            judges: JudgesArg::Auto,
-            prompts: None,
-            max_concurrency: None,
-        }
-    }
 }
 
 /// The judges chosen for a run, and the vision model's access when LLMs are in use.
@@ -63,17 +48,14 @@ pub struct Panel {
 }
 
 impl Panel {
-    /// Before a run: an LLM endpoint where nothing answers stops it with one message (bad
-    /// input), instead of a report of criteria that could not be judged.
-    pub fn check_endpoint(&self) -> Result<(), String> {
-        let Some(endpoint) = &self.endpoint else {
-            return Ok(());
-        };
-        crate::llm::check_endpoint(endpoint, Duration::from_secs(10)).map_err(|e| {
-            format!(
-                "{e}. Start the server, or fix OPENAI_BASE_URL; to grade without a model, run with --judges offline"
-            )
-        })
+    /// Before a run: whether something answers at the LLM endpoint (always, for the offline
+    /// judges), so that a dead endpoint stops the run with one message (bad input) instead of
+    /// a report of criteria that could not be judged.
+    pub fn check_endpoint(&self) -> Result<(), crate::llm::EndpointError> {
+        match &self.endpoint {
+            Some(endpoint) => crate::llm::check_endpoint(endpoint, Duration::from_secs(10)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -84,23 +66,27 @@ pub enum PanelError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Prompts(#[from] PromptError),
+    /// LLM judges asked for, and no endpoint configured (the command says which flag asked).
     #[error(
-        "--judges llm needs an LLM endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server other than OpenAI), or use --judges offline"
+        "the LLM judges need an LLM endpoint: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server other than OpenAI)"
     )]
     NoEndpoint,
 }
 
 /// The judge panel for the chosen mode, with the LLM configuration read from `env`.
-pub fn set_up(args: &PanelArgs, env: impl Fn(&str) -> Option<String>) -> Result<Panel, PanelError> {
+pub fn set_up(
+    args: &PanelConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Panel, PanelError> {
     let mut config = LlmConfig::from_env(&env)?;
     if let Some(n) = args.max_concurrency {
         config.max_concurrency = n as usize;
     }
     let use_llm = match args.judges {
-        JudgesArg::Offline => false,
-        JudgesArg::Auto => config.is_configured(),
-        JudgesArg::Llm if !config.is_configured() => return Err(PanelError::NoEndpoint),
-        JudgesArg::Llm => true,
+        JudgesChoice::Offline => false,
+        JudgesChoice::Auto => config.is_configured(),
+        JudgesChoice::Llm if !config.is_configured() => return Err(PanelError::NoEndpoint),
+        JudgesChoice::Llm => true,
     };
     if !use_llm {
         return Ok(Panel {
@@ -161,7 +147,7 @@ mod tests {
 
     #[test]
     fn auto_without_an_endpoint_is_offline() {
-        let panel = set_up(&PanelArgs::default(), env(&[])).unwrap();
+        let panel = set_up(&PanelConfig::default(), env(&[])).unwrap();
         assert_eq!(panel.service.mode(), crate::model::JudgeMode::Offline);
         assert!(panel.vision.is_none() && panel.judge_timeout.is_none());
         assert!(panel.fingerprint.starts_with("offline/"));
@@ -169,13 +155,16 @@ mod tests {
 
     #[test]
     fn llm_without_an_endpoint_is_bad_input() {
-        let args = PanelArgs {
-            judges: JudgesArg::Llm,
-            ..PanelArgs::default()
+        let args = PanelConfig {
+            judges: JudgesChoice::Llm,
+            ..PanelConfig::default()
         };
         let err = set_up(&args, env(&[])).err().expect("an error");
         assert!(matches!(err, PanelError::NoEndpoint), "{err}");
-        assert!(err.to_string().contains("--judges offline"), "{err}");
+        assert!(
+            !err.to_string().contains("--judges"),
+            "the command names its flags: {err}"
+        );
     }
 
     #[test]
@@ -184,13 +173,13 @@ mod tests {
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
             ("AUDITOR_VISION_MODEL", "eyes"),
         ];
-        let panel = set_up(&PanelArgs::default(), env(&vars)).unwrap();
+        let panel = set_up(&PanelConfig::default(), env(&vars)).unwrap();
         assert_eq!(panel.service.mode(), crate::model::JudgeMode::Llm);
         let vision = panel.vision.expect("a vision session");
         assert_eq!(vision.config().vision_model.as_deref(), Some("eyes"));
         assert!(panel.judge_timeout.is_some());
         let other = set_up(
-            &PanelArgs::default(),
+            &PanelConfig::default(),
             env(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")]),
         )
         .unwrap();

@@ -599,8 +599,11 @@ fn weighted_mean(weighed: &[Weighed]) -> Option<u8> {
 fn remediation_at(case: &Case, final_score: u8) -> String {
     let tally = &case.tally;
     if final_score < 5 && tally.failed().is_empty() && tally.requirements() > 0 {
+        // No requirement the detectives check fails: the level reading (the judges' lines
+        // above) holds the score below 5 on what the table reads beyond them. Never claim
+        // "every requirement is met" beside a score below 5.
         let mut lines = vec![format!(
-            "Every requirement the detectives check is met, but the criterion stays at {final_score}/5 (the judges' level reading says why)."
+            "At {final_score}/5 no check of the detectives fails: a higher score is for what the rubric's target asks beyond those checks, which only a reader of the code can credit:"
         )];
         if let Some(p) = &case.dimension.success_pattern {
             lines.push(format!("Target: {}", facts::short(p, 400)));
@@ -715,6 +718,11 @@ fn remediation(dimension: &Dimension, t: &Tally) -> String {
         ));
     }
     for e in &t.unmet {
+        if let (None, Some(fix)) = (&e.fact, &e.fix) {
+            // a detective's own fix for an untyped fact (what to change, where, to what)
+            lines.push(format!("{}: {fix}", e.location));
+            continue;
+        }
         if e.fact.is_some() {
             // a typed fact that holds no fix (nothing the student can change) says nothing here
             if let Some(l) = typed(e) {

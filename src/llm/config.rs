@@ -193,27 +193,53 @@ impl LlmConfig {
     }
 }
 
+/// Why nothing answers at an LLM endpoint (the endpoint shown without credentials).
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error("the LLM endpoint is not a URL ({0})")]
+    NotAUrl(#[source] url::ParseError),
+    #[error("the LLM endpoint {0} has no host")]
+    NoHost(url::Url),
+    #[error("the LLM endpoint {0} has no port")]
+    NoPort(url::Url),
+    #[error("the LLM endpoint {shown} cannot be found: {source}")]
+    Unresolved {
+        shown: url::Url,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the LLM endpoint {0} cannot be found: no address")]
+    NoAddress(url::Url),
+    #[error("nothing answers at the LLM endpoint {shown}: {source}")]
+    NoAnswer {
+        shown: url::Url,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Checks once, before a run, that something answers at the endpoint: a TCP connection to its
 /// host and port within `timeout` (no request is sent, nothing is paid). `Err` says what failed,
 /// with the endpoint shown without credentials.
-pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), String> {
+pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), EndpointError> {
     use std::net::{TcpStream, ToSocketAddrs};
-    let url =
-        url::Url::parse(endpoint).map_err(|e| format!("the LLM endpoint is not a URL ({e})"))?;
+    let url = url::Url::parse(endpoint).map_err(EndpointError::NotAUrl)?;
     let mut shown = url.clone();
+    // Neither can fail on a URL with a host; a URL without one is refused just below.
     let _ = shown.set_password(None);
     let _ = shown.set_username("");
     shown.set_query(None);
-    let host = url
-        .host_str()
-        .ok_or_else(|| format!("the LLM endpoint {shown} has no host"))?;
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| format!("the LLM endpoint {shown} has no port"))?;
-    let addrs: Vec<std::net::SocketAddr> = (host.trim_matches(['[', ']']), port)
-        .to_socket_addrs()
-        .map_err(|e| format!("the LLM endpoint {shown} cannot be found: {e}"))?
-        .collect();
+    let Some(host) = url.host_str() else {
+        return Err(EndpointError::NoHost(shown));
+    };
+    let Some(port) = url.port_or_known_default() else {
+        return Err(EndpointError::NoPort(shown));
+    };
+    let addrs: Vec<std::net::SocketAddr> =
+        match (host.trim_matches(['[', ']']), port).to_socket_addrs() {
+            Ok(addrs) => addrs.collect(),
+            Err(source) => return Err(EndpointError::Unresolved { shown, source }),
+        };
     let mut last = None;
     for a in &addrs {
         match TcpStream::connect_timeout(a, timeout) {
@@ -222,8 +248,8 @@ pub fn check_endpoint(endpoint: &str, timeout: Duration) -> Result<(), String> {
         }
     }
     Err(match last {
-        Some(e) => format!("nothing answers at the LLM endpoint {shown}: {e}"),
-        None => format!("the LLM endpoint {shown} cannot be found: no address"),
+        Some(source) => EndpointError::NoAnswer { shown, source },
+        None => EndpointError::NoAddress(shown),
     })
 }
 

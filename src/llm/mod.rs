@@ -25,7 +25,7 @@ pub(crate) mod session;
 pub(crate) mod structured;
 
 pub use client::{CallError, LlmClient};
-pub use config::{ConfigError, LlmConfig, check_endpoint};
+pub use config::{ConfigError, EndpointError, LlmConfig, check_endpoint};
 pub use limiter::{Limiter, Price, UsageLedger};
 pub use prompts::{PromptError, PromptFile, Prompts};
 pub use session::LlmSession;

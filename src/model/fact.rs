@@ -21,8 +21,13 @@
 //! table.
 
 use crate::words::count;
+pub use graph::{Branch, GraphFact, Layer, Route};
 use serde::{Deserialize, Serialize};
+pub use state::{Merge, Model, StateClass, StateFact};
 use std::fmt;
+
+pub mod graph;
+pub mod state;
 
 /// A line of the submission.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -110,6 +115,8 @@ pub enum Fact {
     Structured(StructuredFact),
     Nuance(NuanceFact),
     Justice(JusticeFact),
+    Graph(GraphFact),
+    State(StateFact),
 }
 
 impl Fact {
@@ -119,6 +126,8 @@ impl Fact {
             Fact::Structured(f) => f,
             Fact::Nuance(f) => f,
             Fact::Justice(f) => f,
+            Fact::Graph(f) => f,
+            Fact::State(f) => f,
         }
     }
 }

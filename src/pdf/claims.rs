@@ -42,10 +42,16 @@ pub enum Feature {
     DeterministicSynthesis,
     /// A figure for the text the persona prompts share.
     PromptOverlap,
+    /// An LLM call is made again when its reply is invalid (or the request fails).
+    StructuredRetry,
+    /// The Chief Justice lets detective evidence overrule a judge (fact supremacy).
+    FactSupremacy,
+    /// The graph routes with conditional edges (`add_conditional_edges`, `Command`).
+    ConditionalEdges,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 7] = [
+    pub const ALL: [Feature; 10] = [
         Feature::ParallelExecution,
         Feature::FanIn,
         Feature::StructuredOutput,
@@ -53,6 +59,9 @@ impl Feature {
         Feature::SandboxedClone,
         Feature::DeterministicSynthesis,
         Feature::PromptOverlap,
+        Feature::StructuredRetry,
+        Feature::FactSupremacy,
+        Feature::ConditionalEdges,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +73,9 @@ impl Feature {
             Feature::SandboxedClone => "sandboxed_clone",
             Feature::DeterministicSynthesis => "deterministic_synthesis",
             Feature::PromptOverlap => "prompt_overlap",
+            Feature::StructuredRetry => "structured_retry",
+            Feature::FactSupremacy => "fact_supremacy",
+            Feature::ConditionalEdges => "conditional_edges",
         }
     }
 
@@ -77,6 +89,11 @@ impl Feature {
             Feature::SandboxedClone => "cloning in a temporary sandbox",
             Feature::DeterministicSynthesis => "deterministic synthesis rules",
             Feature::PromptOverlap => "a figure for the text the persona prompts share",
+            Feature::StructuredRetry => "LLM calls retried when they fail",
+            Feature::FactSupremacy => {
+                "a fact supremacy rule (detective evidence overrules a judge)"
+            }
+            Feature::ConditionalEdges => "conditional edges (routing)",
         }
     }
 
@@ -139,6 +156,24 @@ impl Feature {
             ],
             // Decided by `overlap_figure`, not by cue phrases.
             Feature::PromptOverlap => &[],
+            // Only in a sentence about the LLM calls (see `RETRY_SUBJECTS`).
+            Feature::StructuredRetry => &[
+                "retry",
+                "retries",
+                "retried",
+                "retrying",
+                "re-try",
+                "re-prompt",
+                "reprompt",
+            ],
+            Feature::FactSupremacy => &["fact supremacy", "fact-supremacy", "rule of evidence"],
+            Feature::ConditionalEdges => &[
+                "conditional edge",
+                "add_conditional_edges",
+                "conditional routing",
+                "conditionally routed",
+                "conditional route",
+            ],
         }
     }
 }
@@ -255,6 +290,9 @@ const NEGATIONS: &[&str] = &[
     "rather than ",
     "neither ",
     " nor ",
+    "missing",
+    "gaps ",
+    "gap:",
 ];
 
 /// Words that make the sentence a plan, not a claim about what was built.
@@ -278,16 +316,88 @@ const FUTURE: &[&str] = &[
     "should be added",
     "would be",
     "could be",
+    "recommend",
+    "suggest",
+    "propose",
 ];
+
+/// Verbs that, first in a sentence (after bullets, numbers and labels like `High:`), make it
+/// an instruction ("Add conditional edges for node failure"), not a claim about the code.
+const IMPERATIVES: &[&str] = &[
+    "add",
+    "implement",
+    "create",
+    "update",
+    "use",
+    "introduce",
+    "harden",
+    "define",
+    "wire",
+    "replace",
+    "consider",
+    "ensure",
+    "make",
+    "move",
+    "refactor",
+    "fix",
+    "adopt",
+    "switch",
+    "extend",
+    "enable",
+    "write",
+    "integrate",
+    "improve",
+    "migrate",
+];
+
+/// Whether a sentence (lower case) is an instruction: its first word, past list markers and
+/// short labels (`•`, `(2)`, `3.`, `High:`, `P1`), is an imperative verb.
+fn imperative(s: &str) -> bool {
+    let labels = ["high", "medium", "low", "step", "priority"];
+    s.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .find(|w| {
+            w.chars().any(char::is_alphabetic)
+                && !labels.contains(w)
+                && !(w.len() <= 3
+                    && w.starts_with('p')
+                    && w[1..].chars().all(|c| c.is_ascii_digit()))
+        })
+        .is_some_and(|w| IMPERATIVES.contains(&w))
+}
 
 const QUOTE_MAX: usize = 300;
 
 /// Fewest words (tokens with a letter) of a claiming sentence.
 const MIN_WORDS: usize = 3;
 
-/// Whether a sentence can claim anything: not a question, not a plan. `s` is lower case.
+/// Whether a sentence can claim anything: not a question, not a plan, not an instruction. `s`
+/// is lower case.
 fn affirmative(s: &str) -> bool {
-    !s.trim_end().ends_with('?') && !FUTURE.iter().any(|f| s.contains(f))
+    !s.trim_end().ends_with('?') && !FUTURE.iter().any(|f| s.contains(f)) && !imperative(s)
+}
+
+/// The clause a cue at byte `at` sits in, up to the cue: from the last list marker or clause
+/// mark before it (`:`, `;`, `•`, ` - `, `|`, `(2)`, `2)`), or the sentence start.
+fn clause_before(padded: &str, at: usize) -> &str {
+    let head = &padded[..at];
+    let mut start = 0;
+    for mark in [":", ";", "•", " - ", "|", ") "] {
+        if let Some(i) = head.rfind(mark) {
+            // `f(x) calls` is no list marker: a `)` counts only after a number
+            if mark == ") "
+                && !head[..i].chars().next_back().is_some_and(|c| {
+                    c.is_ascii_digit()
+                        || c.is_ascii_lowercase() && i >= 2 && head.as_bytes()[i - 2] == b'('
+                })
+            {
+                continue;
+            }
+            start = start.max(i + mark.len());
+        }
+    }
+    &head[start..]
 }
 
 /// Whether `padded` (an affirmative sentence, lower case, after one space) claims `feature`.
@@ -300,10 +410,39 @@ fn claims(padded: &str, feature: Feature) -> bool {
                 from -= 1;
             }
             let before = &padded[from..at];
-            !NEGATIONS.iter().any(|n| before.contains(n))
+            !NEGATIONS.iter().any(|n| before.contains(n)) && !imperative(clause_before(padded, at))
         })
     })
 }
+
+/// Words that make a retry sentence one about the LLM calls (lower case).
+const RETRY_SUBJECTS: &[&str] = &[
+    "llm",
+    "judge",
+    "structured",
+    "opinion",
+    "pars",
+    "malformed",
+    "invalid",
+    "validat",
+    "schema",
+    "model call",
+    "model's",
+];
+
+/// Words that make a retry claim one about failed requests, which the client's own
+/// `max_retries=` answers (lower case).
+const REQUEST_RETRY: &[&str] = &[
+    "max_retries",
+    "request",
+    "network",
+    "rate limit",
+    "rate-limit",
+    "timeout",
+    "transient",
+    "connection",
+    "api error",
+];
 
 /// Every feature the report claims, with its first claiming sentence.
 pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
@@ -327,6 +466,9 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
         for feature in Feature::ALL {
             let claimed = match feature {
                 Feature::PromptOverlap => figure.is_some(),
+                Feature::StructuredRetry => {
+                    claims(&padded, feature) && RETRY_SUBJECTS.iter().any(|w| lower.contains(w))
+                }
                 _ => claims(&padded, feature),
             };
             if !claimed {
@@ -455,6 +597,103 @@ fn reducer_swap(claim: &FeatureClaim, code: &PythonFacts) -> Option<(u32, String
     None
 }
 
+/// A retry claim against the schema-bound LLM calls: supported when one is made again after a
+/// failure (a loop, a retry decorator, `.with_retry()`, a `RetryPolicy`), or, for a claim about
+/// failed requests, when the client re-sends them (`max_retries=`). Without a schema-bound call
+/// the analysis does not follow the calls, so the claim stays unchecked.
+fn retry_verdict(
+    claim: &FeatureClaim,
+    code: &PythonFacts,
+) -> (ClaimStatus, String, Option<String>) {
+    let calls = &code.structured_output.calls;
+    let at = |c: &crate::repo::python::schema_binding::StructuredCall| {
+        Some(format!("{}:{}", c.path, c.line))
+    };
+    if let Some(c) = calls.iter().find(|c| c.retry_by.is_some()) {
+        return (
+            ClaimStatus::Supported,
+            format!(
+                "the structured call at {}:{} is made again when it fails",
+                c.path, c.line
+            ),
+            at(c),
+        );
+    }
+    let lower = claim.quote.to_lowercase();
+    let about_requests = REQUEST_RETRY.iter().any(|w| lower.contains(w));
+    if about_requests
+        && let Some(c) = calls.iter().find(|c| c.transport.is_some())
+        && let Some((site, value)) = &c.transport
+    {
+        return (
+            ClaimStatus::Supported,
+            format!("the client re-sends failed requests: max_retries={value} at {site}"),
+            at(c),
+        );
+    }
+    let Some(first) = calls.first() else {
+        return (
+            ClaimStatus::Unchecked,
+            "no schema-bound LLM call was found to check a retry on".into(),
+            None,
+        );
+    };
+    let transport = calls
+        .iter()
+        .find_map(|c| c.transport.as_ref())
+        .map(|(site, value)| {
+            format!(" (the client's max_retries={value} at {site} re-sends failed requests, not invalid replies)")
+        })
+        .unwrap_or_default();
+    let mut sites: Vec<String> = calls
+        .iter()
+        .take(3)
+        .map(|c| format!("{}:{}", c.path, c.line))
+        .collect();
+    if calls.len() > 3 {
+        sites.push(format!("{} more", calls.len() - 3));
+    }
+    let which = if calls.len() == 1 {
+        format!("the schema-bound LLM call at {} is not", sites[0])
+    } else {
+        format!(
+            "none of the {} schema-bound LLM calls ({}) is",
+            calls.len(),
+            sites.join(", ")
+        )
+    };
+    (
+        ClaimStatus::Contradicted,
+        format!(
+            "{which} made again when it fails: no loop, retry decorator, .with_retry() or RetryPolicy around {}{transport}",
+            if calls.len() == 1 {
+                "it"
+            } else {
+                "any of them"
+            }
+        ),
+        at(first),
+    )
+}
+
+/// A claim about the graph, where the RepoInvestigator found none.
+fn no_graph_found() -> (ClaimStatus, String, Option<String>) {
+    (
+        ClaimStatus::Contradicted,
+        "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
+        None,
+    )
+}
+
+/// A claim about the Chief Justice, where no synthesis code was found.
+fn no_justice_found() -> (ClaimStatus, String, Option<String>) {
+    (
+        ClaimStatus::Contradicted,
+        "no Chief Justice / synthesis code was found".into(),
+        None,
+    )
+}
+
 fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
     use ClaimStatus::{Contradicted, Supported};
     let no_graph = code.graphs.is_empty();
@@ -496,11 +735,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                     Some(format!("{}:{}", r.path, r.line)),
                 )
             }
-            None if no_graph => (
-                Contradicted,
-                "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
-                None,
-            ),
+            None if no_graph => no_graph_found(),
             None => {
                 let g = &code.graphs[0];
                 (
@@ -524,11 +759,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 format!("'{}' joins {}", f.to, f.from.join(", ")),
                 Some(f.location.clone()),
             ),
-            None if no_graph => (
-                Contradicted,
-                "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
-                None,
-            ),
+            None if no_graph => no_graph_found(),
             None => (
                 Contradicted,
                 format!(
@@ -615,6 +846,72 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 ),
             }
         }
+        Feature::StructuredRetry => retry_verdict(claim, code),
+        Feature::FactSupremacy => {
+            let j = &code.justice;
+            match j
+                .rules
+                .iter()
+                .find(|r| r.rule == "fact_supremacy" && r.found)
+            {
+                Some(r) => (
+                    Supported,
+                    format!("the justice code has a fact supremacy branch: {}", r.how),
+                    Some(r.location.clone()),
+                ),
+                None if j.modules.is_empty() => no_justice_found(),
+                None => (
+                    Contradicted,
+                    format!(
+                        "no branch where detective evidence overrules a judge: none of the {} if/elif branches of the justice code ({}) does it",
+                        j.branches,
+                        j.modules.join(", ")
+                    ),
+                    j.location.clone(),
+                ),
+            }
+        }
+        Feature::ConditionalEdges => {
+            match code.graphs.iter().flat_map(|g| &g.routers).next() {
+                Some(r) => (
+                    Supported,
+                    format!(
+                        "'{}' is routed by {} to {}",
+                        r.source,
+                        r.router,
+                        r.targets.join(", ")
+                    ),
+                    Some(format!("{}:{}", r.path, r.line)),
+                ),
+                None if no_graph => no_graph_found(),
+                // A conditional edge whose arguments could not be read may still route.
+                None if code
+                    .graphs
+                    .iter()
+                    .flat_map(|g| &g.unresolved)
+                    .any(|u| u.contains("conditional")) =>
+                {
+                    (
+                        ClaimStatus::Unchecked,
+                        "a conditional edge of the graph could not be read statically".into(),
+                        None,
+                    )
+                }
+                None => {
+                    let where_: Vec<String> = code.graphs.iter().map(|g| g.location()).collect();
+                    (
+                        Contradicted,
+                        format!(
+                            "no graph routes conditionally: the {} built at {} {} no add_conditional_edges call and no node returning a Command",
+                            if where_.len() == 1 { "graph" } else { "graphs" },
+                            where_.join(", "),
+                            if where_.len() == 1 { "has" } else { "have" }
+                        ),
+                        where_.first().cloned(),
+                    )
+                }
+            }
+        }
         Feature::DeterministicSynthesis => {
             let j = &code.justice;
             match j.rules.iter().find(|r| r.found) {
@@ -631,11 +928,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                     ),
                     Some(r.location.clone()),
                 ),
-                _ if j.modules.is_empty() => (
-                    Contradicted,
-                    "no Chief Justice / synthesis code was found".into(),
-                    None,
-                ),
+                _ if j.modules.is_empty() => no_justice_found(),
                 _ => (
                     Contradicted,
                     if j.calls_llm {
@@ -782,6 +1075,148 @@ mod tests {
         check(&mut claims, &map);
         assert_eq!(claims[0].status, ClaimStatus::Supported);
         assert_eq!(claims[0].code_location.as_deref(), Some("src/graph.py:30"));
+    }
+
+    use crate::model::fact::Site;
+
+    #[test]
+    fn instructions_and_gaps_are_not_claims() {
+        assert!(
+            features(&["High: Add conditional edges for node failure in src/graph.py."]).is_empty()
+        );
+        assert!(
+            features(&["Missing: Conditional edges for auto-retry on API failure."]).is_empty()
+        );
+        assert!(
+            features(&["• Use .with_structured_output(JudicialOpinion) at each judge node."])
+                .is_empty()
+        );
+        assert!(
+            features(&["To deploy it: (1) add caching, (2) harden the judges with LLM retries."])
+                .is_empty()
+        );
+        assert!(
+            features(&[
+                "Remaining gaps (e.g. conditional edges for evidence missing) are documented."
+            ])
+            .is_empty()
+        );
+        // a statement in the third person stays a claim
+        assert_eq!(
+            features(&[
+                "The aggregator uses a conditional edge to route failures to error_handler."
+            ]),
+            vec![Feature::ConditionalEdges]
+        );
+    }
+
+    #[test]
+    fn retry_rule_and_routing_claims_are_checked_against_the_code_facts() {
+        use crate::repo::python::conflict_rules::{JusticeFacts, RuleFact};
+        use crate::repo::python::graph::{GraphFacts, Router};
+        use crate::repo::python::schema_binding::{StructuredCall, StructuredFacts};
+        let mut claims = extract(&sentences(&[
+            "Retry logic re-prompts the judge when its output is malformed.",
+            "The Chief Justice applies fact supremacy: evidence overrules the Defense.",
+            "A conditional edge routes failed detectives to error_handler.",
+            "We retried the deployment twice.",
+        ]));
+        assert_eq!(
+            claims.iter().map(|c| c.feature).collect::<Vec<_>>(),
+            vec![
+                Feature::StructuredRetry,
+                Feature::FactSupremacy,
+                Feature::ConditionalEdges
+            ],
+            "a retry not about the LLM calls is no claim"
+        );
+        let call = StructuredCall {
+            path: "src/nodes/judges.py".into(),
+            line: 40,
+            method: "with_structured_output".into(),
+            schema: "JudicialOpinion".into(),
+            retry: false,
+            snippet: String::new(),
+            function_snippet: String::new(),
+            json_mode: false,
+            retry_by: None,
+            transport: Some((Site::new("src/llm.py", 9), "3".into())),
+            handled: None,
+        };
+        let mut code = PythonFacts {
+            graphs: vec![GraphFacts {
+                path: "src/graph.py".into(),
+                line: 7,
+                ..GraphFacts::default()
+            }],
+            structured_output: StructuredFacts {
+                calls: vec![call],
+                ..StructuredFacts::default()
+            },
+            justice: JusticeFacts {
+                modules: vec!["src/nodes/justice.py".into()],
+                location: Some("src/nodes/justice.py:10".into()),
+                branches: 4,
+                ..JusticeFacts::default()
+            },
+            ..PythonFacts::default()
+        };
+        check(&mut claims, &code);
+        assert!(
+            claims.iter().all(|c| c.status == ClaimStatus::Contradicted),
+            "{claims:?}"
+        );
+        assert!(
+            claims[0]
+                .code
+                .contains("src/nodes/judges.py:40 is not made again when it fails: no loop"),
+            "{}",
+            claims[0].code
+        );
+        assert!(
+            claims[0].code.contains(
+                "max_retries=3 at src/llm.py:9 re-sends failed requests, not invalid replies"
+            ),
+            "{}",
+            claims[0].code
+        );
+        assert!(
+            claims[1].code.contains("none of the 4 if/elif branches"),
+            "{}",
+            claims[1].code
+        );
+        assert!(
+            claims[2].code.contains("no add_conditional_edges call"),
+            "{}",
+            claims[2].code
+        );
+
+        code.structured_output.calls[0].retry_by = Some(crate::model::fact::Retry::NodePolicy {
+            at: Site::new("src/graph.py", 12),
+        });
+        code.justice.rules.push(RuleFact {
+            rule: "fact_supremacy".into(),
+            found: true,
+            location: "src/nodes/justice.py:22".into(),
+            snippet: String::new(),
+            how: "`if not ev.found` lowers the Defense score".into(),
+        });
+        code.graphs[0].routers.push(Router {
+            source: "aggregator".into(),
+            router: "route".into(),
+            targets: vec!["judges".into(), "error_handler".into()],
+            parallel: false,
+            outcomes: vec![],
+            func: None,
+            path: "src/graph.py".into(),
+            line: 30,
+        });
+        check(&mut claims, &code);
+        assert!(
+            claims.iter().all(|c| c.status == ClaimStatus::Supported),
+            "{claims:?}"
+        );
+        assert_eq!(claims[2].code_location.as_deref(), Some("src/graph.py:30"));
     }
 
     #[test]

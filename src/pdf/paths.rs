@@ -82,6 +82,10 @@ pub struct ClaimedPath {
     /// a name that text extraction split at spaces.
     #[serde(skip)]
     pub preceding: Vec<String>,
+    /// Whether a line break (not a space) separates the mention from `preceding`: a name
+    /// wrapped inside a table cell (`src/tools/repo_t` / `ools.py`) continues without a space.
+    #[serde(skip)]
+    pub preceding_wrapped: bool,
 }
 
 /// File extensions of repository files a LangGraph project report talks about.
@@ -403,7 +407,7 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
                 && out.len() <= MAX_DETAILED
                 && let Some(c) = out.last_mut()
             {
-                c.preceding = preceding_words(text, whole.start());
+                (c.preceding, c.preceding_wrapped) = preceding_words(text, whole.start());
             }
         }
         for f in &trees.files {
@@ -455,12 +459,14 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
 }
 
 /// Up to [`PRECEDING_WORDS`] whitespace-separated words right before `start` (nearest last),
-/// when the mention directly follows a space (a name split by text extraction continues
-/// there); empty otherwise.
-fn preceding_words(text: &str, start: usize) -> Vec<String> {
+/// when the mention directly follows a space or a line break (a name split by text extraction
+/// or wrapped in a table cell continues there), and whether it was a line break; empty
+/// otherwise.
+fn preceding_words(text: &str, start: usize) -> (Vec<String>, bool) {
     let before = &text[floor_boundary(text, start.saturating_sub(WINDOW))..start];
-    if !before.ends_with([' ', '\u{a0}']) {
-        return Vec::new();
+    let wrapped = before.ends_with(['\n', '\r']);
+    if !wrapped && !before.ends_with([' ', '\u{a0}']) {
+        return (Vec::new(), false);
     }
     let mut words: Vec<String> = before
         .split_whitespace()
@@ -469,7 +475,7 @@ fn preceding_words(text: &str, start: usize) -> Vec<String> {
         .map(|w| w.trim_start_matches(['`', '"', '\'', '(', '[']).to_string())
         .collect();
     words.reverse();
-    words
+    (words, wrapped)
 }
 
 /// Bare `word.ext` tokens that are usually prose, not files (`Node.js`, `README` is fine).
@@ -526,6 +532,7 @@ fn add<'t>(
         future_work: future,
         disclaimed,
         preceding: Vec::new(),
+        preceding_wrapped: false,
     });
 }
 
@@ -719,7 +726,8 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
 /// mention, joined to it by a space, an underscore, a hyphen or nothing, spell a repository
 /// file (exactly or as its path-component suffix), the claim is that file. Otherwise, when
 /// the word just before is a path that runs into the mention (`src/tools/repo tools.py`), the
-/// claim is the whole text the report wrote, not its last fragment.
+/// claim is the whole text the report wrote, not its last fragment. A name wrapped at a line
+/// end (`src/tools/repo_t` / `ools.py` in a table cell) is joined the same way.
 fn rejoin_split_name(c: &mut ClaimedPath, repo: &RepoIndex<'_>) {
     if c.preceding.is_empty() {
         return;
@@ -749,7 +757,9 @@ fn rejoin_split_name(c: &mut ClaimedPath, repo: &RepoIndex<'_>) {
         && last
             .chars()
             .all(|ch| ch.is_alphanumeric() || "/_-.".contains(ch));
-    if path_like && !c.path.contains('/') {
+    // Across a line break only a join that spells a repository file is taken: a line ending
+    // in a directory (`src/nodes`) may well be followed by a line naming another file.
+    if path_like && !c.path.contains('/') && !c.preceding_wrapped {
         c.path = format!("{last} {}", c.path);
     }
     c.preceding.clear();
@@ -1022,6 +1032,28 @@ mod tests {
                 &files
             ),
             vec![("src/tools/git runner.py".into(), PathStatus::Hallucinated)]
+        );
+        // Wrapped at a table cell's line end without a hyphen: the name runs on.
+        assert_eq!(
+            resolved(
+                "Ensure src/tools/repo_t\nools.py is scanned correctly.",
+                &files
+            ),
+            vec![("src/tools/repo_tools.py".into(), PathStatus::Verified)]
+        );
+        // A line ending in a directory, then a line naming another file: two mentions.
+        let r = resolved(
+            "Sources live in src/tools\nrepo_tools.py holds the clone.",
+            &files,
+        );
+        assert!(
+            r.contains(&("repo_tools.py".into(), PathStatus::Verified)),
+            "{r:?}"
+        );
+        let r = resolved("The graph is in src/nodes\nmain.py starts it.", &files);
+        assert!(
+            r.contains(&("main.py".into(), PathStatus::Hallucinated)),
+            "{r:?}"
         );
         // Prose before a real bare name changes nothing.
         assert_eq!(

@@ -12,8 +12,9 @@ use super::python::persona_prompts::PERSONAS;
 use super::python::roles::{self, Role};
 use crate::family::Family;
 use crate::model::fact::{
-    self, Bound, Call, Fact, JusticeFact, JusticeRule, NuanceFact, Overlap, Prompt, Retried,
-    SafetyFact, Site, StructuredFact,
+    self, Bound, Branch, Call, Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model,
+    NuanceFact, Overlap, Prompt, Retried, Route, SafetyFact, Site, StateClass, StateFact,
+    StructuredFact,
 };
 use crate::model::{Confidence, Detective, Evidence, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
@@ -377,7 +378,13 @@ fn partial(
             crate::words::form(outside.len(), "runs", "run")
         ),
         0.8,
-    ))
+    )
+    .with_fix(format!(
+        "fan out to {} and {} from one node (one `add_edge` from it to each) and remove the edges that run {} before or after the others, so the whole layer runs in one superstep on the same input",
+        outside.join(", "),
+        inside.join(", "),
+        if outside.len() == 1 { "it" } else { "them" }
+    )))
 }
 
 /// (detectives branching, judges branching) of a graph.
@@ -407,6 +414,7 @@ const STATE_DEFECTS: &[&str] = &[
     "undeclared_state_key",
     "unknown_state_key",
     "whole_state_return",
+    "concurrent_write",
 ];
 const NUANCE_DEFECTS: &[&str] = &["persona_mismatch"];
 
@@ -423,7 +431,7 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
         .map(|d| {
             let n = counts.entry(d.kind.as_str()).or_default();
             *n += 1;
-            fact(
+            let e = fact(
                 &format!("repo.graph.defect.{}.{n}", d.kind),
                 goal,
                 false,
@@ -434,9 +442,63 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                     d.detail
                 ),
                 0.9,
-            )
+            );
+            match defect_fix(&d.kind, &d.nodes) {
+                Some(fix) => e.with_fix(fix),
+                None => e,
+            }
         })
         .collect()
+}
+
+/// What to change for a run-time defect of `kind` on `nodes` (the defect's location says where).
+fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
+    let on = |what: &str| {
+        if nodes.is_empty() {
+            what.to_string()
+        } else {
+            format!(
+                "{what} ({})",
+                nodes
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    Some(match kind {
+        "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
+        "duplicate_execution" => format!(
+            "remove the extra edge or router outcome that triggers {} a second time in one invocation (a node reached by a join and by a plain edge runs twice)",
+            on("the node")
+        ),
+        "unreachable_node" => format!(
+            "add an edge or a router outcome that leads to {}, or remove it from the graph",
+            on("the node")
+        ),
+        "unbounded_loop" => format!(
+            "make the loop able to end: the node inside it must change the value its router tests (e.g. increment the counter it compares) or the router must stop after a bound; loop through {}",
+            on("the nodes")
+        ),
+        "undeclared_state_key" => format!(
+            "declare the key in the state schema (with a reducer if parallel nodes write it), or stop returning it from {}",
+            on("the node")
+        ),
+        "unknown_state_key" => format!(
+            "declare the key {} read in the state schema and have a node write it before it is read",
+            on("the node")
+        ),
+        "whole_state_return" => format!(
+            "return only the keys the node changes from {} (a pass-through returns `{{}}`), never the whole state: the reducer fields re-sent are added again",
+            on("the node")
+        ),
+        "persona_mismatch" => format!(
+            "look the rubric's per-persona logic up with the rubric's own keys in {}",
+            on("the judge")
+        ),
+        _ => return None,
+    })
 }
 
 /// The clean result of the run-time simulation, when it could decide everything.
@@ -458,104 +520,172 @@ fn runs_as_wired(g: &GraphFacts) -> Option<Evidence> {
     })
 }
 
+/// `path:line` as a [`Site`] (a location without a line is line 0).
+fn site(loc: &str) -> Site {
+    match loc.rsplit_once(':') {
+        Some((p, l)) if l.parse::<usize>().is_ok() => Site::new(p, l.parse().unwrap_or(0)),
+        _ => Site::new(loc, 0),
+    }
+}
+
+/// The conditional routes of a graph: routers whose outcomes differ, by the layer they leave.
+fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> GraphFact {
+    let graph = site(&g.location());
+    let mut detectives = Vec::new();
+    let mut judges = Vec::new();
+    let mut elsewhere = Vec::new();
+    let mut fixed = Vec::new();
+    for r in &g.routers {
+        let at = Site::new(r.path.clone(), r.line);
+        let mut outcomes: Vec<Vec<String>> = r
+            .outcomes
+            .iter()
+            .map(|o| {
+                let mut o = o.clone();
+                o.sort();
+                o.dedup();
+                o
+            })
+            .collect();
+        outcomes.sort();
+        outcomes.dedup();
+        if outcomes.is_empty() && !r.parallel {
+            // the router's returns were not read: each path-map target is one outcome
+            outcomes = r.targets.iter().map(|t| vec![t.clone()]).collect();
+            outcomes.sort();
+            outcomes.dedup();
+        }
+        if outcomes.len() < 2 {
+            fixed.push(at);
+            continue;
+        }
+        let route = Route {
+            at,
+            source: r.source.clone(),
+            router: r.router.clone(),
+            outcomes,
+        };
+        let on = |b: Option<&Branching>, also: Option<&str>| {
+            b.is_some_and(|b| {
+                b.branches.contains(&r.source)
+                    || b.join.as_deref() == Some(r.source.as_str())
+                    || also == Some(r.source.as_str())
+            })
+        };
+        if on(jud, None) {
+            judges.push(route);
+        } else if on(det, jud.map(|j| j.from.as_str())) {
+            detectives.push(route);
+        } else {
+            elsewhere.push(route);
+        }
+    }
+    let join_site = |b: Option<&Branching>| {
+        b.and_then(|b| {
+            b.join.as_ref().map(|j| {
+                let at = g
+                    .fan_in
+                    .iter()
+                    .find(|x| &x.to == j)
+                    .map(|x| x.location.clone())
+                    .unwrap_or_else(|| b.location.clone());
+                (site(&at), j.clone())
+            })
+        })
+    };
+    GraphFact::Routes {
+        detectives,
+        judges,
+        elsewhere,
+        fixed,
+        detectives_join: join_site(det),
+        judges_join: join_site(jud),
+        graph,
+    }
+}
+
 fn graph(f: &RepoFacts) -> Vec<Evidence> {
     let goal = "StateGraph wired for parallel fan-out/fan-in with error edges";
+    let typed = |x: GraphFact, c: f64| stated("repo.graph", goal, Fact::Graph(x), f, c);
     let Some(g) = f.python.graphs.first() else {
-        return vec![fact(
-            "repo.graph.definition",
-            goal,
-            false,
-            f.url.clone(),
-            format!(
-                "no StateGraph construction and no add_node/add_edge calls in the {} Python files",
-                f.python.files_parsed
-            ),
+        return vec![typed(
+            GraphFact::Definition {
+                at: None,
+                state_type: None,
+                builder: String::new(),
+                nodes: 0,
+                edges: 0,
+                conditional_edges: 0,
+                conditional: 0,
+                graphs: 0,
+                files: f.python.files_parsed,
+            },
             1.0,
         )];
     };
     let loc = g.location();
+    let graph_site = site(&loc);
     let names = |v: &[String]| v.join(", ");
     let mut v = vec![
-        fact(
-            "repo.graph.definition",
-            goal,
-            true,
-            loc.clone(),
-            format!(
-                "StateGraph({}) bound to `{}`: {} nodes, {} edges ({} conditional){}",
-                g.state_type.as_deref().unwrap_or("?"),
-                g.builder,
-                g.nodes.len(),
-                g.edges.len(),
-                g.edges.iter().filter(|e| e.conditional).count(),
-                if f.python.graphs.len() > 1 {
-                    format!("; {} graphs in total", f.python.graphs.len())
-                } else {
-                    String::new()
-                }
-            ),
+        typed(
+            GraphFact::Definition {
+                at: Some(graph_site.clone()),
+                state_type: g.state_type.clone(),
+                builder: g.builder.clone(),
+                nodes: g.nodes.len(),
+                edges: g.edges.len(),
+                conditional_edges: g.edges.iter().filter(|e| e.conditional).count(),
+                conditional: g.routers.len(),
+                graphs: f.python.graphs.len(),
+                files: f.python.files_parsed,
+            },
             1.0,
         )
         .with_content(g.snippet.clone()),
     ];
     let (det, jud) = patterns(g);
-    let pat = |id: &str, b: Option<&Branching>, what: &str| match b {
-        Some(b) => fact(
-            id,
-            goal,
-            true,
-            b.location.clone(),
-            format!("{what}: `{}` fans out to {}", b.from, names(&b.branches)),
-            0.9,
-        ),
-        None => fact(
-            id,
-            goal,
-            false,
-            loc.clone(),
-            format!("{what}: no node leads to two or more nodes at once"),
-            0.9,
-        ),
+    let branch = |b: Option<&Branching>| {
+        b.map(|b| Branch {
+            at: site(&b.location),
+            from: b.from.clone(),
+            branches: b.branches.clone(),
+        })
     };
-    v.push(pat(
-        "repo.graph.detectives_fan_out",
-        det,
-        "detectives fan-out",
-    ));
-    let join = |id: &str, b: Option<&Branching>, what: &str| match b
-        .and_then(|b| b.join.as_ref().map(|j| (b, j)))
-    {
-        Some((b, j)) => {
-            let at = g
-                .fan_in
-                .iter()
-                .find(|x| &x.to == j)
-                .map(|x| x.location.clone())
-                .unwrap_or_else(|| b.location.clone());
-            fact(
-                id,
-                goal,
-                true,
-                at,
-                format!("{what}: the branches from `{}` join at `{j}`", b.from),
-                0.9,
-            )
-        }
-        None => fact(
-            id,
-            goal,
-            false,
-            loc.clone(),
-            format!("{what}: no node joins the parallel branches (no fan-in after the fan-out)"),
+    let fan_out = |layer: Layer, b: Option<&Branching>| {
+        typed(
+            GraphFact::FanOut {
+                layer,
+                branch: branch(b),
+                graph: graph_site.clone(),
+            },
             0.9,
-        ),
+        )
     };
-    v.push(join(
-        "repo.graph.evidence_fan_in",
-        det,
-        "aggregation fan-in",
-    ));
-    v.push(pat("repo.graph.judges_fan_out", jud, "judges fan-out"));
+    let fan_in = |layer: Layer, b: Option<&Branching>| {
+        let join = b.and_then(|b| {
+            b.join.as_ref().map(|j| {
+                let at = g
+                    .fan_in
+                    .iter()
+                    .find(|x| &x.to == j)
+                    .map(|x| x.location.clone())
+                    .unwrap_or_else(|| b.location.clone());
+                (site(&at), j.clone())
+            })
+        });
+        typed(
+            GraphFact::FanIn {
+                layer,
+                branch: branch(b),
+                join,
+                graph: graph_site.clone(),
+            },
+            0.9,
+        )
+    };
+    v.push(fan_out(Layer::Detectives, det));
+    v.push(fan_in(Layer::Detectives, det));
+    v.push(fan_out(Layer::Judges, jud));
     v.extend(partial(
         g,
         det,
@@ -572,64 +702,8 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         "repo.graph.judges_partial",
         goal,
     ));
-    v.push(join(
-        "repo.graph.judges_fan_in",
-        jud,
-        "judges fan-in before the Chief Justice",
-    ));
-    // a route for failures is a router whose decision reads what nodes write when something
-    // failed (`python::roles::failure_routes`), whatever the router and its targets are called
-    let conditional: Vec<&super::python::graph::Router> = g.routers.iter().collect();
-    let error_routes: Vec<String> = g
-        .routers
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| g.failure_routes.contains(i))
-        .map(|(_, r)| {
-            format!(
-                "{} → {} via {} ({}:{})",
-                r.source,
-                r.targets.join("|"),
-                r.router,
-                r.path,
-                r.line
-            )
-        })
-        .collect();
-    v.push(if !error_routes.is_empty() {
-        fact(
-            "repo.graph.error_edges",
-            goal,
-            true,
-            loc.clone(),
-            format!(
-                "conditional edges route failures: {}",
-                error_routes.join("; ")
-            ),
-            0.85,
-        )
-    } else if !conditional.is_empty() {
-        fact(
-            "repo.graph.error_edges",
-            goal,
-            false,
-            format!("{}:{}", conditional[0].path, conditional[0].line),
-            format!(
-                "{}, but none decides on a state key that a node writes when something fails (in an `except` block)",
-                crate::words::count(conditional.len(), "conditional edge", "conditional edges")
-            ),
-            0.6,
-        )
-    } else {
-        fact(
-            "repo.graph.error_edges",
-            goal,
-            false,
-            loc.clone(),
-            "no add_conditional_edges call",
-            1.0,
-        )
-    });
+    v.push(fan_in(Layer::Judges, jud));
+    v.push(typed(routes(g, det, jud), 0.85));
     v.push(fact(
         "repo.graph.not_linear",
         goal,
@@ -713,75 +787,46 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
                 .find(|c| c.fields.iter().any(|x| x.reducer.is_some()))
         })
         .or_else(|| s.typed_dicts.first());
-    let mut v = Vec::new();
-    match core {
-        Some(c) => v.push(
-            fact(
-                "repo.state.definition",
-                goal,
-                true,
-                c.location(),
-                format!(
-                    "state class {} ({}) with fields {}",
-                    c.name,
-                    c.kind,
-                    c.fields
-                        .iter()
-                        .map(|x| x.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                1.0,
-            )
-            .with_content(c.snippet.clone()),
-        ),
-        None => v.push(fact(
-            "repo.state.definition",
-            goal,
-            false,
-            f.url.clone(),
-            "no TypedDict or pydantic BaseModel class in the repository",
-            1.0,
-        )),
+    let typed = |x: StateFact, c: f64| stated("repo.state", goal, Fact::State(x), f, c);
+    let class = core.map(|c| StateClass {
+        at: at(&c.path, c.line),
+        name: c.name.clone(),
+        kind: c.kind.clone(),
+    });
+    let mut v = vec![typed(
+        StateFact::Definition {
+            state: class.clone(),
+            fields: core
+                .map(|c| c.fields.iter().map(|x| x.name.clone()).collect())
+                .unwrap_or_default(),
+            files: f.python.files_parsed,
+        },
+        1.0,
+    )];
+    if let Some(c) = core {
+        if let Some(e) = v.last_mut() {
+            *e = e.clone().with_content(c.snippet.clone());
+        }
     }
     // the models are told by their fields (the challenge's schema), never by their names
-    let evidence_model: fn(&super::python::state::StateClass) -> bool = roles::is_evidence_model;
-    let opinion_model: fn(&super::python::state::StateClass) -> bool = roles::is_opinion_model;
-    for (id, is, what) in [
-        (
-            "repo.state.evidence_model",
-            evidence_model,
-            "Evidence (a model with `found`, or `rationale` and `confidence`)",
-        ),
-        (
-            "repo.state.opinion_model",
-            opinion_model,
-            "JudicialOpinion (a model with `score`)",
-        ),
-    ] {
+    for model in [Model::Evidence, Model::Opinion] {
+        let is: fn(&super::python::state::StateClass) -> bool = match model {
+            Model::Evidence => roles::is_evidence_model,
+            Model::Opinion => roles::is_opinion_model,
+        };
         let m = s.pydantic_models.iter().find(|c| is(c));
+        let e = typed(
+            StateFact::Model {
+                model,
+                found: m.map(|c| (at(&c.path, c.line), c.name.clone(), c.fields.len())),
+                searched: s.pydantic_models.len(),
+                state: class.as_ref().map(|c| c.at.clone()),
+            },
+            1.0,
+        );
         v.push(match m {
-            Some(c) => fact(
-                id,
-                goal,
-                true,
-                c.location(),
-                format!(
-                    "{} is a pydantic BaseModel with {} typed fields",
-                    c.name,
-                    c.fields.len()
-                ),
-                1.0,
-            )
-            .with_content(c.snippet.clone()),
-            None => fact(
-                id,
-                goal,
-                false,
-                f.url.clone(),
-                format!("no pydantic model for {what}"),
-                1.0,
-            ),
+            Some(c) => e.with_content(c.snippet.clone()),
+            None => e,
         });
     }
     // a field holds evidence or opinions when its type names such a model
@@ -791,83 +836,41 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             .filter_map(|w| s.class(w))
             .any(is)
     };
-    for (id, is, what) in [
-        (
-            "repo.state.holds_evidence",
-            evidence_model,
-            "a collection of Evidence",
-        ),
-        (
-            "repo.state.holds_opinions",
-            opinion_model,
-            "a list of JudicialOpinion",
-        ),
-    ] {
+    for model in [Model::Evidence, Model::Opinion] {
+        let is: fn(&super::python::state::StateClass) -> bool = match model {
+            Model::Evidence => roles::is_evidence_model,
+            Model::Opinion => roles::is_opinion_model,
+        };
         let field = core.and_then(|c| {
             c.fields
                 .iter()
                 .find(|x| names_model(&x.annotation, is))
-                .map(|x| (c, x))
+                .map(|x| (at(&c.path, x.line), x.name.clone(), x.annotation.clone()))
         });
-        v.push(match field {
-            Some((c, x)) => fact(
-                id,
-                goal,
-                true,
-                format!("{}:{}", c.path, x.line),
-                format!("{}.{}: {} holds {what}", c.name, x.name, x.annotation),
-                0.9,
-            ),
-            None => fact(
-                id,
-                goal,
-                false,
-                core.map(|c| c.location()).unwrap_or_else(|| f.url.clone()),
-                format!("the state has no field typed with {what}"),
-                0.9,
-            ),
-        });
+        v.push(typed(
+            StateFact::Holds {
+                model,
+                field,
+                state: class.clone(),
+            },
+            0.9,
+        ));
     }
-    for (id, name) in [
-        ("repo.state.reducer_add", "operator.add"),
-        ("repo.state.reducer_ior", "operator.ior"),
-    ] {
+    for (merge, name) in [(Merge::Add, "operator.add"), (Merge::Ior, "operator.ior")] {
         let r = s.reducers.iter().find(|r| r.reducer == name);
-        v.push(match r {
-            Some(r) => fact(
-                id,
-                goal,
-                true,
-                format!("{}:{}", r.path, r.line),
-                format!(
-                    "{}.{} is Annotated with reducer {}",
-                    r.class, r.field, r.reducer
-                ),
-                1.0,
-            ),
-            None => fact(
-                id,
-                goal,
-                false,
-                core.map(|c| c.location()).unwrap_or_else(|| f.url.clone()),
-                format!(
-                    "no Annotated field uses {name}{}",
-                    if s.reducers.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            " (reducers present: {})",
-                            s.reducers
-                                .iter()
-                                .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    }
-                ),
-                1.0,
-            ),
-        });
+        v.push(typed(
+            StateFact::Reducer {
+                merge,
+                field: r.map(|r| (at(&r.path, r.line), r.class.clone(), r.field.clone())),
+                others: s
+                    .reducers
+                    .iter()
+                    .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
+                    .collect(),
+                state: class.clone(),
+            },
+            1.0,
+        ));
     }
     v.extend(defects(f, STATE_DEFECTS, goal));
     v

@@ -67,6 +67,8 @@ pub struct SubmissionView {
     pub job_id: Option<i64>,
     pub commit: Option<String>,
     pub auto_overall: Option<f64>,
+    /// Which judges gave the automatic scores (from the job's key), e.g. "offline judges".
+    pub judges: String,
     pub final_overall: Option<f64>,
     pub criteria: Vec<CriterionView>,
     /// The auditor asked for a human's review (a criterion not assessed or flagged so).
@@ -250,6 +252,9 @@ pub fn view(
         job_id: job.map(|j| j.id),
         commit: graded.and_then(|(sc, _)| sc.report.commit.clone()),
         auto_overall: graded.and_then(|(sc, _)| sc.report.overall_score),
+        judges: job
+            .map(|j| judges_label(&j.judge_config))
+            .unwrap_or_default(),
         final_overall,
         auditor_asks_review: graded.is_some_and(|(_, r)| r.needs_human_review || r.degraded),
         flags: graded.map(|(_, r)| r.flags.clone()).unwrap_or_default(),
@@ -259,6 +264,28 @@ pub fn view(
         not_assessed,
         criteria,
         sidecar: graded.map(|(sc, _)| sc.clone()),
+    }
+}
+
+/// Which judges a job's judge configuration names: the offline judges (rules over the
+/// detectives' facts, no model) or the LLM judges with their model(s).
+pub fn judges_label(judge_config: &str) -> String {
+    if judge_config.contains("mode=Offline") || judge_config.contains(";offline/") {
+        return "offline judges (rules over the facts, no model)".into();
+    }
+    let mut models: Vec<&str> = judge_config
+        .split([';', ','])
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, _)| matches!(*k, "prosecutor" | "defense" | "tech_lead"))
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    if models.is_empty() {
+        "LLM judges".into()
+    } else {
+        format!("LLM judges ({})", models.join(", "))
     }
 }
 
@@ -342,20 +369,21 @@ struct Parsed {
     row: GradeRow,
 }
 
-/// A batch opened for review: its store, its description (`DIR/batch.json`), its students.
-pub struct Reviewer {
-    pub store: Box<dyn ReviewStore>,
-    pub dir: PathBuf,
+/// What the batch's description (`DIR/batch.json`) says: which jobs are the batch's, its
+/// students, its criteria. Read again whenever the file changed (a regrade under a new rubric
+/// or other judges rewrites it).
+pub struct Setup {
+    /// The file's bytes it was read from (`None`: no file).
+    raw: Option<Vec<u8>>,
     pub meta: Option<BatchMeta>,
     pub title: String,
     filter: JobFilter,
     students: Vec<(String, Student)>,
     columns: Vec<(String, String)>,
-    parsed: Mutex<HashMap<i64, Arc<Parsed>>>,
 }
 
-impl Reviewer {
-    pub fn new(dir: &Path, store: Box<dyn ReviewStore>) -> Result<Reviewer, ReviewError> {
+impl Setup {
+    fn read(dir: &Path, raw: Option<Vec<u8>>) -> Result<Setup, ReviewError> {
         let meta = crate::batch::meta::read(dir)?;
         let students = match &meta {
             Some(m) => read_students(&m.manifest)?,
@@ -369,9 +397,8 @@ impl Reviewer {
             .iter()
             .map(|d| (d.id.clone(), d.name.clone()))
             .collect();
-        Ok(Reviewer {
-            store,
-            dir: dir.to_path_buf(),
+        Ok(Setup {
+            raw,
             title: meta
                 .as_ref()
                 .map(|m| m.title.clone())
@@ -383,8 +410,57 @@ impl Reviewer {
             meta,
             students,
             columns,
+        })
+    }
+}
+
+/// A batch opened for review: its store, its description (`DIR/batch.json`), its students.
+pub struct Reviewer {
+    pub store: Box<dyn ReviewStore>,
+    pub dir: PathBuf,
+    setup: Mutex<Arc<Setup>>,
+    parsed: Mutex<HashMap<i64, Arc<Parsed>>>,
+}
+
+fn meta_bytes(dir: &Path) -> Option<Vec<u8>> {
+    std::fs::read(dir.join(crate::batch::meta::FILE_NAME)).ok()
+}
+
+impl Reviewer {
+    pub fn new(dir: &Path, store: Box<dyn ReviewStore>) -> Result<Reviewer, ReviewError> {
+        let setup = Setup::read(dir, meta_bytes(dir))?;
+        Ok(Reviewer {
+            store,
+            dir: dir.to_path_buf(),
+            setup: Mutex::new(Arc::new(setup)),
             parsed: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The batch's description, read again when `DIR/batch.json` changed since (a file being
+    /// rewritten, or one that does not read, leaves the last good one in place).
+    pub fn setup(&self) -> Arc<Setup> {
+        let now = meta_bytes(&self.dir);
+        let current = match self.setup.lock() {
+            Ok(s) => s.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        if now.is_none() || now == current.raw {
+            return current;
+        }
+        match Setup::read(&self.dir, now) {
+            Ok(fresh) => {
+                let fresh = Arc::new(fresh);
+                if let Ok(mut s) = self.setup.lock() {
+                    *s = fresh.clone();
+                }
+                fresh
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the batch's description changed and cannot be read: the last one stays");
+                current
+            }
+        }
     }
 
     fn parse(&self, job: &JobRow) -> Option<Arc<Parsed>> {
@@ -412,6 +488,7 @@ impl Reviewer {
 
     fn build(
         &self,
+        setup: &Setup,
         id: &str,
         student: Student,
         job: Option<&JobRow>,
@@ -421,7 +498,7 @@ impl Reviewer {
         view(
             id,
             student,
-            &self.columns,
+            &setup.columns,
             job,
             parsed.as_ref().map(|p| (&p.sidecar, &p.row)),
             history,
@@ -430,7 +507,8 @@ impl Reviewer {
 
     /// Every submission: the manifest's in its order, then any other the store holds.
     pub fn cohort(&self) -> Result<Cohort, ReviewError> {
-        let jobs = self.store.latest_jobs(&self.filter)?;
+        let setup = self.setup();
+        let jobs = self.store.latest_jobs(&setup.filter)?;
         let history = self.store.history(None)?;
         let mut by_sub: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
         for e in &history {
@@ -438,7 +516,7 @@ impl Reviewer {
         }
         let jobs: BTreeMap<&str, &JobRow> =
             jobs.iter().map(|j| (j.submission.as_str(), j)).collect();
-        let mut ids: Vec<(String, Student)> = self.students.clone();
+        let mut ids: Vec<(String, Student)> = setup.students.clone();
         for j in jobs.keys() {
             if !ids.iter().any(|(i, _)| i == j) {
                 ids.push((j.to_string(), Student::default()));
@@ -448,20 +526,21 @@ impl Reviewer {
             .into_iter()
             .map(|(id, st)| {
                 let h = by_sub.get(id.as_str()).cloned().unwrap_or_default();
-                self.build(&id, st, jobs.get(id.as_str()).copied(), &h)
+                self.build(&setup, &id, st, jobs.get(id.as_str()).copied(), &h)
             })
             .collect();
         Ok(Cohort {
-            title: self.title.clone(),
-            criteria: self.columns.clone(),
+            title: setup.title.clone(),
+            criteria: setup.columns.clone(),
             submissions,
         })
     }
 
     /// One submission (an id of the manifest or of the store).
     pub fn submission(&self, id: &str) -> Result<SubmissionView, ReviewError> {
-        let job = self.store.latest_job(id, &self.filter)?;
-        let student = self
+        let setup = self.setup();
+        let job = self.store.latest_job(id, &setup.filter)?;
+        let student = setup
             .students
             .iter()
             .find(|(i, _)| i == id)
@@ -473,7 +552,7 @@ impl Reviewer {
         }
         let history = self.store.history(Some(id))?;
         let h: Vec<&Entry> = history.iter().collect();
-        Ok(self.build(id, student.unwrap_or_default(), job.as_ref(), &h))
+        Ok(self.build(&setup, id, student.unwrap_or_default(), job.as_ref(), &h))
     }
 
     pub fn history(&self, id: &str) -> Result<Vec<Entry>, ReviewError> {

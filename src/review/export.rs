@@ -294,6 +294,7 @@ mod tests {
         let final_score = over.or(auto);
         SubmissionView {
             id: id.into(),
+            judges: String::new(),
             student: Student {
                 name: "Doe, Jane".into(),
                 email: "j@x.org".into(),

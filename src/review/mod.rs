@@ -8,6 +8,7 @@
 //! | [`store`] | the history and the latest jobs in the batch store (SQLite in DIR, or PostgreSQL) |
 //! | [`cohort`] | each submission's auditor scores, overrides and final scores; the cohort page's filters |
 //! | [`export`] | Canvas, Moodle and per-criterion CSVs; feedback files with overrides and comment applied |
+//! | [`regrade`] | grading again with the overrides kept: from the stored evidence or a new audit; the app's child process |
 //! | [`server`] | `auditor serve`: pages, JSON API, token and CSRF checks (actix-web) |
 //!
 //! The automatic score is never overwritten: an override is a history entry that keeps the
@@ -16,10 +17,11 @@
 pub mod cohort;
 pub mod export;
 pub mod ledger;
+pub mod regrade;
 pub mod server;
 pub mod store;
 
-use crate::batch::backend::StoreSpec;
+use crate::batch::store::spec::StoreSpec;
 use crate::exit::CliError;
 use clap::{Args, Subcommand, ValueEnum};
 use cohort::Reviewer;
@@ -94,7 +96,10 @@ pub struct BatchDir {
 
 impl BatchDir {
     pub fn open(&self) -> Result<Reviewer, CliError> {
-        let spec = StoreSpec::parse(self.store.as_deref()).map_err(CliError::bad_input)?;
+        // The password, when the string has none, from PGPASSWORD or the password file, as
+        // `auditor batch` reads it.
+        let spec = StoreSpec::resolve(self.store.as_deref(), None, |k| std::env::var(k).ok())
+            .map_err(CliError::bad_input)?;
         let store = store::open(&self.dir, &spec).map_err(CliError::bad_input)?;
         Ok(Reviewer::new(&self.dir, store)?)
     }
@@ -150,6 +155,42 @@ pub enum ReviewAction {
         text: String,
         #[arg(long, value_name = "NAME")]
         by: Option<String>,
+    },
+    /// Grade again, keeping every override: judge each submission again from its stored
+    /// evidence (after a rubric or prompt change; the repository is not read), or audit it
+    /// again (--reaudit). An override whose automatic score changed under it is flagged for a
+    /// second look.
+    Regrade {
+        #[command(flatten)]
+        batch: BatchDir,
+        /// The submission to regrade (the manifest's id).
+        #[arg(
+            value_name = "ID",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        id: Option<String>,
+        /// Regrade every submission of the batch's manifest.
+        #[arg(long)]
+        all: bool,
+        /// Judge under this rubric from now on (default: the batch's rubric file, read again).
+        /// Changing the rubric needs --all: one rubric per cohort.
+        #[arg(long, value_name = "FILE")]
+        rubric: Option<PathBuf>,
+        /// The judges' prompt directory (default: the batch's). Changing it needs --all.
+        #[arg(long, value_name = "DIR")]
+        prompts: Option<PathBuf>,
+        /// Which judges (default: the batch's). auto: LLM judges when OPENAI_API_KEY or
+        /// OPENAI_BASE_URL is set, else the offline judges (the report says which).
+        #[arg(long, value_enum)]
+        judges: Option<crate::flags::JudgesArg>,
+        /// Audit again: resolve the manifest's ref (a newer commit is taken), read the
+        /// repository and collect the evidence afresh, then judge.
+        #[arg(long)]
+        reaudit: bool,
+        /// Submissions graded at once.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        concurrency: usize,
     },
     /// Print a submission's review history, oldest first.
     History {
@@ -251,6 +292,26 @@ pub fn run_review(args: ReviewArgs) -> Result<i32, CliError> {
             let r = batch.open()?;
             let e = r.comment(&id, &text, &by_or_user(by))?;
             crate::console::say!("{id}: comment recorded by {}", e.by);
+        }
+        ReviewAction::Regrade {
+            batch,
+            id,
+            all,
+            rubric,
+            prompts,
+            judges,
+            reaudit,
+            concurrency,
+        } => {
+            let plan = regrade::Plan {
+                only: if all { None } else { id },
+                rubric,
+                prompts,
+                judges,
+                reaudit,
+                concurrency,
+            };
+            return regrade::run(&batch, plan);
         }
         ReviewAction::History { batch, id, json } => {
             let r = batch.open()?;

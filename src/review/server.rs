@@ -17,6 +17,8 @@
 //! | `GET /submissions/{id}/report` | the auditor's report (HTML, shown in a sandboxed frame) |
 //! | `POST /submissions/{id}/override`, `/review`, `/comment` | the forms |
 //! | `POST /release` | writes the feedback files (DIR/<id>/feedback.md, .html) |
+//! | `POST /regrade` | the regrade form: one submission (`id`) or all, judged again from the stored evidence or audited again (`reaudit=1`) |
+//! | `GET /api/regrade`, `POST /api/regrade` | the last regrade's status; `{submission, reaudit, by}` starts one → 202, 409 while one runs |
 //! | `GET /api/submissions` | every submission with its automatic, override and final scores |
 //! | `POST /api/submissions/{id}/overrides` | `{criterion, score, reason, by}` → 201, or 400 with a message |
 //! | `GET /api/submissions/{id}/history` | the history, oldest first |
@@ -48,6 +50,8 @@ pub struct State {
     token: String,
     csrf: String,
     hb: Handlebars<'static>,
+    /// Starts the regrades (`None`: this app cannot regrade).
+    regrade: Option<super::regrade::Runner>,
 }
 
 impl State {
@@ -62,7 +66,21 @@ impl State {
             token,
             csrf,
             hb,
+            regrade: None,
         })
+    }
+
+    /// Lets the app start regrades.
+    pub fn with_regrade(mut self, runner: super::regrade::Runner) -> State {
+        self.regrade = Some(runner);
+        self
+    }
+
+    fn regrade_status(&self) -> serde_json::Value {
+        match &self.regrade {
+            Some(r) => json!(r.status()),
+            None => json!({"running": false, "started": false}),
+        }
     }
 }
 
@@ -399,6 +417,14 @@ fn cohort_view(c: &Cohort, q: &CohortQuery) -> serde_json::Value {
         })
         .collect();
     let count = |st: Status| c.submissions.iter().filter(|s| s.status == st).count();
+    let mut judges: Vec<&str> = c
+        .submissions
+        .iter()
+        .map(|s| s.judges.as_str())
+        .filter(|j| !j.is_empty())
+        .collect();
+    judges.sort_unstable();
+    judges.dedup();
     json!({
         "style": STYLE,
         "title": c.title,
@@ -414,10 +440,16 @@ fn cohort_view(c: &Cohort, q: &CohortQuery) -> serde_json::Value {
         "failed": count(Status::Failed),
         "running": count(Status::Running),
         "pending": count(Status::Pending),
+        "changed": c.submissions.iter().filter(|s| s.changed_under).count(),
+        "judges": judges.join("; "),
     })
 }
 
-async fn cohort_page(state: web::Data<State>, q: web::Query<CohortQuery>) -> HttpResponse {
+async fn cohort_page(
+    state: web::Data<State>,
+    req: HttpRequest,
+    q: web::Query<CohortQuery>,
+) -> HttpResponse {
     let s = state.clone();
     let cohort = match blocking(move || s.reviewer.cohort()).await {
         Ok(c) => c,
@@ -425,6 +457,11 @@ async fn cohort_page(state: web::Data<State>, q: web::Query<CohortQuery>) -> Htt
     };
     let mut v = cohort_view(&cohort, &q);
     v["csrf"] = json!(state.csrf);
+    v["regrade"] = state.regrade_status();
+    v["can_regrade"] = json!(state.regrade.is_some());
+    v["by"] = json!(cookie(&req, BY_COOKIE).unwrap_or_default());
+    let started = req.query_string().split('&').any(|p| p == "regrade=1");
+    v["notice"] = json!(if started { "Regrade started." } else { "" });
     match state.hb.render("cohort", &v) {
         Ok(body) => html(body, StatusCode::OK),
         Err(e) => internal(e),
@@ -483,6 +520,8 @@ fn submission_view(s: &SubmissionView, history: &[ledger::Entry]) -> serde_json:
         "commit": s.commit.clone().unwrap_or_default(),
         "final": one_decimal(s.final_overall),
         "auditor": one_decimal(s.auto_overall),
+        "judges": s.judges,
+        "changed_under": s.changed_under,
         "has_report": s.sidecar.is_some(),
         "verdict": s.sidecar.as_ref().map(|sc| sc.report.verdict.clone()).unwrap_or_default(),
         "criteria": criteria,
@@ -518,7 +557,16 @@ async fn render_submission(
     v["by"] = json!(cookie(req, BY_COOKIE).unwrap_or_default());
     v["error"] = json!(error.unwrap_or_default());
     let saved = req.query_string().split('&').any(|p| p == "saved=1");
-    v["notice"] = json!(if saved { "Saved." } else { "" });
+    let started = req.query_string().split('&').any(|p| p == "regrade=1");
+    v["notice"] = json!(if saved {
+        "Saved."
+    } else if started {
+        "Regrade started."
+    } else {
+        ""
+    });
+    v["regrade"] = state.regrade_status();
+    v["can_regrade"] = json!(state.regrade.is_some());
     match state.hb.render("submission", &v) {
         Ok(body) => html(body, status),
         Err(e) => internal(e),
@@ -713,6 +761,115 @@ async fn release(state: web::Data<State>, form: web::Form<CsrfForm>) -> HttpResp
     }
 }
 
+#[derive(Debug, Deserialize, Default)]
+struct RegradeForm {
+    csrf: Option<String>,
+    /// One submission; absent or empty: all.
+    id: Option<String>,
+    /// "1": audit again; otherwise judge again from the stored evidence.
+    reaudit: Option<String>,
+    by: Option<String>,
+}
+
+/// Starts a regrade after checking its submission exists: the status, or the answer to give.
+async fn start_regrade(
+    state: &web::Data<State>,
+    id: Option<String>,
+    reaudit: bool,
+    by: String,
+) -> Result<super::regrade::Status, HttpResponse> {
+    let Some(runner) = &state.regrade else {
+        return Err(HttpResponse::ServiceUnavailable()
+            .content_type("text/plain; charset=utf-8")
+            .body("503: this app cannot start a regrade; run `auditor review regrade DIR`\n"));
+    };
+    if let Some(i) = id.clone() {
+        let s = state.clone();
+        blocking(move || s.reviewer.submission(&i)).await?;
+    }
+    runner
+        .start(id.as_deref(), reaudit, &by)
+        .map_err(|e| match e {
+            super::regrade::StartError::Busy(_) => {
+                HttpResponse::Conflict().json(json!({"error": e.to_string()}))
+            }
+            other => internal(other),
+        })
+}
+
+async fn regrade_form(state: web::Data<State>, form: web::Form<RegradeForm>) -> HttpResponse {
+    let f = form.into_inner();
+    if !csrf_ok(&state, f.csrf.as_deref()) {
+        return forbidden();
+    }
+    let id = f.id.filter(|i| !i.is_empty());
+    let by = f.by.unwrap_or_default();
+    let reaudit = f.reaudit.as_deref() == Some("1");
+    match start_regrade(&state, id.clone(), reaudit, by.clone()).await {
+        Ok(_) => {
+            let to = match &id {
+                Some(i) => format!("{}?regrade=1", href_id(i)),
+                None => "/?regrade=1".into(),
+            };
+            HttpResponse::SeeOther()
+                .insert_header((header::LOCATION, to))
+                .insert_header((
+                    header::SET_COOKIE,
+                    format!(
+                        "{BY_COOKIE}={}; Path=/; SameSite=Strict",
+                        utf8_percent_encode(by.trim(), NON_ALPHANUMERIC)
+                    ),
+                ))
+                .finish()
+        }
+        Err(r) => r,
+    }
+}
+
+async fn api_regrade_status(state: web::Data<State>) -> HttpResponse {
+    HttpResponse::Ok().json(state.regrade_status())
+}
+
+async fn api_regrade(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    if req.extensions().get::<AuthBy>() == Some(&AuthBy::Cookie) {
+        let given = req
+            .headers()
+            .get("x-csrf-token")
+            .and_then(|v| v.to_str().ok());
+        if !csrf_ok(&state, given) {
+            return forbidden();
+        }
+    }
+    let v: serde_json::Value = if body.is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            Ok(_) => {
+                return bad_request(
+                    "the body must be a JSON object {\"submission\", \"reaudit\", \"by\"} (no submission: all)".into(),
+                );
+            }
+            Err(e) => return bad_request(format!("the body is not valid JSON: {e}")),
+        }
+    };
+    let id = v
+        .get("submission")
+        .and_then(|x| x.as_str())
+        .filter(|s| !s.is_empty())
+        .map(String::from);
+    let reaudit = v.get("reaudit").and_then(|x| x.as_bool()).unwrap_or(false);
+    let by = v
+        .get("by")
+        .and_then(|x| x.as_str())
+        .unwrap_or("")
+        .to_string();
+    match start_regrade(&state, id, reaudit, by).await {
+        Ok(s) => HttpResponse::Accepted().json(s),
+        Err(r) => r,
+    }
+}
+
 // ---------- the JSON API ----------
 
 #[derive(Debug, Serialize)]
@@ -861,6 +1018,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/submissions/{id}/review", web::post().to(review_form))
         .route("/submissions/{id}/comment", web::post().to(comment_form))
         .route("/release", web::post().to(release))
+        .route("/regrade", web::post().to(regrade_form))
+        .route("/api/regrade", web::get().to(api_regrade_status))
+        .route("/api/regrade", web::post().to(api_regrade))
         .route("/api/submissions", web::get().to(api_submissions))
         .route(
             "/api/submissions/{id}/overrides",
@@ -881,9 +1041,13 @@ pub fn run_serve(args: ServeArgs) -> Result<i32, CliError> {
     })?;
     let reviewer = args.batch.open()?;
     let token = new_token();
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::internal_while("finding the auditor binary (for regrades)", e))?;
+    let runner = super::regrade::Runner::new(exe, &args.batch.dir, args.batch.store.clone());
     let state = web::Data::new(
         State::new(reviewer, token.clone())
-            .map_err(|e| CliError::internal_while("templates", e))?,
+            .map_err(|e| CliError::internal_while("templates", e))?
+            .with_regrade(runner),
     );
     let interrupt =
         crate::interrupt::listen(crate::interrupt::OnSecond::Exit).map_err(CliError::internal)?;

@@ -4,7 +4,7 @@
 //! statement; the server calls them off its event loop.
 
 use super::ledger::{Entry, Kind, NewEntry};
-use crate::batch::backend::StoreSpec;
+use crate::batch::store::spec::StoreSpec;
 use crate::batch::store::{JobStatus, StoreError};
 use rusqlite::{OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,8 @@ pub struct JobRow {
     pub sidecar: Option<String>,
     pub failure: Option<String>,
     pub updated_at: String,
+    /// The judge configuration of the job's key (which judges graded it).
+    pub judge_config: String,
 }
 
 /// Which jobs belong to the batch (`DIR/batch.json`); `None` fields match any job.
@@ -66,7 +68,7 @@ impl SqliteReview {
     /// Opens `DIR/batch.sqlite` (which must exist: a directory `auditor batch` wrote), adding
     /// the review table to an older store.
     pub fn open(dir: &Path) -> Result<SqliteReview, StoreError> {
-        let path = dir.join(crate::batch::store::FILE_NAME);
+        let path = dir.join(crate::batch::store::sqlite::FILE_NAME);
         if !path.is_file() {
             return Err(StoreError {
                 path: path.display().to_string(),
@@ -74,7 +76,7 @@ impl SqliteReview {
             });
         }
         // The batch store's own checks and schema (the review table included).
-        drop(crate::batch::store::Store::open(&path)?);
+        drop(crate::batch::store::sqlite::Store::open(&path)?);
         let err = |e: rusqlite::Error| StoreError {
             path: path.display().to_string(),
             detail: e.to_string(),
@@ -104,7 +106,7 @@ impl SqliteReview {
         let c = self.conn()?;
         let mut st = c
             .prepare(
-                "SELECT j.id, j.submission, j.status, j.generation, j.sidecar_json, j.failure, j.updated_at
+                "SELECT j.id, j.submission, j.status, j.generation, j.sidecar_json, j.failure, j.updated_at, j.judge_config
                  FROM jobs j WHERE (?3 IS NULL OR j.submission = ?3) AND j.id = (
                     SELECT k.id FROM jobs k WHERE k.submission = j.submission
                        AND (?1 IS NULL OR k.rubric_sha256 = ?1) AND (?2 IS NULL OR k.judge_config = ?2)
@@ -122,6 +124,7 @@ impl SqliteReview {
                     sidecar: r.get(4)?,
                     failure: r.get(5)?,
                     updated_at: r.get(6)?,
+                    judge_config: r.get(7)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -240,8 +243,8 @@ impl PgReview {
             detail,
         };
         // Applies the migrations under the batch store's advisory lock, then closes.
-        let opts = crate::batch::postgres::PgOptions::from_env().map_err(err)?;
-        drop(crate::batch::postgres::PgStore::connect(
+        let opts = crate::batch::store::postgres::PgOptions::from_env().map_err(err)?;
+        drop(crate::batch::store::postgres::PgStore::connect(
             config, shown, opts,
         )?);
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -286,7 +289,7 @@ impl PgReview {
             .rt
             .block_on(self.client.query(
                 "SELECT DISTINCT ON (submission) id, submission, status, generation, sidecar_json, failure,
-                    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+                    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), judge_config
                  FROM auditor_jobs
                  WHERE ($1::text IS NULL OR rubric_sha256 = $1) AND ($2::text IS NULL OR judge_config = $2)
                    AND ($3::text IS NULL OR submission = $3)
@@ -304,6 +307,7 @@ impl PgReview {
                     sidecar: r.try_get(4)?,
                     failure: r.try_get(5)?,
                     updated_at: r.try_get(6)?,
+                    judge_config: r.try_get(7)?,
                 })
             })
             .collect::<Result<Vec<_>, tokio_postgres::Error>>()
@@ -397,7 +401,8 @@ impl ReviewStore for PgReview {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::store::{JobKey, Store};
+    use crate::batch::store::JobKey;
+    use crate::batch::store::sqlite::Store;
 
     #[test]
     fn sqlite_history_is_append_only_and_jobs_are_the_latest() {

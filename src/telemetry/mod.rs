@@ -64,7 +64,7 @@ pub const DEFAULT_SERVICE_NAME: &str = "auditor";
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Log format on stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
     /// Human-readable lines.
     Text,

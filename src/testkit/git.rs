@@ -394,6 +394,17 @@ def handle_missing_evidence(state: AgentState) -> dict:
     return {"final_report": "Audit stopped: " + "; ".join(state["errors"])}
 
 
+def route_after_judges(state: AgentState) -> str:
+    """A judge that gave no valid opinion stops the audit before the verdict."""
+    if state.get("errors"):
+        return "handle_judge_failure"
+    return "chief_justice"
+
+
+def handle_judge_failure(state: AgentState) -> dict:
+    return {"final_report": "Audit stopped before the verdict: " + "; ".join(state["errors"])}
+
+
 def build_graph():
     builder = StateGraph(AgentState)
     builder.add_node("repo_investigator", repo_investigator)
@@ -404,6 +415,8 @@ def build_graph():
     builder.add_node("prosecutor", prosecutor)
     builder.add_node("defense", defense)
     builder.add_node("tech_lead", tech_lead)
+    builder.add_node("judges_done", lambda state: {})
+    builder.add_node("handle_judge_failure", handle_judge_failure)
     builder.add_node("chief_justice", chief_justice)
 
     for name in DETECTIVES:
@@ -414,8 +427,14 @@ def build_graph():
         route_after_aggregation,
         JUDGES + ["handle_missing_evidence"],
     )
-    builder.add_edge(JUDGES, "chief_justice")
+    builder.add_edge(JUDGES, "judges_done")
+    builder.add_conditional_edges(
+        "judges_done",
+        route_after_judges,
+        ["chief_justice", "handle_judge_failure"],
+    )
     builder.add_edge("handle_missing_evidence", END)
+    builder.add_edge("handle_judge_failure", END)
     builder.add_edge("chief_justice", END)
     return builder.compile()
 

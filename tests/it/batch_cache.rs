@@ -5,7 +5,7 @@
 use crate::batch_support;
 
 use auditor::batch::{BatchArgs, run_batch_with};
-use auditor::judges::panel::{JudgesArg, PanelArgs};
+use auditor::flags::{JudgesArg, PanelArgs};
 use auditor::judges::{JudgeFuture, JudgeRequest, JudgeService, OfflineJudges};
 use auditor::model::{Judge, JudgeMode};
 use batch_support::*;
@@ -38,6 +38,8 @@ fn args(manifest: &Path, out: &Path) -> BatchArgs {
         concurrency: 3,
         regrade: vec![],
         regrade_all: false,
+        only: None,
+        rejudge: false,
         rubric: None,
         panel: PanelArgs {
             judges: JudgesArg::Offline,

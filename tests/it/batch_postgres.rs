@@ -257,7 +257,7 @@ async fn two_workers_grade_every_submission_exactly_once_with_the_answers_of_a_c
     );
     assert_eq!(
         q("SELECT count(*) FROM auditor_schema_version"),
-        auditor::batch::postgres::MIGRATIONS.len() as i64,
+        auditor::batch::store::postgres::MIGRATIONS.len() as i64,
         "the migrations applied once though both workers started together"
     );
     // every judge question asked once across both workers, as in a clean run
@@ -533,7 +533,7 @@ fn workers_started_together_migrate_once_and_enqueue_each_job_once() {
     let q = |sql: &str| pg.count("race", sql);
     assert_eq!(
         q("SELECT count(*) FROM auditor_schema_version"),
-        auditor::batch::postgres::MIGRATIONS.len() as i64
+        auditor::batch::store::postgres::MIGRATIONS.len() as i64
     );
     assert_eq!(q("SELECT count(*) FROM auditor_jobs"), 5);
     assert_eq!(

@@ -3,6 +3,7 @@
 
 use auditor::judges::{EvidencePack, JudgeRequest, offline};
 use auditor::justice::{compose, deliberate};
+use auditor::model::fact::{Fact, GraphFact, Layer, Site};
 use auditor::model::{
     AuditReport, Confidence, Detective, Evidence, EvidenceKind, Judge, JudgeFailure, JudgeMode,
     RunMetadata, TokenUsage,
@@ -11,6 +12,18 @@ use auditor::report;
 use auditor::rubric::{EMBEDDED_RUBRIC, Rubric};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// A graph fact as the RepoInvestigator files it (typed, with its statement and fix).
+fn graph(f: GraphFact) -> Evidence {
+    Evidence::stated(
+        "repo.graph",
+        Detective::RepoInvestigator,
+        "StateGraph wired for parallel fan-out/fan-in with error edges",
+        Fact::Graph(f),
+        "https://example.org/r",
+        Confidence::CERTAIN,
+    )
+}
 
 fn fact(id: &str, goal: &str, found: bool, location: &str) -> Evidence {
     Evidence::fact(
@@ -31,24 +44,28 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
     evidence.insert(
         "graph_orchestration".into(),
         vec![
-            fact(
-                "repo.graph.fan_out.detectives",
-                "detectives fan out",
-                false,
-                "src/graph.py:20",
-            ),
-            fact(
-                "repo.graph.fan_in",
-                "evidence aggregation fan-in",
-                false,
-                "src/graph.py:24",
-            ),
-            fact(
-                "repo.graph.builder",
-                "StateGraph builder",
-                true,
-                "src/graph.py:5",
-            ),
+            graph(GraphFact::FanOut {
+                layer: Layer::Detectives,
+                branch: None,
+                graph: Site::new("src/graph.py", 20),
+            }),
+            graph(GraphFact::FanIn {
+                layer: Layer::Detectives,
+                branch: None,
+                join: None,
+                graph: Site::new("src/graph.py", 24),
+            }),
+            graph(GraphFact::Definition {
+                at: Some(Site::new("src/graph.py", 5)),
+                state_type: Some("AgentState".into()),
+                builder: "builder".into(),
+                nodes: 4,
+                edges: 3,
+                conditional_edges: 0,
+                conditional: 0,
+                graphs: 1,
+                files: 3,
+            }),
         ],
     );
     evidence.insert(
@@ -197,7 +214,9 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
     assert!(text.contains("**security_override**"));
     assert!(text.contains("Orchestration Fraud"));
     assert!(
-        text.contains("- `src/graph.py:20`: implement \"detectives fan out\""),
+        text.contains(
+            "- `src/graph.py:20`: add one edge from the node before the detectives (or START) to each detective"
+        ),
         "{text}"
     );
     let value: serde_json::Value =

@@ -50,7 +50,7 @@ fn sample_project_graph() {
     let g = &f.python.graphs[0];
     assert_eq!(g.path, "src/graph.py");
     assert_eq!(g.state_type.as_deref(), Some("AgentState"));
-    assert_eq!(g.nodes.len(), 9);
+    assert_eq!(g.nodes.len(), 11);
     let fo: Vec<(&str, Vec<&str>)> = g
         .fan_out
         .iter()
@@ -70,7 +70,7 @@ fn sample_project_graph() {
         ]
     );
     let fi: Vec<&str> = g.fan_in.iter().map(|x| x.to.as_str()).collect();
-    assert_eq!(fi, vec!["evidence_aggregator", "chief_justice"]);
+    assert_eq!(fi, vec!["evidence_aggregator", "judges_done"]);
     assert!(g.undefined_nodes.is_empty(), "{:?}", g.undefined_nodes);
     assert!(g.unresolved.is_empty(), "{:?}", g.unresolved);
     assert!(!g.linear);

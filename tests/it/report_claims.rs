@@ -232,3 +232,73 @@ fn claims_the_detectives_measurements_contradict_are_contradictions() {
         (Some("fact"), Some(true))
     );
 }
+
+const JUDGES_NO_RETRY: &str = r#"from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
+
+
+class JudicialOpinion(BaseModel):
+    score: int
+    argument: str
+
+
+llm = ChatOpenAI(model="gpt-4o", max_retries=3)
+
+
+def prosecutor(state):
+    try:
+        opinion = llm.with_structured_output(JudicialOpinion).invoke(state["prompt"])
+    except Exception:
+        opinion = JudicialOpinion(score=1, argument="failed")
+    return {"opinions": [opinion]}
+"#;
+
+const JUSTICE_AVERAGE: &str = r#"def chief_justice(state):
+    scores = [o.score for o in state["opinions"]]
+    if not scores:
+        return {"final": 1}
+    return {"final": round(sum(scores) / len(scores))}
+"#;
+
+#[test]
+fn retries_fact_supremacy_and_routing_the_code_lacks_are_contradictions_and_plans_are_not_claims() {
+    let files = [
+        ("src/graph.py", LINEAR_GRAPH.to_string()),
+        ("src/nodes/judges.py", JUDGES_NO_RETRY.to_string()),
+        ("src/nodes/justice.py", JUSTICE_AVERAGE.to_string()),
+    ];
+    let json = evidence_json_for(
+        &files,
+        &[
+            "Architecture",
+            "A retry loop re-prompts each judge when its structured output is malformed.",
+            "The Chief Justice applies fact supremacy: detective evidence overrules the Defense.",
+            "High: Add conditional edges for node failure in src/graph.py.",
+            "A conditional edge routes failed detectives to an error handler.",
+        ],
+    );
+    let retry = claim(&json, "structured_retry");
+    assert_eq!(retry["status"], "contradicted", "{retry}");
+    let code = retry["code"].as_str().unwrap();
+    assert!(
+        code.contains("src/nodes/judges.py:15 is not made again when it fails")
+            && code.contains("max_retries=3"),
+        "{retry}"
+    );
+    let rule = claim(&json, "fact_supremacy");
+    assert_eq!(rule["status"], "contradicted", "{rule}");
+    let routing = claim(&json, "conditional_edges");
+    assert_eq!(routing["status"], "contradicted", "{routing}");
+    assert!(
+        routing["quote"]
+            .as_str()
+            .unwrap()
+            .starts_with("A conditional edge routes"),
+        "the instruction on the last line is no claim: {routing}"
+    );
+    let e = evidence(&json, "pdf.report_accuracy.claim.conditional_edges");
+    assert_eq!(
+        (e["kind"].as_str(), e["found"].as_bool()),
+        (Some("contradiction"), Some(true))
+    );
+}

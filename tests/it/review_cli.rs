@@ -185,3 +185,99 @@ fn override_history_and_exports_keep_the_auditors_score() {
     let html = std::fs::read_to_string(out.join("s0/feedback.html")).unwrap();
     assert!(!html.contains(SCRIPT), "a commit message stays text");
 }
+
+/// `auditor review regrade` judges again from the stored evidence: under a new rubric (one
+/// criterion renamed), with the repository gone (it is not read), the override kept; a new
+/// rubric for one submission only is refused (it would split the cohort).
+#[test]
+fn a_regrade_judges_the_stored_evidence_under_a_new_rubric_and_keeps_the_override() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = graded_batch(tmp.path(), 1, None);
+    let dir = out.to_str().unwrap();
+    let (header, rows) = criteria_csv(&out);
+    let crit = scored_below_five(&header, &rows["s0"]);
+    let auto = rows["s0"][&format!("{crit}:auditor")].clone();
+    let (code, _, err) = auditor(&[
+        "review",
+        "override",
+        dir,
+        "s0",
+        &crit,
+        "5",
+        "--reason",
+        "seen in class",
+        "--by",
+        "ta",
+    ]);
+    assert_eq!(code, 0, "{err}");
+
+    let mut rubric: serde_json::Value =
+        serde_json::from_str(auditor::rubric::EMBEDDED_RUBRIC).unwrap();
+    rubric["rubric_metadata"]["version"] = "2.0-regrade".into();
+    for d in rubric["dimensions"].as_array_mut().unwrap() {
+        if d["id"] == crit.as_str() {
+            d["name"] = "Renamed for the regrade".into();
+        }
+    }
+    let new_rubric = tmp.path().join("rubric-v2.json");
+    std::fs::write(&new_rubric, rubric.to_string()).unwrap();
+    let sha_before = std::fs::read_to_string(out.join("batch.json")).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("repos/s0")).unwrap();
+
+    let (code, _, err) = auditor(&[
+        "review",
+        "regrade",
+        dir,
+        "s0",
+        "--rubric",
+        new_rubric.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        code, 2,
+        "one submission under a new rubric is refused: {err}"
+    );
+    assert!(err.contains("--all"), "{err}");
+
+    let (code, said, err) = auditor(&[
+        "review",
+        "regrade",
+        dir,
+        "--all",
+        "--rubric",
+        new_rubric.to_str().unwrap(),
+    ]);
+    assert!(matches!(code, 0 | 3), "{code}: {err}");
+    assert!(
+        said.contains("judged again from the stored evidence): 1 overrides kept; 0 whose automatic score changed"),
+        "{said}"
+    );
+    assert_ne!(
+        std::fs::read_to_string(out.join("batch.json")).unwrap(),
+        sha_before,
+        "the batch is under the new rubric now"
+    );
+    let report = std::fs::read_to_string(out.join("s0/report.json")).unwrap();
+    assert!(
+        report.contains("Renamed for the regrade"),
+        "judged under the new rubric"
+    );
+    let (_, rows) = criteria_csv(&out);
+    assert_eq!(
+        rows["s0"]["status"], "done",
+        "graded without the repository"
+    );
+    assert_eq!(rows["s0"][&crit], "5", "the override stays");
+    assert_eq!(
+        rows["s0"][&format!("{crit}:auditor")],
+        auto,
+        "same evidence, same score"
+    );
+    let (_, history, _) = auditor(&["review", "history", dir, "s0"]);
+    assert_eq!(history.lines().count(), 1, "{history}");
+
+    // Auditing again needs the repository: now gone, the submission fails, the override stays.
+    let (code, _, _) = auditor(&["review", "regrade", dir, "s0", "--reaudit"]);
+    assert_eq!(code, 3);
+    let (_, rows) = criteria_csv(&out);
+    assert_eq!(rows["s0"]["status"], "failed");
+}

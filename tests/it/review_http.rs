@@ -247,6 +247,13 @@ async fn the_token_guards_every_route_and_the_api_checks_overrides() {
         page.contains("&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;"),
         "the reason shows as text"
     );
+    // The report is framed without scripts, with its own origin kept: a frame with an opaque
+    // origin fails the report's `frame-ancestors 'self'` and stays blank in a browser.
+    assert!(
+        page.contains(r#"<iframe src="/submissions/s1/report" sandbox="allow-same-origin""#)
+            && !page.contains("allow-scripts"),
+        "{page}"
+    );
     let cohort = s.get("/").send().await.unwrap().text().await.unwrap();
     assert!(
         cohort.contains("Student &lt;script&gt;"),
@@ -412,4 +419,177 @@ async fn two_staff_overriding_at_once_on_postgres_are_both_kept() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(text.lines().count(), 20);
+}
+
+/// The app's regrade: an override on every scored criterion of s0 and one on s1; s0's student
+/// then pushes a whole new project; "audit again, all" from the API. Every override stays; an
+/// override is flagged exactly when the automatic score under it changed, on the API, the
+/// cohort page and the submission page; the history gets no entry from a regrade.
+#[tokio::test]
+async fn a_regrade_from_the_app_keeps_every_override_and_flags_the_changed_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = graded_batch(tmp.path(), 2, None);
+    let s = Serve::start(&out, None);
+    let subs = |v: &Value, id: &str| {
+        v["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let (_, before) = json_of(s.get("/api/submissions").send().await.unwrap()).await;
+    assert!(
+        subs(&before, "s0")["judges"]
+            .as_str()
+            .unwrap()
+            .starts_with("offline judges"),
+        "the judges are labelled: {}",
+        subs(&before, "s0")["judges"]
+    );
+    let mut mine: Vec<(String, &str, u64)> = Vec::new();
+    for c in subs(&before, "s0")["criteria"].as_array().unwrap() {
+        let Some(auto) = c["auto"].as_u64() else {
+            continue;
+        };
+        let score = if auto == 5 { 4 } else { 5 };
+        mine.push((c["id"].as_str().unwrap().to_string(), "s0", auto));
+        let (code, _) = json_of(
+            s.post_json(
+                "/api/submissions/s0/overrides",
+                json!({"criterion": c["id"], "score": score, "reason": "seen in class", "by": "ta"}),
+            )
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        assert_eq!(code, 201);
+    }
+    let (crit1, auto1) = criterion_below_five(&s, "s1").await;
+    let (code, _) = json_of(
+        s.post_json(
+            "/api/submissions/s1/overrides",
+            json!({"criterion": crit1, "score": 5, "reason": "oral exam", "by": "ta"}),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(code, 201);
+    mine.push((crit1.clone(), "s1", auto1));
+    assert!(mine.len() >= 3, "{mine:?}");
+
+    // The student pushes a whole project (a new commit at the manifest's ref).
+    let repo = tmp.path().join("repos/s0");
+    std::fs::remove_dir_all(&repo).unwrap();
+    auditor::testkit::git::build_repo(&repo, &auditor::testkit::git::sample_langgraph_project())
+        .unwrap();
+
+    // A form without the CSRF token starts nothing.
+    let r = s
+        .client()
+        .post(format!("{}/regrade", s.base))
+        .bearer_auth(&s.token)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("reaudit=1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let (_, st) = json_of(s.get("/api/regrade").send().await.unwrap()).await;
+    assert_eq!(st["started"], false);
+
+    let (code, st) = json_of(
+        s.post_json("/api/regrade", json!({"reaudit": true, "by": "lead"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(code, 202, "{st}");
+    assert_eq!(st["what"], "all submissions");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    let st = loop {
+        let (_, st) = json_of(s.get("/api/regrade").send().await.unwrap()).await;
+        if st["running"] == false {
+            break st;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the regrade never ended: {st}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(
+        matches!(st["exit_code"].as_i64(), Some(0) | Some(3)),
+        "the regrade: {st}"
+    );
+
+    let (_, after) = json_of(s.get("/api/submissions").send().await.unwrap()).await;
+    assert_ne!(
+        subs(&after, "s0")["commit"],
+        subs(&before, "s0")["commit"],
+        "audited again at the new commit"
+    );
+    let (mut changed, mut same) = (Vec::new(), Vec::new());
+    for (crit, id, auto_then) in &mine {
+        let sub = subs(&after, id);
+        let c = sub["criteria"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == crit.as_str())
+            .unwrap()
+            .clone();
+        assert!(!c["overridden"].is_null(), "the override stays: {c}");
+        assert_eq!(c["final_score"], c["overridden"]["score"], "{c}");
+        assert_eq!(
+            c["overridden"]["auto_score_then"].as_u64(),
+            Some(*auto_then)
+        );
+        let moved = c["auto"].as_u64() != Some(*auto_then);
+        assert_eq!(
+            c["changed_under"], moved,
+            "flagged exactly when it moved: {c}"
+        );
+        if moved {
+            changed.push(format!("{id}:{crit}"));
+        } else {
+            same.push(format!("{id}:{crit}"));
+        }
+    }
+    assert!(
+        !changed.is_empty(),
+        "the new project moved a score: {same:?}"
+    );
+    assert!(same.contains(&format!("s1:{crit1}")), "s1 did not change");
+    assert_eq!(subs(&after, "s0")["changed_under"], true);
+    assert_eq!(subs(&after, "s0")["needs_review"], true);
+    assert_eq!(subs(&after, "s1")["changed_under"], false);
+
+    let cohort = s.get("/").send().await.unwrap().text().await.unwrap();
+    assert!(
+        cohort.contains("id=\"changed-under\""),
+        "the cohort says so"
+    );
+    assert!(cohort.contains("id=\"regrade-status\""));
+    let page = s
+        .get("/submissions/s0")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("id=\"changed-under\""));
+    assert!(page.contains("score changed since this override"));
+    let (_, h) = json_of(s.get("/api/submissions/s0/history").send().await.unwrap()).await;
+    assert_eq!(
+        h.as_array().unwrap().len(),
+        mine.len() - 1,
+        "a regrade writes no history"
+    );
 }

@@ -459,8 +459,8 @@ fn a_batch_flags_the_pair_for_review_changes_no_score_and_fingerprints_once() {
 
 #[test]
 fn the_postgresql_store_keeps_fingerprints() {
-    use auditor::batch::backend::BatchStore;
-    use auditor::batch::postgres::{PgOptions, PgStore};
+    use auditor::batch::store::BatchStore;
+    use auditor::batch::store::postgres::{PgOptions, PgStore};
     let Some(pg) = Pg::start() else { return };
     let url: tokio_postgres::Config = pg.create_db("fingerprints").parse().unwrap();
     let opts = PgOptions {

@@ -49,6 +49,10 @@ pub struct Effects {
     pub resends: BTreeMap<String, usize>,
     /// Keys whose every write is one and the same literal (`{"attempts": 1}`), with its text.
     pub constants: BTreeMap<String, String>,
+    /// The keys of `constants` that every return of the function writes, each a plain dict
+    /// literal of this function (no helper, no whole-state return): after the node runs, the
+    /// key holds that literal whatever path the function took.
+    pub settled: BTreeMap<String, String>,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -88,6 +92,30 @@ fn body(module: &ModuleInfo, f: &FuncInfo) -> Vec<(usize, String)> {
         .take(f.end_line.saturating_sub(f.line))
         .map(|(i, l)| (i + 1, l.to_string()))
         .collect()
+}
+
+/// Whether the body's last statement at its own indentation is a `return` or `raise` (no path
+/// falls off the end and returns `None`). A one-line body ends in a return when it is one.
+fn ends_in_return(lines: &[(usize, String)]) -> bool {
+    let code: Vec<&str> = lines
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .filter(|l| {
+            let t = l.trim_start();
+            !t.is_empty() && !t.starts_with('#')
+        })
+        .collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let Some(base) = code.iter().map(|l| indent(l)).min() else {
+        return false;
+    };
+    code.iter()
+        .rev()
+        .find(|l| indent(l) == base && !l.trim_start().starts_with([')', ']', '}']))
+        .is_some_and(|l| {
+            let t = l.trim_start();
+            t.starts_with("return") || t.starts_with("raise")
+        })
 }
 
 struct Patterns {
@@ -247,12 +275,15 @@ fn read_function(
             .map_or(f.line, |(n, _)| *n)
     };
     let mut vals = Values::default();
+    // returns that are plain dict literals of this function (for `settled`)
+    let mut dict_returns = 0usize;
     for r in &f.returns {
         match r {
             Expr::Name(n) if *n == p => {}
             Expr::Dict(pairs) => {
                 dict_keys(pairs, &mut e.writes, return_line("{"));
                 vals.add(pairs, &p, return_line("{"));
+                dict_returns += 1;
             }
             Expr::None => {}
             Expr::Name(local) => match f.locals.get(local).map(Vec::as_slice) {
@@ -344,6 +375,19 @@ fn read_function(
             e.constants.remove(k);
         }
     }
+    if e.known
+        && e.whole_state.is_none()
+        && !f.returns.is_empty()
+        && dict_returns == f.returns.len()
+        && ends_in_return(&lines)
+    {
+        e.settled = e
+            .constants
+            .iter()
+            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+    }
     e
 }
 
@@ -354,26 +398,19 @@ struct Values {
     /// key -> the one literal every write gives it (`None`: some write is not that literal)
     literals: BTreeMap<String, Option<String>>,
     seen: std::collections::BTreeSet<String>,
+    /// key -> how many dict literals of the function's returns write it
+    count: BTreeMap<String, usize>,
 }
 
 impl Values {
     fn add(&mut self, pairs: &[(Expr, Expr)], p: &str, line: usize) {
         for (k, v) in pairs {
             let Some(k) = k.as_str() else { continue };
+            *self.count.entry(k.to_string()).or_default() += 1;
             if reads_own(v, p, k) {
                 self.resends.entry(k.to_string()).or_insert(line);
             }
-            let lit = match v {
-                Expr::Num(n) => Some(n.clone()),
-                Expr::Bool(b) => Some(b.to_string()),
-                Expr::Str {
-                    value,
-                    fstring: false,
-                } => Some(format!("{value:?}")),
-                Expr::None => Some("None".into()),
-                _ => None,
-            };
-            self.literal(k, lit);
+            self.literal(k, literal(v));
         }
     }
 
@@ -383,6 +420,21 @@ impl Values {
         if *entry != lit {
             *entry = None;
         }
+    }
+}
+
+/// The text of a literal value as the run-time analysis compares it (`3`, `True`, `"v0"`,
+/// `None`); `None` for anything else.
+pub fn literal(v: &Expr) -> Option<String> {
+    match v {
+        Expr::Num(n) => Some(n.clone()),
+        Expr::Bool(b) => Some(if *b { "True" } else { "False" }.into()),
+        Expr::Str {
+            value,
+            fstring: false,
+        } => Some(format!("{value:?}")),
+        Expr::None => Some("None".into()),
+        _ => None,
     }
 }
 

@@ -124,6 +124,16 @@ pub struct Undefined {
     pub line: usize,
 }
 
+/// What a node is, read from what it does (see `super::roles`), never from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Writes opinions into the state (or asks an LLM for them).
+    Judge,
+    /// Writes evidence into the state.
+    Detective,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphFacts {
     pub path: String,
@@ -159,11 +169,7 @@ pub struct GraphFacts {
     pub runtime_decided: bool,
     /// The role of each node that writes opinions or evidence (see [`super::roles`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub roles: BTreeMap<String, super::roles::Role>,
-    /// The routers (index in `routers`) whose decision reads a key written when something
-    /// failed (see [`super::roles::failure_routes`]).
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub failure_routes: BTreeSet<usize>,
+    pub roles: BTreeMap<String, Role>,
     /// Plain edges added one by one (`add_edge(a, c)`, entry and finish points, sequences):
     /// such an edge triggers `c` after every run of `a` even when `a -> c` is also a leg of an
     /// `add_edge([a, b], c)` join.
@@ -312,7 +318,8 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
                 b.first_line = b.first_line.min(c.line);
                 b.last_line = b.last_line.max(c.line);
             }
-            for env in repo.loop_envs(m, &c.loops) {
+            let func = c.func.and_then(|i| module.functions.get(i));
+            for env in repo.loop_envs(m, &c.loops, func) {
                 b.apply(repo, m, c, &env);
             }
         }
@@ -371,7 +378,13 @@ impl Builder {
             let dynamic = |l: &&super::syntax::LoopCtx| {
                 l.vars.iter().any(|var| mentions_word(&base, var))
                     || repo
-                        .eval(m, &l.iter, &Vec::new(), None, 0)
+                        .eval(
+                            m,
+                            &l.iter,
+                            &Vec::new(),
+                            c.func.and_then(|i| repo.modules[m].functions.get(i)),
+                            0,
+                        )
                         .iterate()
                         .is_none()
             };

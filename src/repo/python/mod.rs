@@ -138,7 +138,6 @@ fn analyse_modules(
     }
     for g in &mut graphs {
         g.roles = roles::analyse(&repo, g, &state, &structured_output);
-        g.failure_routes = roles::failure_routes(&repo, g, &state);
     }
     PythonFacts {
         files_parsed: modules.len(),

@@ -502,12 +502,14 @@ impl<'a> Repo<'a> {
     }
 
     /// Every binding environment for a call nested in `loops` (outermost first), capped.
-    pub fn loop_envs(&self, m: usize, loops: &[LoopCtx]) -> Vec<Env> {
+    /// `func`: the function the loops sit in, whose locals they may iterate over (a list built
+    /// by literals and `.append`s).
+    pub fn loop_envs(&self, m: usize, loops: &[LoopCtx], func: Option<&FuncInfo>) -> Vec<Env> {
         let mut envs: Vec<Env> = vec![Vec::new()];
         for l in loops {
             let mut next = Vec::new();
             for env in &envs {
-                let it = self.eval(m, &l.iter, env, None, 0);
+                let it = self.eval(m, &l.iter, env, func, 0);
                 match it.iterate() {
                     Some(items) if !items.is_empty() => {
                         for item in items {

@@ -12,22 +12,14 @@
 
 use super::effects;
 use super::expr::Expr;
+pub use super::graph::Role;
 use super::graph::{Action, GraphFacts, GraphNode};
 use super::names::Repo;
 use super::persona_prompts::persona_label;
 use super::schema_binding::StructuredFacts;
 use super::state::{StateClass, StateFacts};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Writes opinions into the state.
-    Judge,
-    /// Writes evidence into the state.
-    Detective,
-}
 
 /// A model of opinions: it carries a score.
 pub fn is_opinion_model(c: &StateClass) -> bool {
@@ -254,115 +246,4 @@ pub fn analyse(
         }
     }
     roles
-}
-
-/// Line ranges (1-based, inclusive) of the `except` blocks of a source.
-fn except_blocks(source: &str) -> Vec<(usize, usize)> {
-    let lines: Vec<&str> = source.lines().collect();
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim_start();
-        if !(t.starts_with("except") && (t[6..].starts_with([' ', ':', '(']))) {
-            continue;
-        }
-        let at = indent(l);
-        let mut end = i;
-        for (j, m) in lines.iter().enumerate().skip(i + 1) {
-            if m.trim().is_empty() {
-                continue;
-            }
-            if indent(m) <= at {
-                break;
-            }
-            end = j;
-        }
-        out.push((i + 2, end + 1));
-    }
-    out
-}
-
-/// The state keys a node writes when something failed: in an `except` block of its function
-/// (or of a repository function it calls), `{"errors": [...]}`, `state["error"] = ...`. What
-/// the key is called does not matter; where it is written does.
-fn failure_keys(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> BTreeSet<String> {
-    use regex::Regex;
-    use std::sync::OnceLock;
-    static KEY: OnceLock<Regex> = OnceLock::new();
-    let key = KEY.get_or_init(|| {
-        Regex::new(r#"["'](\w+)["']\s*:|\[\s*["'](\w+)["']\s*\]\s*(?:=[^=]|\+=|\.append|\.extend)|\b(\w+)\s*=[^=]"#)
-            .expect("valid regex")
-    });
-    // the state's declared keys; without a readable schema, only keys written as dict keys or
-    // subscripts count (not any assignment)
-    let declared: Option<BTreeSet<&str>> = g
-        .state_type
-        .as_deref()
-        .and_then(|t| state.class(t))
-        .map(|c| c.fields.iter().map(|f| f.name.as_str()).collect());
-    let mut out = BTreeSet::new();
-    for n in &g.nodes {
-        let start = match &n.action {
-            Some(Action::Func { module, line, .. }) => (*module, *line),
-            _ => match factory(repo, n) {
-                Some(s) => s,
-                None => continue,
-            },
-        };
-        for (m, line) in reached(repo, start) {
-            let module = &repo.modules[m];
-            let Some(f) = module.functions.iter().find(|f| f.line == line) else {
-                continue;
-            };
-            let lines: Vec<&str> = module.source.lines().collect();
-            for (a, b) in except_blocks(&module.source) {
-                if a < f.line || b > f.end_line || a > b {
-                    continue;
-                }
-                for l in &lines[a - 1..b.min(lines.len())] {
-                    for c in key.captures_iter(l) {
-                        let k = c.get(1).or(c.get(2)).map(|x| x.as_str());
-                        let k = match &declared {
-                            Some(d) => k.or(c.get(3).map(|x| x.as_str())).filter(|k| d.contains(k)),
-                            None => k,
-                        };
-                        if let Some(k) = k {
-                            out.insert(k.to_string());
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The routers (by index in `g.routers`) that route failures: their decision reads a state
-/// key that nodes write when something failed (see [`failure_keys`]).
-pub fn failure_routes(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> BTreeSet<usize> {
-    let keys = failure_keys(repo, g, state);
-    if keys.is_empty() {
-        return BTreeSet::new();
-    }
-    let mut memo = effects::Memo::new();
-    g.routers
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| {
-            let Some((m, line)) = r.func else {
-                return false;
-            };
-            repo.modules[m]
-                .functions
-                .iter()
-                .find(|f| f.line == line)
-                .is_some_and(|f| {
-                    effects::of_function_memo(repo, m, f, &mut memo)
-                        .reads
-                        .keys()
-                        .any(|k| keys.contains(k))
-                })
-        })
-        .map(|(i, _)| i)
-        .collect()
 }

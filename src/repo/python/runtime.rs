@@ -172,6 +172,61 @@ fn input_values(repo: &Repo<'_>) -> Option<BTreeMap<String, bool>> {
     any.then_some(keys)
 }
 
+/// Keys every literal input dict of `invoke`/`stream` (those [`input_values`] reads) gives one
+/// and the same literal value.
+fn input_literals(repo: &Repo<'_>) -> BTreeMap<String, String> {
+    use super::expr::Expr;
+    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut dicts = 0usize;
+    for m in repo.modules {
+        for c in &m.calls {
+            if matches!(
+                c.method.as_str(),
+                "invoke" | "ainvoke" | "stream" | "astream"
+            ) && let Some(Expr::Dict(pairs)) = c.args.first()
+            {
+                let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
+                if !ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
+                    continue;
+                }
+                dicts += 1;
+                for (k, v) in pairs {
+                    let Some(k) = k.as_str() else { continue };
+                    let lit = effects::literal(v);
+                    let e = seen.entry(k.to_string()).or_insert(lit.clone());
+                    if *e != lit {
+                        *e = None;
+                    }
+                }
+            }
+        }
+    }
+    // a key some input dict does not give is not known
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for m in repo.modules {
+        for c in &m.calls {
+            if let Some(Expr::Dict(pairs)) = c.args.first()
+                && matches!(
+                    c.method.as_str(),
+                    "invoke" | "ainvoke" | "stream" | "astream"
+                )
+                && pairs
+                    .iter()
+                    .filter_map(|(k, _)| k.as_str())
+                    .any(|k| k.contains("repo") || k.contains("pdf"))
+            {
+                for k in pairs.iter().filter_map(|(k, _)| k.as_str()) {
+                    *count.entry(k.to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(k, _)| count.get(k) == Some(&dicts))
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+}
+
 struct Ctx<'a, 'r> {
     repo: &'a Repo<'r>,
     g: &'a GraphFacts,
@@ -330,9 +385,14 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
     defects.extend(unknown);
     let (loop_defects, loops_decided, stuck) = loops(&ctx, &mut notes);
-    defects.extend(loop_defects);
     let inputs = input_values(repo);
     let sim = simulate(&ctx, &dead, &stuck, inputs.as_ref(), &mut notes);
+    // a loop no run enters never runs (its nodes are reported unreachable)
+    defects.extend(loop_defects.into_iter().filter(|d| {
+        sim.reached
+            .as_ref()
+            .is_none_or(|r| d.nodes.iter().any(|n| r.contains(n)))
+    }));
     for d in sim.defects {
         // a loop the static check already reported is not reported twice
         if d.kind == "unbounded_loop"
@@ -877,7 +937,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             .collect();
         let r = exits[0];
         let mut detail = format!(
-            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
+            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
             members.join(" -> "),
             r.router,
             r.source,
@@ -893,7 +953,11 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             }
         );
         if !never.is_empty() {
-            detail.push_str(&format!("; {} is never reached", never.join(", ")));
+            detail.push_str(&format!(
+                "; from then on {} {} never reached",
+                never.join(", "),
+                crate::words::form(never.len(), "is", "are")
+            ));
         }
         out.push(Defect {
             kind: "unbounded_loop".into(),
@@ -1067,13 +1131,26 @@ impl Branches {
         if k != key {
             return None;
         }
-        let truthy = |v: &str| !matches!(v, "0" | "False" | "None" | "\"\"" | "''");
+        let truthy = |v: &str| !matches!(v, "0" | "0.0" | "False" | "None" | "\"\"" | "''");
         if rest.is_empty() {
             return Some(truthy(value));
         }
         let ops = ["<=", ">=", "==", "!=", "<", ">"];
         let op = ops.iter().find(|o| rest.starts_with(**o))?;
         let rhs = rest[op.len()..].trim();
+        // two plain string literals compared for equality
+        let plain = |s: &str| -> Option<String> {
+            let q = s.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let inner = s.strip_prefix(q)?.strip_suffix(q)?;
+            (!inner.contains(['\\', '"', '\''])).then(|| inner.to_string())
+        };
+        if let (Some(a), Some(b)) = (plain(value), plain(rhs)) {
+            return match *op {
+                "==" => Some(a == b),
+                "!=" => Some(a != b),
+                _ => None,
+            };
+        }
         let num = |s: &str| -> Option<f64> {
             match s {
                 "True" => Some(1.0),
@@ -1090,6 +1167,53 @@ impl Branches {
             "<" => a < b,
             _ => a > b,
         })
+    }
+
+    /// Evaluates a condition from the values known for certain; `None` when it reads anything
+    /// else.
+    fn eval_known(&self, cond: &str, values: &BTreeMap<String, String>) -> Option<bool> {
+        let c = cond.trim();
+        let bare = c.strip_prefix("not ").unwrap_or(c).trim();
+        let (k, _) = self.key_of(bare)?;
+        let v = values.get(&k)?;
+        self.eval(c, &k, v)
+    }
+
+    /// The nodes the router can return given the values known for certain: every return whose
+    /// conditions may hold, up to the first whose conditions all hold. `None` when a return
+    /// that may be taken does not name one node, or falls in a block not read.
+    fn possible(
+        &self,
+        values: &BTreeMap<String, String>,
+        r: &super::graph::Router,
+    ) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for (conds, ret) in &self.returns {
+            let mut sure = true;
+            let mut excluded = false;
+            for (c, positive) in conds {
+                if c == "<block>" {
+                    return None;
+                }
+                match self.eval_known(c, values) {
+                    Some(b) if b != *positive => {
+                        excluded = true;
+                        break;
+                    }
+                    Some(_) => {}
+                    None => sure = false,
+                }
+            }
+            if excluded {
+                continue;
+            }
+            out.push(self.target(ret, r)?);
+            if sure {
+                return Some(out);
+            }
+        }
+        // it may fall off its end: not read
+        None
     }
 
     /// What the router returns when `key` holds `value`: the first return whose conditions all
@@ -1120,6 +1244,8 @@ struct Simulated {
     fan_in: Option<BTreeSet<String>>,
     /// Whether the doubling of appending fields was decided by the simulation.
     doubling_decided: bool,
+    /// The nodes some run reaches, when every run was explored.
+    reached: Option<BTreeSet<String>>,
 }
 
 /// The keys of `e`'s update that the state keeps.
@@ -1152,7 +1278,7 @@ fn fixed_routers(ctx: &Ctx) -> Vec<Option<usize>> {
         .map(|(i, r)| {
             let e = ctx.routers[i].as_ref()?;
             let (m, line) = r.func?;
-            if !ctx.all_known() || whole || e.reads.is_empty() || !e.known {
+            if !ctx.all_known() || whole || e.reads.is_empty() {
                 return None;
             }
             if e.reads.keys().any(|k| written.contains(k.as_str())) {
@@ -1219,6 +1345,7 @@ fn simulate(
         defects: Vec::new(),
         fan_in: None,
         doubling_decided: false,
+        reached: None,
     };
     if !g.unresolved.is_empty() {
         notes.push(
@@ -1265,25 +1392,25 @@ fn simulate(
         .iter()
         .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
         .collect();
-    let fixed = fixed_routers(ctx);
+    let mut fixed = fixed_routers(ctx);
+    // the exit of a loop whose condition no node of the loop changes decides the same way at
+    // every pass: once it chooses to stay, it stays (its first choice may still leave)
+    let mut next_id = fixed.iter().flatten().max().map_or(0, |m| m + 1);
+    for (_, rs) in stuck {
+        for i in rs {
+            if fixed[*i].is_none() {
+                fixed[*i] = Some(next_id);
+                next_id += 1;
+            }
+        }
+    }
     let mut routers: BTreeMap<&str, Vec<RouterSpec>> = BTreeMap::new();
     for (i, r) in g.routers.iter().enumerate() {
-        let stuck_exits: Vec<&BTreeSet<String>> = stuck
-            .iter()
-            .filter(|(_, rs)| rs.contains(&i))
-            .map(|(scc, _)| scc)
-            .collect();
         let mut kept_outcomes: Vec<&Vec<String>> = r
             .outcomes
             .iter()
             .filter(|o| {
                 !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
-            })
-            .filter(|o| {
-                // a loop whose exit condition never changes never takes its exits
-                !stuck_exits
-                    .iter()
-                    .any(|scc| o.iter().any(|t| !scc.contains(t)))
             })
             .collect();
         if kept_outcomes.is_empty() {
@@ -1297,10 +1424,28 @@ fn simulate(
                 _ => None,
             })
             .collect();
+        let pick: Option<super::supersteps::Pick> = branches.map(|b| {
+            let outcomes: Vec<Vec<String>> = kept_outcomes.iter().map(|o| o.to_vec()).collect();
+            Box::new(move |values: &BTreeMap<String, String>| {
+                let mut out = BTreeSet::new();
+                for t in b.possible(values, r)? {
+                    match outcomes.iter().position(|o| o.len() == 1 && o[0] == t) {
+                        Some(i) => {
+                            out.insert(i);
+                        }
+                        // an outcome already known never to be taken
+                        None if r.outcomes.iter().any(|o| o.len() == 1 && o[0] == t) => {}
+                        None => return None,
+                    }
+                }
+                Some(out)
+            }) as super::supersteps::Pick
+        });
         routers
             .entry(r.source.as_str())
             .or_default()
             .push(RouterSpec {
+                pick,
                 outcomes: kept_outcomes
                     .iter()
                     .map(|o| o.iter().map(String::as_str).collect())
@@ -1330,6 +1475,12 @@ fn simulate(
                     .cloned()
                     .collect(),
                 reads: e.reads.keys().cloned().collect(),
+                settled: e
+                    .settled
+                    .iter()
+                    .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
             },
         );
     }
@@ -1363,7 +1514,23 @@ fn simulate(
         ),
         None => (BTreeSet::new(), appending.clone()),
     };
-    let ex = machine.explore(start_keys, filled);
+    // the graph's own keys (some node writes them) start at the literal the invocation gives;
+    // a key only the caller gives is input and may hold anything
+    let written_by_nodes: BTreeSet<&str> = ctx
+        .effects
+        .values()
+        .flatten()
+        .flat_map(|e| e.writes.keys().map(String::as_str))
+        .collect();
+    let start_values: BTreeMap<String, String> = if inputs.is_some() {
+        input_literals(ctx.repo)
+            .into_iter()
+            .filter(|(k, _)| written_by_nodes.contains(k.as_str()))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let ex = machine.explore(start_keys, filled, start_values);
     if !ex.complete {
         notes.push(format!(
             "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
@@ -1371,6 +1538,7 @@ fn simulate(
         return sim;
     }
     sim.doubling_decided = true;
+    sim.reached = Some(ex.reached.clone());
     let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
     let out = &mut sim.defects;
     // unreachable nodes
@@ -1384,15 +1552,6 @@ fn simulate(
     for n in unreachable {
         let guarded: Vec<&(String, String, String)> =
             dead.iter().filter(|(_, t, _)| *t == n).collect();
-        let after_loop = stuck.iter().find(|(scc, rs)| {
-            rs.iter().any(|i| {
-                g.routers[*i]
-                    .outcomes
-                    .iter()
-                    .flatten()
-                    .any(|t| *t == n && !scc.contains(t))
-            })
-        });
         let detail = if let Some((s, _, k)) = guarded.first() {
             format!(
                 "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
@@ -1400,11 +1559,6 @@ fn simulate(
         } else if !g.edges.iter().any(|e| e.to == n) {
             format!(
                 "`{n}` is added to the graph but no edge, router or entry point leads to it: it never runs"
-            )
-        } else if let Some((scc, _)) = after_loop {
-            format!(
-                "`{n}` never runs: it is reached only by leaving the loop {}, which never ends",
-                scc.iter().cloned().collect::<Vec<_>>().join(" -> ")
             )
         } else {
             format!(
@@ -1438,14 +1592,43 @@ fn simulate(
         });
     }
     // two writes to a field without a reducer in one superstep
+    // one defect per set of writers, with every key they collide on
+    let mut by_writers: BTreeMap<&BTreeSet<String>, Vec<&str>> = BTreeMap::new();
     for (k, writers) in &ex.concurrent {
+        by_writers.entry(writers).or_default().push(k.as_str());
+    }
+    for (writers, keys) in by_writers {
         let ws: Vec<String> = writers.iter().cloned().collect();
+        let names = match ws.as_slice() {
+            [a, b] => format!("{a} and {b}"),
+            _ => format!("{} and {}", ws[..ws.len() - 1].join(", "), ws[ws.len() - 1]),
+        };
+        let keys_text = keys
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // where each writer sets the first key (a whole-state return: where it returns)
+        let cites: Vec<String> = ws
+            .iter()
+            .filter_map(|w| {
+                let e = ctx.effects.get(w.as_str())?.as_ref()?;
+                let line = e.writes.get(keys[0]).copied().or(e.whole_state)?;
+                Some(format!("{w} at {}", ctx.effects_loc(w, line)))
+            })
+            .collect();
+        let cited = if cites.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", cites.join(", "))
+        };
         out.push(Defect {
             kind: "concurrent_write".into(),
             location: ctx.node_loc(&ws[0]),
             detail: format!(
-                "{} write the key `{k}`, which has no reducer, in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
-                ws.join(" and ")
+                "{names} write {} {keys_text}{cited}, which {} no reducer, and in some run two of them run in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                crate::words::form(keys.len(), "the key", "the keys"),
+                crate::words::form(keys.len(), "has", "have"),
             ),
             nodes: ws,
         });
@@ -1453,7 +1636,30 @@ fn simulate(
     // appending fields re-sent while they hold items
     if !ex.doubling.is_empty() {
         let names: Vec<String> = ex.doubling.keys().cloned().collect();
-        let fields: BTreeSet<&String> = ex.doubling.values().flatten().collect();
+        // nodes grouped by the fields each re-sends while they hold items: a node is named
+        // only with its own fields
+        let mut groups: Vec<(Vec<&str>, &BTreeSet<String>)> = Vec::new();
+        for (n, fs) in &ex.doubling {
+            match groups.iter_mut().find(|(_, g)| *g == fs) {
+                Some((ns, _)) => ns.push(n.as_str()),
+                None => groups.push((vec![n.as_str()], fs)),
+            }
+        }
+        let who = groups
+            .iter()
+            .map(|(ns, fs)| {
+                format!(
+                    "{} {} the current value of {}",
+                    ns.join(", "),
+                    crate::words::form(ns.len(), "re-sends", "re-send"),
+                    fs.iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
         let first = &names[0];
         let line = ctx
             .effects
@@ -1464,14 +1670,7 @@ fn simulate(
             kind: "whole_state_return".into(),
             location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
             detail: format!(
-                "{} {} the current value of {} (the whole incoming state, or the list plus new items) into an appending reducer after items were added: the reducer adds the list to itself, so it doubles at each such node",
-                names.join(", "),
-                crate::words::form(names.len(), "re-sends", "re-send"),
-                fields
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "{who} (the whole incoming state, or the list plus new items) into an appending reducer after items were added: the reducer adds the list to itself, so it doubles at each such node"
             ),
             nodes: names,
         });
@@ -1717,14 +1916,9 @@ mod tests {
             )
         };
         let d = defects(&loop_("return {'report': 'again'}"));
-        // the exit is never taken, so what follows it never runs
-        assert_eq!(
-            kinds(&d),
-            vec![
-                ("unbounded_loop", vec!["work"]),
-                ("unreachable_node", vec!["done"])
-            ]
-        );
+        // once the router stays it stays; its first choice may still leave (`count` comes
+        // from the input), so `done` is not unreachable
+        assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["work"])]);
         assert!(d[0].detail.contains("`count`"), "{}", d[0].detail);
         let d = defects(&loop_("return {'count': state['count'] + 1}"));
         assert_eq!(kinds(&d), vec![]);
@@ -1752,6 +1946,35 @@ mod tests {
         // read but neither declared nor written by anyone
         let d = defects(&g("{'report': '/tmp/x'}", "forensic_tasks"));
         assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["second"])]);
+    }
+
+    #[test]
+    fn each_node_that_doubles_a_list_is_named_with_the_lists_it_doubles() {
+        let state = "import operator\nfrom typing import Annotated, TypedDict\n\nclass AgentState(TypedDict):\n    errors: Annotated[list, operator.add]\n    opinions: Annotated[list, operator.add]\n";
+        let graph = "from langgraph.graph import StateGraph, START, END\nfrom src.state import AgentState\n\ndef fail(state):\n    return {'errors': ['e']}\ndef again(state):\n    return {'errors': state['errors'] + ['x']}\ndef judge(state):\n    return {'opinions': ['o']}\ndef echo(state):\n    return state\n\ng = StateGraph(AgentState)\ng.add_node('fail', fail)\ng.add_node('again', again)\ng.add_node('judge', judge)\ng.add_node('echo', echo)\ng.add_edge(START, 'fail')\ng.add_edge('fail', 'again')\ng.add_edge('again', 'judge')\ng.add_edge('judge', 'echo')\ng.add_edge('echo', END)\n";
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), state.into()),
+                ("src/graph.py".into(), graph.into()),
+            ],
+            &[],
+        );
+        let d = &facts.graphs[0].defects;
+        let w: Vec<&Defect> = d
+            .iter()
+            .filter(|d| d.kind == "whole_state_return")
+            .collect();
+        assert_eq!(w.len(), 1, "{d:?}");
+        // `opinions` is still empty when `again` re-sends `errors`
+        assert!(
+            w[0].detail
+                .contains("again re-sends the current value of `errors`;")
+                && w[0]
+                    .detail
+                    .contains("echo re-sends the current value of `errors`, `opinions`"),
+            "{}",
+            w[0].detail
+        );
     }
 
     #[test]

@@ -23,8 +23,14 @@ pub const BUDGET: usize = 40_000;
 /// Router choices combined in one superstep before the simulation gives up.
 pub const MAX_CHOICES: usize = 256;
 
+/// Given the values known for certain (key -> literal), the outcomes a router can choose;
+/// `None` when its code does not let them be told apart.
+pub type Pick<'g> = Box<dyn Fn(&BTreeMap<String, String>) -> Option<BTreeSet<usize>> + 'g>;
+
 /// One router attached to one node.
 pub struct RouterSpec<'g> {
+    /// The outcomes the known values allow (see [`Pick`]).
+    pub pick: Option<Pick<'g>>,
     pub outcomes: Vec<Vec<&'g str>>,
     /// Per outcome: the key whose truthy test guards it.
     pub guards: Vec<Option<String>>,
@@ -49,6 +55,8 @@ pub struct NodeWrites {
     pub resends: BTreeSet<String>,
     /// Keys the node reads.
     pub reads: BTreeSet<String>,
+    /// Declared keys every run of the node sets to one literal.
+    pub settled: BTreeMap<String, String>,
 }
 
 pub struct Machine<'g> {
@@ -77,6 +85,8 @@ struct Step<'g> {
     written: BTreeSet<String>,
     /// Appending fields that may hold items.
     filled: BTreeSet<String>,
+    /// Keys whose value is known for certain in this run (a literal every writer so far set).
+    values: BTreeMap<String, String>,
     fixed: BTreeMap<usize, usize>,
     /// Nodes on no cycle that already ran in this invocation.
     ran: BTreeSet<&'g str>,
@@ -145,6 +155,7 @@ impl<'g> Machine<'g> {
                 }
             }
         }
+        let values = self.values_after(step);
         let mut ran = step.ran.clone();
         ran.extend(step.active.keys().filter(|a| !self.cyclic.contains(*a)));
         type Combo<'g> = (BTreeMap<&'g str, BTreeSet<&'g str>>, BTreeMap<usize, usize>);
@@ -163,6 +174,30 @@ impl<'g> Machine<'g> {
                     .collect();
                 if allowed.is_empty() {
                     allowed = (0..r.outcomes.len()).collect();
+                }
+                // what the router sees: the state before the step plus its own node's update
+                if self.track
+                    && let Some(pick) = &r.pick
+                {
+                    let mut seen_values = step.values.clone();
+                    if let Some(w) = self.writes_of(a) {
+                        for k in &w.all {
+                            match w.settled.get(k) {
+                                Some(v) => seen_values.insert(k.clone(), v.clone()),
+                                None => seen_values.remove(k),
+                            };
+                        }
+                    }
+                    if let Some(possible) = pick(&seen_values) {
+                        let narrowed: Vec<usize> = allowed
+                            .iter()
+                            .copied()
+                            .filter(|i| possible.contains(i))
+                            .collect();
+                        if !narrowed.is_empty() {
+                            allowed = narrowed;
+                        }
+                    }
                 }
                 let mut grown = Vec::new();
                 for (c, fixed) in &combos {
@@ -199,12 +234,35 @@ impl<'g> Machine<'g> {
                         seen: seen.clone(),
                         written: written.clone(),
                         filled: filled.clone(),
+                        values: values.clone(),
                         fixed,
                         ran: ran.clone(),
                     }
                 })
                 .collect(),
         )
+    }
+
+    /// The values known for certain after the nodes of `step` ran: a key keeps a literal when
+    /// every node of the step that writes it sets that same literal; a whole-state return
+    /// re-sends what the state holds and changes nothing.
+    fn values_after(&self, step: &Step<'g>) -> BTreeMap<String, String> {
+        let mut values = step.values.clone();
+        let mut set: BTreeMap<&str, BTreeSet<Option<&String>>> = BTreeMap::new();
+        for a in step.active.keys() {
+            if let Some(w) = self.writes_of(a) {
+                for k in &w.declared {
+                    set.entry(k.as_str()).or_default().insert(w.settled.get(k));
+                }
+            }
+        }
+        for (k, vs) in set {
+            match vs.into_iter().collect::<Vec<_>>()[..] {
+                [Some(v)] => values.insert(k.to_string(), v.clone()),
+                _ => values.remove(k),
+            };
+        }
+        values
     }
 
     /// What happens within one superstep: crashes, doubling lists, what readers see.
@@ -296,7 +354,12 @@ impl<'g> Machine<'g> {
     /// Explores every run from `START`, with `inputs` the keys the input gives (`filled`: the
     /// appending ones that may hold items). Each distinct state is expanded once; the budget
     /// counts states and router combinations from the first step on.
-    pub fn explore(&self, inputs: BTreeSet<String>, filled: BTreeSet<String>) -> Explored<'g> {
+    pub fn explore(
+        &self,
+        inputs: BTreeSet<String>,
+        filled: BTreeSet<String>,
+        values: BTreeMap<String, String>,
+    ) -> Explored<'g> {
         let mut out = Explored {
             budget_left: BUDGET,
             complete: true,
@@ -307,6 +370,7 @@ impl<'g> Machine<'g> {
             seen: vec![BTreeSet::new(); self.joins.len()],
             written: inputs,
             filled,
+            values,
             fixed: BTreeMap::new(),
             ran: BTreeSet::new(),
         };

@@ -1,15 +1,15 @@
-//! The durable batch store: one embedded SQLite database (`DIR/batch.sqlite`, WAL) holding
+//! The embedded SQLite store: one database (`DIR/batch.sqlite`, WAL) holding
 //!
 //! - **jobs**: one per submission, keyed by (id, audited commit, rubric sha256, judge
 //!   configuration), with its status (`running`, `done`, `failed`), its evidence (persisted right
 //!   after the detectives) and its final report (the JSON sidecar);
 //! - **opinions**: every judge opinion of a job, persisted as it arrives;
 //! - **responses**: the judge response cache, keyed by the sha256 of the full judge request
-//!   (see [`super::cache`]);
+//!   (see [`crate::batch::cache`]);
 //! - **requests**: how many times each request key was actually sent to the judge service
 //!   (the "never asks twice" counter);
 //! - **similarity_fingerprints**: each submission's code fingerprints at a commit (see
-//!   [`super::similarity`]), so that a resumed batch fingerprints only what is new.
+//!   [`crate::batch::similarity`]), so that a resumed batch fingerprints only what is new.
 //!
 //! Every write is its own transaction, so a process crash (even SIGKILL) loses at most the
 //! requests in flight. `synchronous` is `NORMAL` by default (WAL: a commit survives any process
@@ -17,6 +17,9 @@
 //! answers, never corrupt the store); set `AUDITOR_BATCH_SYNC=full` to fsync every commit
 //! (slower: three commits per judge request on the System's thread).
 
+use super::{
+    BatchStore, Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreError,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 
@@ -31,117 +34,6 @@ const SIMILARITY_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS similarity_fingerpri
     created_at TEXT NOT NULL,
     PRIMARY KEY (submission, commit_sha, config)
 );";
-
-#[derive(Debug, thiserror::Error)]
-#[error("batch store {path}: {detail}")]
-pub struct StoreError {
-    pub path: String,
-    pub detail: String,
-}
-
-/// What identifies a job: a new commit, rubric or judge configuration is a new job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobKey {
-    pub submission: String,
-    /// The audited commit (`""` when the repository could not be reached).
-    pub commit: String,
-    pub rubric_sha256: String,
-    pub judge_config: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobStatus {
-    Running,
-    Done,
-    Failed,
-}
-
-impl JobStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Running => "running",
-            JobStatus::Done => "done",
-            JobStatus::Failed => "failed",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> JobStatus {
-        match s {
-            "done" => JobStatus::Done,
-            "failed" => JobStatus::Failed,
-            _ => JobStatus::Running,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Job {
-    pub id: i64,
-    pub key: JobKey,
-    pub repo: String,
-    pub git_ref: Option<String>,
-    pub status: JobStatus,
-    /// Bumped by `--regrade`: part of every cache key, so a regrade asks afresh.
-    pub generation: u32,
-    /// Runs that worked on this job (1 for a clean run).
-    pub runs: u32,
-    pub evidence: Option<String>,
-    pub sidecar: Option<String>,
-    pub failure: Option<String>,
-    /// Judge requests that gave no opinion in the job's report (retried on the next run).
-    pub judge_failures: u32,
-}
-
-/// What `begin_job` decided.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Begin {
-    /// The job is finished (done) and not to be regraded: skip it.
-    Finished(Job),
-    /// Work to do: a new job, an unfinished one to resume, a failed one to retry or a regrade.
-    Work(Job),
-    /// Another worker holds the job under a live lease (a shared PostgreSQL store only): ask
-    /// again later.
-    Busy { holder: String },
-}
-
-/// One judge opinion of a job, as stored when it arrives.
-#[derive(Debug, Clone, Copy)]
-pub struct OpinionRecord<'a> {
-    pub job_id: i64,
-    /// The job's generation (a regrade starts a new one).
-    pub generation: u32,
-    pub persona: &'a str,
-    pub criterion_id: &'a str,
-    /// The response-cache key of the request that produced it.
-    pub request_key: &'a str,
-    pub opinion_json: &'a str,
-    /// Whether the answer came from the response cache.
-    pub from_cache: bool,
-}
-
-/// A cached judge answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CachedResponse {
-    pub opinion_json: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub attempts: u32,
-}
-
-/// Store-wide counters (they survive restarts).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Requests sent to the judge service, all runs together.
-    pub asked: u64,
-    /// Distinct request keys ever sent.
-    pub distinct_asked: u64,
-    /// Request keys sent more than once (a request in flight at a crash, or a regrade).
-    pub asked_more_than_once: u64,
-    /// Answers served from the cache.
-    pub cache_hits: u64,
-    /// Answers in the cache.
-    pub responses: u64,
-}
 
 pub struct Store {
     conn: Connection,
@@ -257,7 +149,7 @@ impl Store {
         .map_err(err)?;
         // Added after schema version 1 shipped: additive, so the version stays.
         conn.execute_batch(SIMILARITY_SCHEMA).map_err(err)?;
-        conn.execute_batch(super::review_schema::SQLITE)
+        conn.execute_batch(crate::batch::review_schema::SQLITE)
             .map_err(err)?;
         let version: Option<String> = conn
             .query_row(
@@ -356,6 +248,19 @@ impl Store {
             .query_row(
                 "SELECT * FROM jobs WHERE submission = ?1 AND rubric_sha256 = ?2 AND judge_config = ?3 ORDER BY updated_at DESC, id DESC LIMIT 1",
                 params![submission, rubric_sha256, judge_config],
+                Self::job_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The most recently updated job of a submission that holds evidence, whatever its rubric
+    /// and judge configuration.
+    pub fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT * FROM jobs WHERE submission = ?1 AND evidence_json IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT 1",
+                params![submission],
                 Self::job_from_row,
             )
             .optional()
@@ -616,6 +521,87 @@ impl Store {
                 },
             )
             .map_err(|e| self.err(e))
+    }
+}
+
+impl BatchStore for Store {
+    fn shown(&self) -> String {
+        self.path().display().to_string()
+    }
+    fn job(&self, id: i64) -> Result<Option<Job>, StoreError> {
+        Store::job(self, id)
+    }
+    fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError> {
+        Store::latest_with_evidence(self, submission)
+    }
+    fn latest_job(&self, s: &str, r: &str, j: &str) -> Result<Option<Job>, StoreError> {
+        Store::latest_job(self, s, r, j)
+    }
+    fn begin_job(
+        &self,
+        key: &JobKey,
+        repo: &str,
+        git_ref: Option<&str>,
+        regrade: bool,
+    ) -> Result<Begin, StoreError> {
+        Store::begin_job(self, key, repo, git_ref, regrade)
+    }
+    fn save_evidence(&self, job_id: i64, evidence_json: &str) -> Result<(), StoreError> {
+        Store::save_evidence(self, job_id, evidence_json)
+    }
+    fn finish_job(
+        &self,
+        job_id: i64,
+        sidecar_json: &str,
+        overall: Option<f64>,
+        judge_failures: u32,
+    ) -> Result<(), StoreError> {
+        Store::finish_job(self, job_id, sidecar_json, overall, judge_failures)
+    }
+    fn fail_job(&self, job_id: i64, reason: &str) -> Result<(), StoreError> {
+        Store::fail_job(self, job_id, reason)
+    }
+    fn record_opinion(&self, o: &OpinionRecord) -> Result<(), StoreError> {
+        Store::record_opinion(self, o)
+    }
+    fn opinion_count(&self, job_id: i64) -> Result<u64, StoreError> {
+        Store::opinion_count(self, job_id)
+    }
+    fn cached_response(&self, key: &str) -> Result<Option<CachedResponse>, StoreError> {
+        Store::cached_response(self, key)
+    }
+    fn put_response(
+        &self,
+        key: &str,
+        persona: &str,
+        criterion_id: &str,
+        model: Option<&str>,
+        response: &CachedResponse,
+    ) -> Result<(), StoreError> {
+        Store::put_response(self, key, persona, criterion_id, model, response)
+    }
+    fn note_request(&self, key: &str) -> Result<(), StoreError> {
+        Store::note_request(self, key)
+    }
+    fn counters(&self) -> Result<Counters, StoreError> {
+        Store::counters(self)
+    }
+    fn fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Store::fingerprints(self, submission, commit, config)
+    }
+    fn save_fingerprints(
+        &self,
+        submission: &str,
+        commit: &str,
+        config: &str,
+        data: &[u8],
+    ) -> Result<(), StoreError> {
+        Store::save_fingerprints(self, submission, commit, config, data)
     }
 }
 

@@ -31,9 +31,8 @@
 //! with a store error; the submission is recorded as failed only where that is possible, nothing
 //! finished is lost, and the same command resumes.
 
-use super::backend::BatchStore;
-use super::store::{
-    Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreError,
+use super::{
+    BatchStore, Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreError,
 };
 use futures::future::BoxFuture;
 use std::time::Duration;
@@ -105,7 +104,7 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (submission, commit_sha, config)
      );",
     // 3: the course team's review history (append-only).
-    super::review_schema::POSTGRES,
+    crate::batch::review_schema::POSTGRES,
 ];
 
 /// Key of the advisory lock that serialises migrations (any constant unique to this tool).
@@ -765,6 +764,19 @@ impl BatchStore for PgStore {
             .query_jobs(
                 format!(
                     "SELECT {JOB_COLS} FROM auditor_jobs WHERE submission = $1 AND rubric_sha256 = $2 AND judge_config = $3
+                     ORDER BY updated_at DESC, id DESC LIMIT 1"
+                ),
+                params,
+            )?
+            .pop())
+    }
+
+    fn latest_with_evidence(&self, submission: &str) -> Result<Option<Job>, StoreError> {
+        let params: Params = vec![Box::new(submission.to_string())];
+        Ok(self
+            .query_jobs(
+                format!(
+                    "SELECT {JOB_COLS} FROM auditor_jobs WHERE submission = $1 AND evidence_json IS NOT NULL
                      ORDER BY updated_at DESC, id DESC LIMIT 1"
                 ),
                 params,
