@@ -19,13 +19,16 @@
 //!   call, a function of the repository that reads evidence or asks a model, a route to
 //!   another node).
 //!
-//! The justice code is every module whose path or functions name the Chief Justice (the
-//! spec's vocabulary), and any module where branches implement two rules or more.
+//! The justice code is every module holding a function the Chief Justice node runs (a node
+//! that reads the judges' opinions from the state and is no judge: `roles::synthesis`), and
+//! any module where branches implement three rules or more; what a file, function or class is
+//! called decides nothing.
 
 use super::syntax::{IfInfo, ModuleInfo};
 use crate::model::fact::{JusticeRule, Site};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -392,20 +395,18 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
 /// A rule a branch implements: the rule, the branch's line, what it does.
 type RuleAt = (JusticeRule, usize, String);
 
-fn is_justice_module(m: &ModuleInfo) -> bool {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let name = R.get_or_init(|| Regex::new(r"(?i)chief.?justice|justice|synthes").expect("valid"));
-    let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-    name.is_match(file)
-        || m.functions
+/// `synthesis`: the functions `(module index, def line)` the Chief Justice node runs, read
+/// from what the graph's nodes do (`roles::synthesis`); its modules are the justice code.
+pub fn analyse(
+    modules: &[ModuleInfo],
+    texts: &[(String, String)],
+    synthesis: &BTreeSet<(usize, usize)>,
+) -> JusticeFacts {
+    let is_justice_module = |m: &ModuleInfo| {
+        synthesis
             .iter()
-            .any(|f| name.is_match(&f.name) && f.name.to_lowercase().contains("chief"))
-        || m.classes
-            .iter()
-            .any(|c| c.name.to_lowercase().contains("chiefjustice"))
-}
-
-pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
+            .any(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
+    };
     let mut facts = JusticeFacts::default();
     let product: Vec<&ModuleInfo> = modules
         .iter()
@@ -463,19 +464,12 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             .map(|f| (f.line, f.end_line));
         let (line, end) = by_rule
             .or_else(|| {
-                m.functions
+                // the first function the Chief Justice node runs in this module
+                synthesis
                     .iter()
-                    .find(|f| {
-                        f.name.to_lowercase().contains("chief")
-                            || f.name.to_lowercase().contains("justice")
-                    })
+                    .filter(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
+                    .find_map(|(_, line)| m.functions.iter().find(|f| f.line == *line))
                     .map(|f| (f.line, f.end_line))
-            })
-            .or_else(|| {
-                m.classes
-                    .iter()
-                    .find(|c| c.name.to_lowercase().contains("justice"))
-                    .map(|c| (c.line, c.end_line))
             })
             .unwrap_or((1, 60));
         facts.location = Some(format!("{}:{line}", m.path));
@@ -577,6 +571,14 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The test modules are the Chief Justice's: every function of them is one it runs.
+    fn every_function(ms: &[ModuleInfo]) -> BTreeSet<(usize, usize)> {
+        ms.iter()
+            .enumerate()
+            .flat_map(|(i, m)| m.functions.iter().map(move |f| (i, f.line)))
+            .collect()
+    }
     use crate::repo::python::syntax::parse_module;
 
     fn found(f: &JusticeFacts) -> Vec<(&str, bool)> {
@@ -609,7 +611,7 @@ def chief_justice(state, llm):
         f.write("## Executive Summary")
 "###;
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[]);
+        let f = analyse(&ms, &[], &every_function(&ms));
         assert_eq!(
             found(&f),
             vec![
@@ -645,14 +647,14 @@ def chief_justice(state, llm):
     fn an_llm_prompt_is_not_a_rule() {
         let src = "PROMPT = 'Apply the security override: cap at 3. Apply fact supremacy.'\ndef chief_justice(state, llm):\n    return llm.invoke(PROMPT)\n";
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[]);
+        let f = analyse(&ms, &[], &every_function(&ms));
         assert!(f.rules.iter().all(|r| !r.found));
         assert!(f.calls_llm);
     }
 
     fn rule_at(src: &str, rule: &str) -> Option<String> {
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[]);
+        let f = analyse(&ms, &[], &every_function(&ms));
         let r = f.rules.iter().find(|r| r.rule == rule).unwrap();
         r.found.then(|| r.location.clone())
     }
@@ -715,7 +717,7 @@ def chief_justice(state, llm):
 
     fn sections(src: &str) -> Vec<bool> {
         let ms = vec![parse_module("src/report.py", src.into()).unwrap()];
-        analyse(&ms, &[])
+        analyse(&ms, &[], &every_function(&ms))
             .sections
             .iter()
             .map(|(_, l)| l.is_some())

@@ -81,7 +81,7 @@ fn analyse_modules(
     }
     let repo = names::Repo::new(modules);
     // The two largest passes (graph and safety walk every call) on separate threads.
-    let ((mut graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
+    let ((mut graphs, (state, personas)), (security, structured_output)) = rayon::join(
         || {
             rayon::join(
                 || graph::analyse(&repo),
@@ -93,17 +93,7 @@ fn analyse_modules(
                 },
             )
         },
-        || {
-            rayon::join(
-                || safety::analyse(&repo),
-                || {
-                    (
-                        schema_binding::analyse(&repo),
-                        conflict_rules::analyse(modules, texts),
-                    )
-                },
-            )
-        },
+        || rayon::join(|| safety::analyse(&repo), || schema_binding::analyse(&repo)),
     );
     // the main graph (the largest) is the one the verdict reads; the others keep their wiring
     if let Some(g) = graphs.first_mut() {
@@ -114,14 +104,9 @@ fn analyse_modules(
         // one resolved graph for every consumer: a node reached by exclusive routes (one or
         // the other, never both in a run) is not a fan-in
         if let Some(joins) = a.fan_in {
-            // an error handler that parallel branches may route to is not where they join
-            let handler = |f: &graph::FanIn| {
-                graph::error_like(&f.to)
-                    && g.edges
-                        .iter()
-                        .filter(|e| e.to == f.to)
-                        .all(|e| e.conditional)
-            };
+            // a failure handler that parallel branches may route to (a side exit of their
+            // routers) is not where they join
+            let handler = |f: &graph::FanIn| graph::side_exit(g, &f.to);
             let handlers: Vec<String> = g
                 .fan_in
                 .iter()
@@ -139,6 +124,12 @@ fn analyse_modules(
     for g in &mut graphs {
         g.roles = roles::analyse(&repo, g, &state, &structured_output);
     }
+    // the Chief Justice's code: what the node reading the judges' opinions runs
+    let synthesis = graphs
+        .first()
+        .map(|g| roles::synthesis(&repo, g, &state))
+        .unwrap_or_default();
+    let justice = conflict_rules::analyse(modules, texts, &synthesis);
     PythonFacts {
         files_parsed: modules.len(),
         files_with_syntax_errors: modules

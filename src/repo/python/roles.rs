@@ -20,7 +20,6 @@ use super::schema_binding::StructuredFacts;
 use super::state::{StateClass, StateFacts};
 use std::collections::{BTreeMap, BTreeSet};
 
-
 /// A model of opinions: it carries a score.
 pub fn is_opinion_model(c: &StateClass) -> bool {
     c.fields.iter().any(|f| f.name == "score")
@@ -156,6 +155,56 @@ fn persona_bound(repo: &Repo<'_>, n: &GraphNode, (m, line): (usize, usize)) -> b
     })
 }
 
+/// Which role's output a state key of `g` holds: opinions (a type naming a model with a
+/// `score`) or evidence, by the type the state declares for it, never by the key's name.
+fn key_role(g: &GraphFacts, state: &StateFacts, key: &str) -> Option<Role> {
+    let schema = g.state_type.as_deref().and_then(|t| state.class(t))?;
+    let field = schema.fields.iter().find(|f| f.name == key)?;
+    let mut judge = false;
+    let mut detective = false;
+    for m in models(state, &field.annotation) {
+        judge |= is_opinion_model(m);
+        detective |= is_evidence_model(m);
+    }
+    match (judge, detective) {
+        (true, false) => Some(Role::Judge),
+        (false, true) => Some(Role::Detective),
+        _ => None,
+    }
+}
+
+/// The Chief Justice's code, read from what it does: the functions `(module, def line)` run by
+/// the nodes of `g` that read the state key holding the judges' opinions and are no judge
+/// themselves (with the repository functions they call, three calls deep). Empty when the
+/// state declares no such key or no node function reads it.
+pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> BTreeSet<(usize, usize)> {
+    let mut memo = effects::Memo::new();
+    let mut out = BTreeSet::new();
+    for n in &g.nodes {
+        if g.roles.get(&n.name) == Some(&Role::Judge) {
+            continue;
+        }
+        let Some(Action::Func { module, line, .. }) = &n.action else {
+            continue;
+        };
+        let Some(f) = repo.modules[*module]
+            .functions
+            .iter()
+            .find(|f| f.line == *line)
+        else {
+            continue;
+        };
+        let e = effects::of_function_memo(repo, *module, f, &mut memo);
+        if e.reads
+            .keys()
+            .any(|k| key_role(g, state, k) == Some(Role::Judge))
+        {
+            out.extend(reached(repo, (*module, *line)));
+        }
+    }
+    out
+}
+
 /// The role of every node of `g` whose update writes opinions or evidence, or that asks for
 /// opinions from an LLM.
 pub fn analyse(
@@ -164,21 +213,7 @@ pub fn analyse(
     state: &StateFacts,
     structured: &StructuredFacts,
 ) -> BTreeMap<String, Role> {
-    let schema = g.state_type.as_deref().and_then(|t| state.class(t));
-    let key_role = |key: &str| -> Option<Role> {
-        let field = schema?.fields.iter().find(|f| f.name == key)?;
-        let mut judge = false;
-        let mut detective = false;
-        for m in models(state, &field.annotation) {
-            judge |= is_opinion_model(m);
-            detective |= is_evidence_model(m);
-        }
-        match (judge, detective) {
-            (true, false) => Some(Role::Judge),
-            (false, true) => Some(Role::Detective),
-            _ => None,
-        }
-    };
+    let key_role = |key: &str| key_role(g, state, key);
     // the functions holding an LLM call bound to the opinion schema
     let asks_opinions: BTreeSet<(usize, usize)> = structured
         .calls
