@@ -277,7 +277,7 @@ fn rename_python(src: &str, r: &Renaming) -> String {
             _ => {}
         }
         for i in 0..n.child_count() {
-            if let Some(c) = n.child(i as u32) {
+            if let Some(c) = n.child(i) {
                 stack.push(c);
             }
         }
@@ -584,7 +584,7 @@ fn defined_names(s: &Submission) -> BTreeSet<String> {
                     _ => {}
                 }
                 for i in 0..n.child_count() {
-                    if let Some(c) = n.child(i as u32) {
+                    if let Some(c) = n.child(i) {
                         stack.push(c);
                     }
                 }

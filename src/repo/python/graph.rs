@@ -1148,6 +1148,10 @@ fn defined_at(g: &GraphFacts, name: &str) -> (String, usize) {
         .unwrap_or_default()
 }
 
+/// How a candidate join ranks (lowest first): a side exit last, then the summed distance from
+/// the branches, then where the node is added.
+type JoinCost = (bool, usize, (String, usize));
+
 /// For each fan-out, the nearest fan-in node reached from two or more of its branches,
 /// ordered by distance from `START`.
 pub(crate) fn branchings(g: &GraphFacts) -> Vec<Branching> {
@@ -1159,7 +1163,7 @@ pub(crate) fn branchings(g: &GraphFacts) -> Vec<Branching> {
         .map(|fo| {
             let reach: Vec<HashMap<String, usize>> =
                 fo.to.iter().map(|t| distances(g, t)).collect();
-            let mut best: Option<((bool, usize, (String, usize)), String)> = None;
+            let mut best: Option<(JoinCost, String)> = None;
             let mut candidates: BTreeSet<&String> = BTreeSet::new();
             for r in &reach {
                 candidates.extend(r.keys());
