@@ -395,18 +395,15 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
 /// A rule a branch implements: the rule, the branch's line, what it does.
 type RuleAt = (JusticeRule, usize, String);
 
-/// `synthesis`: the functions `(module index, def line)` the Chief Justice node runs, read
-/// from what the graph's nodes do (`roles::synthesis`); its modules are the justice code.
+/// `synthesis`: the functions `(module index, def line)` of the Chief Justice node (read from
+/// what the graph's nodes do: `roles::synthesis`), `runs`: every function they run. The justice
+/// code is the modules of `synthesis`, then those of `runs` where a branch implements a rule.
 pub fn analyse(
     modules: &[ModuleInfo],
     texts: &[(String, String)],
-    synthesis: &BTreeSet<(usize, usize)>,
+    synthesis: &[(usize, usize)],
+    runs: &BTreeSet<(usize, usize)>,
 ) -> JusticeFacts {
-    let is_justice_module = |m: &ModuleInfo| {
-        synthesis
-            .iter()
-            .any(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
-    };
     let mut facts = JusticeFacts::default();
     let product: Vec<&ModuleInfo> = modules
         .iter()
@@ -438,15 +435,26 @@ pub fn analyse(
             .collect::<std::collections::BTreeSet<JusticeRule>>()
             .len()
     };
-    let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = by_module
+    let module_of = |i: usize| {
+        modules
+            .get(i)
+            .and_then(|x| by_module.iter().find(|(m, _)| m.path == x.path))
+    };
+    let mut justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = Vec::new();
+    let candidates = synthesis
         .iter()
-        .filter(|(m, _)| is_justice_module(m))
+        .filter_map(|(i, _)| module_of(*i))
         .chain(
-            by_module
-                .iter()
-                .filter(|(m, rules)| !is_justice_module(m) && distinct(rules) >= 3),
+            runs.iter()
+                .filter_map(|(i, _)| module_of(*i))
+                .filter(|(_, rules)| !rules.is_empty()),
         )
-        .collect();
+        .chain(by_module.iter().filter(|(_, rules)| distinct(rules) >= 3));
+    for c in candidates {
+        if !justice.iter().any(|j| j.0.path == c.0.path) {
+            justice.push(c);
+        }
+    }
     facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
     // where the Chief Justice is: the function of its first rule branch (what it does), else
     // the function or class that names it
@@ -467,6 +475,7 @@ pub fn analyse(
                 // the first function the Chief Justice node runs in this module
                 synthesis
                     .iter()
+                    .chain(runs)
                     .filter(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
                     .find_map(|(_, line)| m.functions.iter().find(|f| f.line == *line))
                     .map(|f| (f.line, f.end_line))
@@ -573,7 +582,7 @@ mod tests {
     use super::*;
 
     /// The test modules are the Chief Justice's: every function of them is one it runs.
-    fn every_function(ms: &[ModuleInfo]) -> BTreeSet<(usize, usize)> {
+    fn every_function(ms: &[ModuleInfo]) -> Vec<(usize, usize)> {
         ms.iter()
             .enumerate()
             .flat_map(|(i, m)| m.functions.iter().map(move |f| (i, f.line)))
@@ -611,7 +620,7 @@ def chief_justice(state, llm):
         f.write("## Executive Summary")
 "###;
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[], &every_function(&ms));
+        let f = analyse(&ms, &[], &every_function(&ms), &BTreeSet::new());
         assert_eq!(
             found(&f),
             vec![
@@ -647,14 +656,14 @@ def chief_justice(state, llm):
     fn an_llm_prompt_is_not_a_rule() {
         let src = "PROMPT = 'Apply the security override: cap at 3. Apply fact supremacy.'\ndef chief_justice(state, llm):\n    return llm.invoke(PROMPT)\n";
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[], &every_function(&ms));
+        let f = analyse(&ms, &[], &every_function(&ms), &BTreeSet::new());
         assert!(f.rules.iter().all(|r| !r.found));
         assert!(f.calls_llm);
     }
 
     fn rule_at(src: &str, rule: &str) -> Option<String> {
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[], &every_function(&ms));
+        let f = analyse(&ms, &[], &every_function(&ms), &BTreeSet::new());
         let r = f.rules.iter().find(|r| r.rule == rule).unwrap();
         r.found.then(|| r.location.clone())
     }
@@ -717,7 +726,7 @@ def chief_justice(state, llm):
 
     fn sections(src: &str) -> Vec<bool> {
         let ms = vec![parse_module("src/report.py", src.into()).unwrap()];
-        analyse(&ms, &[], &every_function(&ms))
+        analyse(&ms, &[], &every_function(&ms), &BTreeSet::new())
             .sections
             .iter()
             .map(|(_, l)| l.is_some())

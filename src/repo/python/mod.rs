@@ -125,11 +125,11 @@ fn analyse_modules(
         g.roles = roles::analyse(&repo, g, &state, &structured_output);
     }
     // the Chief Justice's code: what the node reading the judges' opinions runs
-    let synthesis = graphs
+    let (synthesis, runs) = graphs
         .first()
         .map(|g| roles::synthesis(&repo, g, &state))
         .unwrap_or_default();
-    let justice = conflict_rules::analyse(modules, texts, &synthesis);
+    let justice = conflict_rules::analyse(modules, texts, &synthesis, &runs);
     PythonFacts {
         files_parsed: modules.len(),
         files_with_syntax_errors: modules

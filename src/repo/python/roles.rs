@@ -108,6 +108,17 @@ fn constant<'a>(repo: &Repo<'a>, m: usize, name: &str) -> Option<(usize, &'a Exp
 /// The factory that made a node's callable (`add_node("x", x_node)` where
 /// `x_node = make_judge(...)`): the function whose inner function the node runs.
 fn factory(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
+    let (m, action) = add_node_action(repo, n)?;
+    let (cm, value) = constant(repo, m, &action.dotted()?)?;
+    let Expr::Call { func, .. } = value else {
+        return None;
+    };
+    let (fm, f) = repo.function(cm, &func.dotted()?)?;
+    Some((fm, f.line))
+}
+
+/// The add_node call of a node and the expression it passes as the node's callable.
+fn add_node_action<'a>(repo: &Repo<'a>, n: &GraphNode) -> Option<(usize, &'a Expr)> {
     let m = repo.modules.iter().position(|x| x.path == n.path)?;
     let c = repo.modules[m]
         .calls
@@ -122,12 +133,21 @@ fn factory(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
             .map(|(_, v)| v)
             .or(c.args.first())
     }?;
-    let (cm, value) = constant(repo, m, &action.dotted()?)?;
-    let Expr::Call { func, .. } = value else {
+    Some((m, action))
+}
+
+/// A node whose callable is a wrapper called in place (`add_node("x", safe(judge, "Defense",
+/// {...}))`): the function of the repository it wraps (the first argument that is one), and
+/// whether the call passes a persona label.
+fn wrapped(repo: &Repo<'_>, n: &GraphNode) -> Option<((usize, usize), bool)> {
+    let (m, action) = add_node_action(repo, n)?;
+    let Expr::Call { args, kwargs, .. } = action else {
         return None;
     };
-    let (fm, f) = repo.function(cm, &func.dotted()?)?;
-    Some((fm, f.line))
+    let all = || args.iter().chain(kwargs.iter().map(|(_, v)| v));
+    let (fm, f) = all().find_map(|a| repo.function(m, &a.dotted()?))?;
+    let persona = all().any(|a| a.as_str().and_then(persona_label).is_some());
+    Some(((fm, f.line), persona))
 }
 
 /// A node bound to one judge persona: `partial(judge, persona="Defense")`, a lambda passing
@@ -138,6 +158,9 @@ fn persona_bound(repo: &Repo<'_>, n: &GraphNode, (m, line): (usize, usize)) -> b
     if let Some(Action::Func { bound, .. }) = &n.action
         && bound.iter().any(|b| persona_label(b).is_some())
     {
+        return true;
+    }
+    if wrapped(repo, n).is_some_and(|(_, persona)| persona) {
         return true;
     }
     let module = &repo.modules[m];
@@ -173,36 +196,125 @@ fn key_role(g: &GraphFacts, state: &StateFacts, key: &str) -> Option<Role> {
     }
 }
 
+/// A function of the repository: (module index, line of its `def`).
+pub type Def = (usize, usize);
+
 /// The Chief Justice's code, read from what it does: the functions `(module, def line)` run by
 /// the nodes of `g` that read the state key holding the judges' opinions and are no judge
-/// themselves (with the repository functions they call, three calls deep). Empty when the
-/// state declares no such key or no node function reads it.
-pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> BTreeSet<(usize, usize)> {
+/// themselves; when no node function is read reading it, the nodes after the judges that hand
+/// the whole state to other code (`ChiefJustice().synthesize(state)`). Returned: those node
+/// functions (in the graph's order) and every repository function they run, three calls deep.
+/// Empty when the graph has no judges and no key typed to hold opinions.
+pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<Def>, BTreeSet<Def>) {
     let mut memo = effects::Memo::new();
-    let mut out = BTreeSet::new();
-    for n in &g.nodes {
-        if g.roles.get(&n.name) == Some(&Role::Judge) {
-            continue;
-        }
-        let Some(Action::Func { module, line, .. }) = &n.action else {
-            continue;
-        };
-        let Some(f) = repo.modules[*module]
-            .functions
-            .iter()
-            .find(|f| f.line == *line)
-        else {
-            continue;
-        };
-        let e = effects::of_function_memo(repo, *module, f, &mut memo);
-        if e.reads
-            .keys()
-            .any(|k| key_role(g, state, k) == Some(Role::Judge))
-        {
-            out.extend(reached(repo, (*module, *line)));
+    let judge = |n: &str| g.roles.get(n) == Some(&Role::Judge);
+    // the keys holding opinions: typed so, or written by a judge (a node that asks an LLM for
+    // opinions or is bound to a persona)
+    let mut opinions: BTreeSet<String> = g
+        .state_type
+        .as_deref()
+        .and_then(|t| state.class(t))
+        .map(|c| {
+            c.fields
+                .iter()
+                .filter(|f| key_role(g, state, &f.name) == Some(Role::Judge))
+                .map(|f| f.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    for n in g.nodes.iter().filter(|n| judge(&n.name)) {
+        if let Some(e) = node_effects(repo, n, &mut memo) {
+            opinions.extend(e.writes.keys().cloned());
         }
     }
-    out
+    let mut nodes: Vec<(usize, usize)> = Vec::new();
+    for n in g.nodes.iter().filter(|n| !judge(&n.name)) {
+        let (Some(start), Some(e)) = (runs(repo, n), node_effects(repo, n, &mut memo)) else {
+            continue;
+        };
+        if e.reads.keys().any(|k| opinions.contains(k)) && !nodes.contains(&start) {
+            nodes.push(start);
+        }
+    }
+    if nodes.is_empty() {
+        // the nodes the judges lead to that pass the state whole to code not read here
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut todo: Vec<&str> = g
+            .nodes
+            .iter()
+            .filter(|n| judge(&n.name))
+            .map(|n| n.name.as_str())
+            .collect();
+        while let Some(x) = todo.pop() {
+            for e in g.edges.iter().filter(|e| e.from == x) {
+                if !seen.insert(e.to.as_str()) || judge(&e.to) {
+                    continue;
+                }
+                todo.push(e.to.as_str());
+                let Some(n) = g.nodes.iter().find(|n| n.name == e.to) else {
+                    continue;
+                };
+                if let Some(start) = runs(repo, n)
+                    && passes_state(repo, start)
+                    && !nodes.contains(&start)
+                {
+                    nodes.push(start);
+                }
+            }
+        }
+    }
+    let mut reach = BTreeSet::new();
+    for start in &nodes {
+        reach.extend(reached(repo, *start));
+    }
+    (nodes, reach)
+}
+
+/// The function hands its first parameter (the state) whole to a call.
+fn passes_state(repo: &Repo<'_>, (m, line): (usize, usize)) -> bool {
+    let module = &repo.modules[m];
+    let Some((i, f)) = module
+        .functions
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.line == line)
+    else {
+        return false;
+    };
+    let Some(state) = f.params.iter().find(|p| p.as_str() != "self") else {
+        return false;
+    };
+    module.calls.iter().any(|c| {
+        c.func == Some(i)
+            && c.args
+                .iter()
+                .chain(c.kwargs.iter().map(|(_, v)| v))
+                .any(|a| matches!(a, Expr::Name(n) if n == state))
+    })
+}
+
+/// What a node's function reads and writes, when it runs a function of the repository.
+fn node_effects(
+    repo: &Repo<'_>,
+    n: &GraphNode,
+    memo: &mut effects::Memo,
+) -> Option<effects::Effects> {
+    let (module, line) = runs(repo, n)?;
+    let f = repo.modules[module]
+        .functions
+        .iter()
+        .find(|f| f.line == line)?;
+    Some(effects::of_function_memo(repo, module, f, memo))
+}
+
+/// The function of the repository a node runs: its resolved action, or the function a
+/// wrapper called in `add_node` wraps.
+fn runs(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
+    match &n.action {
+        Some(Action::Func { module, line, .. }) => Some((*module, *line)),
+        Some(Action::Identity) => None,
+        None => wrapped(repo, n).map(|(f, _)| f),
+    }
 }
 
 /// The role of every node of `g` whose update writes opinions or evidence, or that asks for
@@ -249,10 +361,15 @@ pub fn analyse(
                 ((*module, *line), e)
             }
             Some(Action::Identity) => continue,
-            // a callable made by a factory: what the factory's inner function asks for
-            None => match factory(repo, n) {
-                Some(start) => (start, effects::Effects::default()),
-                None => continue,
+            // a callable made by a factory: what the factory's inner function asks for; a
+            // wrapper called in place: what the function it wraps does
+            None => match (factory(repo, n), wrapped(repo, n)) {
+                (Some(start), _) => (start, effects::Effects::default()),
+                (None, Some((start, _))) => match node_effects(repo, n, &mut memo) {
+                    Some(e) => (start, e),
+                    None => continue,
+                },
+                (None, None) => continue,
             },
         };
         // what it writes and does not read back (an aggregator re-filing the evidence it
