@@ -9,7 +9,10 @@
 //! - Files are read straight from the object database of the audited commit's tree. Symlinks
 //!   are never followed; huge, binary and non-UTF-8 files are skipped or decoded with a note.
 
-use super::{RepoError, RepoLimits, RepoSource};
+use super::error::{
+    AnalysisError, BlobError, CloneError, Escape, LimitError, RepoError, SourceError,
+};
+use super::{RepoLimits, RepoSource};
 use git2::{FetchOptions, ObjectType, RemoteCallbacks, Repository, build::RepoBuilder};
 use std::cell::Cell;
 use std::path::{Component, Path, PathBuf};
@@ -50,72 +53,58 @@ pub fn parse_source(source: &RepoSource) -> Result<Source, RepoError> {
     let s = source.expose().trim();
     let shown = source.shown().trim();
     if s.is_empty() {
-        return Err(RepoError::InvalidSource(
-            "--repo is empty: give an https URL, a local path or a file:// URL".into(),
-        ));
+        return Err(SourceError::Empty.into());
     }
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("https://") {
-        let u = url::Url::parse(s).map_err(|e| {
-            RepoError::InvalidSource(format!(
-                "--repo {shown:?} is not a valid URL ({e}); expected e.g. https://github.com/owner/repo"
-            ))
+        let u = url::Url::parse(s).map_err(|source| SourceError::Url {
+            shown: shown.to_string(),
+            source,
         })?;
         if u.host_str().is_none_or(str::is_empty) {
-            return Err(RepoError::InvalidSource(format!(
-                "--repo {} has no host; expected e.g. https://github.com/owner/repo",
-                redact(&u)
-            )));
+            return Err(SourceError::NoHost { url: redact(&u) }.into());
         }
         return Ok(Source::Https(u));
     }
     if lower.starts_with("file://") {
-        let u = url::Url::parse(s).map_err(|e| {
-            RepoError::InvalidSource(format!("--repo {shown:?} is not a valid file:// URL ({e})"))
+        let u = url::Url::parse(s).map_err(|source| SourceError::FileUrl {
+            shown: shown.to_string(),
+            source,
         })?;
-        let p = u.to_file_path().map_err(|_| {
-            RepoError::InvalidSource(format!(
-                "--repo {shown:?}: a file:// URL must name an absolute local path (file:///path/to/repo)"
-            ))
-        })?;
+        let p = u
+            .to_file_path()
+            .map_err(|()| SourceError::FileUrlNotAbsolute {
+                shown: shown.to_string(),
+            })?;
         return local(p, shown);
     }
     if let Some((scheme, _)) = s.split_once("://") {
-        let hint = if scheme.eq_ignore_ascii_case("http") {
-            "use https:// instead (plain http is refused)".to_string()
+        let shown = shown.to_string();
+        return Err(if scheme.eq_ignore_ascii_case("http") {
+            SourceError::PlainHttp { shown }
         } else {
-            format!(
-                "scheme {scheme:?} is not supported; use an https URL, a local path or a file:// URL"
-            )
-        };
-        return Err(RepoError::InvalidSource(format!("--repo {shown}: {hint}")));
+            let scheme = scheme.to_string();
+            SourceError::Scheme { shown, scheme }
+        }
+        .into());
     }
     if is_scp_like(s) {
-        return Err(RepoError::InvalidSource(format!(
-            "--repo {shown:?} looks like an SSH address; SSH is not supported: use the https URL of the repository"
-        )));
+        let shown = shown.to_string();
+        return Err(SourceError::Ssh { shown }.into());
     }
     local(PathBuf::from(s), shown)
 }
 
 fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
+    let given = given.to_string();
     match std::fs::metadata(&p) {
         Ok(m) if m.is_dir() => {
             let root = std::fs::canonicalize(&p).unwrap_or(p);
-            confined(&root).map_err(|why| {
-                RepoError::InvalidSource(format!(
-                    "--repo {given:?}: {why}; a local repository must keep its git data inside the \
-                     directory given (audit the other repository by its own path if that is meant)"
-                ))
-            })?;
+            confined(&root).map_err(|escape| SourceError::GitDataOutside { given, escape })?;
             Ok(Source::Local(root))
         }
-        Ok(_) => Err(RepoError::InvalidSource(format!(
-            "--repo {given:?} is a file, not a repository directory"
-        ))),
-        Err(e) => Err(RepoError::InvalidSource(format!(
-            "--repo {given:?}: local path cannot be read ({e}); check the path, or give an https URL"
-        ))),
+        Ok(_) => Err(SourceError::NotADirectory { given }.into()),
+        Err(source) => Err(SourceError::Unreadable { given, source }.into()),
     }
 }
 
@@ -123,8 +112,8 @@ fn local(p: PathBuf, given: &str) -> Result<Source, RepoError> {
 /// `.git` file saying `gitdir: /elsewhere`, a `commondir` pointing out, or object alternates
 /// outside. libgit2 follows all three, so a submission could be graded as another repository
 /// (or read another repository's objects). Missing or unreadable files are left to libgit2.
-fn confined(root: &Path) -> Result<(), String> {
-    let inside = |base: &Path, target: &str, what: &str| -> Result<PathBuf, String> {
+fn confined(root: &Path) -> Result<(), Escape> {
+    let inside = |base: &Path, target: &str, what: &'static str| -> Result<PathBuf, Escape> {
         let target = target.trim();
         let joined = base.join(target);
         // A target that does not exist cannot be followed; libgit2 reports it.
@@ -132,10 +121,7 @@ fn confined(root: &Path) -> Result<(), String> {
         if real.starts_with(root) {
             Ok(real)
         } else {
-            Err(format!(
-                "{what} points outside the directory, to {}",
-                real.display()
-            ))
+            Err(Escape { what, to: real })
         }
     };
     let small = |p: &Path| -> Option<String> {
@@ -204,7 +190,7 @@ pub fn clone(
         Some(p) => b.tempdir_in(p),
         None => b.tempdir(),
     }
-    .map_err(|e| RepoError::Clone(format!("cannot create a temporary directory: {e}")))?;
+    .map_err(CloneError::TempDir)?;
     let target = dir.path().join("repo.git");
     let started = Instant::now();
     let timed_out = Cell::new(false);
@@ -231,62 +217,54 @@ pub fn clone(
     let shown = source.display();
     let repo = match result {
         Ok(r) => r,
-        Err(_) if timed_out.get() => {
-            return Err(RepoError::Limit(format!(
-                "cloning {shown} took longer than the clone timeout ({} s); raise the timeout or check the network",
-                limits.clone_timeout.as_secs()
-            )));
-        }
+        Err(_) if timed_out.get() => return Err(too_slow(shown, limits).into()),
         Err(_) if too_big.get() => {
-            return Err(RepoError::Limit(format!(
-                "{shown} is larger than the repository size limit ({} bytes)",
-                limits.max_repo_bytes
-            )));
+            let max = limits.max_repo_bytes;
+            return Err(LimitError::Download { shown, max }.into());
         }
-        Err(e) => return Err(clone_error(source, &e)),
+        Err(e) => return Err(clone_error(source, &e).into()),
     };
     if started.elapsed() > limits.clone_timeout {
-        return Err(RepoError::Limit(format!(
-            "cloning {shown} took longer than the clone timeout ({} s)",
-            limits.clone_timeout.as_secs()
-        )));
+        return Err(too_slow(shown, limits).into());
     }
     let size = dir_size(dir.path());
     if size > limits.max_repo_bytes {
-        return Err(RepoError::Limit(format!(
-            "{shown} is {size} bytes once cloned, over the repository size limit ({} bytes)",
-            limits.max_repo_bytes
-        )));
+        let max = limits.max_repo_bytes;
+        return Err(LimitError::Cloned { shown, size, max }.into());
     }
     Ok((dir, repo))
 }
 
-fn clone_error(source: &Source, e: &git2::Error) -> RepoError {
+fn too_slow(shown: String, limits: &RepoLimits) -> LimitError {
+    let secs = limits.clone_timeout.as_secs();
+    LimitError::CloneTimeout { shown, secs }
+}
+
+fn clone_error(source: &Source, e: &git2::Error) -> CloneError {
     use git2::{ErrorClass, ErrorCode};
-    let shown = &source.display();
+    let shown = source.display();
     // libgit2 may quote the URL it was given, credentials included.
-    let msg = &RepoSource::new(source.clone_url()).scrub(e.message());
+    let msg = RepoSource::new(source.clone_url()).scrub(e.message());
     let auth = e.code() == ErrorCode::Auth
         || msg.contains("401")
         || msg.contains("403")
         || msg.to_lowercase().contains("authentication");
     if auth {
-        return RepoError::Clone(format!(
-            "authentication failed for {shown}: the repository is private or does not exist. \
-             Check the URL; only public repositories can be audited over https"
-        ));
+        return CloneError::Auth { shown };
     }
     match e.class() {
         ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os
             if shown.starts_with("https://") =>
         {
-            RepoError::Clone(format!(
-                "network error while cloning {shown}: {msg}. Check the URL and the connection"
-            ))
+            CloneError::Network {
+                shown,
+                message: msg,
+            }
         }
-        _ => RepoError::Clone(format!(
-            "cannot clone {shown}: {msg}. Is it a git repository (a working tree or a bare repository)?"
-        )),
+        _ => CloneError::NotARepository {
+            shown,
+            message: msg,
+        },
     }
 }
 
@@ -361,10 +339,12 @@ pub fn resolve_commit<'r>(
                     return Ok(Some(commit));
                 }
             }
-            Err(RepoError::InvalidSource(format!(
-                "--ref {r:?} is not a branch, tag or commit of {shown} (refs: {})",
-                branches()
-            )))
+            Err(SourceError::UnknownRef {
+                git_ref: r.to_string(),
+                shown: shown.to_string(),
+                refs: branches(),
+            }
+            .into())
         }
         None => {
             let has_refs = repo
@@ -372,14 +352,16 @@ pub fn resolve_commit<'r>(
                 .map(|mut refs| refs.any(|r| r.is_ok()))
                 .unwrap_or(false);
             match repo.head() {
-                Ok(h) => h.peel_to_commit().map(Some).map_err(|e| {
-                    RepoError::Clone(format!("HEAD of {shown} is not a commit: {}", e.message()))
+                Ok(h) => h.peel_to_commit().map(Some).map_err(|source| {
+                    let shown = shown.to_string();
+                    CloneError::HeadNotACommit { shown, source }.into()
                 }),
                 Err(_) if !has_refs => Ok(None),
-                Err(_) => Err(RepoError::InvalidSource(format!(
-                    "HEAD of {shown} does not point to a commit (refs: {}); choose one with --ref",
-                    branches()
-                ))),
+                Err(_) => Err(SourceError::NoHead {
+                    shown: shown.to_string(),
+                    refs: branches(),
+                }
+                .into()),
             }
         }
     }
@@ -403,9 +385,7 @@ pub fn list_files(
 ) -> Result<Vec<TreeFile>, RepoError> {
     let mut files = Vec::new();
     let mut too_many = false;
-    let odb = repo
-        .odb()
-        .map_err(|e| RepoError::Analysis(format!("cannot open the object database: {e}")))?;
+    let odb = repo.odb().map_err(AnalysisError::ObjectDatabase)?;
     let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         let name = String::from_utf8_lossy(entry.name_bytes()).into_owned();
         let path = format!("{dir}{name}");
@@ -435,12 +415,10 @@ pub fn list_files(
         git2::TreeWalkResult::Ok
     });
     if too_many {
-        return Err(RepoError::Limit(format!(
-            "the audited commit has more than {} files (file-count limit); audit a smaller repository or raise the limit",
-            limits.max_files
-        )));
+        let max = limits.max_files;
+        return Err(LimitError::Files { max }.into());
     }
-    walked.map_err(|e| RepoError::Analysis(format!("cannot read the commit's tree: {e}")))?;
+    walked.map_err(AnalysisError::Tree)?;
     for f in files.iter().filter(|f| f.symlink) {
         let target = repo
             .find_blob(f.oid)
@@ -479,19 +457,18 @@ pub fn escapes(path: &str, target: &str) -> bool {
 }
 
 /// The bytes of a blob when it is a regular file within the size limit.
-pub fn read_blob(repo: &Repository, f: &TreeFile, max: u64) -> Result<Vec<u8>, String> {
+pub fn read_blob(repo: &Repository, f: &TreeFile, max: u64) -> Result<Vec<u8>, BlobError> {
+    let path = f.path.clone();
     if f.symlink {
-        return Err(format!("{}: symlink, not followed", f.path));
+        return Err(BlobError::Symlink { path });
     }
     if f.size > max {
-        return Err(format!(
-            "{}: {} bytes, over the single-file limit ({max} bytes); not analysed",
-            f.path, f.size
-        ));
+        let size = f.size;
+        return Err(BlobError::TooLarge { path, size, max });
     }
     repo.find_blob(f.oid)
         .map(|b| b.content().to_vec())
-        .map_err(|e| format!("{}: cannot read blob: {e}", f.path))
+        .map_err(|source| BlobError::Unreadable { path, source })
 }
 
 /// Binary content: a NUL byte in the first 8 KiB (git's own heuristic).

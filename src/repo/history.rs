@@ -40,7 +40,7 @@
 //!   holds when all three phases occur and their first commits come in the order
 //!   setup ≤ tools ≤ graph, not all in one commit.
 
-use super::RepoError;
+use super::error::{AnalysisError, RepoError};
 use git2::{DiffOptions, Repository, Sort};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -182,7 +182,7 @@ pub fn is_code(path: &str) -> bool {
 }
 
 pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoError> {
-    let err = |e: git2::Error| RepoError::Analysis(format!("cannot read the history: {e}"));
+    let err = |e: git2::Error| RepoError::from(AnalysisError::History(e));
     let mut walk = repo.revwalk().map_err(err)?;
     walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME | Sort::REVERSE)
         .map_err(err)?;

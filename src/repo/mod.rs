@@ -3,11 +3,12 @@
 //! actor thread.
 //!
 //! Codemap: [`source`] (the `--repo` text, redacted once), [`clone`] (source validation, sandboxed bare clone, reading the audited tree),
-//! [`history`] (git forensics), [`python`] (tree-sitter analysis: graph, state, safety,
+//! [`error`] (why a repository cannot be audited, typed), [`history`] (git forensics), [`python`] (tree-sitter analysis: graph, state, safety,
 //! structured output, judge personas, Chief Justice rules), [`evidence`] (facts → `Evidence`
 //! per rubric dimension), [`facts`] (`auditor evidence` JSON and text).
 
 pub(crate) mod clone;
+pub mod error;
 pub mod evidence;
 pub(crate) mod facts;
 pub(crate) mod history;
@@ -15,6 +16,7 @@ pub mod python;
 pub(crate) mod scan;
 pub(crate) mod source;
 
+pub use error::{AnalysisError, CloneError, LimitError, RepoError, SourceError};
 pub use evidence::evidence;
 pub use facts::{facts_json, summary_text};
 pub use source::RepoSource;
@@ -119,18 +121,6 @@ pub struct RepoFacts {
     pub report_pdf_unusable: Option<String>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum RepoError {
-    #[error("{0}")]
-    InvalidSource(String),
-    #[error("{0}")]
-    Clone(String),
-    #[error("{0}")]
-    Limit(String),
-    #[error("{0}")]
-    Analysis(String),
-}
-
 /// Cheap pre-flight check run before the graph starts (exit 2 on error): empty source,
 /// malformed URL, unsupported scheme (http, ssh, ...), or a local path that does not exist.
 pub fn validate_source(source: &RepoSource) -> Result<(), RepoError> {
@@ -178,8 +168,9 @@ pub fn investigate_in(
         return Ok(facts);
     };
     facts.commit = commit.id().to_string();
-    let tree = commit.tree().map_err(|e| {
-        RepoError::Analysis(format!("cannot read the tree of {}: {e}", commit.id()))
+    let tree = commit.tree().map_err(|source| AnalysisError::TreeOf {
+        commit: commit.id().to_string(),
+        source,
     })?;
     let files = clone::list_files(&repo, &tree, &req.limits, &mut facts.notes)?;
     facts.files = files.iter().map(|f| f.path.clone()).collect();
@@ -227,7 +218,7 @@ pub fn investigate_in(
             Ok(b) => b,
             Err(note) => {
                 if !f.symlink {
-                    facts.notes.push(note);
+                    facts.notes.push(note.to_string());
                 }
                 continue;
             }
@@ -404,7 +395,7 @@ fn extract_pdf(
             bytes,
         })),
         Err(note) => {
-            notes.push(note);
+            notes.push(note.to_string());
             Ok(None)
         }
     }

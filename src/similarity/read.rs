@@ -6,7 +6,7 @@
 
 use super::{Limits, SourceFile};
 use crate::repo::clone;
-use crate::repo::{RepoError, RepoLimits, RepoSource};
+use crate::repo::{AnalysisError, RepoError, RepoLimits, RepoSource};
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -141,7 +141,11 @@ pub fn from_commit(
     let id = c.id().to_string();
     let tree = c
         .tree()
-        .map_err(|e| RepoError::Analysis(format!("cannot read the tree of {id}: {e}")))?;
+        .map_err(|source| AnalysisError::TreeOf {
+            commit: id.to_string(),
+            source,
+        })
+        .map_err(RepoError::from)?;
     let mut notes = Vec::new();
     let files = clone::list_files(&repo, &tree, &repo_limits, &mut notes)?;
     notes.clear(); // submodule and symlink notes are the audit's business
@@ -163,7 +167,7 @@ pub fn from_commit(
                     });
                 }
             }
-            Err(note) => budget.notes.push(note),
+            Err(note) => budget.notes.push(note.to_string()),
         }
     }
     notes.extend(budget.finish());

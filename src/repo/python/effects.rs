@@ -47,12 +47,23 @@ pub struct Effects {
     /// Keys whose update re-sends the current value (`{"xs": state["xs"] + [x]}`,
     /// `{"xs": state["xs"]}`): under an appending reducer the list doubles.
     pub resends: BTreeMap<String, usize>,
+    /// Keys whose list the function grows in place (`state["xs"].append(x)`, or through a local
+    /// bound to it: `xs = state["xs"]; xs.append(x)`) before it re-sends it (see `resends`):
+    /// the list then holds items when it is re-sent, whatever it held before.
+    pub fills: BTreeMap<String, usize>,
+    /// Re-sent keys whose update adds items to the current value (`state["xs"] + [x]`): after
+    /// the node the list holds items, although it doubles only when it held some before.
+    pub adds: std::collections::BTreeSet<String>,
     /// Keys whose every write is one and the same literal (`{"attempts": 1}`), with its text.
     pub constants: BTreeMap<String, String>,
     /// The keys of `constants` that every return of the function writes, each a plain dict
     /// literal of this function (no helper, no whole-state return): after the node runs, the
     /// key holds that literal whatever path the function took.
     pub settled: BTreeMap<String, String>,
+    /// Keys that every return of the function sets to their current value plus one and the
+    /// same integer (`{"attempts": state["attempts"] + 1}`), each in a plain dict literal of
+    /// this function: after the node runs, the key holds what it held plus that step.
+    pub stepped: BTreeMap<String, i64>,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -281,8 +292,9 @@ fn read_function(
         match r {
             Expr::Name(n) if *n == p => {}
             Expr::Dict(pairs) => {
-                dict_keys(pairs, &mut e.writes, return_line("{"));
-                vals.add(pairs, &p, return_line("{"));
+                let pairs = unalias(pairs, f, &p);
+                dict_keys(&pairs, &mut e.writes, return_line("{"));
+                vals.add(&pairs, &p, return_line("{"));
                 dict_returns += 1;
             }
             Expr::None => {}
@@ -292,10 +304,15 @@ fn read_function(
                     for v in values {
                         match v {
                             Expr::Dict(pairs) => {
-                                dict_keys(pairs, &mut e.writes, line);
-                                vals.add(pairs, &p, line);
+                                let pairs = unalias(pairs, f, &p);
+                                dict_keys(&pairs, &mut e.writes, line);
+                                vals.add(&pairs, &p, line);
                             }
                             Expr::Name(n) if *n == p => {
+                                e.whole_state.get_or_insert(line);
+                            }
+                            // `new = dict(state)` / `state.copy()`: a copy of the whole state
+                            v if copies_state(v, &p) => {
                                 e.whole_state.get_or_insert(line);
                             }
                             _ => e.known = false,
@@ -343,6 +360,8 @@ fn read_function(
                     e.writes.extend(inner.writes);
                     e.reads.extend(inner.reads);
                     e.resends.extend(inner.resends);
+                    e.fills.extend(inner.fills);
+                    e.adds.extend(inner.adds);
                     for (k, c) in inner.constants {
                         vals.literal(&k, Some(c));
                     }
@@ -363,6 +382,45 @@ fn read_function(
         }
     }
     e.resends.extend(vals.resends);
+    e.adds.extend(vals.adds);
+    // lists grown in place before they are re-sent: `state["k"].append(..)`, or through the
+    // local the update re-sends (`xs = state["k"]` ... `xs.append(..)`)
+    // (a whole-state return re-sends every key it holds)
+    let resent: Vec<&String> = if e.whole_state.is_some() {
+        e.resends.keys().chain(e.writes.keys()).collect()
+    } else {
+        e.resends.keys().collect()
+    };
+    let fills: Vec<(String, usize)> = resent
+        .into_iter()
+        .filter_map(|k| {
+            let mut names: Vec<String> = f
+                .locals
+                .iter()
+                .filter(|(_, vs)| {
+                    vs.len() == 1
+                        && !matches!(vs[0], Expr::BinOp { .. })
+                        && reads_own(&vs[0], &p, k)
+                })
+                .map(|(l, _)| format!(r"\b{}\b", regex::escape(l)))
+                .collect();
+            names.push(format!(
+                r#"\b{}\[\s*["']{}["']\s*\]"#,
+                regex::escape(&p),
+                regex::escape(k)
+            ));
+            let re = Regex::new(&format!(
+                r"(?:{})\s*(?:\.(?:append|extend|insert)\(|\+=)",
+                names.join("|")
+            ))
+            .ok()?;
+            lines
+                .iter()
+                .find(|(_, l)| re.is_match(l.split('#').next().unwrap_or("")))
+                .map(|(n, _)| (k.clone(), *n))
+        })
+        .collect();
+    e.fills.extend(fills);
     e.constants = vals
         .literals
         .into_iter()
@@ -387,6 +445,13 @@ fn read_function(
             .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        e.stepped = vals
+            .steps
+            .iter()
+            .filter_map(|(k, v)| Some((k, (*v)?)))
+            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
+            .map(|(k, v)| (k.clone(), v))
+            .collect();
     }
     e
 }
@@ -395,11 +460,15 @@ fn read_function(
 #[derive(Default)]
 struct Values {
     resends: BTreeMap<String, usize>,
+    adds: std::collections::BTreeSet<String>,
     /// key -> the one literal every write gives it (`None`: some write is not that literal)
     literals: BTreeMap<String, Option<String>>,
     seen: std::collections::BTreeSet<String>,
     /// key -> how many dict literals of the function's returns write it
     count: BTreeMap<String, usize>,
+    /// key -> the one step every write adds to the key's own value (`None`: some write is not
+    /// such an increment)
+    steps: BTreeMap<String, Option<i64>>,
 }
 
 impl Values {
@@ -409,6 +478,14 @@ impl Values {
             *self.count.entry(k.to_string()).or_default() += 1;
             if reads_own(v, p, k) {
                 self.resends.entry(k.to_string()).or_insert(line);
+                if matches!(v, Expr::BinOp { .. }) {
+                    self.adds.insert(k.to_string());
+                }
+            }
+            let step = increment(v, p, k);
+            let entry = self.steps.entry(k.to_string()).or_insert(step);
+            if *entry != step {
+                *entry = None;
             }
             self.literal(k, literal(v));
         }
@@ -438,6 +515,40 @@ pub fn literal(v: &Expr) -> Option<String> {
     }
 }
 
+/// `dict(state)`, `state.copy()`, `state.model_copy()`, `copy.copy(state)`,
+/// `copy.deepcopy(state)`: a copy of the whole state.
+fn copies_state(v: &Expr, p: &str) -> bool {
+    let Expr::Call { func, args, .. } = v else {
+        return false;
+    };
+    let name = func.dotted().unwrap_or_default();
+    let state = Expr::Name(p.to_string());
+    match name.as_str() {
+        "dict" | "copy.copy" | "copy.deepcopy" | "deepcopy" => args.first() == Some(&state),
+        _ => args.is_empty() && (name == format!("{p}.copy") || name == format!("{p}.model_copy")),
+    }
+}
+
+/// The update's values with each local bound once to the key's own current value
+/// (`xs = state.get("xs", [])` ... `{"xs": xs}`) replaced by that value: re-sending the local
+/// re-sends the state's list.
+fn unalias(pairs: &[(Expr, Expr)], f: &FuncInfo, p: &str) -> Vec<(Expr, Expr)> {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            let own = match (k.as_str(), v) {
+                (Some(key), Expr::Name(local)) if local != p => f
+                    .locals
+                    .get(local)
+                    .filter(|vs| vs.len() == 1 && reads_own(&vs[0], p, key))
+                    .map(|vs| vs[0].clone()),
+                _ => None,
+            };
+            (k.clone(), own.unwrap_or_else(|| v.clone()))
+        })
+        .collect()
+}
+
 /// `state["k"]`, `state.get("k", ...)`, `state.k`, or one of them `+ ...`: the key's own value.
 fn reads_own(v: &Expr, p: &str, k: &str) -> bool {
     let own = |e: &Expr| match e {
@@ -455,6 +566,35 @@ fn reads_own(v: &Expr, p: &str, k: &str) -> bool {
     match v {
         Expr::BinOp { op, left, .. } if op == "+" => own(left) || reads_own(left, p, k),
         other => own(other),
+    }
+}
+
+/// `state["k"] + 1` (or `state.get("k", 0) + 1`, `state.k + 1`, `- 1`): the integer added to
+/// the key's own value.
+fn increment(v: &Expr, p: &str, k: &str) -> Option<i64> {
+    let Expr::BinOp { op, left, right } = v else {
+        return None;
+    };
+    let Expr::Num(n) = &**right else { return None };
+    let n: i64 = n.parse().ok()?;
+    let own = match &**left {
+        Expr::Subscript(obj, idx) => {
+            matches!(&**obj, Expr::Name(x) if x == p)
+                && idx.len() == 1
+                && idx.first().and_then(Expr::as_str) == Some(k)
+        }
+        Expr::Call { func, args, .. } => {
+            matches!(&**func, Expr::Attr(obj, m) if m == "get" && matches!(&**obj, Expr::Name(x) if x == p))
+                && args.first().and_then(Expr::as_str) == Some(k)
+                && matches!(args.get(1), None | Some(Expr::Num(_)))
+        }
+        Expr::Attr(obj, a) => a == k && matches!(&**obj, Expr::Name(x) if x == p),
+        _ => false,
+    };
+    match op.as_str() {
+        "+" if own => Some(n),
+        "-" if own => Some(-n),
+        _ => None,
     }
 }
 
@@ -519,6 +659,51 @@ mod tests {
         assert!(e.reads.contains_key("retries"));
         assert!(!e.reads.contains_key("model_dump"));
         assert!(e.writes.contains_key("retries") && e.writes.contains_key("opinions"));
+    }
+
+    #[test]
+    fn a_copy_of_the_state_returned_through_a_local_is_a_whole_state_return() {
+        for copy in ["dict(state)", "state.copy()", "copy.deepcopy(state)"] {
+            let e = effects(
+                &format!(
+                    "def agg(state):\n    new = {copy}\n    new['summary'] = 1\n    return new\n"
+                ),
+                "agg",
+            );
+            assert_eq!(e.whole_state, Some(4), "{copy}");
+            assert!(e.known && e.writes.contains_key("summary"), "{copy}");
+        }
+    }
+
+    #[test]
+    fn a_local_bound_to_a_list_of_the_state_is_re_sent_and_grown_in_place() {
+        let e = effects(
+            "def agg(state):\n    errs = state.get('errors', [])\n    if x:\n        errs.append('e')\n    return {'errors': errs}\n",
+            "agg",
+        );
+        assert!(e.resends.contains_key("errors"));
+        assert_eq!(e.fills.get("errors"), Some(&4));
+        // a new list (`list(...)`, `+`) is not the state's: growing it leaves the state alone
+        let e = effects(
+            "def agg(state):\n    errs = state['errors'] + []\n    errs.append('e')\n    return {'errors': errs}\n",
+            "agg",
+        );
+        assert!(e.resends.contains_key("errors") && e.fills.is_empty());
+        assert!(e.adds.contains("errors"));
+    }
+
+    #[test]
+    fn a_counter_set_to_its_value_plus_one_on_every_return_is_stepped() {
+        let e = effects(
+            "def n(state):\n    if x:\n        return {'count': state['count'] + 1}\n    return {'count': state.get('count', 0) + 1, 'y': 2}\n",
+            "n",
+        );
+        assert_eq!(e.stepped.get("count"), Some(&1));
+        let e = effects(
+            "def n(state):\n    if x:\n        return {'count': state['count'] + 1}\n    return {'y': 2}\n",
+            "n",
+        );
+        assert!(e.stepped.is_empty());
     }
 
     #[test]

@@ -178,6 +178,11 @@ pub struct GraphFacts {
     /// Each router's path map (by index in `routers`): what it returns → the node it names.
     #[serde(skip)]
     pub path_maps: BTreeMap<usize, Vec<(String, String)>>,
+    /// Each router's outcomes made of `Send`s (by index in `routers`, then outcome index): the
+    /// nodes each one sends to. A `Send` is a task of its own: a node sent to and also triggered
+    /// by an edge (or sent to twice) runs twice in that superstep.
+    #[serde(skip)]
+    pub sends: BTreeMap<usize, BTreeMap<usize, Vec<String>>>,
 }
 
 impl GraphFacts {
@@ -717,6 +722,7 @@ impl Builder {
                 };
                 let parallel = !parallel_targets.is_empty();
                 let outcomes = router_outcomes(&returns, &lookup, &targets, &parallel_targets);
+                let sends = router_sends(&returns, &lookup, &outcomes);
                 let path_map: Vec<(String, String)> = match &map {
                     Some(Val::Dict(pairs)) => pairs
                         .iter()
@@ -746,6 +752,11 @@ impl Builder {
                         self.graph
                             .path_maps
                             .insert(self.graph.routers.len(), path_map.clone());
+                    }
+                    if !sends.is_empty() {
+                        self.graph
+                            .sends
+                            .insert(self.graph.routers.len(), sends.clone());
                     }
                     self.graph.routers.push(Router {
                         source: s.clone(),
@@ -916,6 +927,57 @@ impl Builder {
         g.branchings = branchings(&g);
         g
     }
+}
+
+/// For each outcome of [`router_outcomes`] that a `return` of `Send`s makes, the nodes it
+/// sends to (a node twice when two `Send`s name it).
+fn router_sends(
+    returns: &[Val],
+    lookup: &dyn Fn(&Val) -> Val,
+    outcomes: &[Vec<String>],
+) -> BTreeMap<usize, Vec<String>> {
+    fn alternatives(v: &Val, out: &mut Vec<Val>) {
+        match v {
+            Val::Alt(items) => items.iter().for_each(|i| alternatives(i, out)),
+            other => out.push(other.clone()),
+        }
+    }
+    let mut alts = Vec::new();
+    returns.iter().for_each(|r| alternatives(r, &mut alts));
+    let mut out = BTreeMap::new();
+    for a in &alts {
+        let items: Vec<&Val> = match a {
+            Val::List(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        let mut all = Vec::new();
+        let mut sent = Vec::new();
+        for i in items {
+            let (v, is_send) = match i {
+                Val::Send(t) => (lookup(t), true),
+                other => (lookup(other), false),
+            };
+            let mut names = Vec::new();
+            let mut unknown = Vec::new();
+            v.node_names(&mut names, &mut unknown);
+            if !unknown.is_empty() {
+                return BTreeMap::new();
+            }
+            if is_send {
+                sent.extend(names.iter().cloned());
+            }
+            all.extend(names);
+        }
+        if sent.is_empty() {
+            continue;
+        }
+        all.sort();
+        all.dedup();
+        if let Some(i) = outcomes.iter().position(|o| *o == all) {
+            out.entry(i).or_insert(sent);
+        }
+    }
+    out
 }
 
 /// The outcomes of a router: one per alternative of each `return` (a list or `Send`s is one

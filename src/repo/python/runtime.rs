@@ -748,32 +748,52 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
     if doubled.is_empty() {
         return Vec::new();
     }
-    let nodes: Vec<(&str, usize)> = ctx
+    // (node, line, what it re-sends: None for the whole state)
+    let nodes: Vec<(&str, usize, Option<Vec<&str>>)> = ctx
         .effects
         .iter()
         .filter_map(|(n, e)| {
             let e = e.as_ref()?;
-            e.whole_state
-                .or_else(|| {
-                    e.resends
-                        .iter()
-                        .find(|(k, _)| doubled.contains(&k.as_str()))
-                        .map(|(_, l)| *l)
-                })
-                .map(|l| (*n, l))
+            if let Some(l) = e.whole_state {
+                return Some((*n, l, None));
+            }
+            let keys: Vec<(&str, usize)> = e
+                .resends
+                .iter()
+                .filter(|(k, _)| doubled.contains(&k.as_str()))
+                .map(|(k, l)| (k.as_str(), *l))
+                .collect();
+            let line = keys.first()?.1;
+            Some((*n, line, Some(keys.into_iter().map(|(k, _)| k).collect())))
         })
         .collect();
     if nodes.is_empty() {
         return Vec::new();
     }
-    let names: Vec<String> = nodes.iter().map(|(n, _)| n.to_string()).collect();
+    let names: Vec<String> = nodes.iter().map(|(n, _, _)| n.to_string()).collect();
+    let what = nodes
+        .iter()
+        .map(|(n, l, keys)| match keys {
+            None => format!(
+                "{n} returns the whole incoming state ({})",
+                ctx.effects_loc(n, *l)
+            ),
+            Some(ks) => format!(
+                "{n} re-sends the current value of {} ({})",
+                ks.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ctx.effects_loc(n, *l)
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     vec![Defect {
         kind: "whole_state_return".into(),
         location: ctx.effects_loc(nodes[0].0, nodes[0].1),
         detail: format!(
-            "{} {} the whole incoming state as the update: the appending reducer of {} adds the current list to itself, so it doubles at each such node",
-            names.join(", "),
-            crate::words::form(names.len(), "returns", "return"),
+            "{what}: the appending reducer of {} adds the current list to itself whenever it already holds items, so it doubles at each such node",
             doubled
                 .iter()
                 .map(|f| format!("`{f}`"))
@@ -871,12 +891,15 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             });
             continue;
         }
-        // every node of the cycle must be readable to claim it never changes what the exits test
-        let cycle_effects: Vec<&Effects> = scc
+        // every node that runs while the cycle runs (its own, and what they trigger without
+        // leaving it: a plain edge out of the cycle re-runs its target at every pass) must be
+        // readable to claim that nothing changes what the exits test
+        let running = while_cycling(g, &scc);
+        let cycle_effects: Vec<&Effects> = running
             .iter()
             .filter_map(|n| ctx.effects.get(n.as_str()).and_then(|e| e.as_ref()))
             .collect();
-        if cycle_effects.len() != scc.len() || cycle_effects.iter().any(|e| !e.known) {
+        if cycle_effects.len() != running.len() || cycle_effects.iter().any(|e| !e.known) {
             notes.push(format!(
                 "cycle {}: a node's update could not be read, loop bound not checked",
                 members.join(" -> ")
@@ -937,7 +960,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             .collect();
         let r = exits[0];
         let mut detail = format!(
-            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
+            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle (or that it triggers) writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
             members.join(" -> "),
             r.router,
             r.source,
@@ -972,6 +995,42 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
         stuck.push((scc.clone(), indexes));
     }
     (out, decided, stuck)
+}
+
+/// The nodes that run while the cycle `scc` keeps running: its own, and those they trigger
+/// (plain edges, join legs, router outcomes that also keep a node of the cycle running), and so
+/// on. A router outcome that only leaves the cycle ends it and is not followed.
+fn while_cycling(g: &GraphFacts, scc: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut seen: BTreeSet<String> = scc.clone();
+    let mut todo: Vec<String> = scc.iter().cloned().collect();
+    while let Some(n) = todo.pop() {
+        let mut next: Vec<&String> = Vec::new();
+        for e in g.edges.iter().filter(|e| !e.conditional && e.from == n) {
+            next.push(&e.to);
+        }
+        for j in g.joins.iter().filter(|j| j.from.contains(&n)) {
+            next.push(&j.to);
+        }
+        // a node of the cycle with a plain edge back into it keeps the cycle running whatever
+        // its routers choose
+        let kept_by_edge = g
+            .edges
+            .iter()
+            .any(|e| !e.conditional && e.from == n && scc.contains(&e.to));
+        for r in g.routers.iter().filter(|r| r.source == n) {
+            for o in &r.outcomes {
+                if !scc.contains(&n) || kept_by_edge || o.iter().any(|t| scc.contains(t)) {
+                    next.extend(o.iter());
+                }
+            }
+        }
+        for t in next {
+            if t != "END" && seen.insert(t.clone()) {
+                todo.push(t.clone());
+            }
+        }
+    }
+    seen
 }
 
 /// The `if` chain of a router function, read line by line: each `return` with the conditions
@@ -1450,6 +1509,15 @@ fn simulate(
                     .iter()
                     .map(|o| o.iter().map(String::as_str).collect())
                     .collect(),
+                sends: kept_outcomes
+                    .iter()
+                    .map(|o| {
+                        let at = r.outcomes.iter().position(|x| x == *o);
+                        at.and_then(|at| g.sends.get(&i)?.get(&at))
+                            .map(|ns| ns.iter().map(String::as_str).collect())
+                            .unwrap_or_default()
+                    })
+                    .collect(),
                 guards,
                 fixed: fixed[i],
                 reads: ctx.routers[i]
@@ -1474,12 +1542,30 @@ fn simulate(
                     .filter(|k| appending.contains(*k))
                     .cloned()
                     .collect(),
+                fills: e
+                    .fills
+                    .keys()
+                    .filter(|k| appending.contains(*k))
+                    .cloned()
+                    .collect(),
+                adds: e
+                    .adds
+                    .iter()
+                    .filter(|k| appending.contains(*k))
+                    .cloned()
+                    .collect(),
                 reads: e.reads.keys().cloned().collect(),
                 settled: e
                     .settled
                     .iter()
                     .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
                     .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                stepped: e
+                    .stepped
+                    .iter()
+                    .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                    .map(|(k, v)| (k.clone(), *v))
                     .collect(),
             },
         );
@@ -1600,6 +1686,7 @@ fn simulate(
     for (writers, keys) in by_writers {
         let ws: Vec<String> = writers.iter().cloned().collect();
         let names = match ws.as_slice() {
+            [a] => a.clone(),
             [a, b] => format!("{a} and {b}"),
             _ => format!("{} and {}", ws[..ws.len() - 1].join(", "), ws[ws.len() - 1]),
         };
@@ -1626,9 +1713,15 @@ fn simulate(
             kind: "concurrent_write".into(),
             location: ctx.node_loc(&ws[0]),
             detail: format!(
-                "{names} write {} {keys_text}{cited}, which {} no reducer, and in some run two of them run in the same superstep: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                "{names} {} {} {keys_text}{cited}, which {} no reducer, and in some run {}: LangGraph raises InvalidUpdateError (\"Can receive only one value per step\") and the run stops",
+                crate::words::form(ws.len(), "writes", "write"),
                 crate::words::form(keys.len(), "the key", "the keys"),
                 crate::words::form(keys.len(), "has", "have"),
+                if ws.len() == 1 {
+                    "it runs as two tasks in one superstep (a `Send` to it beside an edge or another `Send` that also triggers it)"
+                } else {
+                    "two of them run in the same superstep"
+                },
             ),
             nodes: ws,
         });
@@ -1927,6 +2020,69 @@ mod tests {
             "g = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('b', node)\ng.add_edge(START, 'a')\ng.add_edge('a', 'b')\ng.add_edge('b', 'a')\n",
         );
         assert_eq!(kinds(&d), vec![("unbounded_loop", vec!["a", "b"])]);
+    }
+
+    const INVOKE: &str =
+        "app = g.compile()\napp.invoke({'repo_url': 'u', 'count': 0, 'opinions': []})\n";
+
+    #[test]
+    fn a_counter_a_node_increments_is_followed_so_its_router_chooses_what_langgraph_chooses() {
+        // `work` retries itself while count < limit and triggers `after` at every run
+        let retry = |limit: u32| {
+            format!(
+                "def work(state):\n    return {{'count': state['count'] + 1}}\ndef again(state):\n    if state['count'] < {limit}:\n        return 'work'\n    return END\ng = StateGraph(AgentState)\ng.add_node('work', work)\ng.add_node('after', node)\ng.add_edge(START, 'work')\ng.add_edge('work', 'after')\ng.add_conditional_edges('work', again)\ng.add_edge('after', END)\n{INVOKE}"
+            )
+        };
+        // count is 1 when the router first runs: it ends the run, `after` runs once
+        assert_eq!(kinds(&defects(&retry(1))), vec![]);
+        // three passes of `work`, so `after` runs three times
+        assert_eq!(
+            kinds(&defects(&retry(3))),
+            vec![("duplicate_execution", vec!["after"])]
+        );
+    }
+
+    #[test]
+    fn a_loop_whose_exit_key_a_triggered_node_increments_is_not_stuck() {
+        let d = defects(&format!(
+            "def bump(state):\n    return {{'count': state['count'] + 1}}\ndef again(state):\n    if state['count'] < 2:\n        return 'a'\n    return END\ng = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('b', node)\ng.add_node('bump', bump)\ng.add_edge(START, 'a')\ng.add_edge('a', 'b')\ng.add_edge('a', 'bump')\ng.add_conditional_edges('b', again)\n{INVOKE}"
+        ));
+        assert!(
+            !d.iter().any(|d| d.kind == "unbounded_loop"),
+            "{:#?}",
+            kinds(&d)
+        );
+    }
+
+    #[test]
+    fn a_send_beside_an_edge_to_the_same_node_runs_it_twice_in_one_superstep() {
+        let d = defects(&format!(
+            "def write(state):\n    return {{'report': 'r'}}\ndef fan(state):\n    return [Send('w', state), Send('other', state)]\ng = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('w', write)\ng.add_node('other', node)\ng.add_edge(START, 'a')\ng.add_edge('a', 'w')\ng.add_conditional_edges('a', fan)\ng.add_edge('w', END)\ng.add_edge('other', END)\n{INVOKE}"
+        ));
+        assert_eq!(kinds(&d), vec![("concurrent_write", vec!["w"])]);
+        assert!(
+            d[0].detail.starts_with("w writes the key `report`")
+                && d[0].detail.contains("two tasks in one superstep"),
+            "{}",
+            d[0].detail
+        );
+    }
+
+    #[test]
+    fn a_list_plus_items_fills_it_so_a_later_whole_state_return_doubles_it() {
+        let d = defects(&format!(
+            "def add(state):\n    return {{'opinions': state['opinions'] + ['x']}}\ndef whole(state):\n    return state\ng = StateGraph(AgentState)\ng.add_node('add', add)\ng.add_node('whole', whole)\ng.add_edge(START, 'add')\ng.add_edge('add', 'whole')\ng.add_edge('whole', END)\n{INVOKE}"
+        ));
+        // `add` re-sends the empty input list (no doubling); `whole` re-sends one item
+        assert_eq!(kinds(&d), vec![("whole_state_return", vec!["whole"])]);
+    }
+
+    #[test]
+    fn a_list_grown_in_place_through_a_local_and_re_sent_doubles() {
+        let d = defects(&format!(
+            "def agg(state):\n    errs = state.get('opinions', [])\n    if not state.get('repo_url'):\n        errs.append('missing')\n    return {{'opinions': errs}}\ng = StateGraph(AgentState)\ng.add_node('agg', agg)\ng.add_edge(START, 'agg')\ng.add_edge('agg', END)\n{INVOKE}"
+        ));
+        assert_eq!(kinds(&d), vec![("whole_state_return", vec!["agg"])]);
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct RouterSpec<'g> {
     /// The outcomes the known values allow (see [`Pick`]).
     pub pick: Option<Pick<'g>>,
     pub outcomes: Vec<Vec<&'g str>>,
+    /// Per outcome: the nodes it sends to with `Send` (each a task of its own; empty: none).
+    pub sends: Vec<Vec<&'g str>>,
     /// Per outcome: the key whose truthy test guards it.
     pub guards: Vec<Option<String>>,
     /// The router's choice is fixed for the run (an id shared by the attachments of one function).
@@ -53,10 +55,35 @@ pub struct NodeWrites {
     pub whole: bool,
     /// Appending fields whose current value the update re-sends.
     pub resends: BTreeSet<String>,
+    /// Appending fields the node grows in place before re-sending them (so they hold items
+    /// when re-sent, whatever they held before).
+    pub fills: BTreeSet<String>,
+    /// Re-sent appending fields to which the update adds items (`state["xs"] + [x]`).
+    pub adds: BTreeSet<String>,
     /// Keys the node reads.
     pub reads: BTreeSet<String>,
     /// Declared keys every run of the node sets to one literal.
     pub settled: BTreeMap<String, String>,
+    /// Declared keys every run of the node sets to their own value plus this integer.
+    pub stepped: BTreeMap<String, i64>,
+}
+
+/// Largest counter value followed: past it the value is taken as unknown (a counter that
+/// nothing bounds would otherwise make every pass of a loop a new state).
+const MAX_COUNT: i64 = 64;
+
+impl NodeWrites {
+    /// The value key `k` holds for certain after this node wrote it, from `before` (the
+    /// values known for certain when the node ran); `None` when it is not known.
+    fn value_of(&self, k: &str, before: &BTreeMap<String, String>) -> Option<String> {
+        if let Some(v) = self.settled.get(k) {
+            return Some(v.clone());
+        }
+        let step = self.stepped.get(k)?;
+        let now: i64 = before.get(k)?.parse().ok()?;
+        let next = now.checked_add(*step)?;
+        (next.abs() <= MAX_COUNT).then(|| next.to_string())
+    }
 }
 
 pub struct Machine<'g> {
@@ -90,6 +117,9 @@ struct Step<'g> {
     fixed: BTreeMap<usize, usize>,
     /// Nodes on no cycle that already ran in this invocation.
     ran: BTreeSet<&'g str>,
+    /// Nodes of `active` that run as two tasks or more in this superstep (a `Send` to a node
+    /// that an edge or another `Send` also triggers).
+    twice: BTreeSet<&'g str>,
 }
 
 #[derive(Default)]
@@ -148,7 +178,10 @@ impl<'g> Machine<'g> {
                 written.extend(w.declared.iter().cloned());
                 for f in &w.declared {
                     if self.appending.contains(f)
-                        && (!w.resends.contains(f) || step.filled.contains(f))
+                        && (!w.resends.contains(f)
+                            || step.filled.contains(f)
+                            || w.fills.contains(f)
+                            || w.adds.contains(f))
                     {
                         filled.insert(f.clone());
                     }
@@ -158,8 +191,15 @@ impl<'g> Machine<'g> {
         let values = self.values_after(step);
         let mut ran = step.ran.clone();
         ran.extend(step.active.keys().filter(|a| !self.cyclic.contains(*a)));
-        type Combo<'g> = (BTreeMap<&'g str, BTreeSet<&'g str>>, BTreeMap<usize, usize>);
-        let mut combos: Vec<Combo<'g>> = vec![(base, step.fixed.clone())];
+        // per node: triggered by an edge or a plain router return, and the `Send`s to it
+        type Tasks<'g> = BTreeMap<&'g str, (bool, usize)>;
+        type Combo<'g> = (
+            BTreeMap<&'g str, BTreeSet<&'g str>>,
+            BTreeMap<usize, usize>,
+            Tasks<'g>,
+        );
+        let pulled: Tasks<'g> = base.keys().map(|t| (*t, (true, 0))).collect();
+        let mut combos: Vec<Combo<'g>> = vec![(base, step.fixed.clone(), pulled)];
         for a in step.active.keys() {
             for r in self.routers.get(a).into_iter().flatten() {
                 if r.outcomes.is_empty() {
@@ -182,8 +222,8 @@ impl<'g> Machine<'g> {
                     let mut seen_values = step.values.clone();
                     if let Some(w) = self.writes_of(a) {
                         for k in &w.all {
-                            match w.settled.get(k) {
-                                Some(v) => seen_values.insert(k.clone(), v.clone()),
+                            match w.value_of(k, &step.values) {
+                                Some(v) => seen_values.insert(k.clone(), v),
                                 None => seen_values.remove(k),
                             };
                         }
@@ -200,21 +240,29 @@ impl<'g> Machine<'g> {
                     }
                 }
                 let mut grown = Vec::new();
-                for (c, fixed) in &combos {
+                for (c, fixed, tasks) in &combos {
                     let chosen = r.fixed.and_then(|id| fixed.get(&id).copied());
                     for &i in &allowed {
                         if chosen.is_some_and(|x| x != i) {
                             continue;
                         }
                         let mut c = c.clone();
+                        let mut tasks = tasks.clone();
+                        let sent = r.sends.get(i).map_or(&[][..], Vec::as_slice);
                         for t in &r.outcomes[i] {
                             c.entry(t).or_default().insert(a);
+                            if !sent.contains(t) {
+                                tasks.entry(t).or_default().0 = true;
+                            }
+                        }
+                        for t in sent {
+                            tasks.entry(t).or_default().1 += 1;
                         }
                         let mut fixed = fixed.clone();
                         if let Some(id) = r.fixed {
                             fixed.insert(id, i);
                         }
-                        grown.push((c, fixed));
+                        grown.push((c, fixed, tasks));
                     }
                     if grown.len() > MAX_CHOICES {
                         return None;
@@ -226,9 +274,16 @@ impl<'g> Machine<'g> {
         Some(
             combos
                 .into_iter()
-                .map(|(mut c, fixed)| {
+                .map(|(mut c, fixed, tasks)| {
                     c.remove("END");
                     c.remove("START");
+                    let twice = tasks
+                        .iter()
+                        .filter(|(n, (pull, push))| {
+                            c.contains_key(**n) && usize::from(*pull) + push >= 2
+                        })
+                        .map(|(n, _)| *n)
+                        .collect();
                     Step {
                         active: c,
                         seen: seen.clone(),
@@ -237,6 +292,7 @@ impl<'g> Machine<'g> {
                         values: values.clone(),
                         fixed,
                         ran: ran.clone(),
+                        twice,
                     }
                 })
                 .collect(),
@@ -248,16 +304,18 @@ impl<'g> Machine<'g> {
     /// re-sends what the state holds and changes nothing.
     fn values_after(&self, step: &Step<'g>) -> BTreeMap<String, String> {
         let mut values = step.values.clone();
-        let mut set: BTreeMap<&str, BTreeSet<Option<&String>>> = BTreeMap::new();
+        let mut set: BTreeMap<&str, BTreeSet<Option<String>>> = BTreeMap::new();
         for a in step.active.keys() {
             if let Some(w) = self.writes_of(a) {
                 for k in &w.declared {
-                    set.entry(k.as_str()).or_default().insert(w.settled.get(k));
+                    set.entry(k.as_str())
+                        .or_default()
+                        .insert(w.value_of(k, &step.values));
                 }
             }
         }
         for (k, vs) in set {
-            match vs.into_iter().collect::<Vec<_>>()[..] {
+            match vs.into_iter().collect::<Vec<_>>().as_slice() {
                 [Some(v)] => values.insert(k.to_string(), v.clone()),
                 _ => values.remove(k),
             };
@@ -294,9 +352,12 @@ impl<'g> Machine<'g> {
             }
             for k in keys {
                 writers.entry(k).or_default().push(a);
+                if step.twice.contains(a) {
+                    writers.entry(k).or_default().push(a);
+                }
             }
             for f in &w.resends {
-                if step.filled.contains(f) {
+                if step.filled.contains(f) || w.fills.contains(f) {
                     out.doubling
                         .entry(a.to_string())
                         .or_default()
@@ -305,7 +366,7 @@ impl<'g> Machine<'g> {
             }
             if w.whole {
                 for f in &self.appending {
-                    if step.filled.contains(f) {
+                    if step.filled.contains(f) || w.fills.contains(f) {
                         out.doubling
                             .entry(a.to_string())
                             .or_default()
@@ -373,6 +434,7 @@ impl<'g> Machine<'g> {
             values,
             fixed: BTreeMap::new(),
             ran: BTreeSet::new(),
+            twice: BTreeSet::new(),
         };
         let Some(firsts) = self.next(&start) else {
             out.complete = false;
