@@ -15,7 +15,7 @@
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
-//! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona reduced to a short text in a shared prompt, one call for every criterion, a persona not speaking its role (each costs a level from 4), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role | and full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured replies |
+//! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona of a sentence or two (< 400 chars, in a shared prompt or not), one call for every criterion, a persona not speaking its role (each costs a level from 5 for full briefs, from 4 for shorter prompts), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role; full briefs not run in parallel or not validated; a judge missing its rubric instructions (at most 4) | full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured (bound or schema-parsed) replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all explained (the decided ones, for a report read in part) | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 3 contradicted claims | some hallucinated, one or two contradicted claims, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
@@ -841,13 +841,11 @@ fn nuance_facts<'a>(facts: &[&'a NuanceFact]) -> Nuance<'a> {
             NuanceFact::Collusion { .. } => n.distinct = f.holds(),
             NuanceFact::Language { .. } => n.language += usize::from(f.holds()),
             NuanceFact::OwnPrompts {
-                prompts,
-                sentence,
-                template,
-                ..
+                prompts, sentence, ..
             } => {
                 n.full = f.holds();
-                if template.is_some() && prompts.iter().any(|p| p.chars < *sentence) {
+                // a persona of a sentence or two, set into a shared template or not
+                if prompts.iter().any(|p| p.chars < *sentence) {
                     n.sentence = Some(f);
                 }
             }
@@ -890,6 +888,14 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             format!("a persona is wired or named inconsistently: {}", label(d)),
         );
     }
+    // a judge that misses the rubric's per-persona instructions still speaks its own brief:
+    // a defect, not a collapse of the personas
+    if let Some(d) = defects(ev, &["rubric_logic_lookup"]).first() {
+        b.cap(
+            4,
+            format!("a judge gets no rubric instructions: {}", label(d)),
+        );
+    }
     if !n.distinct {
         return Some(b.done(
             2,
@@ -902,7 +908,8 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             "the judges' replies are free text, not validated opinions (loosely typed: at most 3)",
         );
     }
-    let mut level: i32 = 4;
+    // full briefs start from 5, short prompts from 4; each weakness costs a level
+    let mut level: i32 = if n.full { 5 } else { 4 };
     let mut why: Vec<String> = Vec::new();
     if let Some(f) = n.sentence {
         level -= 1;
@@ -916,17 +923,30 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         level -= 1;
         why.push("not every persona speaks its role (adversarial, forgiving, pragmatic)".into());
     }
-    if why.is_empty() && n.parallel && n.structured && n.full {
-        return Some(b.done(
-            5,
-            "three distinct, full persona briefs, asked per criterion, in parallel, with structured replies",
-        ));
+    if level == 5 {
+        if n.parallel && n.structured {
+            return Some(b.done(
+                5,
+                "three distinct, full persona briefs, asked per criterion, in parallel, with structured replies",
+            ));
+        }
+        level = 4;
+        why.push(if n.parallel {
+            "the replies are not validated opinions".to_string()
+        } else {
+            "the graph does not run the judges in parallel".to_string()
+        });
     }
     let level = level.clamp(2, 4) as u8;
     Some(b.done(
         level,
         if why.is_empty() {
             "three distinct, conflicting personas, each speaking its role".to_string()
+        } else if n.full {
+            format!(
+                "three distinct, full persona briefs, but {}",
+                why.join("; ")
+            )
         } else {
             format!("distinct personas, but {}", why.join("; "))
         },
@@ -1606,6 +1626,7 @@ mod tests {
             }),
             s(NuanceFact::Structured {
                 bound: Some(site(60)),
+                parsed: None,
             }),
         ];
         for (p, w) in [
@@ -1627,19 +1648,48 @@ mod tests {
     fn nuance_table_reads_briefs_batching_and_collusion() {
         assert_eq!(level(&nuance(2000, 0.1, false)), 5);
         assert_eq!(level(&nuance(900, 0.1, false)), 4);
-        assert_eq!(level(&nuance(2000, 0.1, true)), 3);
+        // full briefs answered in one call for every criterion: one level from 5
+        assert_eq!(level(&nuance(2000, 0.1, true)), 4);
+        assert_eq!(level(&nuance(900, 0.1, true)), 3);
+        // a persona of a sentence or two costs a level, in a shared template or not
+        assert_eq!(level(&nuance(200, 0.1, false)), 3);
         assert_eq!(level(&nuance(200, 0.1, true)), 2);
+        let mut lone = nuance(200, 0.1, false);
+        for e in &mut lone {
+            if let Some(Fact::Nuance(NuanceFact::OwnPrompts { template, .. })) = e.fact.as_mut() {
+                *template = None;
+            }
+        }
+        assert_eq!(level(&lone), 3);
         assert_eq!(level(&nuance(2000, 0.8, false)), 2);
         let mut free = nuance(2000, 0.1, false);
         free.retain(|e| !e.id.ends_with(".structured_output"));
         free.push(typed(
             "repo.personas",
-            Fact::Nuance(NuanceFact::Structured { bound: None }),
+            Fact::Nuance(NuanceFact::Structured {
+                bound: None,
+                parsed: None,
+            }),
         ));
         assert_eq!(level(&free), 3, "free-text judges are at most 3");
+        // replies parsed into the opinion model by a schema-derived parser are typed
+        let mut parsed = nuance(2000, 0.1, false);
+        parsed.retain(|e| !e.id.ends_with(".structured_output"));
+        parsed.push(typed(
+            "repo.personas",
+            Fact::Nuance(NuanceFact::Structured {
+                bound: None,
+                parsed: Some(site(61)),
+            }),
+        ));
+        assert_eq!(level(&parsed), 5, "parsed replies are not free text");
         let mut mismatch = nuance(2000, 0.1, false);
         mismatch.push(f("repo.graph.defect.persona_mismatch.0", false));
         assert_eq!(level(&mismatch), 3);
+        // a judge missing its rubric instructions still has its own brief: at most 4
+        let mut lookup = nuance(2000, 0.1, false);
+        lookup.push(f("repo.graph.defect.rubric_logic_lookup.0", false));
+        assert_eq!(level(&lookup), 4);
     }
 
     #[test]
@@ -1656,6 +1706,7 @@ mod tests {
                     rules: rules.len(),
                     branches: 9,
                     llm: if llm { vec![site(50)] } else { vec![] },
+                    prose_llm: vec![],
                     code: Some(site(1)),
                 }),
                 s(JusticeFact::MarkdownFile {
@@ -1701,6 +1752,21 @@ mod tests {
                 "security_override fact_supremacy functionality_weight implemented".into();
         }
         assert_eq!(level(&prose), 2);
+        // a model that only writes the summary's text, while the rules compute the scores,
+        // takes no part in the verdict
+        let mut text_only = j(&all, true, false);
+        for e in &mut text_only {
+            if let Some(Fact::Justice(JusticeFact::Deterministic { prose_llm, .. })) =
+                e.fact.as_mut()
+            {
+                prose_llm.push(site(60));
+            }
+        }
+        assert_eq!(
+            level(&text_only),
+            5,
+            "an LLM writing only text does not cap"
+        );
     }
 
     #[test]

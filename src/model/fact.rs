@@ -1256,8 +1256,13 @@ pub enum NuanceFact {
         fan_out: Option<(Site, String, Vec<String>)>,
         graph: Option<Site>,
     },
-    /// The judges' replies are bound to a schema.
-    Structured { bound: Option<Site> },
+    /// The judges' replies are bound to a schema, or parsed into one by a schema-derived
+    /// parser (`PydanticOutputParser`, `model_validate_json`).
+    Structured {
+        bound: Option<Site>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parsed: Option<Site>,
+    },
 }
 
 fn persona_key(persona: &str) -> &'static str {
@@ -1293,7 +1298,7 @@ impl Stated for NuanceFact {
             }
             NuanceFact::PerCriterion { batched, .. } => batched.is_none(),
             NuanceFact::Parallel { fan_out, .. } => fan_out.is_some(),
-            NuanceFact::Structured { bound } => bound.is_some(),
+            NuanceFact::Structured { bound, parsed } => bound.is_some() || parsed.is_some(),
         }
     }
 
@@ -1420,9 +1425,12 @@ impl Stated for NuanceFact {
                 }
                 None => "no fan-out to two or more judge nodes in the graph".into(),
             },
-            NuanceFact::Structured { bound } => match bound {
-                Some(at) => format!("the judges' replies are bound to a schema at {at}"),
-                None => "the judges' replies are free text (no structured output call)".into(),
+            NuanceFact::Structured { bound, parsed } => match (bound, parsed) {
+                (Some(at), _) => format!("the judges' replies are bound to a schema at {at}"),
+                (None, Some(at)) => format!(
+                    "the judges' replies are parsed into a schema at {at} (a schema-derived parser, not bound by the API)"
+                ),
+                (None, None) => "the judges' replies are free text (no structured output call and no schema-derived parser)".into(),
             },
         }
     }
@@ -1447,7 +1455,9 @@ impl Stated for NuanceFact {
                 .map(|(at, _, _)| at.clone())
                 .chain(graph.iter().cloned())
                 .collect(),
-            NuanceFact::Structured { bound } => bound.iter().cloned().collect(),
+            NuanceFact::Structured { bound, parsed } => {
+                bound.iter().chain(parsed).cloned().collect()
+            }
         }
     }
 
@@ -1606,7 +1616,13 @@ pub enum JusticeFact {
     Deterministic {
         rules: usize,
         branches: usize,
+        /// LLM calls that take part in the verdict (their reply is data: bound to a schema,
+        /// parsed, or returned as the verdict).
         llm: Vec<Site>,
+        /// LLM calls that only write text (a summary, a plan) while the rules compute the
+        /// scores.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        prose_llm: Vec<Site>,
         /// Where the justice code is (where a fix goes).
         code: Option<Site>,
     },
@@ -1667,15 +1683,27 @@ impl Stated for JusticeFact {
                 rules,
                 branches,
                 llm,
+                prose_llm,
                 ..
             } => format!(
                 "{} of the justice code, {} implemented in code; {}",
                 count(*branches, "if/elif branch", "if/elif branches"),
                 count(*rules, "rule", "rules"),
-                if llm.is_empty() {
-                    "no LLM call in the justice code".to_string()
-                } else {
-                    format!("the justice code also calls an LLM at {}", sites(llm, 2))
+                match (llm.is_empty(), prose_llm.is_empty()) {
+                    (true, true) => "no LLM call in the justice code".to_string(),
+                    (false, true) => format!(
+                        "an LLM's reply takes part in the verdict at {}",
+                        sites(llm, 2)
+                    ),
+                    (true, false) => format!(
+                        "an LLM only writes text at {} (its reply is read as text; the rules compute the scores)",
+                        sites(prose_llm, 2)
+                    ),
+                    (false, false) => format!(
+                        "an LLM's reply takes part in the verdict at {}, and an LLM only writes text at {}",
+                        sites(llm, 2),
+                        sites(prose_llm, 2)
+                    ),
                 }
             ),
             JusticeFact::Rule {
@@ -1694,7 +1722,7 @@ impl Stated for JusticeFact {
             },
             JusticeFact::MarkdownFile { write, .. } => match write {
                 Some(at) => format!("the report is written to a .md file at {at}"),
-                None => "no code writes a .md file (a write call beside a .md path)".into(),
+                None => "no write call beside a .md path was found: the verdict is not seen written to a Markdown file (a path given at run time is not followed)".into(),
             },
             JusticeFact::Sections { have, missing, .. } => format!(
                 "report sections present: {}; missing: {}",
@@ -1720,7 +1748,9 @@ impl Stated for JusticeFact {
     fn proof(&self) -> Vec<Site> {
         match self {
             JusticeFact::Code { at, .. } => at.iter().cloned().collect(),
-            JusticeFact::Deterministic { llm, .. } => llm.clone(),
+            JusticeFact::Deterministic { llm, prose_llm, .. } => {
+                llm.iter().chain(prose_llm).cloned().collect()
+            }
             JusticeFact::Rule { branch, .. } => branch.iter().cloned().collect(),
             JusticeFact::MarkdownFile { write, .. } => write.iter().cloned().collect(),
             JusticeFact::Sections { have, .. } => have.iter().map(|(_, at)| at.clone()).collect(),

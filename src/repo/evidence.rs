@@ -416,7 +416,7 @@ const STATE_DEFECTS: &[&str] = &[
     "whole_state_return",
     "concurrent_write",
 ];
-const NUANCE_DEFECTS: &[&str] = &["persona_mismatch"];
+const NUANCE_DEFECTS: &[&str] = &["persona_mismatch", "rubric_logic_lookup"];
 
 /// The main graph's run-time defects of `kinds`, each a failed requirement
 /// `repo.graph.defect.<kind>.<n>`.
@@ -494,6 +494,10 @@ fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
             on("the node")
         ),
         "persona_mismatch" => format!(
+            "name each judge one way everywhere (the names the opinion schema accepts, the code gives and the rules compare) in {}",
+            on("the judge")
+        ),
+        "rubric_logic_lookup" => format!(
             "look the rubric's per-persona logic up with the rubric's own keys in {}",
             on("the judge")
         ),
@@ -1302,6 +1306,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     v.push(fact(
         NuanceFact::Structured {
             bound: s.calls.first().map(|c| at(&c.path, c.line)),
+            parsed: s.parsers.first().map(|(site, _)| site.clone()),
         },
         0.9,
     ));
@@ -1343,6 +1348,7 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
                 rules: rules_found,
                 branches: j.branches,
                 llm: j.llm_calls.clone(),
+                prose_llm: j.prose_llm_calls.clone(),
                 code: code.clone(),
             },
             0.85,

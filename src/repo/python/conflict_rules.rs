@@ -54,6 +54,11 @@ pub struct JusticeFacts {
     /// Where the justice code calls an LLM.
     #[serde(default)]
     pub llm_calls: Vec<Site>,
+    /// LLM calls of the justice code whose reply is only text (read as `.content`, never
+    /// bound to a schema or parsed) while the rules compute the scores: an executive summary
+    /// or a remediation plan written by a model, no part of the verdict.
+    #[serde(default)]
+    pub prose_llm_calls: Vec<Site>,
     /// Python files of the product code searched.
     #[serde(default)]
     pub files: usize,
@@ -392,17 +397,129 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
     out
 }
 
+/// The functions of the Chief Justice: those its node runs (`synthesis`), those of the justice
+/// code that hold a rule branch and the Chief Justice's own function (`located`: where the
+/// Chief Justice was found, path and line); then, transitively (four calls deep), the
+/// repository's functions they call. An LLM call of a judge or a detective that shares a
+/// module with the Chief Justice is not the Chief Justice's.
+fn justice_call_tree<'a>(
+    modules: &'a [ModuleInfo],
+    justice: &[&(&'a ModuleInfo, Vec<RuleAt>)],
+    located: Option<(&str, usize)>,
+    synthesis: &[Def],
+) -> Vec<(&'a ModuleInfo, Option<usize>)> {
+    let mut tree: Vec<(&ModuleInfo, Option<usize>)> = Vec::new();
+    for (m, rules) in justice {
+        let index = modules.iter().position(|x| x.path == m.path);
+        for (i, f) in m.functions.iter().enumerate() {
+            let holds_rule = rules
+                .iter()
+                .any(|(_, line, _)| f.line <= *line && *line <= f.end_line);
+            let is_located = located.is_some_and(|(path, line)| path == m.path && f.line == line);
+            let is_node = index.is_some_and(|x| synthesis.contains(&(x, f.line)));
+            if holds_rule || is_located || is_node {
+                tree.push((m, Some(i)));
+            }
+        }
+    }
+    let mut frontier = tree.clone();
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for (m, f) in &frontier {
+            for c in m.calls.iter().filter(|c| in_function(m, *f, c)) {
+                if c.receiver.as_deref().is_some_and(|r| r != "self") {
+                    continue;
+                }
+                let callee = std::iter::once(*m).chain(modules.iter()).find_map(|mm| {
+                    mm.functions
+                        .iter()
+                        .position(|g| g.name == c.method)
+                        .map(|i| (mm, Some(i)))
+                });
+                if let Some((mm, g)) = callee {
+                    if !tree
+                        .iter()
+                        .any(|(tm, tg)| std::ptr::eq(*tm, mm) && *tg == g)
+                    {
+                        tree.push((mm, g));
+                        next.push((mm, g));
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    tree
+}
+
+/// A call that writes a file: `write_text`, or `open` with a writing mode.
+fn writes_file(c: &super::syntax::CallInfo) -> bool {
+    c.method == "write_text"
+        || (c.method == "open"
+            && c.args
+                .get(1)
+                .or_else(|| c.kwargs.iter().find(|(k, _)| k == "mode").map(|(_, v)| v))
+                .and_then(|a| a.as_str())
+                .is_some_and(|mode| mode.contains('w')))
+}
+
+/// The call is made by the function (`None`: at the module's top level).
+fn in_function(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo) -> bool {
+    encloses(m, f, c.func)
+}
+
+/// Code whose innermost function is `inner` belongs to `f`: the same function or one defined
+/// inside it (`None`: the module's top level).
+fn encloses(m: &ModuleInfo, f: Option<usize>, inner: Option<usize>) -> bool {
+    match f {
+        None => inner.is_none(),
+        Some(i) => {
+            inner == Some(i)
+                || m.functions.get(i).is_some_and(|g| {
+                    inner.is_some_and(|j| {
+                        m.functions
+                            .get(j)
+                            .is_some_and(|h| g.line < h.line && h.end_line <= g.end_line)
+                    })
+                })
+        }
+    }
+}
+
+/// The model's reply is only text: the function reads it as `<reply>.content` and binds no
+/// schema, parses nothing (`with_structured_output`, an output parser, `json.loads`,
+/// `model_validate`, `int(...)`/`float(...)` of the content).
+fn replies_as_text(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo) -> bool {
+    static DATA: OnceLock<Regex> = OnceLock::new();
+    let Some(reply) = c.assigned_to.as_deref() else {
+        return false;
+    };
+    let body = match f.and_then(|i| m.functions.get(i)) {
+        Some(g) => m.snippet(g.line, g.end_line, 400),
+        None => m.line_text(c.line).to_string(),
+    };
+    let data = re(
+        r"with_structured_output|OutputParser|json\.loads|model_validate|parse_obj|parse_raw|\b(int|float)\(\s*[\w.]*content",
+        &DATA,
+    );
+    body.contains(&format!("{reply}.content")) && !data.is_match(&body)
+}
+
 /// A rule a branch implements: the rule, the branch's line, what it does.
 type RuleAt = (JusticeRule, usize, String);
 
-/// `synthesis`: the functions `(module index, def line)` of the Chief Justice node (read from
-/// what the graph's nodes do: `roles::synthesis`), `runs`: every function they run. The justice
-/// code is the modules of `synthesis`, then those of `runs` where a branch implements a rule.
+/// A function of the repository: (module index, line of its `def`).
+type Def = (usize, usize);
+
+/// `synthesis`: the functions of the Chief Justice node (read from what the graph's nodes do:
+/// `roles::synthesis`), `runs`: every function they run. The justice code is the modules of
+/// `synthesis`, then those of `runs` where a branch implements a rule, then any module whose
+/// branches implement three rules or more.
 pub fn analyse(
     modules: &[ModuleInfo],
     texts: &[(String, String)],
-    synthesis: &[(usize, usize)],
-    runs: &BTreeSet<(usize, usize)>,
+    synthesis: &[Def],
+    runs: &BTreeSet<Def>,
 ) -> JusticeFacts {
     let mut facts = JusticeFacts::default();
     let product: Vec<&ModuleInfo> = modules
@@ -426,8 +543,6 @@ pub fn analyse(
             (*m, rules)
         })
         .collect();
-    // the modules that name the Chief Justice first, then those whose branches implement
-    // three rules or more
     let distinct = |rules: &Vec<RuleAt>| {
         rules
             .iter()
@@ -457,7 +572,7 @@ pub fn analyse(
     }
     facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
     // where the Chief Justice is: the function of its first rule branch (what it does), else
-    // the function or class that names it
+    // the function its node runs
     if let Some((m, rules)) = justice.first() {
         let by_rule = rules
             .iter()
@@ -527,31 +642,70 @@ pub fn analyse(
             how: hit.map(|h| h.2).unwrap_or_default(),
         });
     }
-    facts.branches = justice.iter().map(|(m, _)| m.ifs.len()).sum();
-    for (m, _) in &justice {
-        for c in &m.calls {
-            if matches!(
+    let located = facts
+        .location
+        .as_deref()
+        .and_then(|l| l.rsplit_once(':'))
+        .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
+    let tree = justice_call_tree(modules, &justice, located, synthesis);
+    facts.branches = tree
+        .iter()
+        .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
+        .sum();
+    let rules_set_scores = facts
+        .rules
+        .iter()
+        .any(|r| r.found && r.rule != JusticeRule::DissentRequirement.id());
+    for (m, f) in tree {
+        for c in m.calls.iter().filter(|c| in_function(m, f, c)) {
+            if !matches!(
                 c.method.as_str(),
                 "invoke" | "ainvoke" | "with_structured_output" | "predict" | "generate"
             ) {
-                facts.llm_calls.push(Site::new(m.path.clone(), c.line));
+                continue;
+            }
+            let site = Site::new(m.path.clone(), c.line);
+            if facts.llm_calls.contains(&site) || facts.prose_llm_calls.contains(&site) {
+                continue;
+            }
+            if rules_set_scores && replies_as_text(m, f, c) {
+                facts.prose_llm_calls.push(site);
+            } else {
+                facts.llm_calls.push(site);
             }
         }
     }
-    facts.calls_llm = !facts.llm_calls.is_empty();
+    facts.llm_calls.sort();
+    facts.prose_llm_calls.sort();
+    facts.calls_llm = !facts.llm_calls.is_empty() || !facts.prose_llm_calls.is_empty();
     for m in modules {
         let md = m.strings.iter().any(|s| s.text.contains(".md"));
         if !md {
             continue;
         }
-        if let Some(c) = m.calls.iter().find(|c| {
-            c.method == "write_text"
-                || (c.method == "open"
-                    && c.args
-                        .get(1)
-                        .and_then(|a| a.as_str())
-                        .is_some_and(|mode| mode.contains('w')))
-        }) {
+        if let Some(c) = m.calls.iter().find(|c| writes_file(c)) {
+            facts.writes_markdown = Some(format!("{}:{}", m.path, c.line));
+            break;
+        }
+        // the .md path handed to a function of the repository that writes a file
+        // (`render_report(report, "audit/report.md")` in main.py, the `open(.., "w")` in the
+        // report module): cited where the path is handed over
+        let writer = |name: &str| {
+            modules.iter().any(|mm| {
+                mm.functions.iter().enumerate().any(|(i, f)| {
+                    f.name == name
+                        && mm
+                            .calls
+                            .iter()
+                            .any(|c| writes_file(c) && in_function(mm, Some(i), c))
+                })
+            })
+        };
+        if let Some(c) = m
+            .calls
+            .iter()
+            .find(|c| c.receiver.is_none() && !c.args.is_empty() && writer(&c.method))
+        {
             facts.writes_markdown = Some(format!("{}:{}", m.path, c.line));
             break;
         }
@@ -580,15 +734,25 @@ pub fn analyse(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::repo::python::syntax::parse_module;
 
-    /// The test modules are the Chief Justice's: every function of them is one it runs.
-    fn every_function(ms: &[ModuleInfo]) -> Vec<(usize, usize)> {
+    /// The function the test's graph would run as its Chief Justice node (the graph is not
+    /// part of these tests): `chief_justice` or `decide` where the fixture defines one.
+    fn node(ms: &[ModuleInfo]) -> Vec<Def> {
         ms.iter()
             .enumerate()
-            .flat_map(|(i, m)| m.functions.iter().map(move |f| (i, f.line)))
+            .flat_map(|(i, m)| {
+                m.functions
+                    .iter()
+                    .filter(|f| f.name == "chief_justice" || f.name == "decide")
+                    .map(move |f| (i, f.line))
+            })
             .collect()
     }
-    use crate::repo::python::syntax::parse_module;
+
+    fn analyse(ms: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
+        super::analyse(ms, texts, &node(ms), &BTreeSet::new())
+    }
 
     fn found(f: &JusticeFacts) -> Vec<(&str, bool)> {
         f.rules.iter().map(|r| (r.rule.as_str(), r.found)).collect()
@@ -620,7 +784,7 @@ def chief_justice(state, llm):
         f.write("## Executive Summary")
 "###;
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[], &every_function(&ms), &BTreeSet::new());
+        let f = analyse(&ms, &[]);
         assert_eq!(
             found(&f),
             vec![
@@ -656,14 +820,119 @@ def chief_justice(state, llm):
     fn an_llm_prompt_is_not_a_rule() {
         let src = "PROMPT = 'Apply the security override: cap at 3. Apply fact supremacy.'\ndef chief_justice(state, llm):\n    return llm.invoke(PROMPT)\n";
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[], &every_function(&ms), &BTreeSet::new());
+        let f = analyse(&ms, &[]);
         assert!(f.rules.iter().all(|r| !r.found));
         assert!(f.calls_llm);
     }
 
+    #[test]
+    fn a_model_that_only_writes_text_takes_no_part_in_the_verdict() {
+        // the rules compute the score; the model writes the summary's prose
+        let src = r###"
+def summary(results, llm):
+    response = llm.invoke("Write an executive summary of " + str(results))
+    return response.content
+
+def chief_justice(state, llm):
+    scores = [o.score for o in state["opinions"]]
+    final = round(sum(scores) / len(scores))
+    if any(e.kind == "security" for e in state["evidences"]):
+        final = min(final, 3)
+    return {"final": final, "summary": summary(final, llm)}
+"###;
+        let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert!(f.llm_calls.is_empty(), "{:?}", f.llm_calls);
+        assert_eq!(
+            f.prose_llm_calls,
+            vec![Site::new("src/nodes/justice.py", 3)]
+        );
+        // a reply bound to a schema is data: it takes part in the verdict
+        let bound = src.replace(
+            "response = llm.invoke(",
+            "response = llm.with_structured_output(Verdict).invoke(",
+        );
+        let ms = vec![parse_module("src/nodes/justice.py", bound).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert!(f.prose_llm_calls.is_empty());
+        assert!(!f.llm_calls.is_empty());
+        // without a rule computing the scores, the model's text is the verdict
+        let no_rule = src.replace("final = min(final, 3)", "print(final)");
+        let ms = vec![parse_module("src/nodes/justice.py", no_rule).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.llm_calls, vec![Site::new("src/nodes/justice.py", 3)]);
+    }
+
+    #[test]
+    fn a_judges_model_call_beside_the_chief_justice_is_not_the_chief_justices() {
+        // judges and the Chief Justice in one module: only the Chief Justice's calls count
+        let src = r###"
+def prosecutor(state, llm):
+    return {"opinions": [llm.with_structured_output(Opinion).invoke(state["evidence"])]}
+
+def helper(state):
+    return [o.score for o in state["opinions"]]
+
+def chief_justice(state):
+    scores = helper(state)
+    final = round(sum(scores) / len(scores))
+    if any(e.kind == "security" for e in state["evidences"]):
+        final = min(final, 3)
+    return {"final": final}
+"###;
+        let ms = vec![parse_module("src/nodes/courtroom.py", src.into()).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.modules, vec!["src/nodes/courtroom.py".to_string()]);
+        assert!(!f.calls_llm, "{:?}", f.llm_calls);
+        // the Chief Justice calling the model through a helper is found
+        let via = src.replace(
+            "return [o.score for o in state[\"opinions\"]]",
+            "return prosecutor(state, LLM)[\"opinions\"]",
+        );
+        let ms = vec![parse_module("src/nodes/courtroom.py", via).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.llm_calls, vec![Site::new("src/nodes/courtroom.py", 3)]);
+    }
+
+    #[test]
+    fn a_markdown_path_handed_to_a_writing_function_is_a_markdown_report() {
+        let writer = "def render(report, path):\n    tmp = path + '.tmp'\n    with open(tmp, 'w') as f:\n        f.write(report)\n";
+        let main = "from report import render\n\ndef main(state):\n    out = 'audit/audit_report.md'\n    render(state['final'], out)\n";
+        let ms = vec![
+            parse_module("src/report.py", writer.into()).unwrap(),
+            parse_module("main.py", main.into()).unwrap(),
+        ];
+        assert_eq!(
+            analyse(&ms, &[]).writes_markdown.as_deref(),
+            Some("main.py:5")
+        );
+        // a function of that name that writes nothing is no writer
+        let quiet = writer.replace("open(tmp, 'w')", "open(tmp)");
+        let ms = vec![
+            parse_module("src/report.py", quiet).unwrap(),
+            parse_module("main.py", main.into()).unwrap(),
+        ];
+        assert_eq!(analyse(&ms, &[]).writes_markdown, None);
+    }
+
+    #[test]
+    fn the_chief_justice_nodes_function_comes_before_a_detective_named_for_it() {
+        let detective = "def collect_chief_justice_evidence(repo, llm):\n    if repo:\n        text = llm.invoke('look at ' + repo).content\n    return text\n";
+        let justice = "def decide(ops, evidences):\n    final = round(sum(o.score for o in ops) / 3)\n    if any(e.kind == 'security' for e in evidences):\n        final = min(final, 3)\n    return final\n";
+        let ms = vec![
+            parse_module("src/nodes/detectives.py", detective.into()).unwrap(),
+            parse_module("src/nodes/justice.py", justice.into()).unwrap(),
+        ];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.location.as_deref(), Some("src/nodes/justice.py:1"));
+        // the detective's branch and model call are not the Chief Justice's
+        assert_eq!(f.branches, 1);
+        assert!(!f.calls_llm);
+    }
+
     fn rule_at(src: &str, rule: &str) -> Option<String> {
         let ms = vec![parse_module("src/nodes/justice.py", src.into()).unwrap()];
-        let f = analyse(&ms, &[], &every_function(&ms), &BTreeSet::new());
+        let f = analyse(&ms, &[]);
         let r = f.rules.iter().find(|r| r.rule == rule).unwrap();
         r.found.then(|| r.location.clone())
     }
@@ -726,7 +995,7 @@ def chief_justice(state, llm):
 
     fn sections(src: &str) -> Vec<bool> {
         let ms = vec![parse_module("src/report.py", src.into()).unwrap()];
-        analyse(&ms, &[], &every_function(&ms), &BTreeSet::new())
+        analyse(&ms, &[])
             .sections
             .iter()
             .map(|(_, l)| l.is_some())

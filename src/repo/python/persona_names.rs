@@ -1,6 +1,7 @@
-//! `persona_mismatch`: a persona name the code produces, compares with or looks up differs from
-//! the one the other side uses, so a rule never fires, an opinion fails validation or a judge
-//! gets no rubric instructions.
+//! `persona_mismatch`: a persona name the code produces or compares with differs from the one
+//! the other side uses, so a rule never fires or an opinion fails validation;
+//! `rubric_logic_lookup`: a judge's per-persona rubric logic is looked up with a key the rubric
+//! does not have, so that judge gets no rubric instructions.
 //!
 //! Three checks, each only when both sides are literal in the code:
 //! - a name given as `judge=` / `"judge": ...` that the schema's `Literal` does not accept;
@@ -170,7 +171,7 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             .collect();
         if !missing.is_empty() {
             out.push(Defect {
-                kind: "persona_mismatch".into(),
+                kind: "rubric_logic_lookup".into(),
                 nodes: missing.iter().map(|(n, _)| n.clone()).collect(),
                 location: at.clone(),
                 detail: format!(

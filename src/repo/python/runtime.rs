@@ -21,7 +21,7 @@
 //! - `unknown_state_key`: a router or node reads a key that nothing can set;
 //! - `whole_state_return`: a node returns the whole state while fields have an `add` reducer
 //!   (the lists are appended to themselves);
-//! - `persona_mismatch` (see [`super::persona_names`]);
+//! - `persona_mismatch` and `rubric_logic_lookup` (see [`super::persona_names`]);
 //! - `import_error` (beyond the list): the graph's module imports a name that the
 //!   repository module it names does not define, so the graph cannot even be imported.
 //!
@@ -2250,7 +2250,7 @@ mod tests {
         let d = with(
             "def logic(dim, persona):\n    return dim['judicial_logic'].get(persona.lower(), '')\n",
         );
-        assert_eq!(kinds(&d), vec![("persona_mismatch", vec!["TechLead"])]);
+        assert_eq!(kinds(&d), vec![("rubric_logic_lookup", vec!["TechLead"])]);
         let d =
             with("def logic(dim, persona):\n    return dim['judicial_logic'].get(persona, '')\n");
         assert_eq!(kinds(&d), vec![]);
