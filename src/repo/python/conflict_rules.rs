@@ -736,10 +736,12 @@ mod tests {
     use super::*;
     use crate::repo::python::syntax::parse_module;
 
-    /// The function the test's graph would run as its Chief Justice node (the graph is not
-    /// part of these tests): `chief_justice` or `decide` where the fixture defines one.
+    /// The functions the test's graph would run as its Chief Justice node (the graph is not
+    /// part of these tests): `chief_justice` or `decide` where the fixture defines one, else
+    /// every function of its first module.
     fn node(ms: &[ModuleInfo]) -> Vec<Def> {
-        ms.iter()
+        let named: Vec<Def> = ms
+            .iter()
             .enumerate()
             .flat_map(|(i, m)| {
                 m.functions
@@ -747,7 +749,13 @@ mod tests {
                     .filter(|f| f.name == "chief_justice" || f.name == "decide")
                     .map(move |f| (i, f.line))
             })
-            .collect()
+            .collect();
+        if !named.is_empty() {
+            return named;
+        }
+        ms.first()
+            .map(|m| m.functions.iter().map(|f| (0, f.line)).collect())
+            .unwrap_or_default()
     }
 
     fn analyse(ms: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
