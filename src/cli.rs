@@ -504,8 +504,8 @@ fn slug(repo: &str) -> String {
             let generic = GENERIC_DIRS.contains(&last.to_ascii_lowercase().as_str());
             let parent = path.parent().and_then(name);
             return match parent {
-                Some(p) if generic => slug_of(&p),
-                _ => slug_of(&last),
+                Some(p) if generic => crate::text::file_stem(&p),
+                _ => crate::text::file_stem(&last),
             };
         }
     }
@@ -523,41 +523,14 @@ fn slug(repo: &str) -> String {
     let url = trimmed.contains("://") || trimmed.contains('@');
     match tail.as_slice() {
         [] => "repo".into(),
-        [one] => slug_of(one),
-        [owner, project] if url => slug_of(&format!("{owner}-{project}")),
+        [one] => crate::text::file_stem(one),
+        [owner, project] if url => crate::text::file_stem(&format!("{owner}-{project}")),
         [parent, last] if GENERIC_DIRS.contains(&last.to_ascii_lowercase().as_str()) => {
-            slug_of(parent)
+            crate::text::file_stem(parent)
         }
-        [_, last] => slug_of(last),
+        [_, last] => crate::text::file_stem(last),
         _ => "repo".into(),
     }
-}
-
-/// Longest stem a name derived from the input keeps; a longer one is cut and told apart by a
-/// hash of the whole (`report-<stem>-<time>.html` stays far below the 255 bytes of a name).
-const MAX_SLUG: usize = 80;
-
-fn slug_of(last: &str) -> String {
-    let s: String = last
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    if s.is_empty() {
-        return "repo".into();
-    }
-    if s.len() <= MAX_SLUG {
-        return s;
-    }
-    use sha2::Digest;
-    let hash = hex::encode(&sha2::Sha256::digest(s.as_bytes())[..4]);
-    // ASCII only (every other character became '-'): any byte index is a boundary
-    format!("{}-{hash}", &s[..MAX_SLUG - 9])
 }
 
 fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
@@ -588,7 +561,7 @@ fn run_audit(args: AuditArgs) -> Result<i32, CliError> {
     );
     let written = crate::report::write(&sidecar, &md_path)
         .map_err(|e| CliError::internal_while("could not write the report", e))?;
-    let notes = crate::report::outcome::notes(&outcome.report, &outcome.state.evidences);
+    let notes = crate::report::outcome::notes(&outcome.report, outcome.state.evidences());
     print_summary(&outcome.report, &written, &notes);
     // Exit 3 when something calls for attention; a criterion left out only because the run
     // had no vision model by choice is reported but keeps 0 (see report::outcome).
@@ -734,8 +707,8 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
         let out = serde_json::json!({
             "repo": repo,
             "pdf": pdf,
-            "evidences": collected.state.evidences,
-            "errors": collected.state.errors,
+            "evidences": collected.state.evidences(),
+            "errors": collected.state.errors(),
         });
         crate::console::say!(
             "{}",
@@ -745,7 +718,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
         if let Some(repo) = &collected.repo_facts {
             crate::console::say!("{}", crate::repo::summary_text(repo));
         }
-        for (dim, evs) in &collected.state.evidences {
+        for (dim, evs) in collected.state.evidences() {
             crate::console::say!("\n== {dim}");
             for e in evs {
                 crate::console::say!(
@@ -757,14 +730,14 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
                 );
             }
         }
-        for e in &collected.state.errors {
+        for e in collected.state.errors() {
             tracing::error!(stage = ?e.stage, "{}", e.message);
         }
     }
-    let degraded = !collected.state.errors.is_empty()
+    let degraded = !collected.state.errors().is_empty()
         || collected
             .state
-            .evidences
+            .evidences()
             .values()
             .flatten()
             .any(|e| e.kind == crate::model::EvidenceKind::Missing);
@@ -774,14 +747,14 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
 fn first_error(collected: &crate::actors::Collected, stage: crate::model::Stage) -> Option<String> {
     collected
         .state
-        .errors
+        .errors()
         .iter()
         .find(|e| e.stage == stage)
         .map(|e| e.message.clone())
         .or_else(|| {
             collected
                 .state
-                .evidences
+                .evidences()
                 .values()
                 .flatten()
                 .find(|e| {

@@ -231,7 +231,7 @@ pub async fn interrupted() {
 pub async fn off_thread<T: Send + 'static>(
     name: &str,
     work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, ThreadError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let span = tracing::Span::current();
     std::thread::Builder::new()
@@ -239,11 +239,31 @@ pub async fn off_thread<T: Send + 'static>(
         .spawn(move || {
             let _entered = span.entered();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            let _ = tx.send(result.map_err(|p| panic_text(p.as_ref())));
+            // The receiver is gone only when the caller stopped waiting (Ctrl-C): nobody to tell.
+            let _ = tx.send(result.map_err(|p| ThreadError::Panicked(panic_text(p.as_ref()))));
         })
-        .map_err(|e| format!("cannot start a thread for {name}: {e}"))?;
+        .map_err(|source| ThreadError::Spawn {
+            name: name.into(),
+            source,
+        })?;
     rx.await
-        .unwrap_or_else(|_| Err(format!("the thread of {name} stopped without an answer")))
+        .unwrap_or_else(|_| Err(ThreadError::NoAnswer { name: name.into() }))
+}
+
+/// Why [`off_thread`] has no result.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadError {
+    /// The work panicked: the panic's message.
+    #[error("{0}")]
+    Panicked(String),
+    #[error("cannot start a thread for {name}: {source}")]
+    Spawn {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the thread of {name} stopped without an answer")]
+    NoAnswer { name: String },
 }
 
 /// The message of a panic payload.

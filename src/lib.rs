@@ -30,6 +30,7 @@ pub mod similarity;
 pub(crate) mod tally;
 pub mod telemetry;
 pub mod testkit;
+pub mod text;
 pub mod vision;
 pub mod words;
 

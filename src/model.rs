@@ -446,17 +446,46 @@ pub struct StateUpdate {
     pub errors: Vec<AuditError>,
 }
 
-/// The audit state shared by the graph. Only [`AuditState::merge`] changes it.
+/// The audit state shared by the graph. Its fields are private: it changes only by
+/// [`AuditState::merge`] (loss-free) and [`AuditState::replace_unverifiable`] (a dimension whose
+/// evidence cannot be checked holds only that); everything else reads it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AuditState {
     /// Evidence by dimension id.
-    pub evidences: BTreeMap<String, Vec<Evidence>>,
-    pub opinions: Vec<JudicialOpinion>,
-    pub failures: Vec<JudgeFailure>,
-    pub errors: Vec<AuditError>,
+    evidences: BTreeMap<String, Vec<Evidence>>,
+    opinions: Vec<JudicialOpinion>,
+    failures: Vec<JudgeFailure>,
+    errors: Vec<AuditError>,
 }
 
 impl AuditState {
+    /// Evidence by dimension id.
+    pub fn evidences(&self) -> &BTreeMap<String, Vec<Evidence>> {
+        &self.evidences
+    }
+
+    /// The judges' opinions, in arrival order.
+    pub fn opinions(&self) -> &[JudicialOpinion] {
+        &self.opinions
+    }
+
+    /// The judges that could not deliver an opinion, in arrival order.
+    pub fn failures(&self) -> &[JudgeFailure] {
+        &self.failures
+    }
+
+    /// The graph's errors, in arrival order.
+    pub fn errors(&self) -> &[AuditError] {
+        &self.errors
+    }
+
+    /// Replaces what `dimension` holds with `evidence`: the dimension's evidence cannot be
+    /// checked (the report's claims about a repository that could not be read), so it holds only
+    /// that, never a branch's word for it. The one change besides [`AuditState::merge`].
+    pub fn replace_unverifiable(&mut self, dimension: String, evidence: Vec<Evidence>) {
+        self.evidences.insert(dimension, evidence);
+    }
+
     /// Merges a partial update without loss (the spec's reducers, made loss-free):
     /// - evidence is merged by dimension key; when two branches write the same key, both
     ///   lists are kept. An evidence whose id is already present is dropped only when it is

@@ -1024,8 +1024,8 @@ impl Sidecar {
     ) -> Self {
         Sidecar {
             report: report.clone(),
-            evidence: state.evidences.clone(),
-            judge_failures: state.failures.clone(),
+            evidence: state.evidences().clone(),
+            judge_failures: state.failures().to_vec(),
             repo: repo_facts.map(crate::repo::facts_json),
             pdf: pdf_facts.map(crate::pdf::facts_json),
         }

@@ -113,13 +113,14 @@ pub enum RubricError {
         source: std::io::Error,
     },
     #[error(
-        "rubric {file} is not valid JSON: {detail} (line {line}, column {column}). Fix the syntax and run again."
+        "rubric {file} is not valid JSON: {source} (line {}, column {}). Fix the syntax and run again.",
+        .source.line(),
+        .source.column()
     )]
     Syntax {
         file: String,
-        detail: String,
-        line: usize,
-        column: usize,
+        #[source]
+        source: serde_json::Error,
     },
     #[error("rubric {file}: {location}: field `{field}` {problem}")]
     Invalid {
@@ -150,11 +151,9 @@ impl Rubric {
     pub fn parse(text: &str, file: &str) -> Result<Rubric, RubricError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| RubricError::Syntax {
+            serde_json::from_str(text).map_err(|source| RubricError::Syntax {
                 file: file.to_string(),
-                detail: e.to_string(),
-                line: e.line(),
-                column: e.column(),
+                source,
             })?;
         validate(&value, file)
     }

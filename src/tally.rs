@@ -9,6 +9,7 @@
 //! `Missing` marks evidence a detective could not collect and is not a requirement.
 
 use crate::model::{Evidence, EvidenceKind};
+pub use crate::text::short;
 
 /// Confidence at or above which a fact is treated as established.
 pub const HIGH_CONFIDENCE: f64 = 0.7;
@@ -171,63 +172,10 @@ pub fn fact_text(e: &Evidence) -> std::borrow::Cow<'_, str> {
     })
 }
 
-/// One line, at most `max` characters, with an ellipsis when cut. The cut falls at a word
-/// boundary (never mid-word) unless the text's first word alone is longer than `max`; a
-/// single over-long word is cut on a char boundary.
-pub fn short(text: &str, max: usize) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-    let next_is_space = one_line[cut.len()..].starts_with(' ');
-    let kept = if next_is_space {
-        cut.as_str()
-    } else {
-        match cut.rfind(' ') {
-            Some(i) if i > 0 => &cut[..i],
-            _ => cut.as_str(),
-        }
-    };
-    let kept = without_open_parenthesis(kept).trim_end_matches([' ', ',', ';', ':']);
-    format!("{kept}…")
-}
-
-/// A shortened text never ends inside a parenthesis it opened ("reachable (full…"): the cut
-/// moves before the last unclosed "(" when enough text stays before it.
-fn without_open_parenthesis(kept: &str) -> &str {
-    let mut open: Vec<usize> = Vec::new();
-    for (i, c) in kept.char_indices() {
-        match c {
-            '(' => open.push(i),
-            ')' => {
-                open.pop();
-            }
-            _ => {}
-        }
-    }
-    match open.first() {
-        Some(&i) if i >= kept.len() / 3 => kept[..i].trim_end(),
-        _ => kept,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_shortened_text_never_ends_inside_an_open_parenthesis() {
-        let t = "49 commits (19 merges) reachable from the audited commit (full history walked, nothing skipped)";
-        assert_eq!(
-            short(t, 75),
-            "49 commits (19 merges) reachable from the audited commit…"
-        );
-        // an early parenthesis is kept: cutting before it would leave too little
-        assert_eq!(short("a (b c d e f g h i j k l", 12), "a (b c d e…");
-        // closed parentheses are untouched
-        assert_eq!(short("one (two) three four five", 16), "one (two) three…");
-    }
     use crate::model::{Confidence, Detective};
 
     fn ev(id: &str, kind: EvidenceKind, found: bool, confidence: f64) -> Evidence {

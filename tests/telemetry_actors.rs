@@ -131,7 +131,11 @@ async fn llm_spans_nest_under_judge_spans_and_restarts_are_spans() {
         .send(RunAudit(input(repo.path())))
         .await
         .expect("audit");
-    assert!(out.state.failures.is_empty(), "{:?}", out.state.failures);
+    assert!(
+        out.state.failures().is_empty(),
+        "{:?}",
+        out.state.failures()
+    );
     drop(coordinator);
     // Flushing is blocking HTTP: off the actix thread.
     tokio::task::spawn_blocking(move || drop(guard))

@@ -49,12 +49,12 @@ impl Deliberate {
             evidence: state.evidence_for(&id).to_vec(),
             opinions: state.opinions_for(&id).cloned().collect(),
             failures: state
-                .failures
+                .failures()
                 .iter()
                 .filter(|f| f.criterion_id == id)
                 .cloned()
                 .collect(),
-            upstream_flags: super::routes::upstream_flags(&state.errors, &id),
+            upstream_flags: super::routes::upstream_flags(state.errors(), &id),
             dimension,
             synthesis_rules,
             parent,

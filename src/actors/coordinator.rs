@@ -179,6 +179,19 @@ async fn collect_and_prepare(
     collected
 }
 
+/// One detective's branch arrives at the detective barrier. The barrier expects each of the
+/// three once, so a refusal is the coordinator's own bug: logged, never dropped (the barrier
+/// then stays incomplete, and its release says how many arrived).
+fn arrive(barrier: &mut Barrier<Detective, ()>, detective: Detective) {
+    if let Err(refusal) = barrier.arrive(detective, ()) {
+        tracing::error!(
+            detective = detective.as_str(),
+            %refusal,
+            "the detective barrier refused an arrival (a bug of the coordinator)"
+        );
+    }
+}
+
 /// START → the three detectives → the detective barrier → the EvidenceAggregator.
 async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected {
     let repo_dims = rubric.dimensions_for(TargetArtifact::GithubRepo);
@@ -280,15 +293,15 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     let repo = repo_branch.merge(&mut state, Detective::RepoInvestigator, &repo_dims, |o| {
         std::mem::take(&mut o.evidence)
     });
-    let _ = barrier.arrive(Detective::RepoInvestigator, ());
+    arrive(&mut barrier, Detective::RepoInvestigator);
     let doc = doc_branch.merge(&mut state, Detective::DocAnalyst, &doc_dims, |o| {
         std::mem::take(&mut o.evidence)
     });
-    let _ = barrier.arrive(Detective::DocAnalyst, ());
+    arrive(&mut barrier, Detective::DocAnalyst);
     let vision = vision_branch.merge(&mut state, Detective::VisionInspector, &vision_dims, |o| {
         std::mem::take(&mut o.evidence)
     });
-    let _ = barrier.arrive(Detective::VisionInspector, ());
+    arrive(&mut barrier, Detective::VisionInspector);
     debug_assert!(barrier.is_complete());
     let release = Release {
         arrived: barrier.arrived_len(),
@@ -318,14 +331,14 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         excerpts,
     } = aggregate_on_blocking_pool(state, repo.map(|o| o.facts), doc.map(|o| o.facts), rubric)
         .await;
-    for line in routes::grader_failures(&state.evidences) {
+    for line in routes::grader_failures(state.evidences()) {
         tracing::warn!(submission = %input.submission, "{line}");
     }
-    if let Some(line) = routes::not_inspected_by_choice(&state.evidences) {
+    if let Some(line) = routes::not_inspected_by_choice(state.evidences()) {
         tracing::info!(submission = %input.submission, "{line}");
     }
     let pack = Arc::new(EvidencePack {
-        evidences: state.evidences.clone(),
+        evidences: state.evidences().clone(),
         excerpts,
     });
     drop((repo_addr, doc_addr, vision_addr));
@@ -497,8 +510,8 @@ async fn judge_and_rule(
         rubric: rubric.clone(),
         results: ordered.clone(),
         metadata: metadata.clone(),
-        errors: state.errors.clone(),
-        evidence: state.evidences.clone(),
+        errors: state.errors().to_vec(),
+        evidence: state.evidences().clone(),
         parent: audit_span.clone(),
     };
     let report = compose_report(&chief, compose, || {
@@ -508,8 +521,8 @@ async fn judge_and_rule(
             &rubric,
             ordered,
             metadata,
-            state.errors.clone(),
-            &state.evidences,
+            state.errors().to_vec(),
+            state.evidences(),
         )
     })
     .await;

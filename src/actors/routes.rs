@@ -280,7 +280,7 @@ mod tests {
             "x",
             "fix",
         ));
-        let gaps = fill_gaps(&state.evidences, &r);
+        let gaps = fill_gaps(state.evidences(), &r);
         assert_eq!(gaps.evidences.len(), r.dimensions.len() - repo_dims.len());
         state.merge(gaps);
         assert!(
@@ -301,7 +301,7 @@ mod tests {
             "clone failed",
             "check the URL",
         ));
-        let lines = grader_failures(&state.evidences);
+        let lines = grader_failures(state.evidences());
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].contains("clone failed") && lines[0].contains("fix: check the URL"));
         assert!(lines[0].contains("graph_orchestration"));
@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(e.kind, EvidenceKind::Fact);
         assert!(!e.found, "the student's absence is a requirement not met");
         assert!(grader_failures(&absent.evidences).is_empty());
-        assert_eq!(not_inspected_by_choice(&state.evidences), None);
+        assert_eq!(not_inspected_by_choice(state.evidences()), None);
     }
 
     #[test]

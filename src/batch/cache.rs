@@ -118,9 +118,14 @@ pub struct CachedJudges {
     pub generation: u32,
 }
 
-fn answer_from_cache(hit: &CachedResponse) -> Result<JudgeAnswer, String> {
-    let opinion: JudicialOpinion = serde_json::from_str(&hit.opinion_json)
-        .map_err(|e| format!("cached opinion unreadable: {e}"))?;
+/// A cached opinion that cannot be read back (the entry is ignored: the judges are asked again).
+#[derive(Debug, thiserror::Error)]
+#[error("cached opinion unreadable: {0}")]
+struct CacheEntryError(#[source] serde_json::Error);
+
+fn answer_from_cache(hit: &CachedResponse) -> Result<JudgeAnswer, CacheEntryError> {
+    let opinion: JudicialOpinion =
+        serde_json::from_str(&hit.opinion_json).map_err(CacheEntryError)?;
     Ok(JudgeAnswer {
         opinion,
         usage: TokenUsage {

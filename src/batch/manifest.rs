@@ -98,11 +98,124 @@ pub enum ManifestError {
         source: std::io::Error,
     },
     #[error("manifest {path}: {problem}")]
-    Header { path: String, problem: String },
+    Header {
+        path: String,
+        #[source]
+        problem: HeaderError,
+    },
     #[error(
         "manifest {path} has no rows: add one line per submission (CSV with the header id,repo,pdf[,ref], or JSON Lines)"
     )]
     Empty { path: String },
+}
+
+/// What is wrong with a CSV manifest's header line.
+#[derive(Debug, thiserror::Error)]
+pub enum HeaderError {
+    #[error("the header line cannot be read: {0}")]
+    Unreadable(#[source] csv::Error),
+    #[error(
+        "line 1: unknown column {0:?}; the columns are id, repo, pdf (optional), ref (optional) and the student columns name, email, section (optional)"
+    )]
+    UnknownColumn(String),
+    #[error("line 1: column {0:?} appears twice")]
+    Twice(String),
+    #[error(
+        "line 1: the header has no {0:?} column; the first line must be a header such as id,repo,pdf"
+    )]
+    Missing(&'static str),
+}
+
+/// How to write a repository in a manifest.
+const REPO_FIX: &str =
+    "give an https URL (https://host/owner/repo.git), a file:// URL or a local path";
+/// What one line of JSON Lines must be.
+const JSONL_LINE: &str =
+    "each line must be one object such as {\"id\": \"...\", \"repo\": \"...\"}";
+
+/// Why one row of a manifest is not graded (the others proceed). Its text is the row's reason.
+#[derive(Debug, thiserror::Error)]
+pub enum RowError {
+    #[error(
+        "expected {width} fields like the header, found {found}; quote fields that contain commas"
+    )]
+    Fields { width: usize, found: usize },
+    #[error("not a valid CSV row: {0}")]
+    Csv(#[source] csv::Error),
+    #[error("not valid JSON: {0}; {JSONL_LINE}")]
+    Json(#[source] serde_json::Error),
+    #[error("not a JSON object; {JSONL_LINE}")]
+    NotAnObject,
+    #[error(
+        "unknown key {0:?}; the keys are id, repo, pdf (optional), ref (optional) and the student keys name, email, section (optional)"
+    )]
+    UnknownKey(String),
+    #[error("key {key:?} must be a string, found {found}")]
+    NotAString { key: String, found: String },
+    #[error(transparent)]
+    Id(#[from] IdError),
+    #[error(
+        "duplicate id {id:?} (first used on line {first}); ids must be unique (case-insensitively: each names an output directory)"
+    )]
+    Duplicate { id: String, first: usize },
+    #[error("missing repo: give an https URL, a file:// URL or a local path")]
+    MissingRepo,
+    #[error("malformed repository {0:?}: it contains whitespace")]
+    RepoWhitespace(String),
+    #[error("malformed repository URL {shown:?}: {problem}; {REPO_FIX}")]
+    RepoUrl {
+        shown: String,
+        #[source]
+        problem: UrlError,
+    },
+    #[error(
+        "pdf \"repo:\" has no path: write repo:reports/final.pdf, or leave pdf empty to look inside the repository"
+    )]
+    PdfNoPath,
+    #[error(
+        "pdf {0:?}: the path inside the repository must be relative, with '/' separators and no '..'"
+    )]
+    PdfPath(String),
+    #[error(
+        "pdf {} does not exist or is not a file: give an existing file (a relative path in a manifest is read from the manifest's folder, not the current directory), repo:<path in the repository>, or leave pdf empty to look inside the repository",
+        .0.display()
+    )]
+    PdfMissing(PathBuf),
+    #[error("ref {0:?} contains whitespace; give a branch, tag or commit hash")]
+    RefWhitespace(String),
+}
+
+/// Why an id cannot name a submission's output directory.
+#[derive(Debug, thiserror::Error)]
+pub enum IdError {
+    #[error("missing id: every row needs a unique id (it names the output directory)")]
+    Missing,
+    /// The id's first 20 characters.
+    #[error("id {0:?}... is longer than 100 characters")]
+    TooLong(String),
+    #[error(
+        "id {0:?} may contain only ASCII letters, digits, '.', '_', '-', '@' and '+', and must not start with '.' (it names the output directory)"
+    )]
+    Characters(String),
+    #[error("id {0:?} is the name of a batch output file; choose another id")]
+    Reserved(String),
+}
+
+/// What is wrong with a repository URL of a manifest.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlError {
+    #[error("unsupported scheme {0:?}")]
+    Scheme(String),
+    #[error("{0}")]
+    Parse(#[source] url::ParseError),
+    #[error("no host")]
+    NoHost,
+    #[error("no repository path after the host")]
+    NoRepositoryPath,
+    #[error("no path")]
+    NoPath,
+    #[error("expected \"{0}://\" after the scheme")]
+    NoSlashes(String),
 }
 
 const COLUMNS: [&str; 4] = ["id", "repo", "pdf", "ref"];
@@ -158,13 +271,13 @@ pub fn parse_csv(text: &str, base: &Path, name: &str) -> Result<Manifest, Manife
         .flexible(true)
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
-    let header_err = |problem: String| ManifestError::Header {
+    let header_err = |problem: HeaderError| ManifestError::Header {
         path: name.to_string(),
         problem,
     };
     let headers = reader
         .headers()
-        .map_err(|e| header_err(format!("the header line cannot be read: {e}")))?
+        .map_err(|e| header_err(HeaderError::Unreadable(e)))?
         .clone();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, h) in headers.iter().enumerate() {
@@ -174,19 +287,15 @@ pub fn parse_csv(text: &str, base: &Path, name: &str) -> Result<Manifest, Manife
             .chain(STUDENT_COLUMNS.iter())
             .find(|c| **c == h)
         else {
-            return Err(header_err(format!(
-                "line 1: unknown column {h:?}; the columns are id, repo, pdf (optional), ref (optional) and the student columns name, email, section (optional)"
-            )));
+            return Err(header_err(HeaderError::UnknownColumn(h)));
         };
         if index.insert(known, i).is_some() {
-            return Err(header_err(format!("line 1: column {h:?} appears twice")));
+            return Err(header_err(HeaderError::Twice(h)));
         }
     }
     for required in ["id", "repo"] {
         if !index.contains_key(required) {
-            return Err(header_err(format!(
-                "line 1: the header has no {required:?} column; the first line must be a header such as id,repo,pdf"
-            )));
+            return Err(header_err(HeaderError::Missing(required)));
         }
     }
     let width = headers.len();
@@ -208,10 +317,10 @@ pub fn parse_csv(text: &str, base: &Path, name: &str) -> Result<Manifest, Manife
                     v.bad(
                         line,
                         RawRow::default(),
-                        format!(
-                            "expected {width} fields like the header, found {}; quote fields that contain commas",
-                            record.len()
-                        ),
+                        RowError::Fields {
+                            width,
+                            found: record.len(),
+                        },
                     );
                     continue;
                 }
@@ -231,8 +340,9 @@ pub fn parse_csv(text: &str, base: &Path, name: &str) -> Result<Manifest, Manife
             }
             Err(e) => {
                 let line = e.position().map(|p| p.line() as usize).unwrap_or(line_hint);
-                v.bad(line, RawRow::default(), format!("not a valid CSV row: {e}"));
-                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
+                let io = matches!(e.kind(), csv::ErrorKind::Io(_));
+                v.bad(line, RawRow::default(), RowError::Csv(e));
+                if io {
                     break;
                 }
             }
@@ -253,20 +363,12 @@ pub fn parse_jsonl(text: &str, base: &Path) -> Manifest {
         let value: serde_json::Value = match serde_json::from_str(trimmed) {
             Ok(v) => v,
             Err(e) => {
-                v.bad(
-                    line_no,
-                    RawRow::default(),
-                    format!("not valid JSON: {e}; each line must be one object such as {{\"id\": \"...\", \"repo\": \"...\"}}"),
-                );
+                v.bad(line_no, RawRow::default(), RowError::Json(e));
                 continue;
             }
         };
         let Some(obj) = value.as_object() else {
-            v.bad(
-                line_no,
-                RawRow::default(),
-                "not a JSON object; each line must be one object such as {\"id\": \"...\", \"repo\": \"...\"}".into(),
-            );
+            v.bad(line_no, RawRow::default(), RowError::NotAnObject);
             continue;
         };
         let mut raw = RawRow::default();
@@ -276,9 +378,7 @@ pub fn parse_jsonl(text: &str, base: &Path) -> Manifest {
                 continue;
             }
             if !COLUMNS.contains(&k.as_str()) {
-                problem = Some(format!(
-                    "unknown key {k:?}; the keys are id, repo, pdf (optional), ref (optional) and the student keys name, email, section (optional)"
-                ));
+                problem = Some(RowError::UnknownKey(k.clone()));
                 continue;
             }
             let text = match val {
@@ -286,7 +386,10 @@ pub fn parse_jsonl(text: &str, base: &Path) -> Manifest {
                 serde_json::Value::String(s) => Some(s.clone()),
                 serde_json::Value::Number(n) if k == "id" => Some(n.to_string()),
                 other => {
-                    problem = Some(format!("key {k:?} must be a string, found {other}"));
+                    problem = Some(RowError::NotAString {
+                        key: k.clone(),
+                        found: other.to_string(),
+                    });
                     continue;
                 }
             };
@@ -321,7 +424,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn bad(&mut self, line: usize, raw: RawRow, reason: String) {
+    fn bad(&mut self, line: usize, raw: RawRow, reason: RowError) {
         self.rows.push(Row::Bad(BadRow {
             line,
             id: raw
@@ -332,7 +435,7 @@ impl<'a> Validator<'a> {
                 .repo
                 .map(|s| redact_text(s.trim()).0)
                 .filter(|s| !s.is_empty()),
-            reason,
+            reason: reason.to_string(),
         }));
     }
 
@@ -346,13 +449,12 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn validate(&self, line: usize, raw: &RawRow) -> Result<Submission, String> {
+    fn validate(&self, line: usize, raw: &RawRow) -> Result<Submission, RowError> {
         let id = raw.id.as_deref().map(str::trim).unwrap_or("");
         check_id(id)?;
         if let Some(first) = self.seen.get(&id.to_lowercase()) {
-            return Err(format!(
-                "duplicate id {id:?} (first used on line {first}); ids must be unique (case-insensitively: each names an output directory)"
-            ));
+            let (id, first) = (id.to_string(), *first);
+            return Err(RowError::Duplicate { id, first });
         }
         let repo_raw = raw.repo.as_deref().map(str::trim).unwrap_or("");
         let checked = check_repo(repo_raw, self.base)?;
@@ -371,9 +473,7 @@ impl<'a> Validator<'a> {
         let git_ref = match raw.git_ref.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(r) if r.chars().any(char::is_whitespace) => {
-                return Err(format!(
-                    "ref {r:?} contains whitespace; give a branch, tag or commit hash"
-                ));
+                return Err(RowError::RefWhitespace(r.to_string()));
             }
             Some(r) => Some(r.to_string()),
         };
@@ -393,28 +493,19 @@ impl<'a> Validator<'a> {
 }
 
 /// An id names the submission's output directory: a safe file name.
-pub fn check_id(id: &str) -> Result<(), String> {
+pub fn check_id(id: &str) -> Result<(), IdError> {
     if id.is_empty() {
-        return Err(
-            "missing id: every row needs a unique id (it names the output directory)".into(),
-        );
+        return Err(IdError::Missing);
     }
     if id.len() > 100 {
-        return Err(format!(
-            "id {:?}... is longer than 100 characters",
-            &id.chars().take(20).collect::<String>()
-        ));
+        return Err(IdError::TooLong(id.chars().take(20).collect()));
     }
     let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | '+');
     if !id.chars().all(ok_char) || id.starts_with('.') {
-        return Err(format!(
-            "id {id:?} may contain only ASCII letters, digits, '.', '_', '-', '@' and '+', and must not start with '.' (it names the output directory)"
-        ));
+        return Err(IdError::Characters(id.to_string()));
     }
     if RESERVED_IDS.iter().any(|r| r.eq_ignore_ascii_case(id)) {
-        return Err(format!(
-            "id {id:?} is the name of a batch output file; choose another id"
-        ));
+        return Err(IdError::Reserved(id.to_string()));
     }
     Ok(())
 }
@@ -430,48 +521,38 @@ pub fn is_relative_local(written: &str) -> bool {
 }
 
 /// Checks the repository and returns what to clone (local paths made absolute).
-pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
+pub fn check_repo(repo: &str, base: &Path) -> Result<String, RowError> {
     let shown = redact_text(repo).0;
     if repo.is_empty() {
-        return Err("missing repo: give an https URL, a file:// URL or a local path".into());
+        return Err(RowError::MissingRepo);
     }
     if repo.chars().any(char::is_whitespace) {
-        return Err(format!(
-            "malformed repository {shown:?}: it contains whitespace"
-        ));
+        return Err(RowError::RepoWhitespace(shown));
     }
-    let fix = "give an https URL (https://host/owner/repo.git), a file:// URL or a local path";
+    let url_error = |problem: UrlError| RowError::RepoUrl {
+        shown: shown.clone(),
+        problem,
+    };
     if let Some((scheme, _)) = repo.split_once("://") {
         let scheme_l = scheme.to_ascii_lowercase();
         if !URL_SCHEMES.contains(&scheme_l.as_str()) {
-            return Err(format!(
-                "malformed repository URL {shown:?}: unsupported scheme {scheme:?}; {fix}"
-            ));
+            return Err(url_error(UrlError::Scheme(scheme.to_string())));
         }
-        let url = url::Url::parse(repo)
-            .map_err(|e| format!("malformed repository URL {shown:?}: {e}; {fix}"))?;
+        let url = url::Url::parse(repo).map_err(|e| url_error(UrlError::Parse(e)))?;
         if scheme_l != "file" && url.host_str().is_none_or(str::is_empty) {
-            return Err(format!(
-                "malformed repository URL {shown:?}: no host; {fix}"
-            ));
+            return Err(url_error(UrlError::NoHost));
         }
         if scheme_l != "file" && url.path().trim_matches('/').is_empty() {
-            return Err(format!(
-                "malformed repository URL {shown:?}: no repository path after the host; {fix}"
-            ));
+            return Err(url_error(UrlError::NoRepositoryPath));
         }
         if scheme_l == "file" && url.path().is_empty() {
-            return Err(format!(
-                "malformed repository URL {shown:?}: no path; {fix}"
-            ));
+            return Err(url_error(UrlError::NoPath));
         }
         return Ok(repo.to_string());
     }
     if let Some((scheme, _)) = repo.split_once(':') {
         if URL_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
-            return Err(format!(
-                "malformed repository URL {shown:?}: expected \"{scheme}://\" after the scheme; {fix}"
-            ));
+            return Err(url_error(UrlError::NoSlashes(scheme.to_string())));
         }
         // scp-like `user@host:owner/repo.git`
         let (userhost, path) = repo.split_once(':').unwrap_or_default();
@@ -489,7 +570,7 @@ pub fn check_repo(repo: &str, base: &Path) -> Result<String, String> {
 }
 
 /// Checks the `pdf` field.
-pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, String> {
+pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, RowError> {
     if pdf.is_empty() {
         return Ok(PdfSource::InRepo(None));
     }
@@ -499,18 +580,14 @@ pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, String> {
     if let Some(inner) = pdf.strip_prefix("repo:") {
         let inner = inner.trim();
         if inner.is_empty() {
-            return Err(
-                "pdf \"repo:\" has no path: write repo:reports/final.pdf, or leave pdf empty to look inside the repository".into(),
-            );
+            return Err(RowError::PdfNoPath);
         }
         let p = Path::new(inner);
         let safe = p
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
         if !safe || inner.contains('\\') {
-            return Err(format!(
-                "pdf {pdf:?}: the path inside the repository must be relative, with '/' separators and no '..'"
-            ));
+            return Err(RowError::PdfPath(pdf.to_string()));
         }
         return Ok(PdfSource::InRepo(Some(inner.to_string())));
     }
@@ -521,10 +598,7 @@ pub fn check_pdf(pdf: &str, base: &Path) -> Result<PdfSource, String> {
         base.join(p)
     };
     if !abs.is_file() {
-        return Err(format!(
-            "pdf {} does not exist or is not a file: give an existing file (a relative path in a manifest is read from the manifest's folder, not the current directory), repo:<path in the repository>, or leave pdf empty to look inside the repository",
-            abs.display()
-        ));
+        return Err(RowError::PdfMissing(abs));
     }
     Ok(PdfSource::File(abs))
 }

@@ -192,21 +192,99 @@ impl BatchSummary {
     }
 }
 
+/// Why a batch could not run (nothing ran: bad input, exit 2) or stopped (the grader's own
+/// failure, exit 1). Each case keeps its cause as the source.
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
-    /// Nothing ran (exit 2).
-    #[error("{0}")]
-    BadInput(String),
-    /// Exit 1.
-    #[error("{0}")]
-    Internal(String),
+    #[error("--concurrency {0} is out of range: give a number from 1 to 1024")]
+    Concurrency(usize),
+    #[error(transparent)]
+    Rubric(#[from] crate::rubric::RubricError),
+    #[error(transparent)]
+    Manifest(#[from] manifest::ManifestError),
+    #[error("manifest {}: no valid row to grade (see the errors above)", .0.display())]
+    NoValidRow(PathBuf),
+    #[error("{}: line {line} ({id}): ref {git_ref:?}: {source}", manifest.display())]
+    UnknownRef {
+        manifest: PathBuf,
+        line: usize,
+        id: String,
+        git_ref: String,
+        #[source]
+        source: resolve::ResolveError,
+    },
+    #[error(transparent)]
+    SimilarityOptions(#[from] similarity::OptionsError),
+    #[error("--regrade {0}: no submission with this id in the manifest")]
+    UnknownId(String),
+    #[error("cannot create the output directory {}: {source}", dir.display())]
+    OutputDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot lock {}: {source}", path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "another `auditor batch` is running with --out {}: wait for it to finish, or use another directory",
+        .0.display()
+    )]
+    Busy(PathBuf),
+    #[error(transparent)]
+    StoreSpec(#[from] store::spec::SpecError),
+    /// The store could not be opened (bad input: the store given).
+    #[error(transparent)]
+    StoreOpen(store::StoreError),
+    #[error(
+        "{} was graded with another {what} than this regrade would use: regrading only {only} would split the cohort; regrade every submission (--all) to change it",
+        out.display()
+    )]
+    SplitCohort {
+        out: PathBuf,
+        what: &'static str,
+        only: String,
+    },
+    #[error(
+        "no manifest given, and no batch has run with --out {} yet to take it from: give the manifest (auditor batch MANIFEST --out {} ...)",
+        .0.display(),
+        .0.display()
+    )]
+    NoManifest(PathBuf),
+    /// The store failed while the batch ran (exit 1).
+    #[error(transparent)]
+    Store(store::StoreError),
+    #[error(transparent)]
+    Meta(#[from] meta::MetaError),
+    #[error(transparent)]
+    Interrupt(#[from] crate::interrupt::InterruptError),
+    #[error(transparent)]
+    Outputs(#[from] outputs::OutputError),
+}
+
+impl BatchError {
+    /// Found before anything ran: the input is to fix (exit 2); otherwise the grader's own
+    /// failure (exit 1).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(
+            self,
+            BatchError::Store(_)
+                | BatchError::Meta(_)
+                | BatchError::Interrupt(_)
+                | BatchError::Outputs(_)
+        )
+    }
 }
 
 impl From<BatchError> for CliError {
     fn from(e: BatchError) -> Self {
-        match e {
-            BatchError::BadInput(_) => CliError::bad_input(e),
-            BatchError::Internal(_) => CliError::internal(e),
+        if e.is_bad_input() {
+            CliError::bad_input(e)
+        } else {
+            CliError::internal(e)
         }
     }
 }
@@ -267,8 +345,10 @@ struct DirLock(#[allow(dead_code)] rusqlite::Connection);
 
 fn lock_dir(out: &Path) -> Result<DirLock, BatchError> {
     let path = out.join(".batch.lock");
-    let cannot =
-        |e: rusqlite::Error| BatchError::BadInput(format!("cannot lock {}: {e}", path.display()));
+    let cannot = |source: rusqlite::Error| BatchError::Lock {
+        path: path.clone(),
+        source,
+    };
     let conn = rusqlite::Connection::open(&path).map_err(cannot)?;
     conn.busy_timeout(Duration::from_millis(0))
         .map_err(cannot)?;
@@ -278,10 +358,7 @@ fn lock_dir(out: &Path) -> Result<DirLock, BatchError> {
             if e.code == rusqlite::ErrorCode::DatabaseBusy
                 || e.code == rusqlite::ErrorCode::DatabaseLocked =>
         {
-            Err(BatchError::BadInput(format!(
-                "another `auditor batch` is running with --out {}: wait for it to finish, or use another directory",
-                out.display()
-            )))
+            Err(BatchError::Busy(out.to_path_buf()))
         }
         Err(e) => Err(cannot(e)),
     }
@@ -320,16 +397,11 @@ fn run_batch_inner(
     show_progress: bool,
 ) -> Result<BatchSummary, BatchError> {
     if args.concurrency == 0 || args.concurrency > 1024 {
-        return Err(BatchError::BadInput(format!(
-            "--concurrency {} is out of range: give a number from 1 to 1024",
-            args.concurrency
-        )));
+        return Err(BatchError::Concurrency(args.concurrency));
     }
-    let rubric: LoadedRubric = crate::rubric::Rubric::load(args.rubric.as_deref())
-        .map_err(|e| BatchError::BadInput(e.to_string()))?;
+    let rubric: LoadedRubric = crate::rubric::Rubric::load(args.rubric.as_deref())?;
     let manifest_path = manifest_path(args)?;
-    let manifest: Manifest =
-        manifest::load(&manifest_path).map_err(|e| BatchError::BadInput(e.to_string()))?;
+    let manifest: Manifest = manifest::load(&manifest_path)?;
     for bad in manifest.bad_rows() {
         crate::telemetry::print_for_user(
             tracing::Level::ERROR,
@@ -343,40 +415,35 @@ fn run_batch_inner(
     }
     let ids: BTreeSet<String> = manifest.submissions().map(|s| s.id.clone()).collect();
     if manifest.submissions().next().is_none() {
-        return Err(BatchError::BadInput(format!(
-            "manifest {}: no valid row to grade (see the errors above)",
-            manifest_path.display()
-        )));
+        return Err(BatchError::NoValidRow(manifest_path));
     }
     // An unknown ref is bad input: said before anything runs, naming the refs that exist.
     for sub in manifest.submissions() {
         if let Some(r) = &sub.git_ref {
-            if let Err(resolve::ResolveError::UnknownRef(e)) = resolve::resolve(&sub.repo, Some(r))
+            if let Err(source @ resolve::ResolveError::UnknownRef(_)) =
+                resolve::resolve(&sub.repo, Some(r))
             {
-                return Err(BatchError::BadInput(format!(
-                    "{}: line {} ({}): ref {r:?}: {e}",
-                    manifest_path.display(),
-                    sub.line,
-                    sub.id
-                )));
+                return Err(BatchError::UnknownRef {
+                    manifest: manifest_path,
+                    line: sub.line,
+                    id: sub.id.clone(),
+                    git_ref: r.clone(),
+                    source,
+                });
             }
         }
     }
     if !args.no_similarity && !args.status {
-        args.similarity.validate().map_err(BatchError::BadInput)?;
+        args.similarity.validate()?;
     }
     for r in args.regrade.iter().chain(args.only.iter().flatten()) {
         if !ids.contains(r) {
-            return Err(BatchError::BadInput(format!(
-                "--regrade {r}: no submission with this id in the manifest"
-            )));
+            return Err(BatchError::UnknownId(r.clone()));
         }
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        BatchError::BadInput(format!(
-            "cannot create the output directory {}: {e}",
-            args.out.display()
-        ))
+    std::fs::create_dir_all(&args.out).map_err(|source| BatchError::OutputDir {
+        dir: args.out.clone(),
+        source,
     })?;
     let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
     if !args.status && !args.outputs_only {
@@ -390,8 +457,7 @@ fn run_batch_inner(
     };
     let spec = StoreSpec::resolve(args.store.as_deref(), args.store_file.as_deref(), |k| {
         std::env::var(k).ok()
-    })
-    .map_err(BatchError::BadInput)?;
+    })?;
     if spec.inline_password() && store_on_command_line() {
         crate::telemetry::print_for_user(
             tracing::Level::WARN,
@@ -399,10 +465,7 @@ fn run_batch_inner(
 leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, mode 600), or give the string with --store-file",
         );
     }
-    let store: Rc<dyn BatchStore> = Rc::from(
-        spec.open(&out)
-            .map_err(|e| BatchError::BadInput(e.to_string()))?,
-    );
+    let store: Rc<dyn BatchStore> = Rc::from(spec.open(&out).map_err(BatchError::StoreOpen)?);
 
     let judge_config = if setup.fingerprint.is_empty() {
         judge_config(service.as_ref())
@@ -437,11 +500,11 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
             } else {
                 "judges (mode, models or prompts)"
             };
-            return Err(BatchError::BadInput(format!(
-                "{} was graded with another {what} than this regrade would use: regrading only {} would split the cohort; regrade every submission (--all) to change it",
-                out.display(),
-                only.iter().cloned().collect::<Vec<_>>().join(", ")
-            )));
+            return Err(BatchError::SplitCohort {
+                out,
+                what,
+                only: only.iter().cloned().collect::<Vec<_>>().join(", "),
+            });
         }
     }
     if !args.status {
@@ -466,7 +529,7 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
-        meta::write(&out, &meta).map_err(|e| BatchError::Internal(e.to_string()))?;
+        meta::write(&out, &meta)?;
     }
     if args.status || args.outputs_only {
         let offline = service.mode() == crate::model::JudgeMode::Offline;
@@ -496,10 +559,7 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         !show_progress || args.no_progress,
     ));
     // The process's Ctrl-C count (listening from here on if the CLI did not already).
-    let interrupt: Rc<Interrupt> = Rc::new(
-        crate::interrupt::listen(OnSecond::Count)
-            .map_err(|e| BatchError::Internal(e.to_string()))?,
-    );
+    let interrupt: Rc<Interrupt> = Rc::new(crate::interrupt::listen(OnSecond::Count)?);
 
     let system = actix::System::new();
     let outcomes = system.block_on({
@@ -606,11 +666,7 @@ fn manifest_path(args: &BatchArgs) -> Result<PathBuf, BatchError> {
     let note = args.out.join(MANIFEST_NOTE);
     match std::fs::read_to_string(&note) {
         Ok(text) if !text.trim().is_empty() => Ok(PathBuf::from(text.trim_end_matches('\n'))),
-        _ => Err(BatchError::BadInput(format!(
-            "no manifest given, and no batch has run with --out {} yet to take it from: give the manifest (auditor batch MANIFEST --out {} ...)",
-            args.out.display(),
-            args.out.display()
-        ))),
+        _ => Err(BatchError::NoManifest(args.out.clone())),
     }
 }
 
@@ -634,7 +690,7 @@ fn outcomes_from_store(
         .map(|sub| {
             let job = store
                 .latest_job(&sub.id, &cfg.rubric.sha256, &cfg.judge_config)
-                .map_err(|e| BatchError::Internal(e.to_string()))?;
+                .map_err(BatchError::Store)?;
             let outcome = match &job {
                 Some(j) if j.status == store::JobStatus::Done => Outcome::Done {
                     job_id: j.id,
@@ -663,13 +719,9 @@ fn from_store(
     offline_judges: bool,
 ) -> Result<BatchSummary, BatchError> {
     let states = outcomes_from_store(manifest, store, cfg)?;
-    let counters = store
-        .counters()
-        .map_err(|e| BatchError::Internal(e.to_string()))?;
+    let counters = store.counters().map_err(BatchError::Store)?;
     if args.status {
-        let leases = store
-            .leases()
-            .map_err(|e| BatchError::Internal(e.to_string()))?;
+        let leases = store.leases().map_err(BatchError::Store)?;
         let mut rows = Vec::new();
         let (mut done, mut failed, mut running, mut waiting) = (0, 0, 0, 0);
         let mut lines = Vec::new();
@@ -867,12 +919,22 @@ fn write_outputs(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    outputs::write_tables_with(out, rows, &dims, &title, section.unwrap_or(""))
-        .map_err(BatchError::Internal)
+    Ok(outputs::write_tables_with(
+        out,
+        rows,
+        &dims,
+        &title,
+        section.unwrap_or(""),
+    )?)
 }
 
-fn report_of(sidecar: &str) -> Result<crate::report::Sidecar, String> {
-    crate::report::Sidecar::parse(sidecar).map_err(|e| format!("stored report unreadable: {e}"))
+/// A report kept in the store that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+#[error("stored report unreadable: {0}")]
+struct StoredReportError(#[source] crate::report::ReportError);
+
+fn report_of(sidecar: &str) -> Result<crate::report::Sidecar, StoredReportError> {
+    crate::report::Sidecar::parse(sidecar).map_err(StoredReportError)
 }
 
 /// One [`GradeRow`] per manifest row, from this run's outcomes and the store. Reports missing
@@ -986,7 +1048,7 @@ fn grade_rows(
                 &sub.id,
                 &sub.repo_shown,
                 RowStatus::Failed,
-                Some(reason),
+                Some(reason.to_string()),
             ),
             None => GradeRow::without_report(
                 sub.line,

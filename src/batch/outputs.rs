@@ -655,6 +655,31 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     crate::files::write_atomic(path, contents)
 }
 
+/// Why an output of the batch could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the report of {id}: {source}")]
+    Report {
+        id: String,
+        #[source]
+        source: crate::report::ReportError,
+    },
+    #[error("cannot build grades.csv: {0}")]
+    Csv(#[source] csv::Error),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The directory of a submission's outputs.
 pub fn submission_dir(out: &Path, id: &str) -> PathBuf {
     out.join(id)
@@ -662,11 +687,22 @@ pub fn submission_dir(out: &Path, id: &str) -> PathBuf {
 
 /// Writes `report.md`, `report.html` and `report.json` of a graded submission (and removes a
 /// stale `failed.md`).
-pub fn write_report(out: &Path, id: &str, sidecar: &crate::report::Sidecar) -> Result<(), String> {
+pub fn write_report(
+    out: &Path,
+    id: &str,
+    sidecar: &crate::report::Sidecar,
+) -> Result<(), OutputError> {
     let dir = submission_dir(out, id);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    crate::report::write(sidecar, &dir.join("report.md"))
-        .map_err(|e| format!("cannot write the report of {id}: {e}"))?;
+    std::fs::create_dir_all(&dir).map_err(|source| OutputError::CreateDir {
+        dir: dir.clone(),
+        source,
+    })?;
+    crate::report::write(sidecar, &dir.join("report.md")).map_err(|source| {
+        OutputError::Report {
+            id: id.to_string(),
+            source,
+        }
+    })?;
     let _ = std::fs::remove_file(dir.join("failed.md"));
     Ok(())
 }
@@ -682,14 +718,14 @@ pub fn write_failure(
     repo: &str,
     reason: &str,
     remove_reports: bool,
-) -> Result<(), String> {
+) -> Result<(), OutputError> {
     let dir = submission_dir(out, id);
     let (repo, reason) = (crate::report::inline(repo), crate::report::inline(reason));
     let text = format!(
         "# {id}: not graded\n\nRepository: {repo}\n\nReason: {reason}\n\nFix the cause and run the same `auditor batch` command again: failed submissions are retried.\n"
     );
-    write_atomic(&dir.join("failed.md"), text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", dir.join("failed.md").display()))?;
+    let path = dir.join("failed.md");
+    write_atomic(&path, text.as_bytes()).map_err(|source| OutputError::Write { path, source })?;
     if remove_reports {
         let _ = std::fs::remove_file(dir.join("report.md"));
         let _ = std::fs::remove_file(dir.join("report.json"));
@@ -704,7 +740,7 @@ pub fn write_tables(
     rows: &[GradeRow],
     dims: &Columns,
     title: &str,
-) -> Result<(), String> {
+) -> Result<(), OutputError> {
     write_tables_with(out, rows, dims, title, "")
 }
 
@@ -715,16 +751,17 @@ pub fn write_tables_with(
     dims: &Columns,
     title: &str,
     extra: &str,
-) -> Result<(), String> {
-    let csv = grades_csv(rows, dims).map_err(|e| format!("cannot build grades.csv: {e}"))?;
+) -> Result<(), OutputError> {
+    let csv = grades_csv(rows, dims).map_err(OutputError::Csv)?;
     let files = [
         ("grades.csv", csv),
         ("summary.md", summary_md(rows, dims, title)),
         ("index.html", index_html_with(rows, dims, title, extra)),
     ];
     for (name, text) in files {
-        write_atomic(&out.join(name), text.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))?;
+        let path = out.join(name);
+        write_atomic(&path, text.as_bytes())
+            .map_err(|source| OutputError::Write { path, source })?;
     }
     Ok(())
 }

@@ -469,7 +469,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         outcome.repo_facts.as_ref(),
         outcome.pdf_facts.as_ref(),
     );
-    let judge_failures = outcome.state.failures.len() as u32;
+    let judge_failures = outcome.state.failures().len() as u32;
     if judge_failures > 0 {
         ctx.display.println(&format!(
             "{}: {judge_failures} judge requests gave no opinion (flagged in the report); the next run asks them again",

@@ -15,7 +15,7 @@
 
 use super::outputs::{csv_cell, esc};
 use super::store::BatchStore;
-use crate::repo::RepoSource;
+use crate::repo::{RepoError, RepoSource};
 use crate::similarity::compare::{Entry, NotCompared, Pair};
 use crate::similarity::{self, CohortReport, Fingerprints, Limits, Options, codec, read};
 use clap::Args;
@@ -64,15 +64,13 @@ impl Default for SimilarityArgs {
 
 impl SimilarityArgs {
     /// Checks the values before anything runs (bad input).
-    pub fn validate(&self) -> Result<Options, String> {
-        for (name, v) in [
+    pub fn validate(&self) -> Result<Options, OptionsError> {
+        for (name, value) in [
             ("--similarity-threshold", self.similarity_threshold),
             ("--similarity-max-share", self.similarity_max_share),
         ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(format!(
-                    "{name} {v} is out of range: give a number from 0 to 1"
-                ));
+            if !(0.0..=1.0).contains(&value) {
+                return Err(OptionsError::OutOfRange { name, value });
             }
         }
         if let Some(t) = &self.template {
@@ -103,8 +101,14 @@ pub struct Target {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimilarityError {
-    #[error("the template {shown}: {detail}")]
-    Template { shown: String, detail: String },
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+    #[error("the template {shown}: {source}")]
+    Template {
+        shown: String,
+        #[source]
+        source: CodeError,
+    },
     #[error("cannot write {path}: {source}")]
     Write {
         path: String,
@@ -113,53 +117,62 @@ pub enum SimilarityError {
     },
 }
 
-fn template_source(t: &str) -> Result<RepoSource, String> {
+/// Why a submission's (or the template's) code could not be fingerprinted.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeError {
+    #[error(transparent)]
+    Template(#[from] OptionsError),
+    #[error(transparent)]
+    Read(#[from] read::ReadError),
+    #[error(transparent)]
+    Parse(#[from] similarity::ParseError),
+}
+
+/// Why the similarity options cannot be used (bad input, before anything runs).
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsError {
+    #[error("{name} {value} is out of range: give a number from 0 to 1")]
+    OutOfRange { name: &'static str, value: f64 },
+    /// The template is checked as a repository source; its message names the template.
+    #[error("--template: {}", .0.to_string().replace("--repo", "the path"))]
+    Template(#[source] RepoError),
+}
+
+fn template_source(t: &str) -> Result<RepoSource, OptionsError> {
     let source = RepoSource::new(t.to_string());
-    crate::repo::validate_source(&source).map_err(|e| {
-        format!(
-            "--template: {}",
-            e.to_string().replace("--repo", "the path")
-        )
-    })?;
+    crate::repo::validate_source(&source).map_err(OptionsError::Template)?;
     Ok(source)
 }
 
 /// A template's k-grams: a git repository (at HEAD) or a plain directory.
 fn template_kgrams(t: &str, limits: &Limits) -> Result<(HashSet<u64>, String), SimilarityError> {
-    let source = template_source(t).map_err(|detail| SimilarityError::Template {
-        shown: RepoSource::new(t.to_string()).shown().to_string(),
-        detail,
-    })?;
-    let shown = source.shown().to_string();
-    let fail = |detail: String| SimilarityError::Template {
-        shown: shown.clone(),
-        detail,
+    let shown = RepoSource::new(t.to_string()).shown().to_string();
+    let kgrams = || -> Result<HashSet<u64>, CodeError> {
+        let source = template_source(t)?;
+        let plain_dir = Path::new(t).is_dir() && git2::Repository::open(t).is_err();
+        let sources = if plain_dir {
+            read::from_dir(Path::new(t), limits)?.0
+        } else {
+            read::from_commit(&source, None, limits)?.0
+        };
+        Ok(similarity::compare::template_kgrams(&sources, limits)?)
     };
-    let plain_dir = Path::new(t).is_dir() && git2::Repository::open(t).is_err();
-    let sources = if plain_dir {
-        read::from_dir(Path::new(t), limits)
-            .map_err(|e| fail(e.to_string()))?
-            .0
-    } else {
-        read::from_commit(&source, None, limits)
-            .map_err(|e| fail(e.to_string()))?
-            .0
-    };
-    let set = similarity::compare::template_kgrams(&sources, limits).map_err(fail)?;
-    Ok((set, shown))
+    match kgrams() {
+        Ok(set) => Ok((set, shown)),
+        Err(source) => Err(SimilarityError::Template { shown, source }),
+    }
 }
 
 /// Fingerprints of one target, read from its place (blocking).
-fn compute(t: &Target, limits: &Limits) -> Result<Fingerprints, String> {
+fn compute(t: &Target, limits: &Limits) -> Result<Fingerprints, CodeError> {
     let (sources, notes) = match &t.place {
         Place::Repo { source, commit } => {
-            let (s, _, n) =
-                read::from_commit(source, Some(commit), limits).map_err(|e| e.to_string())?;
+            let (s, _, n) = read::from_commit(source, Some(commit), limits)?;
             (s, n)
         }
-        Place::Dir(d) => read::from_dir(d, limits).map_err(|e| e.to_string())?,
+        Place::Dir(d) => read::from_dir(d, limits)?,
     };
-    similarity::fingerprint(sources, limits, notes)
+    Ok(similarity::fingerprint(sources, limits, notes)?)
 }
 
 fn stored(
@@ -205,12 +218,7 @@ pub fn run(
     compute_missing: bool,
     say: &dyn Fn(&str),
 ) -> Result<(CohortReport, Counts), SimilarityError> {
-    let opts = args
-        .validate()
-        .map_err(|detail| SimilarityError::Template {
-            shown: args.template.clone().unwrap_or_default(),
-            detail,
-        })?;
+    let opts = args.validate()?;
     let limits = Limits::default();
     let config = similarity::config_key(&limits);
     let template = match &args.template {
@@ -231,12 +239,12 @@ pub fn run(
             counts.from_store
         ));
     }
-    let mut failed: Vec<(usize, String)> = Vec::new();
+    let mut failed: Vec<(usize, CodeError)> = Vec::new();
     if compute_missing {
         // In chunks: the texts of a chunk are stored, then dropped (bounded memory).
         let chunk = rayon::current_num_threads().max(1) * 2;
         for part in missing.chunks(chunk) {
-            let done: Vec<(usize, Result<Fingerprints, String>)> = part
+            let done: Vec<(usize, Result<Fingerprints, CodeError>)> = part
                 .par_iter()
                 .map(|&i| (i, compute(&targets[i], &limits)))
                 .collect();
@@ -751,7 +759,7 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
         &say,
     )
     .map_err(|e| match e {
-        SimilarityError::Template { .. } => bad(e),
+        SimilarityError::Template { .. } | SimilarityError::Options(_) => bad(e),
         SimilarityError::Write { .. } => crate::exit::CliError::internal(e),
     })?;
     write(&out, &report, &title).map_err(crate::exit::CliError::internal)?;

@@ -49,18 +49,6 @@ pub fn route(d: &Dimension) -> Route {
     }
 }
 
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.to_lowercase().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    out.trim_matches('_').to_string()
-}
-
 fn conf(v: f64) -> Confidence {
     Confidence::new(v).unwrap_or(Confidence::CERTAIN)
 }
@@ -241,7 +229,7 @@ pub fn pages_read(facts: &PdfFacts) -> String {
 /// saying what was read.
 fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFinding) -> Evidence {
     let src = facts.display_name();
-    let id = format!("pdf.{dimension}.concept.{}", slug(&f.concept));
+    let id = format!("pdf.{dimension}.concept.{}", crate::text::ident(&f.concept));
     let goal = format!(
         "'{}' is explained in a substantive architectural explanation, not dropped as a keyword",
         f.concept

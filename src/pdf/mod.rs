@@ -7,6 +7,8 @@
 //! - [`retrieval`]: BM25 over chunks (pure);
 //! - [`concepts`]: rubric concepts explained vs. buzzwords (pure);
 //! - [`paths`]: claimed repository paths and their check against the repo's files (pure);
+//!   [`tree`] reads directory trees drawn in the report back into paths; both take what reads as
+//!   a repository file name from [`file_names`] (pure);
 //! - [`claims`]: feature claims ("the judges run in parallel") and their check against the
 //!   RepoInvestigator's code facts (pure);
 //! - [`images`]: raster images and rendered vector-drawing pages (PDFium); the DocAnalyst gets
@@ -21,6 +23,7 @@
 pub(crate) mod claims;
 pub(crate) mod concepts;
 pub(crate) mod evidence;
+pub(crate) mod file_names;
 pub mod images;
 pub(crate) mod ingest;
 pub mod kind;

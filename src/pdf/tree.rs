@@ -15,7 +15,7 @@
 //! the repository's usual top-level folders (`src/`) is read inside it; any other header (the
 //! project's name, `.`) is the repository's root.
 
-use super::paths::{REPO_DIRS, file_name_in};
+use super::file_names::{REPO_DIRS, file_name_in};
 
 /// One file a tree names: its repository path and the byte range of the page line it is on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@ use super::*;
 use crate::justice::{compose, deliberate, tests::offline_audit};
 use crate::model::{
     AuditError, AuditState, Confidence, Detective, Evidence, EvidenceKind, Judge, JudgeFailure,
-    JudicialOpinion, RunMetadata, Score, TokenUsage,
+    JudicialOpinion, RunMetadata, Score, StateUpdate, TokenUsage,
 };
 use crate::rubric::{EMBEDDED_RUBRIC, Rubric};
 use std::collections::BTreeMap;
@@ -521,10 +521,11 @@ fn write_creates_dirs_and_the_three_files_atomically() {
     let report = offline_report();
     let dir = tempfile::tempdir().unwrap();
     let md_path = dir.path().join("nested/deeper/audit.md");
-    let state = AuditState {
+    let mut state = AuditState::default();
+    state.merge(StateUpdate {
         evidences: evidence(),
         ..Default::default()
-    };
+    });
     let side = Sidecar::new(&report, &state, None, None);
     let Written {
         markdown: md,
@@ -558,7 +559,7 @@ fn write_creates_dirs_and_the_three_files_atomically() {
     // the file written is the one typed shape: it parses back whole
     let parsed = Sidecar::parse(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(parsed.report, report);
-    assert_eq!(parsed.evidence, state.evidences);
+    assert_eq!(&parsed.evidence, state.evidences());
     // overwriting works
     write(&side, &md_path).unwrap();
 }

@@ -17,9 +17,14 @@ struct Header {
     notes: Vec<String>,
 }
 
+/// Why stored fingerprints cannot be read back.
 #[derive(Debug, thiserror::Error)]
-#[error("stored fingerprints unreadable: {0}")]
-pub struct DecodeError(String);
+pub enum DecodeError {
+    #[error("stored fingerprints unreadable: {0}")]
+    Malformed(&'static str),
+    #[error("stored fingerprints unreadable: {0}")]
+    Header(#[source] serde_json::Error),
+}
 
 pub fn encode(fp: &Fingerprints) -> Vec<u8> {
     let header = serde_json::to_vec(&Header {
@@ -64,7 +69,7 @@ impl<'a> Reader<'a> {
             .at
             .checked_add(n)
             .filter(|e| *e <= self.bytes.len())
-            .ok_or_else(|| DecodeError("truncated".into()))?;
+            .ok_or(DecodeError::Malformed("truncated"))?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
@@ -85,18 +90,17 @@ impl<'a> Reader<'a> {
 pub fn decode(bytes: &[u8], with_texts: bool) -> Result<Fingerprints, DecodeError> {
     let mut r = Reader { bytes, at: 0 };
     if r.take(MAGIC.len())? != MAGIC {
-        return Err(DecodeError(
-            "not a fingerprint record of this version".into(),
+        return Err(DecodeError::Malformed(
+            "not a fingerprint record of this version",
         ));
     }
     let hlen = r.u32()? as usize;
-    let header: Header =
-        serde_json::from_slice(r.take(hlen)?).map_err(|e| DecodeError(e.to_string()))?;
+    let header: Header = serde_json::from_slice(r.take(hlen)?).map_err(DecodeError::Header)?;
     let n = r.u32()? as usize;
     if n.checked_mul(RECORD)
         .is_none_or(|b| b > bytes.len().saturating_sub(r.at))
     {
-        return Err(DecodeError("truncated".into()));
+        return Err(DecodeError::Malformed("truncated"));
     }
     let mut prints = Vec::with_capacity(n);
     for _ in 0..n {
@@ -108,8 +112,8 @@ pub fn decode(bytes: &[u8], with_texts: bool) -> Result<Fingerprints, DecodeErro
             line_to: r.u32()?,
         };
         if p.file as usize >= header.files.len() {
-            return Err(DecodeError(
-                "a fingerprint names a file that is not listed".into(),
+            return Err(DecodeError::Malformed(
+                "a fingerprint names a file that is not listed",
             ));
         }
         prints.push(p);
@@ -117,7 +121,7 @@ pub fn decode(bytes: &[u8], with_texts: bool) -> Result<Fingerprints, DecodeErro
     let texts = if with_texts {
         let m = r.u32()? as usize;
         if m != header.files.len() {
-            return Err(DecodeError("texts do not match the files".into()));
+            return Err(DecodeError::Malformed("texts do not match the files"));
         }
         let mut texts = Vec::with_capacity(m);
         for _ in 0..m {

@@ -160,7 +160,7 @@ impl CohortReport {
 pub fn template_kgrams(
     sources: &[super::SourceFile],
     limits: &super::Limits,
-) -> Result<HashSet<u64>, String> {
+) -> Result<HashSet<u64>, super::ParseError> {
     let mut parser = super::tokens::parser()?;
     let mut out = HashSet::new();
     let mut budget = limits.max_tokens;

@@ -25,6 +25,7 @@ pub mod read;
 pub mod tokens;
 pub mod winnow;
 
+pub use crate::repo::python::syntax::ParseError;
 pub use compare::{CohortReport, Options, compare};
 
 use serde::{Deserialize, Serialize};
@@ -101,7 +102,7 @@ pub fn fingerprint(
     sources: Vec<SourceFile>,
     limits: &Limits,
     mut notes: Vec<String>,
-) -> Result<Fingerprints, String> {
+) -> Result<Fingerprints, ParseError> {
     let mut parser = tokens::parser()?;
     let mut fp = Fingerprints::default();
     let mut texts = Vec::new();

@@ -34,7 +34,7 @@ fn class(node: &Node<'_>) -> Option<u16> {
 
 /// A Python parser for tokenising (tree-sitter's allocator set first, as everywhere in this
 /// crate).
-pub fn parser() -> Result<Parser, String> {
+pub fn parser() -> Result<Parser, crate::repo::python::syntax::ParseError> {
     crate::repo::python::syntax::new_parser()
 }
 

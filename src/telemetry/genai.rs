@@ -278,10 +278,7 @@ fn saturating_i64(v: u64) -> i64 {
 }
 
 fn truncate(text: &str) -> String {
-    match text.char_indices().nth(MAX_ATTRIBUTE_CHARS) {
-        Some((i, _)) => format!("{}… [truncated]", &text[..i]),
-        None => text.to_string(),
-    }
+    crate::text::cut_marked(text, MAX_ATTRIBUTE_CHARS)
 }
 
 #[cfg(test)]

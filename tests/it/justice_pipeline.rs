@@ -180,10 +180,11 @@ fn offline_audit_writes_a_flagged_report_with_all_ten_criteria() {
 
     let dir = tempfile::tempdir().expect("tempdir");
     let md_path = dir.path().join("out/audit.md");
-    let state = auditor::model::AuditState {
+    let mut state = auditor::model::AuditState::default();
+    state.merge(auditor::model::StateUpdate {
         evidences: evidence.clone(),
         ..Default::default()
-    };
+    });
     let side = report::Sidecar::new(&audit, &state, None, None);
     let written = report::write(&side, &md_path).expect("write");
     let (md, json) = (written.markdown, written.json);

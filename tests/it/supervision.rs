@@ -158,15 +158,19 @@ async fn a_panicking_judge_is_restarted_and_its_request_resent() {
         }
     });
     let out = run(svc.clone(), Duration::from_secs(30)).await;
-    assert_eq!(out.state.opinions.len(), 30, "every opinion arrives");
-    assert!(out.state.failures.is_empty(), "{:?}", out.state.failures);
+    assert_eq!(out.state.opinions().len(), 30, "every opinion arrives");
+    assert!(
+        out.state.failures().is_empty(),
+        "{:?}",
+        out.state.failures()
+    );
     assert!(out.report.metadata.judge_restarts >= 1);
     let asked = svc.calls.borrow()[&(Judge::Prosecutor, "graph_orchestration".to_string())];
     assert_eq!(asked, 2, "the request in flight was re-sent once");
     // each (persona, criterion) pair answered exactly once in the final state
     let pairs: BTreeSet<(Judge, String)> = out
         .state
-        .opinions
+        .opinions()
         .iter()
         .map(|o| (o.judge, o.criterion_id.clone()))
         .collect();
@@ -183,7 +187,7 @@ async fn a_hung_judge_times_out_and_is_restarted() {
         }
     });
     let out = run(svc.clone(), Duration::from_millis(300)).await;
-    assert_eq!(out.state.opinions.len(), 30);
+    assert_eq!(out.state.opinions().len(), 30);
     assert!(out.report.metadata.judge_restarts >= 1);
     assert!(svc.calls.borrow()[&(Judge::Defense, "judicial_nuance".to_string())] >= 2);
 }
@@ -199,26 +203,26 @@ async fn a_judge_that_always_fails_leaves_flagged_criteria_and_no_invented_score
     });
     let out = run(svc.clone(), Duration::from_secs(30)).await;
     assert_eq!(
-        out.state.opinions.len(),
+        out.state.opinions().len(),
         20,
         "only the two healthy personas answered"
     );
     assert!(
         out.state
-            .opinions
+            .opinions()
             .iter()
             .all(|o| o.judge != Judge::TechLead)
     );
-    assert_eq!(out.state.failures.len(), 10);
+    assert_eq!(out.state.failures().len(), 10);
     assert!(
         out.state
-            .failures
+            .failures()
             .iter()
             .all(|f| f.judge == Judge::TechLead)
     );
     assert!(
         out.state
-            .failures
+            .failures()
             .iter()
             .any(|f| f.reason.contains("restart intensity"))
     );
@@ -252,8 +256,8 @@ async fn an_invalid_answer_is_recorded_as_failed_without_restart() {
         }
     });
     let out = run(svc.clone(), Duration::from_secs(30)).await;
-    assert_eq!(out.state.opinions.len(), 29);
-    assert_eq!(out.state.failures.len(), 1);
+    assert_eq!(out.state.opinions().len(), 29);
+    assert_eq!(out.state.failures().len(), 1);
     assert_eq!(out.report.metadata.judge_restarts, 0);
     assert_eq!(
         svc.calls.borrow()[&(Judge::Prosecutor, "safe_tool_engineering".to_string())],

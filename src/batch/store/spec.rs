@@ -4,7 +4,7 @@
 use super::postgres::{PgOptions, PgStore};
 use super::sqlite::Store;
 use super::{BatchStore, StoreError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Which store a batch uses, from `--store` / `AUDITOR_STORE` / `--store-file`.
 #[derive(Clone, PartialEq, Eq)]
@@ -32,10 +32,48 @@ const STORE_FORMS: &str = "\"sqlite\" (the default: DIR/batch.sqlite), a Postgre
 postgres://USER@HOST:PORT/DATABASE, or libpq keywords \"host=HOST port=PORT user=USER dbname=DATABASE\" \
 (the password from PGPASSWORD, a password file ~/.pgpass or PGPASSFILE, or the string read from --store-file)";
 
+/// Why the store given cannot be used. No message repeats the connection string (it may hold a
+/// password); `whence` says where it came from.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("--store-file {}: cannot read it: {source}", path.display())]
+    StoreFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--store-file {}: the file holds no connection string: write one line, {STORE_FORMS}", path.display())]
+    EmptyStoreFile { path: PathBuf },
+    #[error(
+        "{whence} must be {STORE_FORMS}; the value given is neither (not repeated here: it may hold a password)"
+    )]
+    Neither { whence: String },
+    #[error(
+        "{whence}: the PostgreSQL connection string cannot be parsed ({source}): write {STORE_FORMS}{hint}"
+    )]
+    Unparsable {
+        whence: String,
+        hint: &'static str,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    #[error(
+        "{whence}: the PostgreSQL URL cannot be parsed: write it as postgres://USER@HOST:PORT/DATABASE \
+(percent-encode special characters)"
+    )]
+    Url { whence: String },
+    #[error("password file {}: cannot read it: {source}", path.display())]
+    PasswordFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 impl StoreSpec {
     /// Parses the `--store` text: empty or `sqlite` → SQLite; `postgres://` or `postgresql://`
     /// → PostgreSQL. The error never repeats the text (it may hold a password).
-    pub fn parse(text: Option<&str>) -> Result<StoreSpec, String> {
+    pub fn parse(text: Option<&str>) -> Result<StoreSpec, SpecError> {
         Self::resolve(text, None, |_| None)
     }
 
@@ -47,22 +85,23 @@ impl StoreSpec {
         text: Option<&str>,
         file: Option<&Path>,
         env: impl Fn(&str) -> Option<String>,
-    ) -> Result<StoreSpec, String> {
+    ) -> Result<StoreSpec, SpecError> {
         let from_file;
         let (t, whence) = match file {
             Some(path) => {
-                from_file = std::fs::read_to_string(path)
-                    .map_err(|e| format!("--store-file {}: cannot read it: {e}", path.display()))?;
+                from_file =
+                    std::fs::read_to_string(path).map_err(|source| SpecError::StoreFile {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
                 let line = from_file
                     .lines()
                     .map(str::trim)
                     .find(|l| !l.is_empty() && !l.starts_with('#'))
                     .unwrap_or("");
                 if line.is_empty() {
-                    return Err(format!(
-                        "--store-file {}: the file holds no connection string: write one line, {STORE_FORMS}",
-                        path.display()
-                    ));
+                    let path = path.to_path_buf();
+                    return Err(SpecError::EmptyStoreFile { path });
                 }
                 (line, format!("--store-file {}", path.display()))
             }
@@ -77,27 +116,21 @@ impl StoreSpec {
         let url_form = t.starts_with("postgres://") || t.starts_with("postgresql://");
         let keyword_form = !url_form && looks_like_keywords(t);
         if !url_form && !keyword_form {
-            return Err(format!(
-                "{whence} must be {STORE_FORMS}; the value given is neither (not repeated here: it may hold a password)"
-            ));
+            return Err(SpecError::Neither { whence });
         }
-        let mut config: tokio_postgres::Config = t.parse().map_err(|e: tokio_postgres::Error| {
-            format!(
-                "{whence}: the PostgreSQL connection string cannot be parsed ({e}): write {STORE_FORMS}{}",
-                if url_form {
-                    "; percent-encode special characters in a URL"
-                } else {
-                    "; quote a value holding spaces in single quotes"
-                }
-            )
-        })?;
+        let mut config: tokio_postgres::Config =
+            t.parse()
+                .map_err(|source: tokio_postgres::Error| SpecError::Unparsable {
+                    whence: whence.clone(),
+                    hint: if url_form {
+                        "; percent-encode special characters in a URL"
+                    } else {
+                        "; quote a value holding spaces in single quotes"
+                    },
+                    source,
+                })?;
         let shown = if url_form {
-            redact_url(t).ok_or_else(|| {
-                format!(
-                    "{whence}: the PostgreSQL URL cannot be parsed: write it as postgres://USER@HOST:PORT/DATABASE \
-(percent-encode special characters)"
-                )
-            })?
+            redact_url(t).ok_or(SpecError::Url { whence })?
         } else {
             shown_keywords(&config)
         };
@@ -197,7 +230,7 @@ fn shown_keywords(c: &tokio_postgres::Config) -> String {
 fn passfile_password(
     c: &tokio_postgres::Config,
     env: &impl Fn(&str) -> Option<String>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, SpecError> {
     let path = match env("PGPASSFILE").filter(|p| !p.is_empty()) {
         Some(p) => std::path::PathBuf::from(p),
         None => match env("HOME").filter(|h| !h.is_empty()) {
@@ -216,8 +249,10 @@ fn passfile_password(
         );
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("password file {}: cannot read it: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|source| SpecError::PasswordFile {
+        path: path.clone(),
+        source,
+    })?;
     let host = match c.get_hosts().first() {
         Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
         Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
@@ -319,8 +354,8 @@ mod tests {
         assert!(shown.contains("application_name=x"), "{shown}");
         assert!(!format!("{s:?}").contains("s3cr"));
         let e = StoreSpec::parse(Some("mysql://u:topsecret@h/d")).unwrap_err();
-        assert!(!e.contains("topsecret"), "{e}");
-        assert!(e.contains("postgres://"), "{e}");
+        assert!(!e.to_string().contains("topsecret"), "{e}");
+        assert!(e.to_string().contains("postgres://"), "{e}");
         assert!(s.inline_password());
     }
 
@@ -348,10 +383,10 @@ mod tests {
         assert_eq!(password(&s).as_deref(), Some("s3 cret"));
         // a keyword string that does not parse: the error never quotes it
         let e = StoreSpec::parse(Some("host=db password=topsecret port=notaport")).unwrap_err();
-        assert!(!e.contains("topsecret"), "{e}");
+        assert!(!e.to_string().contains("topsecret"), "{e}");
         let e = StoreSpec::parse(Some("topsecret-host")).unwrap_err();
-        assert!(!e.contains("topsecret"), "{e}");
-        assert!(e.contains("host=HOST"), "{e}");
+        assert!(!e.to_string().contains("topsecret"), "{e}");
+        assert!(e.to_string().contains("host=HOST"), "{e}");
     }
 
     #[test]

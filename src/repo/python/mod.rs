@@ -48,7 +48,7 @@ pub struct PythonFacts {
 /// Analyses Python sources (`(repo-relative path, text)`) plus non-Python text files that may
 /// hold prompts or report templates.
 pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> PythonFacts {
-    let results: Vec<Result<ModuleInfo, String>> = sources
+    let results: Vec<Result<ModuleInfo, syntax::ParseError>> = sources
         .into_par_iter()
         .map(|(path, text)| syntax::parse_module(&path, text))
         .collect();
@@ -57,7 +57,7 @@ pub fn analyse(sources: Vec<(String, String)>, texts: &[(String, String)]) -> Py
     for r in results {
         match r {
             Ok(m) => modules.push(m),
-            Err(e) => notes.push(e),
+            Err(e) => notes.push(e.to_string()),
         }
     }
     let facts = analyse_modules(&modules, texts, notes);

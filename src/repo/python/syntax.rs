@@ -284,34 +284,44 @@ pub fn module_name(path: &str) -> String {
     stem.replace('/', ".")
 }
 
+/// The one cut of a text at a byte budget (kept under this name for the analysis code).
+pub use crate::text::cut as truncate;
+
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
+/// Why a Python file could not be parsed at all (tree-sitter itself could not run).
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("cannot load the Python grammar: {0}")]
+    Grammar(#[source] tree_sitter::LanguageError),
+    #[error("tree-sitter gave up on {0}")]
+    GaveUp(String),
+}
+
 /// A Python parser. The only way this crate makes one: tree-sitter's allocator must be set
 /// before any tree-sitter object exists ([`crate::alloc::tree_sitter_to_mimalloc`]).
-pub fn new_parser() -> Result<Parser, String> {
+pub fn new_parser() -> Result<Parser, ParseError> {
     crate::alloc::tree_sitter_to_mimalloc();
     let mut p = Parser::new();
     p.set_language(&tree_sitter_python::LANGUAGE.into())
-        .map_err(|e| format!("cannot load the Python grammar: {e}"))?;
+        .map_err(ParseError::Grammar)?;
     Ok(p)
 }
 
-/// Parses one file and extracts its [`ModuleInfo`]. Returns an error message only when
-/// tree-sitter itself cannot run.
-pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, String> {
+/// Parses one file and extracts its [`ModuleInfo`]. An error only when tree-sitter itself
+/// cannot run.
+pub fn parse_module(path: &str, source: String) -> Result<ModuleInfo, ParseError> {
     let tree = PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(new_parser()?);
-        }
-        match slot.as_mut() {
-            Some(p) => p
-                .parse(source.as_bytes(), None)
-                .ok_or_else(|| format!("tree-sitter gave up on {path}")),
-            None => Err("parser unavailable".to_string()),
-        }
+        let parser = match slot.take() {
+            Some(p) => slot.insert(p),
+            None => slot.insert(new_parser()?),
+        };
+        parser
+            .parse(source.as_bytes(), None)
+            .ok_or_else(|| ParseError::GaveUp(path.to_string()))
     })?;
     let line_starts = std::iter::once(0)
         .chain(source.match_indices('\n').map(|(i, _)| i + 1))
@@ -423,7 +433,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn short(&self, n: Node<'t>, max: usize) -> String {
         let t = self.text(n);
-        truncate(t, max)
+        crate::text::cut(t, max)
     }
 
     fn walk(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
@@ -915,7 +925,7 @@ impl<'s, 't> Walker<'s, 't> {
             sc.push_str(c);
         }
         self.info.strings.push(StringLit {
-            text: truncate(&text, MAX_STRING),
+            text: crate::text::cut(&text, MAX_STRING),
             line: line_of(node),
             label: scope.label.clone(),
             scope: sc,
@@ -1017,7 +1027,7 @@ impl<'s, 't> Walker<'s, 't> {
             args,
             kwargs,
             line: line_of(node),
-            snippet: truncate(self.line(line_of(node)).trim(), 200),
+            snippet: crate::text::cut(self.line(line_of(node)).trim(), 200),
             func: scope.func,
             loops: scope.loops.clone(),
             in_try: scope.in_try,
@@ -1232,7 +1242,8 @@ impl<'s, 't> Walker<'s, 't> {
                 }
                 Expr::Alt(alts)
             }
-            "parenthesized_expression" => match self.kids(n).into_iter().next() {
+            // `await f(x)` is what `f(x)` returns
+            "parenthesized_expression" | "await" => match self.kids(n).into_iter().next() {
                 Some(k) => self.expr(k, d),
                 None => Expr::None,
             },
@@ -1283,18 +1294,6 @@ impl<'s, 't> Walker<'s, 't> {
             _ => Expr::Other(self.short(n, 120)),
         }
     }
-}
-
-/// Truncates at a char boundary, marking the cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 #[cfg(test)]
