@@ -566,21 +566,58 @@ pub fn analyse(
             .get(i)
             .and_then(|x| by_module.iter().find(|(m, _)| m.path == x.path))
     };
-    let mut justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = Vec::new();
+    // in a module the Chief Justice's node runs, only the branches of the functions it runs
+    // (a detective or an aggregator beside it in the module is not the Chief Justice)
+    let ran: Vec<(&str, usize, usize)> = synthesis
+        .iter()
+        .chain(runs)
+        .filter_map(|(i, line)| {
+            let m = modules.get(*i)?;
+            let f = m.functions.iter().find(|f| f.line == *line)?;
+            Some((m.path.as_str(), f.line, f.end_line))
+        })
+        .collect();
+    fn scope<'a>(
+        entry: &(&'a ModuleInfo, Vec<RuleAt>),
+        ran: &[(&str, usize, usize)],
+    ) -> (&'a ModuleInfo, Vec<RuleAt>) {
+        let (m, rules) = entry;
+        let rules = rules
+            .iter()
+            .filter(|(_, line, _)| {
+                ran.iter()
+                    .any(|(p, a, b)| *p == m.path && a <= line && line <= b)
+            })
+            .cloned()
+            .collect();
+        (*m, rules)
+    }
+    let mut owned: Vec<(&ModuleInfo, Vec<RuleAt>)> = Vec::new();
     let candidates = synthesis
         .iter()
         .filter_map(|(i, _)| module_of(*i))
+        .map(|e| scope(e, &ran))
         .chain(
             runs.iter()
                 .filter_map(|(i, _)| module_of(*i))
+                .map(|e| scope(e, &ran))
                 .filter(|(_, rules)| !rules.is_empty()),
         )
-        .chain(by_module.iter().filter(|(_, rules)| distinct(rules) >= 3));
+        .chain(
+            by_module
+                .iter()
+                .filter(|(_, rules)| distinct(rules) >= 3)
+                .cloned(),
+        );
     for c in candidates {
-        if !justice.iter().any(|j| j.0.path == c.0.path) {
-            justice.push(c);
+        if !owned.iter().any(|j| j.0.path == c.0.path) {
+            owned.push(c);
         }
     }
+    // where the rules are first: a node that only gathers the opinions (a join that logs
+    // them) is not where the Chief Justice decides
+    owned.sort_by_key(|(_, rules)| rules.is_empty());
+    let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = owned.iter().collect();
     facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
     // where the Chief Justice is: the function of its first rule branch (what it does), else
     // the function its node runs
@@ -972,6 +1009,23 @@ def chief_justice(defense, evidences, criterion, score):
             Some("src/nodes/justice.py:13".into())
         );
         assert_eq!(rule_at(src, "security_override"), None);
+    }
+
+    #[test]
+    fn only_the_functions_the_chief_justice_runs_are_its_code() {
+        // an aggregator beside the Chief Justice caps a score on a security word: not a rule of
+        // the Chief Justice, whose node runs `decide` only
+        let src = "def aggregate(state, score):\n    if 'security' in state['notes']:\n        score = min(score, 3)\n    return score\n\ndef decide(ops):\n    final = round(sum(o.score for o in ops) / 3)\n    return final\n";
+        let ms = vec![parse_module("src/graph.py", src.into()).unwrap()];
+        let decide = ms[0]
+            .functions
+            .iter()
+            .find(|f| f.name == "decide")
+            .unwrap()
+            .line;
+        let f = super::analyse(&ms, &[], &[(0, decide)], &BTreeSet::new());
+        assert!(f.rules.iter().all(|r| !r.found), "{:?}", f.rules);
+        assert_eq!(f.location.as_deref(), Some("src/graph.py:6"));
     }
 
     fn rule_at(src: &str, rule: &str) -> Option<String> {

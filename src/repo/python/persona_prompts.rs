@@ -242,6 +242,10 @@ fn bound(modules: &[ModuleInfo]) -> Vec<(usize, String)> {
     }
     let mut out = Vec::new();
     for (m, module) in modules.iter().enumerate() {
+        // test code is not the product: its opinions and fixtures are no prompts
+        if super::safety::is_test(&module.path) {
+            continue;
+        }
         for v in module.constants.values() {
             walk(modules, m, v, &mut out);
         }
@@ -269,7 +273,7 @@ fn bound(modules: &[ModuleInfo]) -> Vec<(usize, String)> {
 pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFacts {
     let mut cands: Vec<Candidate> = Vec::new();
     let bound = bound(modules);
-    for m in modules {
+    for m in modules.iter().filter(|m| !super::safety::is_test(&m.path)) {
         for s in &m.strings {
             if s.docstring || s.text.len() < MIN_PROMPT {
                 continue;
@@ -511,6 +515,23 @@ RUBRIC = "The Prosecutor, the Defense and the TechLead each score every criterio
             "{:?}",
             f.language
         );
+    }
+
+    #[test]
+    fn a_test_files_opinions_are_no_prompts() {
+        let src = "def get_system_prompt():\n    return \"\"\"You are the PROSECUTOR in a code quality tribunal. Trust no one. Look for security flaws, gaps and laziness in every piece of evidence.\"\"\"\n";
+        let test = "def test_merge():\n    ops = [Opinion(judge=\"Prosecutor\", argument=\"Architecture is functional but lacks parallel execution patterns entirely.\")]\n";
+        let ms = vec![
+            parse_module("src/agents/judges/prosecutor.py", src.into()).unwrap(),
+            parse_module("tests/test_formatters.py", test.into()).unwrap(),
+        ];
+        let f = analyse(&ms, &[]);
+        let at: Vec<(&str, &str)> = f
+            .prompts
+            .iter()
+            .map(|p| (p.persona.as_str(), p.path.as_str()))
+            .collect();
+        assert_eq!(at, vec![("Prosecutor", "src/agents/judges/prosecutor.py")]);
     }
 
     #[test]

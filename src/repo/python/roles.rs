@@ -227,15 +227,38 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
             opinions.extend(e.writes.keys().cloned());
         }
     }
-    let mut nodes: Vec<(usize, usize)> = Vec::new();
+    // the nodes a judge leads to (the Chief Justice runs after the judges: a node before them
+    // that reads the opinions, to reset or log them, is not it)
+    let mut after: BTreeSet<&str> = BTreeSet::new();
+    let mut todo: Vec<&str> = g
+        .nodes
+        .iter()
+        .filter(|n| judge(&n.name))
+        .map(|n| n.name.as_str())
+        .collect();
+    while let Some(x) = todo.pop() {
+        for e in g.edges.iter().filter(|e| e.from == x) {
+            if after.insert(e.to.as_str()) {
+                todo.push(e.to.as_str());
+            }
+        }
+    }
+    let mut readers: Vec<(bool, (usize, usize))> = Vec::new();
     for n in g.nodes.iter().filter(|n| !judge(&n.name)) {
         let (Some(start), Some(e)) = (runs(repo, n), node_effects(repo, n, &mut memo)) else {
             continue;
         };
-        if e.reads.keys().any(|k| opinions.contains(k)) && !nodes.contains(&start) {
-            nodes.push(start);
+        if e.reads.keys().any(|k| opinions.contains(k)) && !readers.iter().any(|(_, s)| *s == start)
+        {
+            readers.push((after.contains(n.name.as_str()), start));
         }
     }
+    let downstream = readers.iter().any(|(a, _)| *a);
+    let mut nodes: Vec<(usize, usize)> = readers
+        .into_iter()
+        .filter(|(a, _)| *a || !downstream)
+        .map(|(_, s)| s)
+        .collect();
     if nodes.is_empty() {
         // the nodes the judges lead to that pass the state whole to code not read here
         let mut seen: BTreeSet<&str> = BTreeSet::new();
