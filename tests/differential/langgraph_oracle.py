@@ -34,7 +34,9 @@ except ImportError as e:  # the caller turns this into a loud skip or a failure
     sys.exit(3)
 
 RECURSION_LIMIT = 50
-MAX_COMBOS = 27
+# Programs with more input combinations than this are left out: every combination must run, or
+# a node that only some combination reaches would be labelled unreachable.
+MAX_COMBOS = 128
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,7 +483,8 @@ def run_program(p, src, inputs):
         if r["kind"] == "counter" and not any(r["key"] in p.spec[n]["writes"] for n in p.nodes):
             vary[r["key"]] = [0, r["threshold"]]
     combos = list(itertools.product(*[[(m, v) for v in vals] for m, vals in vary.items()]))
-    combos = combos[:MAX_COMBOS]
+    if len(combos) > MAX_COMBOS:
+        return None, ["%d input combinations (more than %d)" % (len(combos), MAX_COMBOS)]
     concurrent = set()
     concurrent_keys = set()
     strip = set()

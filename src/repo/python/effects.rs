@@ -167,12 +167,24 @@ fn compile(p: &str) -> Patterns {
     }
 }
 
-/// Whether byte `pos` of a line sits inside a string literal (quote parity; f-strings and
-/// triple quotes approximated).
+/// Whether byte `pos` of a line sits inside a string literal (quotes scanned left to right,
+/// backslash escapes skipped; f-strings and triple quotes approximated).
 fn in_string(code: &str, pos: usize) -> bool {
-    let before = &code[..pos];
-    let count = |q: char| before.chars().filter(|c| *c == q).count();
-    count('"') % 2 == 1 || count('\'') % 2 == 1
+    let mut open: Option<char> = None;
+    let mut escaped = false;
+    for c in code[..pos].chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (c, open) {
+            ('\\', Some(_)) => escaped = true,
+            ('"' | '\'', None) => open = Some(c),
+            (q, Some(o)) if q == o => open = None,
+            _ => {}
+        }
+    }
+    open.is_some()
 }
 
 fn return_whole(line: &str, p: &str) -> bool {
@@ -239,6 +251,8 @@ fn read_function(
     let pats = patterns(&p);
     let lines = body(module, f);
     let mut inplace: BTreeMap<String, usize> = BTreeMap::new();
+    // keys the function rebinds (`state["k"] = v`): a later `state["k"]` is that new value
+    let mut assigned: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (n, l) in &lines {
         let code = l.split('#').next().unwrap_or("");
         for c in pats.get.captures_iter(code) {
@@ -266,6 +280,9 @@ fn read_function(
             let assign = c.get(2).map(|w| w.as_str().trim_start().starts_with('='));
             if assign != Some(true) {
                 e.reads.entry(key.clone()).or_insert(*n);
+            }
+            if assign == Some(true) {
+                assigned.insert(key.clone());
             }
             if assign.is_some() {
                 inplace.entry(key).or_insert(*n);
@@ -381,8 +398,15 @@ fn read_function(
             e.writes.entry(k).or_insert(n);
         }
     }
-    e.resends.extend(vals.resends);
-    e.adds.extend(vals.adds);
+    // a key rebound before it is returned (`state["k"] = new; return {"k": state["k"]}`)
+    // sends the new value, not the one the node received
+    e.resends.extend(
+        vals.resends
+            .into_iter()
+            .filter(|(k, _)| !assigned.contains(k)),
+    );
+    e.adds
+        .extend(vals.adds.into_iter().filter(|k| !assigned.contains(k)));
     // lists grown in place before they are re-sent: `state["k"].append(..)`, or through the
     // local the update re-sends (`xs = state["k"]` ... `xs.append(..)`)
     // (a whole-state return re-sends every key it holds)
@@ -693,6 +717,16 @@ mod tests {
     }
 
     #[test]
+    fn a_key_rebound_in_the_state_before_it_is_returned_is_no_re_send() {
+        let e = effects(
+            "def judge(state):\n    ops = make()\n    state['opinions'] = ops\n    return {'opinions': state['opinions']}\n",
+            "judge",
+        );
+        assert!(e.writes.contains_key("opinions"));
+        assert!(e.resends.is_empty(), "{:?}", e.resends);
+    }
+
+    #[test]
     fn a_counter_set_to_its_value_plus_one_on_every_return_is_stepped() {
         let e = effects(
             "def n(state):\n    if x:\n        return {'count': state['count'] + 1}\n    return {'count': state.get('count', 0) + 1, 'y': 2}\n",
@@ -704,6 +738,29 @@ mod tests {
             "n",
         );
         assert!(e.stepped.is_empty());
+    }
+
+    #[test]
+    fn an_awaited_helper_called_with_the_state_is_followed() {
+        let ms = vec![
+            parse_module(
+                "src/nodes.py",
+                "async def helper(state, who):\n    return {'opinions': [who]}\nasync def judge(state):\n    return await helper(state, 'p')\n".to_string(),
+            )
+            .unwrap(),
+        ];
+        let repo = Repo::new(&ms);
+        let e = of_function(&repo, 0, ms[0].function("judge").expect("judge"));
+        assert!(e.known && e.writes.contains_key("opinions"), "{e:?}");
+    }
+
+    #[test]
+    fn a_state_key_spelt_inside_a_string_with_escaped_quotes_is_no_read() {
+        let e = effects(
+            "def judge(state):\n    p = (\n        \"cite [\\\"src/state.py\\\"]\"\n    )\n    return {'x': state['repo_url']}\n",
+            "judge",
+        );
+        assert_eq!(e.reads.keys().collect::<Vec<_>>(), ["repo_url"]);
     }
 
     #[test]

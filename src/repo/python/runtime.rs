@@ -148,7 +148,7 @@ fn input_values(repo: &Repo<'_>) -> Option<BTreeMap<String, bool>> {
             if matches!(
                 c.method.as_str(),
                 "invoke" | "ainvoke" | "stream" | "astream"
-            ) && let Some(super::expr::Expr::Dict(pairs)) = c.args.first()
+            ) && let Some(Expr::Dict(pairs)) = input_dict(m, c)
             {
                 let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
                 // a graph input names the audit's inputs, not an LLM prompt's variables
@@ -172,6 +172,38 @@ fn input_values(repo: &Repo<'_>) -> Option<BTreeMap<String, bool>> {
     any.then_some(keys)
 }
 
+/// The literal dict a call's first argument is: written in the call, or a local of the calling
+/// function assigned once from a dict literal and never changed by key afterwards
+/// (`initial = {...}; graph.invoke(initial)`).
+fn input_dict<'m>(
+    m: &'m super::syntax::ModuleInfo,
+    c: &'m super::syntax::CallInfo,
+) -> Option<&'m super::expr::Expr> {
+    use super::expr::Expr;
+    match c.args.first()? {
+        d @ Expr::Dict(_) => Some(d),
+        Expr::Name(local) => {
+            let f = m.functions.get(c.func?)?;
+            let [d @ Expr::Dict(_)] = f.locals.get(local)?.as_slice() else {
+                return None;
+            };
+            // `initial["k"] = v`, `initial.update(..)`: keys the literal does not show
+            let changed = regex::Regex::new(&format!(
+                r"\b{}\s*(?:\[|\.(?:update|setdefault|pop)\()",
+                regex::escape(local)
+            ))
+            .ok()?;
+            let body = m
+                .source
+                .lines()
+                .skip(f.line)
+                .take(f.end_line.saturating_sub(f.line));
+            (!body.into_iter().any(|l| changed.is_match(l))).then_some(d)
+        }
+        _ => None,
+    }
+}
+
 /// Keys every literal input dict of `invoke`/`stream` (those [`input_values`] reads) gives one
 /// and the same literal value.
 fn input_literals(repo: &Repo<'_>) -> BTreeMap<String, String> {
@@ -183,7 +215,7 @@ fn input_literals(repo: &Repo<'_>) -> BTreeMap<String, String> {
             if matches!(
                 c.method.as_str(),
                 "invoke" | "ainvoke" | "stream" | "astream"
-            ) && let Some(Expr::Dict(pairs)) = c.args.first()
+            ) && let Some(Expr::Dict(pairs)) = input_dict(m, c)
             {
                 let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
                 if !ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
@@ -657,6 +689,8 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             let why = if declared.contains(&k) {
                 "is declared but no node writes it and the graph's input does not provide it"
                     .to_string()
+            } else if writers.is_empty() && inputs.as_ref().is_some_and(|i| i.contains(&k)) {
+                "is not declared in the state schema: the graph's input gives it, but LangGraph drops input keys the schema does not declare, and no node sets it".to_string()
             } else if writers.is_empty() {
                 "is not declared in the state schema and no node sets it".to_string()
             } else {
@@ -2083,6 +2117,25 @@ mod tests {
             "def agg(state):\n    errs = state.get('opinions', [])\n    if not state.get('repo_url'):\n        errs.append('missing')\n    return {{'opinions': errs}}\ng = StateGraph(AgentState)\ng.add_node('agg', agg)\ng.add_edge(START, 'agg')\ng.add_edge('agg', END)\n{INVOKE}"
         ));
         assert_eq!(kinds(&d), vec![("whole_state_return", vec!["agg"])]);
+    }
+
+    #[test]
+    fn the_input_is_read_through_a_local_dict_passed_to_invoke() {
+        let graph = |invoke: &str| {
+            format!(
+                "def reader(state):\n    return {{'opinions': [state['report']]}}\ng = StateGraph(AgentState)\ng.add_node('reader', reader)\ng.add_edge(START, 'reader')\ng.add_edge('reader', END)\napp = g.compile()\ndef main():\n{invoke}"
+            )
+        };
+        // `report` is declared, no node writes it and the input does not give it
+        let d = defects(&graph(
+            "    initial = {'repo_url': 'u', 'opinions': []}\n    app.invoke(initial)\n",
+        ));
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["reader"])]);
+        // a local changed by key after its literal may give it: not decided
+        let d = defects(&graph(
+            "    initial = {'repo_url': 'u', 'opinions': []}\n    initial['report'] = 'r'\n    app.invoke(initial)\n",
+        ));
+        assert_eq!(kinds(&d), vec![]);
     }
 
     #[test]

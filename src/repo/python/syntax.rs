@@ -1242,7 +1242,8 @@ impl<'s, 't> Walker<'s, 't> {
                 }
                 Expr::Alt(alts)
             }
-            "parenthesized_expression" => match self.kids(n).into_iter().next() {
+            // `await f(x)` is what `f(x)` returns
+            "parenthesized_expression" | "await" => match self.kids(n).into_iter().next() {
                 Some(k) => self.expr(k, d),
                 None => Expr::None,
             },
