@@ -481,22 +481,28 @@ impl PassageContent {
         };
         for text in texts {
             c.words += words(text);
-            let lower = text.to_lowercase();
+            // the nouns are read in the prose around the identifiers, not inside them: a path
+            // `graph_tools/x.py` or a name `judge_helper` is one part (itself), whatever
+            // words the student built it from
+            let mut prose = String::with_capacity(text.len());
             for token in text.split_whitespace() {
-                if let Some(id) = identifier(token)
-                    && !c.parts.iter().any(|p| p.eq_ignore_ascii_case(&id))
-                {
-                    c.parts.push(id);
+                if let Some(id) = identifier(token) {
+                    if !c.parts.iter().any(|p| p.eq_ignore_ascii_case(&id)) {
+                        c.parts.push(id);
+                    }
+                } else {
+                    prose.push_str(&token.to_lowercase());
+                    prose.push(' ');
                 }
             }
             for noun in PART_NOUNS {
-                if contains_word_start(&lower, noun)
+                if contains_word_start(&prose, noun)
                     && !c.parts.iter().any(|p| p.eq_ignore_ascii_case(noun))
                 {
                     c.parts.push((*noun).to_string());
                 }
             }
-            for token in lower.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
+            for token in prose.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
                 if let Some(verb) = action_forms().get(token.trim_matches('-'))
                     && !c.actions.iter().any(|a| a == verb)
                 {

@@ -9,6 +9,7 @@
 use super::RepoFacts;
 use super::python::graph::{Branching, GraphFacts};
 use super::python::persona_prompts::PERSONAS;
+use super::python::roles::{self, Role};
 use crate::family::Family;
 use crate::model::fact::{
     self, Bound, Branch, Call, Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model,
@@ -17,9 +18,7 @@ use crate::model::fact::{
 };
 use crate::model::{Confidence, Detective, Evidence, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
-use regex::Regex;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 /// The words of a dimension (name and forensic instruction) that call for each family of the
 /// repository's facts (`Family::REPO`).
@@ -325,35 +324,13 @@ fn meaningful_message(m: &str) -> bool {
         .contains(&t.as_str())
 }
 
-fn judge_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)prosecut|defen[cs]e|tech.?lead|judge").expect("valid"))
-}
-
-fn detective_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"(?i)detective|investigat|repo|doc|vision|analyst|inspector|forensic")
-            .expect("valid")
-    })
-}
-
-fn count(b: &Branching, re: &Regex) -> usize {
-    b.branches.iter().filter(|n| re.is_match(n)).count()
-}
-
-/// Nodes that are one detective (`false`) or one judge persona (`true`), not a router,
-/// aggregator or dispatcher around them.
-fn persona_node_re(judges: bool) -> &'static Regex {
-    static J: OnceLock<Regex> = OnceLock::new();
-    static D: OnceLock<Regex> = OnceLock::new();
-    if judges {
-        J.get_or_init(|| Regex::new(r"(?i)prosecut|defen[cs]e|tech.?lead").expect("valid"))
-    } else {
-        D.get_or_init(|| {
-            Regex::new(r"(?i)investigat|analy[sz]|inspector|vision|screenshot").expect("valid")
-        })
-    }
+/// The branches of `b` whose update writes `role`'s state (see `python::roles`): what the
+/// node does, never its name.
+fn count(g: &GraphFacts, b: &Branching, role: Role) -> usize {
+    b.branches
+        .iter()
+        .filter(|n| g.roles.get(*n) == Some(&role))
+        .count()
 }
 
 /// A fan-out that leaves out some of the layer's own nodes: they run before or after the
@@ -361,29 +338,24 @@ fn persona_node_re(judges: bool) -> &'static Regex {
 fn partial(
     g: &GraphFacts,
     b: Option<&Branching>,
-    re: &Regex,
+    role: Role,
     layer: &str,
     id: &str,
     goal: &str,
 ) -> Option<Evidence> {
     let b = b?;
-    let helper = |n: &str| {
-        let l = n.to_lowercase();
-        ["router", "aggregat", "dispatch", "start", "join", "error"]
-            .iter()
-            .any(|w| l.contains(w))
-    };
+    let has = |n: &str| g.roles.get(n) == Some(&role);
     let inside: Vec<&str> = b
         .branches
         .iter()
-        .filter(|n| re.is_match(n))
+        .filter(|n| has(n))
         .map(String::as_str)
         .collect();
     let outside: Vec<&str> = g
         .nodes
         .iter()
         .map(|n| n.name.as_str())
-        .filter(|n| re.is_match(n) && !helper(n) && !inside.contains(n))
+        .filter(|n| has(n) && !inside.contains(n))
         .filter(|n| {
             !g.defects
                 .iter()
@@ -417,11 +389,11 @@ fn partial(
 
 /// (detectives branching, judges branching) of a graph.
 fn patterns(g: &GraphFacts) -> (Option<&Branching>, Option<&Branching>) {
-    let is_judges = |b: &&Branching| count(b, judge_re()) >= 2;
+    let is_judges = |b: &&Branching| count(g, b, Role::Judge) >= 2;
     let det = g
         .branchings
         .iter()
-        .find(|b| !is_judges(b) && count(b, detective_re()) >= 2)
+        .find(|b| !is_judges(b) && count(g, b, Role::Detective) >= 2)
         .or_else(|| g.branchings.iter().find(|b| !is_judges(b)));
     let jud = g.branchings.iter().find(is_judges).or_else(|| {
         g.branchings
@@ -721,7 +693,7 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
     v.extend(partial(
         g,
         det,
-        persona_node_re(false),
+        Role::Detective,
         "detectives",
         "repo.graph.detectives_partial",
         goal,
@@ -729,7 +701,7 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
     v.extend(partial(
         g,
         jud,
-        persona_node_re(true),
+        Role::Judge,
         "judges",
         "repo.graph.judges_partial",
         goal,
@@ -813,7 +785,6 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
     let core = graph_state
         .as_deref()
         .and_then(|n| s.class(n))
-        .or_else(|| s.class("AgentState"))
         .or_else(|| {
             s.typed_dicts
                 .iter()
@@ -841,19 +812,13 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             *e = e.clone().with_content(c.snippet.clone());
         }
     }
-    for (model, needle, what) in [
-        (Model::Evidence, "evidence", "Evidence"),
-        (Model::Opinion, "opinion", "JudicialOpinion"),
-    ] {
-        let m = s
-            .pydantic_models
-            .iter()
-            .find(|c| c.name.to_lowercase() == needle || c.name == what)
-            .or_else(|| {
-                s.pydantic_models
-                    .iter()
-                    .find(|c| c.name.to_lowercase().contains(needle))
-            });
+    // the models are told by their fields (the challenge's schema), never by their names
+    for model in [Model::Evidence, Model::Opinion] {
+        let is: fn(&super::python::state::StateClass) -> bool = match model {
+            Model::Evidence => roles::is_evidence_model,
+            Model::Opinion => roles::is_opinion_model,
+        };
+        let m = s.pydantic_models.iter().find(|c| is(c));
         let e = typed(
             StateFact::Model {
                 model,
@@ -868,11 +833,22 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             None => e,
         });
     }
-    for (model, needle) in [(Model::Evidence, "evidence"), (Model::Opinion, "opinion")] {
+    // a field holds evidence or opinions when its type names such a model
+    let names_model = |annotation: &str, is: fn(&super::python::state::StateClass) -> bool| {
+        annotation
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter_map(|w| s.class(w))
+            .any(is)
+    };
+    for model in [Model::Evidence, Model::Opinion] {
+        let is: fn(&super::python::state::StateClass) -> bool = match model {
+            Model::Evidence => roles::is_evidence_model,
+            Model::Opinion => roles::is_opinion_model,
+        };
         let field = core.and_then(|c| {
             c.fields
                 .iter()
-                .find(|x| x.annotation.to_lowercase().contains(needle))
+                .find(|x| names_model(&x.annotation, is))
                 .map(|x| (at(&c.path, x.line), x.name.clone(), x.annotation.clone()))
         });
         v.push(typed(
@@ -1300,9 +1276,10 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     // judges in parallel
     let mut par = None;
     for g in &f.python.graphs {
+        let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
         if let Some(fo) = g.fan_out.iter().find(|x| {
-            x.to.iter().filter(|n| judge_re().is_match(n)).count() >= 2
-                || (x.via.contains("send") && x.to.iter().any(|n| judge_re().is_match(n)))
+            x.to.iter().filter(|n| judge(n)).count() >= 2
+                || (x.via.contains("send") && x.to.iter().any(judge))
         }) {
             par = Some(fo.clone());
             break;

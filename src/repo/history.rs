@@ -28,17 +28,23 @@
 //!   (measured from four commits). Merges are left out when their message says so (`Merge
 //!   ...`, as git and forges write it); a merge with a hand-typed message counts as a commit
 //!   (the level tables were calibrated so).
-//! - **progression**: each commit is tagged with the phases its paths and message touch
-//!   (setup: project files, `requirements`, `pyproject`, `.env.example`, messages like
-//!   "init"/"setup"; tools: `tools/` paths or "tool" in the message; graph: `graph.py`,
-//!   `nodes/`, or "graph"/"node" in the message). A path counts only when the commit adds
-//!   lines to it or deletes it: empty placeholder files (a scaffold) tag no phase. The story
+//! - **progression**: each commit is tagged with the phases its files and message touch
+//!   (setup: the project files whose names the tooling fixes, `requirements.txt`,
+//!   `pyproject.toml`, `.env.example`, or messages like "init"/"setup"; tools: Python lines it
+//!   adds that import or call what forensic tools are made of (`subprocess`, `tempfile`, `git`,
+//!   `ast`, a PDF library, `@tool`), or "tool" in the message; graph: Python lines it adds that
+//!   import LangGraph or wire a graph (`StateGraph(`, `.add_node(`, `.add_edge(`, `Send(`), or
+//!   "graph"/"node" in the message). What the student called a file or directory (`tools/`,
+//!   `graph.py`) decides nothing. A setup file counts only when the commit adds lines to it or
+//!   deletes it: empty placeholder files (a scaffold) tag no phase. The story
 //!   holds when all three phases occur and their first commits come in the order
 //!   setup ≤ tools ≤ graph, not all in one commit.
 
 use super::error::{AnalysisError, RepoError};
 use git2::{DiffOptions, Repository, Sort};
+use regex::Regex;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 pub const CLUSTER_SECONDS: i64 = 30 * 60;
 /// Consecutive commits closer than this (author time) are a burst.
@@ -200,6 +206,7 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
         let mut code = 0;
         let mut python = 0;
         let mut paths = Vec::new();
+        let mut does = Does::default();
         let mut budget = DiffBudget::new(repo);
         let mut not_diffed = Vec::new();
         for i in 0..diff.deltas().len() {
@@ -228,6 +235,7 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
                 }
                 if is_python(&path) {
                     python += add;
+                    does.read(&patch);
                 }
             }
             // An empty placeholder file says nothing about what the commit built (a file too
@@ -256,7 +264,7 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
             code_lines_added: if merge { 0 } else { code },
             python_lines_added: if merge { 0 } else { python },
             merge,
-            phases: phases(&paths, &full_message),
+            phases: phases(&paths, does, &full_message),
             not_diffed,
         });
     }
@@ -306,7 +314,55 @@ impl<'r> DiffBudget<'r> {
     }
 }
 
-fn phases(paths: &[String], message: &str) -> Vec<String> {
+/// What the Python lines a commit adds do, for its phases (see the module docs): read from
+/// the APIs they import or call, never from the names of the files that hold them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Does {
+    tools: bool,
+    graph: bool,
+}
+
+impl Does {
+    fn read(&mut self, patch: &git2::Patch<'_>) {
+        for h in 0..patch.num_hunks() {
+            let Ok(n) = patch.num_lines_in_hunk(h) else {
+                continue;
+            };
+            for l in 0..n {
+                if self.tools && self.graph {
+                    return;
+                }
+                let Ok(line) = patch.line_in_hunk(h, l) else {
+                    continue;
+                };
+                if line.origin() == '+' {
+                    self.line(&String::from_utf8_lossy(line.content()));
+                }
+            }
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        static TOOLS: OnceLock<Regex> = OnceLock::new();
+        static GRAPH: OnceLock<Regex> = OnceLock::new();
+        let tools = TOOLS.get_or_init(|| {
+            Regex::new(
+                r"^\s*(?:import|from)\s+(?:subprocess|tempfile|git|ast|pypdf|PyPDF2|fitz|pymupdf|pdfplumber|docling|pdf2image|tree_sitter|langchain_core\.tools|langchain\.tools)\b|\b(?:subprocess|tempfile|ast)\.\w+\s*\(|\bclone_from\s*\(|^\s*@tool\b",
+            )
+            .expect("valid regex")
+        });
+        let graph = GRAPH.get_or_init(|| {
+            Regex::new(
+                r"^\s*(?:import|from)\s+langgraph\b|\bStateGraph\s*\(|\.add_(?:node|edge|conditional_edges)\s*\(|\.set_entry_point\s*\(|\bSend\s*\(",
+            )
+            .expect("valid regex")
+        });
+        self.tools |= tools.is_match(line);
+        self.graph |= graph.is_match(line);
+    }
+}
+
+fn phases(paths: &[String], does: Does, message: &str) -> Vec<String> {
     let msg = message.to_lowercase();
     let mut out = Vec::new();
     let setup = paths.iter().any(|p| {
@@ -335,13 +391,8 @@ fn phases(paths: &[String], message: &str) -> Vec<String> {
     ]
     .iter()
     .any(|w| msg.contains(w));
-    let tools = paths
-        .iter()
-        .any(|p| p.contains("tools/") || p.contains("_tools"))
-        || msg.contains("tool");
-    let graph = paths
-        .iter()
-        .any(|p| p.ends_with("graph.py") || p.contains("nodes/"))
+    let tools = does.tools || msg.contains("tool");
+    let graph = does.graph
         || ["graph", "node", "orchestrat", "fan-out", "fan out", "edge"]
             .iter()
             .any(|w| msg.contains(w));

@@ -160,11 +160,15 @@ fn a_node_reached_by_exclusive_routes_is_not_a_fan_in() {
 
 #[test]
 fn an_error_handler_the_branches_may_route_to_is_not_their_join() {
-    let j = evidence(&format!(
-        "{HEADER}def route(state):\n    if state.get('report'):\n        return 'error_node'\n    return 'agg'\ng = StateGraph(AgentState)\nfor n in ['repo', 'doc', 'agg', 'error_node']:\n    g.add_node(n, work)\nfor n in ['repo', 'doc']:\n    g.add_edge(START, n)\n    g.add_conditional_edges(n, route)\ng.add_edge('agg', END)\ng.add_edge('error_node', END)\n"
-    ));
-    let fan_in = fan_in_nodes(&j);
-    assert_eq!(fan_in, vec!["agg"]);
+    // the handler ends the run; the join goes on to the judge: told by what runs after each,
+    // whatever they are called (the same graph with the two names swapped)
+    for (join, handler) in [("agg", "error_node"), ("error_node", "agg")] {
+        let j = evidence(&format!(
+            "{HEADER}def route(state):\n    if state.get('report'):\n        return '{handler}'\n    return '{join}'\ng = StateGraph(AgentState)\nfor n in ['repo', 'doc', 'agg', 'error_node', 'judge']:\n    g.add_node(n, work)\nfor n in ['repo', 'doc']:\n    g.add_edge(START, n)\n    g.add_conditional_edges(n, route)\ng.add_edge('{join}', 'judge')\ng.add_edge('judge', END)\ng.add_edge('{handler}', END)\n"
+        ));
+        let fan_in = fan_in_nodes(&j);
+        assert_eq!(fan_in, vec![join], "join {join}, handler {handler}");
+    }
 }
 
 /// `auditor evidence --json` on a repository holding `graph`, in a process whose address space

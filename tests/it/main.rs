@@ -33,6 +33,7 @@ mod llm_judges;
 mod pdf_bad;
 mod pdf_ingest;
 mod pdf_provision;
+mod renaming;
 mod repo_idioms;
 mod repo_investigate;
 mod report_claims;

@@ -476,14 +476,22 @@ fn placeholder_scaffold_does_not_break_the_progression() {
             c
         }
     };
+    // what a commit's lines do tells its phase (a clone through `subprocess`, a graph wired
+    // with `StateGraph`), not what its files are called
+    let tools = |n: usize| format!("import subprocess\n{}", py_lines(n, "t"));
+    let graph = |n: usize| {
+        format!(
+            "from langgraph.graph import StateGraph\n{}g = StateGraph(dict)\ng.add_node('a', len)\n",
+            py_lines(n, "g")
+        )
+    };
     let rest = |base: i64| {
         vec![
             FixtureCommit::new("feat: clone sandbox", base + 7_200)
-                .file("src/tools/repo_tools.py", py_lines(60, "t")),
+                .file("src/tools/repo_tools.py", tools(60)),
             FixtureCommit::new("feat: detectives", base + 14_400)
                 .file("src/nodes/detectives.py", py_lines(80, "d")),
-            FixtureCommit::new("feat: wire it", base + 21_600)
-                .file("src/graph.py", py_lines(40, "g")),
+            FixtureCommit::new("feat: wire it", base + 21_600).file("src/graph.py", graph(40)),
         ]
     };
     for placeholders in [true, false] {
@@ -494,18 +502,29 @@ fn placeholder_scaffold_does_not_break_the_progression() {
         let h = run(dir.path()).unwrap().history;
         assert!(h.progression, "placeholders={placeholders}: {h:?}");
         assert_eq!(h.first_tools, Some(1));
-        assert_eq!(h.first_graph, Some(2));
+        assert_eq!(h.first_graph, Some(3));
     }
     // A first commit that really holds tools and graph code is the whole story at once.
     let dir = tempfile::tempdir().unwrap();
     let mut commits = vec![
         scaffold(10_000, false)
-            .file("src/tools/repo_tools.py", py_lines(10, "t"))
-            .file("src/graph.py", py_lines(10, "g")),
+            .file("src/tools/repo_tools.py", tools(10))
+            .file("src/graph.py", graph(10)),
     ];
     commits.extend(rest(10_000));
     build_repo(dir.path(), &commits).unwrap();
     assert!(!run(dir.path()).unwrap().history.progression);
+    // files named after the phases hold no phase: plain lines in `tools/` and `graph.py`
+    let dir = tempfile::tempdir().unwrap();
+    let commits = vec![
+        scaffold(10_000, false),
+        FixtureCommit::new("feat: part one", 17_200)
+            .file("src/tools/repo_tools.py", py_lines(60, "t")),
+        FixtureCommit::new("feat: part two", 24_400).file("src/graph.py", py_lines(40, "g")),
+    ];
+    build_repo(dir.path(), &commits).unwrap();
+    let h = run(dir.path()).unwrap().history;
+    assert_eq!((h.first_tools, h.first_graph), (None, None), "{h:?}");
 }
 
 #[test]

@@ -19,13 +19,16 @@
 //!   call, a function of the repository that reads evidence or asks a model, a route to
 //!   another node).
 //!
-//! The justice code is every module whose path or functions name the Chief Justice (the
-//! spec's vocabulary), and any module where branches implement two rules or more.
+//! The justice code is every module holding a function the Chief Justice node runs (a node
+//! that reads the judges' opinions from the state and is no judge: `roles::synthesis`), and
+//! any module where branches implement three rules or more; what a file, function or class is
+//! called decides nothing.
 
 use super::syntax::{IfInfo, ModuleInfo};
 use crate::model::fact::{JusticeRule, Site};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -394,33 +397,27 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
     out
 }
 
-/// The functions of the Chief Justice: in a module whose file names the synthesis, every
-/// function; elsewhere the functions that hold a rule branch and the Chief Justice's own
-/// function (`located`: where the Chief Justice was found, path and line); then,
-/// transitively (four calls deep), the repository's functions they call. An LLM call of a
-/// judge or a detective that shares a module with the Chief Justice is not the Chief
-/// Justice's. `None` stands for a module's top-level code (files named for the synthesis).
+/// The functions of the Chief Justice: those its node runs (`synthesis`), those of the justice
+/// code that hold a rule branch and the Chief Justice's own function (`located`: where the
+/// Chief Justice was found, path and line); then, transitively (four calls deep), the
+/// repository's functions they call. An LLM call of a judge or a detective that shares a
+/// module with the Chief Justice is not the Chief Justice's.
 fn justice_call_tree<'a>(
     modules: &'a [ModuleInfo],
     justice: &[&(&'a ModuleInfo, Vec<RuleAt>)],
     located: Option<(&str, usize)>,
+    synthesis: &[Def],
 ) -> Vec<(&'a ModuleInfo, Option<usize>)> {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let name = R.get_or_init(|| Regex::new(r"(?i)chief.?justice|justice|synthes").expect("valid"));
     let mut tree: Vec<(&ModuleInfo, Option<usize>)> = Vec::new();
     for (m, rules) in justice {
-        let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-        if name.is_match(file) {
-            tree.push((m, None));
-            tree.extend((0..m.functions.len()).map(|i| (*m, Some(i))));
-            continue;
-        }
+        let index = modules.iter().position(|x| x.path == m.path);
         for (i, f) in m.functions.iter().enumerate() {
             let holds_rule = rules
                 .iter()
                 .any(|(_, line, _)| f.line <= *line && *line <= f.end_line);
             let is_located = located.is_some_and(|(path, line)| path == m.path && f.line == line);
-            if holds_rule || is_located {
+            let is_node = index.is_some_and(|x| synthesis.contains(&(x, f.line)));
+            if holds_rule || is_located || is_node {
                 tree.push((m, Some(i)));
             }
         }
@@ -511,20 +508,19 @@ fn replies_as_text(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo
 /// A rule a branch implements: the rule, the branch's line, what it does.
 type RuleAt = (JusticeRule, usize, String);
 
-fn is_justice_module(m: &ModuleInfo) -> bool {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let name = R.get_or_init(|| Regex::new(r"(?i)chief.?justice|justice|synthes").expect("valid"));
-    let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-    name.is_match(file)
-        || m.functions
-            .iter()
-            .any(|f| name.is_match(&f.name) && f.name.to_lowercase().contains("chief"))
-        || m.classes
-            .iter()
-            .any(|c| c.name.to_lowercase().contains("chiefjustice"))
-}
+/// A function of the repository: (module index, line of its `def`).
+type Def = (usize, usize);
 
-pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
+/// `synthesis`: the functions of the Chief Justice node (read from what the graph's nodes do:
+/// `roles::synthesis`), `runs`: every function they run. The justice code is the modules of
+/// `synthesis`, then those of `runs` where a branch implements a rule, then any module whose
+/// branches implement three rules or more.
+pub fn analyse(
+    modules: &[ModuleInfo],
+    texts: &[(String, String)],
+    synthesis: &[Def],
+    runs: &BTreeSet<Def>,
+) -> JusticeFacts {
     let mut facts = JusticeFacts::default();
     let product: Vec<&ModuleInfo> = modules
         .iter()
@@ -547,8 +543,6 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             (*m, rules)
         })
         .collect();
-    // the modules that name the Chief Justice first, then those whose branches implement
-    // three rules or more
     let distinct = |rules: &Vec<RuleAt>| {
         rules
             .iter()
@@ -556,29 +550,29 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             .collect::<std::collections::BTreeSet<JusticeRule>>()
             .len()
     };
-    // a file named for the synthesis first, then a module that names the Chief Justice in a
-    // class or function, then one whose branches implement three rules or more
-    let named_file = |m: &ModuleInfo| {
-        let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-        file.to_lowercase().contains("justice") || file.to_lowercase().contains("synthes")
+    let module_of = |i: usize| {
+        modules
+            .get(i)
+            .and_then(|x| by_module.iter().find(|(m, _)| m.path == x.path))
     };
-    let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = by_module
+    let mut justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = Vec::new();
+    let candidates = synthesis
         .iter()
-        .filter(|(m, _)| is_justice_module(m) && named_file(m))
+        .filter_map(|(i, _)| module_of(*i))
         .chain(
-            by_module
-                .iter()
-                .filter(|(m, _)| is_justice_module(m) && !named_file(m)),
+            runs.iter()
+                .filter_map(|(i, _)| module_of(*i))
+                .filter(|(_, rules)| !rules.is_empty()),
         )
-        .chain(
-            by_module
-                .iter()
-                .filter(|(m, rules)| !is_justice_module(m) && distinct(rules) >= 3),
-        )
-        .collect();
+        .chain(by_module.iter().filter(|(_, rules)| distinct(rules) >= 3));
+    for c in candidates {
+        if !justice.iter().any(|j| j.0.path == c.0.path) {
+            justice.push(c);
+        }
+    }
     facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
     // where the Chief Justice is: the function of its first rule branch (what it does), else
-    // the function or class that names it
+    // the function its node runs
     if let Some((m, rules)) = justice.first() {
         let by_rule = rules
             .iter()
@@ -593,19 +587,13 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
             .map(|f| (f.line, f.end_line));
         let (line, end) = by_rule
             .or_else(|| {
-                m.functions
+                // the first function the Chief Justice node runs in this module
+                synthesis
                     .iter()
-                    .find(|f| {
-                        f.name.to_lowercase().contains("chief")
-                            || f.name.to_lowercase().contains("justice")
-                    })
+                    .chain(runs)
+                    .filter(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
+                    .find_map(|(_, line)| m.functions.iter().find(|f| f.line == *line))
                     .map(|f| (f.line, f.end_line))
-            })
-            .or_else(|| {
-                m.classes
-                    .iter()
-                    .find(|c| c.name.to_lowercase().contains("justice"))
-                    .map(|c| (c.line, c.end_line))
             })
             .unwrap_or((1, 60));
         facts.location = Some(format!("{}:{line}", m.path));
@@ -659,7 +647,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
         .as_deref()
         .and_then(|l| l.rsplit_once(':'))
         .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
-    let tree = justice_call_tree(modules, &justice, located);
+    let tree = justice_call_tree(modules, &justice, located, synthesis);
     facts.branches = tree
         .iter()
         .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
@@ -747,6 +735,32 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFac
 mod tests {
     use super::*;
     use crate::repo::python::syntax::parse_module;
+
+    /// The functions the test's graph would run as its Chief Justice node (the graph is not
+    /// part of these tests): `chief_justice` or `decide` where the fixture defines one, else
+    /// every function of its first module.
+    fn node(ms: &[ModuleInfo]) -> Vec<Def> {
+        let named: Vec<Def> = ms
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                m.functions
+                    .iter()
+                    .filter(|f| f.name == "chief_justice" || f.name == "decide")
+                    .map(move |f| (i, f.line))
+            })
+            .collect();
+        if !named.is_empty() {
+            return named;
+        }
+        ms.first()
+            .map(|m| m.functions.iter().map(|f| (0, f.line)).collect())
+            .unwrap_or_default()
+    }
+
+    fn analyse(ms: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
+        super::analyse(ms, texts, &node(ms), &BTreeSet::new())
+    }
 
     fn found(f: &JusticeFacts) -> Vec<(&str, bool)> {
         f.rules.iter().map(|r| (r.rule.as_str(), r.found)).collect()
@@ -910,7 +924,7 @@ def chief_justice(state):
     }
 
     #[test]
-    fn the_file_of_the_synthesis_comes_before_a_detective_that_collects_its_evidence() {
+    fn the_chief_justice_nodes_function_comes_before_a_detective_named_for_it() {
         let detective = "def collect_chief_justice_evidence(repo, llm):\n    if repo:\n        text = llm.invoke('look at ' + repo).content\n    return text\n";
         let justice = "def decide(ops, evidences):\n    final = round(sum(o.score for o in ops) / 3)\n    if any(e.kind == 'security' for e in evidences):\n        final = min(final, 3)\n    return final\n";
         let ms = vec![

@@ -124,6 +124,16 @@ pub struct Undefined {
     pub line: usize,
 }
 
+/// What a node is, read from what it does (see `super::roles`), never from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Writes opinions into the state (or asks an LLM for them).
+    Judge,
+    /// Writes evidence into the state.
+    Detective,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphFacts {
     pub path: String,
@@ -157,6 +167,9 @@ pub struct GraphFacts {
     /// The run-time analysis decided run counts, reachability and every loop bound.
     #[serde(default)]
     pub runtime_decided: bool,
+    /// The role of each node that writes opinions or evidence (see [`super::roles`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<String, Role>,
     /// Plain edges added one by one (`add_edge(a, c)`, entry and finish points, sequences):
     /// such an edge triggers `c` after every run of `a` even when `a -> c` is also a leg of an
     /// `add_edge([a, b], c)` join.
@@ -1160,12 +1173,46 @@ pub fn is_per_item(name: &str) -> bool {
     name.ends_with(')') && name.contains(" (each of ")
 }
 
-pub(crate) fn error_like(name: &str) -> bool {
-    let l = name.to_lowercase();
-    ["error", "fail", "abort", "fallback", "exception"]
-        .iter()
-        .any(|w| l.contains(w))
+/// Every edge into `name` is a router's outcome: a router decides whether it runs.
+fn conditional_only(g: &GraphFacts, name: &str) -> bool {
+    let mut into = g.edges.iter().filter(|e| e.to == name).peekable();
+    into.peek().is_some() && into.all(|e| e.conditional)
 }
+
+/// How much of the graph runs after `name` (the nodes reachable from it).
+fn onward(g: &GraphFacts, name: &str) -> usize {
+    distances(g, name).len()
+}
+
+/// A side exit of the routers that lead to `name`, read from what the graph does after it,
+/// never from its name: every edge into it is a router's outcome, and one of those routers
+/// has another outcome from which more of the graph runs (a failure handler beside the way on).
+pub(crate) fn side_exit(g: &GraphFacts, name: &str) -> bool {
+    if !conditional_only(g, name) {
+        return false;
+    }
+    let here = onward(g, name);
+    g.edges.iter().filter(|e| e.to == name).any(|e| {
+        g.edges
+            .iter()
+            .filter(|o| o.conditional && o.from == e.from && o.to != name && o.to != "END")
+            .any(|o| onward(g, &o.to) > here)
+    })
+}
+
+/// Where a node is added to the graph (its first `add_node`): a tie broken by the code's
+/// order, not by names.
+fn defined_at(g: &GraphFacts, name: &str) -> (String, usize) {
+    g.nodes
+        .iter()
+        .find(|n| n.name == name)
+        .map(|n| (n.path.clone(), n.line))
+        .unwrap_or_default()
+}
+
+/// How a candidate join ranks (lowest first): a side exit last, then the summed distance from
+/// the branches, then where the node is added.
+type JoinCost = (bool, usize, (String, usize));
 
 /// For each fan-out, the nearest fan-in node reached from two or more of its branches,
 /// ordered by distance from `START`.
@@ -1178,7 +1225,7 @@ pub(crate) fn branchings(g: &GraphFacts) -> Vec<Branching> {
         .map(|fo| {
             let reach: Vec<HashMap<String, usize>> =
                 fo.to.iter().map(|t| distances(g, t)).collect();
-            let mut best: Option<(usize, String)> = None;
+            let mut best: Option<(JoinCost, String)> = None;
             let mut candidates: BTreeSet<&String> = BTreeSet::new();
             for r in &reach {
                 candidates.extend(r.keys());
@@ -1196,13 +1243,14 @@ pub(crate) fn branchings(g: &GraphFacts) -> Vec<Branching> {
                     .filter(|(t, r)| is_per_item(t) && r.contains_key(c))
                     .count();
                 if hits.len() + per_item >= 2 {
-                    // an error handler reached from every branch is not where they join
-                    let penalty = if error_like(c) { 1000 } else { 0 };
-                    let cost: usize = hits.iter().sum::<usize>() + penalty;
-                    if best
-                        .as_ref()
-                        .is_none_or(|(b, n)| cost < *b || (cost == *b && c < n))
-                    {
+                    // a side exit reached from every branch (a failure handler) is not where
+                    // they join; ties go to the node added first
+                    let cost = (
+                        side_exit(g, c),
+                        hits.iter().sum::<usize>(),
+                        defined_at(g, c),
+                    );
+                    if best.as_ref().is_none_or(|(b, _)| cost < *b) {
                         best = Some((cost, c.clone()));
                     }
                 }

@@ -6,7 +6,8 @@
 //! [`schema_binding`] (structured output), [`persona_prompts`] (judge personas) and
 //! [`conflict_rules`] (the Chief Justice's deterministic rules); the main graph's run-time
 //! defects come from [`runtime`] (superstep semantics over the resolved wiring and each
-//! node's [`effects`] on the state) and [`persona_names`].
+//! node's [`effects`] on the state) and [`persona_names`]; [`roles`] tells judges and
+//! detectives apart by what their updates write, never by their names.
 
 pub(crate) mod conflict_rules;
 pub(crate) mod effects;
@@ -15,6 +16,7 @@ pub mod graph;
 pub(crate) mod names;
 pub(crate) mod persona_names;
 pub(crate) mod persona_prompts;
+pub(crate) mod roles;
 pub(crate) mod runtime;
 pub(crate) mod safety;
 pub(crate) mod schema_binding;
@@ -79,7 +81,7 @@ fn analyse_modules(
     }
     let repo = names::Repo::new(modules);
     // The two largest passes (graph and safety walk every call) on separate threads.
-    let ((mut graphs, (state, personas)), (security, (structured_output, justice))) = rayon::join(
+    let ((mut graphs, (state, personas)), (security, structured_output)) = rayon::join(
         || {
             rayon::join(
                 || graph::analyse(&repo),
@@ -91,17 +93,7 @@ fn analyse_modules(
                 },
             )
         },
-        || {
-            rayon::join(
-                || safety::analyse(&repo),
-                || {
-                    (
-                        schema_binding::analyse(&repo),
-                        conflict_rules::analyse(modules, texts),
-                    )
-                },
-            )
-        },
+        || rayon::join(|| safety::analyse(&repo), || schema_binding::analyse(&repo)),
     );
     // the main graph (the largest) is the one the verdict reads; the others keep their wiring
     if let Some(g) = graphs.first_mut() {
@@ -112,14 +104,9 @@ fn analyse_modules(
         // one resolved graph for every consumer: a node reached by exclusive routes (one or
         // the other, never both in a run) is not a fan-in
         if let Some(joins) = a.fan_in {
-            // an error handler that parallel branches may route to is not where they join
-            let handler = |f: &graph::FanIn| {
-                graph::error_like(&f.to)
-                    && g.edges
-                        .iter()
-                        .filter(|e| e.to == f.to)
-                        .all(|e| e.conditional)
-            };
+            // a failure handler that parallel branches may route to (a side exit of their
+            // routers) is not where they join
+            let handler = |f: &graph::FanIn| graph::side_exit(g, &f.to);
             let handlers: Vec<String> = g
                 .fan_in
                 .iter()
@@ -134,6 +121,15 @@ fn analyse_modules(
     if let Some(main) = graphs.first_mut() {
         main.defects.extend(persona_names::analyse(&repo, &state));
     }
+    for g in &mut graphs {
+        g.roles = roles::analyse(&repo, g, &state, &structured_output);
+    }
+    // the Chief Justice's code: what the node reading the judges' opinions runs
+    let (synthesis, runs) = graphs
+        .first()
+        .map(|g| roles::synthesis(&repo, g, &state))
+        .unwrap_or_default();
+    let justice = conflict_rules::analyse(modules, texts, &synthesis, &runs);
     PythonFacts {
         files_parsed: modules.len(),
         files_with_syntax_errors: modules

@@ -1,6 +1,8 @@
 //! Judge personas: finds the Prosecutor, Defense and Tech Lead prompt texts (string constants
-//! in Python, dict entries keyed by persona, or prompt files named after the persona), compares
-//! them pairwise and checks each for the language its role calls for.
+//! in Python, dict entries, or prompt files), each told by what its text says (the role it
+//! addresses, or the one persona it names), never by the variable, key, function or file name
+//! around it (a text the code pairs with a persona label, in a dict entry or a call, is that
+//! persona's); compares them pairwise and checks each for the language its role calls for.
 //!
 //! Similarity is the share of the two prompts' text that they have in common: the share of
 //! their (lower-cased) words that lie in a passage of [`PASSAGE_WORDS`] consecutive words found
@@ -9,6 +11,7 @@
 //! word-by-word LCS put distinct, hand-written personas at 50-57%). Above 0.5 is persona
 //! collusion.
 
+use super::expr::Expr;
 use super::syntax::ModuleInfo;
 use crate::model::fact::Site;
 use regex::Regex;
@@ -155,31 +158,143 @@ struct Candidate {
     prompt: PersonaPrompt,
 }
 
+/// A persona label as data (`"Prosecutor"`, `"tech_lead"`, `"Tech Lead"`): the rubric's
+/// vocabulary, the value the code files an opinion under.
+pub fn persona_label(s: &str) -> Option<usize> {
+    let norm: String = s
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect();
+    match norm.as_str() {
+        "prosecutor" => Some(0),
+        "defense" | "defence" | "defender" => Some(1),
+        "techlead" => Some(2),
+        _ => None,
+    }
+}
+
+/// The string a value stands for: a literal, or a module constant (of this module or
+/// imported from another).
+fn resolve(modules: &[ModuleInfo], m: usize, e: &Expr) -> Option<String> {
+    match e {
+        Expr::Str {
+            value,
+            fstring: false,
+        } => Some(value.clone()),
+        Expr::Name(n) => {
+            let module = &modules[m];
+            if let Some(v) = module.constants.get(n) {
+                return v.as_str().map(str::to_string);
+            }
+            let (from, name) = module.imports.get(n)?.rsplit_once('.')?;
+            modules
+                .iter()
+                .find(|x| x.module == from || x.module.ends_with(&format!(".{from}")))
+                .and_then(|x| x.constants.get(name))
+                .and_then(|v| v.as_str().map(str::to_string))
+        }
+        _ => None,
+    }
+}
+
+/// Texts the code binds to a persona label: a dict entry keyed by the label
+/// (`{"Prosecutor": PROSECUTOR_PROMPT}`) or a call given the label and the text together
+/// (`make_judge("Defense", DEFENSE_PROMPT)`). What the code pairs, not what it is named.
+fn bound(modules: &[ModuleInfo]) -> Vec<(usize, String)> {
+    fn walk(modules: &[ModuleInfo], m: usize, e: &Expr, out: &mut Vec<(usize, String)>) {
+        match e {
+            Expr::Dict(pairs) => {
+                for (k, v) in pairs {
+                    if let Some(p) = k.as_str().and_then(persona_label)
+                        && let Some(t) = resolve(modules, m, v)
+                    {
+                        out.push((p, t));
+                    }
+                    walk(modules, m, v, out);
+                }
+            }
+            Expr::Call { args, kwargs, .. } => {
+                let values: Vec<&Expr> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).collect();
+                call(modules, m, &values, out);
+                for v in values {
+                    walk(modules, m, v, out);
+                }
+            }
+            Expr::List(xs) | Expr::Alt(xs) => xs.iter().for_each(|x| walk(modules, m, x, out)),
+            _ => {}
+        }
+    }
+    fn call(modules: &[ModuleInfo], m: usize, values: &[&Expr], out: &mut Vec<(usize, String)>) {
+        let labels: Vec<usize> = values
+            .iter()
+            .filter_map(|v| v.as_str().and_then(persona_label))
+            .collect();
+        if let [p] = labels.as_slice() {
+            for v in values {
+                if v.as_str().and_then(persona_label).is_none()
+                    && let Some(t) = resolve(modules, m, v)
+                {
+                    out.push((*p, t));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (m, module) in modules.iter().enumerate() {
+        for v in module.constants.values() {
+            walk(modules, m, v, &mut out);
+        }
+        for f in &module.functions {
+            for v in f.locals.values().flatten() {
+                walk(modules, m, v, &mut out);
+            }
+        }
+        for c in &module.calls {
+            let values: Vec<&Expr> = c
+                .args
+                .iter()
+                .chain(c.kwargs.iter().map(|(_, v)| v))
+                .collect();
+            call(modules, m, &values, &mut out);
+            for v in values {
+                walk(modules, m, v, &mut out);
+            }
+        }
+    }
+    out
+}
+
 /// `texts`: non-Python text files that may hold prompts (path, content).
 pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFacts {
     let mut cands: Vec<Candidate> = Vec::new();
+    let bound = bound(modules);
     for m in modules {
         for s in &m.strings {
             if s.docstring || s.text.len() < MIN_PROMPT {
                 continue;
             }
-            let label_hits = mentions(&s.label);
-            let scope_hits = mentions(&s.scope);
+            // The persona is read from the text itself (the role it addresses, or the only
+            // persona it names), never from the variable, key or function around it: those
+            // are names the student chose.
             let head: String = s.text.chars().take(300).collect();
             let head_hits = mentions(&head);
             let all_hits = mentions(&s.text);
-            let addressed = addressed(&s.text);
-            let (persona, score) = if label_hits.len() == 1 {
-                (label_hits[0], 3)
-            } else if scope_hits.len() == 1 && all_hits.len() <= 1 {
-                (scope_hits[0], 2)
-            } else if let Some(p) = addressed {
-                (p, 2)
-            } else if head_hits.len() == 1 && all_hits.len() == 1 {
-                (head_hits[0], 1)
-            } else {
-                continue;
-            };
+            let tied: Vec<usize> = bound
+                .iter()
+                .filter(|(_, t)| *t == s.text)
+                .map(|(p, _)| *p)
+                .collect();
+            let (persona, score) =
+                if let Some(p) = tied.first().filter(|p| tied.iter().all(|q| q == *p)) {
+                    (*p, 4)
+                } else if let Some(p) = addressed(&s.text) {
+                    (p, 3)
+                } else if head_hits.len() == 1 && all_hits.len() == 1 {
+                    (head_hits[0], 2)
+                } else {
+                    continue;
+                };
             cands.push(Candidate {
                 persona,
                 score,
@@ -201,7 +316,13 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
     }
     for (path, text) in texts {
         let file = path.rsplit('/').next().unwrap_or(path);
-        let hits = mentions(file);
+        // a prompt file's persona, like a string's, is read from its text, not its name
+        let head: String = text.chars().take(300).collect();
+        let hits = match addressed(text) {
+            Some(p) => vec![p],
+            None if mentions(text).len() == 1 => mentions(&head),
+            None => Vec::new(),
+        };
         if hits.len() == 1 && text.len() >= MIN_PROMPT {
             cands.push(Candidate {
                 persona: hits[0],

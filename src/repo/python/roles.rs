@@ -1,0 +1,401 @@
+//! What each node of a graph is, read from what it does, never from its name: a node is a
+//! judge when its update writes a state key that holds opinions (a model with a `score`
+//! field) or when it (or a function of the repository it calls, three calls deep) asks an LLM
+//! for output bound to such a model, or when it is bound to one persona label (the
+//! rubric's `"Prosecutor"`, passed as data); a detective when it writes a key that holds evidence (a
+//! model with a `found` field, or a `rationale` and a `confidence`, and no score). A node
+//! whose update cannot be read, or that does neither, has no role: the verdict then reads the
+//! graph's shape alone.
+//!
+//! The model fields are the challenge's schema (`Evidence`, `JudicialOpinion`), not names the
+//! student chose; the class, the state keys and the node names may be anything.
+
+use super::effects;
+use super::expr::Expr;
+pub use super::graph::Role;
+use super::graph::{Action, GraphFacts, GraphNode};
+use super::names::Repo;
+use super::persona_prompts::persona_label;
+use super::schema_binding::StructuredFacts;
+use super::state::{StateClass, StateFacts};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A model of opinions: it carries a score.
+pub fn is_opinion_model(c: &StateClass) -> bool {
+    c.fields.iter().any(|f| f.name == "score")
+}
+
+/// A model of evidence: a finding (`found`) or a rationale with a confidence, and no score.
+pub fn is_evidence_model(c: &StateClass) -> bool {
+    let has = |n: &str| c.fields.iter().any(|f| f.name == n);
+    !is_opinion_model(c) && (has("found") || (has("rationale") && has("confidence")))
+}
+
+/// The models a type annotation names (`Annotated[Dict[str, List[Evidence]], ior]`).
+fn models<'a>(state: &'a StateFacts, annotation: &str) -> impl Iterator<Item = &'a StateClass> {
+    annotation
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter_map(|w| state.class(w))
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// A schema (`JudicialOpinion`, `pkg.Opinions`) that is a model of opinions, or a model
+/// holding a list of them (one batched call for every criterion).
+fn opinion_schema(state: &StateFacts, schema: &str) -> bool {
+    let name = schema.split(',').next().unwrap_or("").trim();
+    let name = name.rsplit('.').next().unwrap_or(name);
+    state.class(name).is_some_and(|c| {
+        is_opinion_model(c)
+            || c.fields
+                .iter()
+                .any(|f| models(state, &f.annotation).any(is_opinion_model))
+    })
+}
+
+/// The functions `(module, def line)` that `start` runs: itself, the functions defined inside
+/// it (a factory's inner node), and the repository functions they call, three calls deep.
+fn reached(repo: &Repo<'_>, start: (usize, usize)) -> BTreeSet<(usize, usize)> {
+    let mut seen = BTreeSet::new();
+    let mut frontier = vec![start];
+    for _ in 0..=3 {
+        let mut next = Vec::new();
+        for (m, line) in frontier {
+            let module = &repo.modules[m];
+            let Some(f) = module.functions.iter().find(|f| f.line == line) else {
+                continue;
+            };
+            if !seen.insert((m, line)) {
+                continue;
+            }
+            // nested definitions (a factory's inner function) run as part of it
+            for g in &module.functions {
+                if g.line > f.line && g.end_line <= f.end_line {
+                    next.push((m, g.line));
+                }
+            }
+            for c in &module.calls {
+                let inside = c
+                    .func
+                    .and_then(|i| module.functions.get(i))
+                    .is_some_and(|g| g.line == f.line);
+                if !inside {
+                    continue;
+                }
+                if let Some(callee) = c.callee.as_deref()
+                    && let Some((hm, h)) = repo.function(m, callee)
+                {
+                    next.push((hm, h.line));
+                }
+            }
+        }
+        frontier = next;
+    }
+    seen
+}
+
+/// A module constant (`prosecutor_node = make_judge(...)`) of module `m` or imported into it.
+fn constant<'a>(repo: &Repo<'a>, m: usize, name: &str) -> Option<(usize, &'a Expr)> {
+    if let Some(v) = repo.modules[m].constants.get(name) {
+        return Some((m, v));
+    }
+    let q = repo.qualify(m, name);
+    let (module, n) = q.rsplit_once('.')?;
+    let i = repo.find_module(module)?;
+    repo.modules[i].constants.get(n).map(|v| (i, v))
+}
+
+/// The factory that made a node's callable (`add_node("x", x_node)` where
+/// `x_node = make_judge(...)`): the function whose inner function the node runs.
+fn factory(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
+    let (m, action) = add_node_action(repo, n)?;
+    let (cm, value) = constant(repo, m, &action.dotted()?)?;
+    let Expr::Call { func, .. } = value else {
+        return None;
+    };
+    let (fm, f) = repo.function(cm, &func.dotted()?)?;
+    Some((fm, f.line))
+}
+
+/// The add_node call of a node and the expression it passes as the node's callable.
+fn add_node_action<'a>(repo: &Repo<'a>, n: &GraphNode) -> Option<(usize, &'a Expr)> {
+    let m = repo.modules.iter().position(|x| x.path == n.path)?;
+    let c = repo.modules[m]
+        .calls
+        .iter()
+        .find(|c| c.line == n.line && c.method == "add_node")?;
+    let action = if c.args.len() >= 2 {
+        c.args.get(1)
+    } else {
+        c.kwargs
+            .iter()
+            .find(|(k, _)| k == "action")
+            .map(|(_, v)| v)
+            .or(c.args.first())
+    }?;
+    Some((m, action))
+}
+
+/// A node whose callable is a wrapper called in place (`add_node("x", safe(judge, "Defense",
+/// {...}))`): the function of the repository it wraps (the first argument that is one), and
+/// whether the call passes a persona label.
+fn wrapped(repo: &Repo<'_>, n: &GraphNode) -> Option<((usize, usize), bool)> {
+    let (m, action) = add_node_action(repo, n)?;
+    let Expr::Call { args, kwargs, .. } = action else {
+        return None;
+    };
+    let all = || args.iter().chain(kwargs.iter().map(|(_, v)| v));
+    let (fm, f) = all().find_map(|a| repo.function(m, &a.dotted()?))?;
+    let persona = all().any(|a| a.as_str().and_then(persona_label).is_some());
+    Some(((fm, f.line), persona))
+}
+
+/// A node bound to one judge persona: `partial(judge, persona="Defense")`, a lambda passing
+/// `"Defense"`, or a node function that calls a function of the repository with a persona
+/// label (`return judge_node(state, "Prosecutor")`). The label is data the code passes (the
+/// rubric's vocabulary), not a name.
+fn persona_bound(repo: &Repo<'_>, n: &GraphNode, (m, line): (usize, usize)) -> bool {
+    if let Some(Action::Func { bound, .. }) = &n.action
+        && bound.iter().any(|b| persona_label(b).is_some())
+    {
+        return true;
+    }
+    if wrapped(repo, n).is_some_and(|(_, persona)| persona) {
+        return true;
+    }
+    let module = &repo.modules[m];
+    module.calls.iter().any(|c| {
+        c.func
+            .and_then(|i| module.functions.get(i))
+            .is_some_and(|f| f.line == line)
+            && c.args
+                .iter()
+                .chain(c.kwargs.iter().map(|(_, v)| v))
+                .any(|a| a.as_str().and_then(persona_label).is_some())
+            && c.callee
+                .as_deref()
+                .is_some_and(|d| repo.function(m, d).is_some())
+    })
+}
+
+/// Which role's output a state key of `g` holds: opinions (a type naming a model with a
+/// `score`) or evidence, by the type the state declares for it, never by the key's name.
+fn key_role(g: &GraphFacts, state: &StateFacts, key: &str) -> Option<Role> {
+    let schema = g.state_type.as_deref().and_then(|t| state.class(t))?;
+    let field = schema.fields.iter().find(|f| f.name == key)?;
+    let mut judge = false;
+    let mut detective = false;
+    for m in models(state, &field.annotation) {
+        judge |= is_opinion_model(m);
+        detective |= is_evidence_model(m);
+    }
+    match (judge, detective) {
+        (true, false) => Some(Role::Judge),
+        (false, true) => Some(Role::Detective),
+        _ => None,
+    }
+}
+
+/// A function of the repository: (module index, line of its `def`).
+pub type Def = (usize, usize);
+
+/// The Chief Justice's code, read from what it does: the functions `(module, def line)` run by
+/// the nodes of `g` that read the state key holding the judges' opinions and are no judge
+/// themselves; when no node function is read reading it, the nodes after the judges that hand
+/// the whole state to other code (`ChiefJustice().synthesize(state)`). Returned: those node
+/// functions (in the graph's order) and every repository function they run, three calls deep.
+/// Empty when the graph has no judges and no key typed to hold opinions.
+pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<Def>, BTreeSet<Def>) {
+    let mut memo = effects::Memo::new();
+    let judge = |n: &str| g.roles.get(n) == Some(&Role::Judge);
+    // the keys holding opinions: typed so, or written by a judge (a node that asks an LLM for
+    // opinions or is bound to a persona)
+    let mut opinions: BTreeSet<String> = g
+        .state_type
+        .as_deref()
+        .and_then(|t| state.class(t))
+        .map(|c| {
+            c.fields
+                .iter()
+                .filter(|f| key_role(g, state, &f.name) == Some(Role::Judge))
+                .map(|f| f.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    for n in g.nodes.iter().filter(|n| judge(&n.name)) {
+        if let Some(e) = node_effects(repo, n, &mut memo) {
+            opinions.extend(e.writes.keys().cloned());
+        }
+    }
+    let mut nodes: Vec<(usize, usize)> = Vec::new();
+    for n in g.nodes.iter().filter(|n| !judge(&n.name)) {
+        let (Some(start), Some(e)) = (runs(repo, n), node_effects(repo, n, &mut memo)) else {
+            continue;
+        };
+        if e.reads.keys().any(|k| opinions.contains(k)) && !nodes.contains(&start) {
+            nodes.push(start);
+        }
+    }
+    if nodes.is_empty() {
+        // the nodes the judges lead to that pass the state whole to code not read here
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut todo: Vec<&str> = g
+            .nodes
+            .iter()
+            .filter(|n| judge(&n.name))
+            .map(|n| n.name.as_str())
+            .collect();
+        while let Some(x) = todo.pop() {
+            for e in g.edges.iter().filter(|e| e.from == x) {
+                if !seen.insert(e.to.as_str()) || judge(&e.to) {
+                    continue;
+                }
+                todo.push(e.to.as_str());
+                let Some(n) = g.nodes.iter().find(|n| n.name == e.to) else {
+                    continue;
+                };
+                if let Some(start) = runs(repo, n)
+                    && passes_state(repo, start)
+                    && !nodes.contains(&start)
+                {
+                    nodes.push(start);
+                }
+            }
+        }
+    }
+    let mut reach = BTreeSet::new();
+    for start in &nodes {
+        reach.extend(reached(repo, *start));
+    }
+    (nodes, reach)
+}
+
+/// The function hands its first parameter (the state) whole to a call.
+fn passes_state(repo: &Repo<'_>, (m, line): (usize, usize)) -> bool {
+    let module = &repo.modules[m];
+    let Some((i, f)) = module
+        .functions
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.line == line)
+    else {
+        return false;
+    };
+    let Some(state) = f.params.iter().find(|p| p.as_str() != "self") else {
+        return false;
+    };
+    module.calls.iter().any(|c| {
+        c.func == Some(i)
+            && c.args
+                .iter()
+                .chain(c.kwargs.iter().map(|(_, v)| v))
+                .any(|a| matches!(a, Expr::Name(n) if n == state))
+    })
+}
+
+/// What a node's function reads and writes, when it runs a function of the repository.
+fn node_effects(
+    repo: &Repo<'_>,
+    n: &GraphNode,
+    memo: &mut effects::Memo,
+) -> Option<effects::Effects> {
+    let (module, line) = runs(repo, n)?;
+    let f = repo.modules[module]
+        .functions
+        .iter()
+        .find(|f| f.line == line)?;
+    Some(effects::of_function_memo(repo, module, f, memo))
+}
+
+/// The function of the repository a node runs: its resolved action, or the function a
+/// wrapper called in `add_node` wraps.
+fn runs(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
+    match &n.action {
+        Some(Action::Func { module, line, .. }) => Some((*module, *line)),
+        Some(Action::Identity) => None,
+        None => wrapped(repo, n).map(|(f, _)| f),
+    }
+}
+
+/// The role of every node of `g` whose update writes opinions or evidence, or that asks for
+/// opinions from an LLM.
+pub fn analyse(
+    repo: &Repo<'_>,
+    g: &GraphFacts,
+    state: &StateFacts,
+    structured: &StructuredFacts,
+) -> BTreeMap<String, Role> {
+    let key_role = |key: &str| key_role(g, state, key);
+    // the functions holding an LLM call bound to the opinion schema
+    let asks_opinions: BTreeSet<(usize, usize)> = structured
+        .calls
+        .iter()
+        .filter(|c| opinion_schema(state, &c.schema))
+        .filter_map(|c| {
+            let (m, module) = repo
+                .modules
+                .iter()
+                .enumerate()
+                .find(|(_, x)| x.path == c.path)?;
+            let f = module
+                .functions
+                .iter()
+                .filter(|f| f.line <= c.line && c.line <= f.end_line)
+                .max_by_key(|f| f.line)?;
+            Some((m, f.line))
+        })
+        .collect();
+    let mut memo = effects::Memo::new();
+    let mut roles = BTreeMap::new();
+    for n in &g.nodes {
+        let (start, e) = match &n.action {
+            Some(Action::Func { module, line, .. }) => {
+                let Some(f) = repo.modules[*module]
+                    .functions
+                    .iter()
+                    .find(|f| f.line == *line)
+                else {
+                    continue;
+                };
+                let e = effects::of_function_memo(repo, *module, f, &mut memo);
+                ((*module, *line), e)
+            }
+            Some(Action::Identity) => continue,
+            // a callable made by a factory: what the factory's inner function asks for; a
+            // wrapper called in place: what the function it wraps does
+            None => match (factory(repo, n), wrapped(repo, n)) {
+                (Some(start), _) => (start, effects::Effects::default()),
+                (None, Some((start, _))) => match node_effects(repo, n, &mut memo) {
+                    Some(e) => (start, e),
+                    None => continue,
+                },
+                (None, None) => continue,
+            },
+        };
+        // what it writes and does not read back (an aggregator re-filing the evidence it
+        // reads is no detective; a Chief Justice reading the opinions is no judge)
+        let written: Vec<Role> = e
+            .writes
+            .keys()
+            .filter(|k| !e.reads.contains_key(*k))
+            .filter_map(|k| key_role(k))
+            .collect();
+        let judge = written.contains(&Role::Judge)
+            || reached(repo, start)
+                .iter()
+                .any(|x| asks_opinions.contains(x))
+            || persona_bound(repo, n, start);
+        let detective = written.contains(&Role::Detective);
+        // a node writing both (an aggregator re-filing everything) is neither
+        match (judge, detective) {
+            (true, false) => {
+                roles.insert(n.name.clone(), Role::Judge);
+            }
+            (false, true) => {
+                roles.insert(n.name.clone(), Role::Detective);
+            }
+            _ => {}
+        }
+    }
+    roles
+}
