@@ -5,7 +5,10 @@
 //! a plain edge `a -> c` triggers `c` in step k+1 whenever `a` ran in step k (several plain
 //! edges whose sources ran in the same step trigger `c` once); `add_edge([a, b], c)` waits
 //! until both ran; a router (conditional edge, `Send`, `Command`) triggers one of its outcomes,
-//! and every outcome is considered. A node's update is filtered by the state schema (keys the
+//! and every outcome is considered (a router whose test the known values decide takes only the
+//! outcome they allow: literals a node sets, and counters a node sets to their value plus one,
+//! followed from the invocation's literal). Each `Send` is a task of its own: a node sent to
+//! and also triggered by an edge runs twice in that superstep. A node's update is filtered by the state schema (keys the
 //! schema does not declare are dropped), but the router attached to that node still sees it.
 //!
 //! Defect kinds (`repo.graph.defects[]`):
@@ -19,8 +22,11 @@
 //!   cycle writes, so it runs until the recursion limit;
 //! - `undeclared_state_key`: a node's update holds a key the schema does not declare;
 //! - `unknown_state_key`: a router or node reads a key that nothing can set;
-//! - `whole_state_return`: a node returns the whole state while fields have an `add` reducer
-//!   (the lists are appended to themselves);
+//! - `whole_state_return`: a node re-sends the current value of a list with an appending
+//!   reducer while it holds items (the whole state, a copy of it, `state["xs"] + [x]`, or a
+//!   local bound to the list, possibly grown in place first): the list is appended to itself;
+//! - `concurrent_write`: two writes to a field without a reducer in one superstep (LangGraph
+//!   raises `InvalidUpdateError`), one defect per set of writers;
 //! - `persona_mismatch` and `rubric_logic_lookup` (see [`super::persona_names`]);
 //! - `import_error` (beyond the list): the graph's module imports a name that the
 //!   repository module it names does not define, so the graph cannot even be imported.
