@@ -595,7 +595,8 @@ fn defined_names(s: &Submission) -> BTreeSet<String> {
     out
 }
 
-fn check(name: &str, s: &Submission) {
+/// Checks every seed's renaming against the audit as written, and returns that audit.
+fn check(name: &str, s: &Submission) -> Value {
     let missing: Vec<String> = defined_names(s)
         .into_iter()
         .filter(|n| !s.names.contains(&n.as_str()))
@@ -621,6 +622,18 @@ fn check(name: &str, s: &Submission) {
             r.map
         );
     }
+    as_written
+}
+
+/// Whether the audit holds the fact `id` (`repo.graph.judges_fan_out`) with `found` true.
+fn holds(audit: &Value, id: &str) -> bool {
+    audit["evidence"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .any(|e| e["id"] == id && e["found"] == true)
 }
 
 /// The renamer itself: identifiers, node names and module paths change; API names, attribute
@@ -889,4 +902,275 @@ fn renaming_a_weak_submission_changes_no_fact_and_no_score() {
             ],
         },
     );
+}
+
+const COURT_SCHEMA: &str = r####"import operator
+from typing import Annotated, Dict, List, Literal, TypedDict
+
+from pydantic import BaseModel, Field
+
+
+class Finding(BaseModel):
+    goal: str
+    found: bool
+    content: str = ""
+    location: str
+    rationale: str
+    confidence: float = Field(ge=0, le=1)
+
+
+class Verdict(BaseModel):
+    judge: Literal["Prosecutor", "Defense", "TechLead"]
+    criterion_id: str
+    score: int = Field(ge=1, le=5)
+    argument: str
+    cited_evidence: List[str]
+
+
+class CourtState(TypedDict):
+    repo_url: str
+    findings: Annotated[Dict[str, List[Finding]], operator.ior]
+    verdicts: Annotated[List[Verdict], operator.add]
+    errors: Annotated[List[str], operator.add]
+    result: str
+"####;
+
+const COURT_TOOLS: &str = r####"import subprocess
+import tempfile
+from urllib.parse import urlparse
+
+
+def fetch(repo_url: str) -> str:
+    parsed = urlparse(repo_url)
+    if parsed.scheme != "https":
+        raise ValueError("only https")
+    workdir = tempfile.mkdtemp()
+    done = subprocess.run(
+        ["git", "clone", repo_url, workdir], capture_output=True, text=True, timeout=120
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    return workdir
+"####;
+
+const COURT_NODES: &str = r####"from langchain_openai import ChatOpenAI
+
+from src.core.schema import CourtState, Finding, Verdict
+from src.agents.tools import fetch
+
+client = ChatOpenAI(model="gpt-4o", max_retries=3)
+
+STRICT = """You are the Prosecutor. Trust nothing: look for gaps, security flaws and lazy shortcuts,
+and charge every missing requirement. Cite the evidence ids you rely on."""
+KIND = """You are the Defense. Reward effort and intent, read the history for the struggle behind
+the code, and give the benefit of the doubt where the spirit of the rubric is met."""
+PRACTICAL = """You are the TechLead. Ask whether it actually works: is the graph sound, is the state
+typed, would you merge it? Weigh maintainability over style."""
+
+
+def safe(step, label, fallback):
+    def run(state: CourtState) -> dict:
+        try:
+            return step(state)
+        except Exception as exc:
+            return {**fallback, "errors": [label + ": " + str(exc)]}
+    return run
+
+
+def scan_repo(state: CourtState) -> dict:
+    where = fetch(state["repo_url"])
+    item = Finding(goal="clone", found=True, location=where, rationale="cloned", confidence=0.9)
+    return {"findings": {"repo": [item]}}
+
+
+def scan_doc(state: CourtState) -> dict:
+    item = Finding(goal="report", found=False, location="-", rationale="none", confidence=0.5)
+    return {"findings": {"doc": [item]}}
+
+
+def gather(state: CourtState) -> dict:
+    return {"result": ""}
+
+
+def deliberate(state: CourtState, persona: str, brief: str) -> dict:
+    bound = client.with_structured_output(Verdict)
+    shown = "\n".join(f.rationale for fs in state["findings"].values() for f in fs)
+    reply = bound.invoke([("system", brief), ("user", shown)])
+    return {"verdicts": [reply]}
+
+
+def strict(state: CourtState) -> dict:
+    return deliberate(state, "Prosecutor", STRICT)
+
+
+def kind(state: CourtState) -> dict:
+    return deliberate(state, "Defense", KIND)
+
+
+def practical(state: CourtState) -> dict:
+    return deliberate(state, "TechLead", PRACTICAL)
+"####;
+
+const COURT_BENCH: &str = r####"from src.core.schema import CourtState
+
+
+class Bench:
+    def settle(self, state: CourtState) -> dict:
+        scores = [v.score for v in state["verdicts"]]
+        final = round(sum(scores) / len(scores))
+        if any("os.system" in f.content for fs in state["findings"].values() for f in fs):
+            final = min(final, 3)
+        note = ""
+        if max(scores) - min(scores) > 2:
+            note = f"dissent: scores spread from {min(scores)} to {max(scores)}"
+        return {"result": f"{final} {note}"}
+
+
+def sit(state: CourtState) -> dict:
+    return Bench().settle(state)
+"####;
+
+const COURT_GRAPH: &str = r####"from langgraph.graph import END, START, StateGraph
+
+from src.core.schema import CourtState
+from src.agents.nodes import gather, kind, practical, safe, scan_doc, scan_repo, strict
+from src.agents.bench import sit
+
+
+def after_gather(state: CourtState):
+    if state["errors"]:
+        return "halt"
+    return ["strict", "kind", "practical"]
+
+
+def halt(state: CourtState) -> dict:
+    return {"result": "stopped"}
+
+
+def assemble():
+    flow = StateGraph(CourtState)
+    flow.add_node("scan_repo", safe(scan_repo, "repo", {"findings": {}}))
+    flow.add_node("scan_doc", safe(scan_doc, "doc", {"findings": {}}))
+    flow.add_node("gather", gather)
+    flow.add_node("strict", safe(strict, "Prosecutor", {"verdicts": []}))
+    flow.add_node("kind", safe(kind, "Defense", {"verdicts": []}))
+    flow.add_node("practical", safe(practical, "TechLead", {"verdicts": []}))
+    flow.add_node("halt", halt)
+    flow.add_node("sit", sit)
+    flow.add_edge(START, "scan_repo")
+    flow.add_edge(START, "scan_doc")
+    flow.add_edge(["scan_repo", "scan_doc"], "gather")
+    flow.add_conditional_edges("gather", after_gather, ["strict", "kind", "practical", "halt"])
+    flow.add_edge(["strict", "kind", "practical"], "sit")
+    flow.add_edge("sit", END)
+    flow.add_edge("halt", END)
+    return flow.compile()
+"####;
+
+/// A submission whose roles can only be told by what the code does: detectives and judges
+/// wrapped in place by a fallback wrapper (the judges bound to their persona by the label the
+/// wrapper passes, and by the structured call they make), a Chief Justice class handed the
+/// whole state, a failure exit beside the judges' fan-out, models and state keys named
+/// nothing like the challenge's.
+#[test]
+fn renaming_a_submission_with_wrapped_nodes_changes_no_fact_and_no_score() {
+    let audit = check(
+        "court",
+        &Submission {
+            commits: vec![
+                FixtureCommit::new("Set up the project", 1_770_022_800)
+                    .file("pyproject.toml", "[project]\nname = \"court\"\n")
+                    .file("src/__init__.py", "")
+                    .file("src/core/__init__.py", "")
+                    .file("src/core/schema.py", COURT_SCHEMA),
+                FixtureCommit::new("Clone tool with a timeout", 1_770_030_000)
+                    .file("src/agents/__init__.py", "")
+                    .file("src/agents/tools.py", COURT_TOOLS),
+                FixtureCommit::new("Detectives and judges", 1_770_040_000)
+                    .file("src/agents/nodes.py", COURT_NODES)
+                    .file("src/agents/bench.py", COURT_BENCH),
+                FixtureCommit::new("Wire the graph", 1_770_050_000)
+                    .file("src/flow.py", COURT_GRAPH),
+            ],
+            pages: vec![PageSpec::text(&[
+                "Final report",
+                "",
+                "The graph in src/flow.py fans out to two detectives and, after they join, to three judges in parallel.",
+                "The judges live in src/agents/nodes.py; the Chief Justice in src/agents/bench.py caps a score when a security finding exists.",
+                "Fan-out and fan-in: the detectives run in parallel and join at one node before the judges.",
+            ])],
+            names: vec![
+                // modules and directories
+                "src",
+                "core",
+                "schema",
+                "agents",
+                "tools",
+                "nodes",
+                "bench",
+                "flow",
+                // classes
+                "Finding",
+                "Verdict",
+                "CourtState",
+                "Bench",
+                // functions
+                "fetch",
+                "safe",
+                "run",
+                "scan_repo",
+                "scan_doc",
+                "gather",
+                "deliberate",
+                "strict",
+                "kind",
+                "practical",
+                "settle",
+                "sit",
+                "after_gather",
+                "halt",
+                "assemble",
+                // variables and parameters
+                "repo_url",
+                "parsed",
+                "workdir",
+                "done",
+                "client",
+                "STRICT",
+                "KIND",
+                "PRACTICAL",
+                "step",
+                "label",
+                "fallback",
+                "exc",
+                "where",
+                "item",
+                "persona",
+                "brief",
+                "bound",
+                "shown",
+                "fs",
+                "f",
+                "reply",
+                "scores",
+                "final",
+                "note",
+                "v",
+                // state keys
+                "findings",
+                "verdicts",
+                "errors",
+                "result",
+            ],
+        },
+    );
+    // what the fixture is for: roles read from what the nodes do are in the audit
+    for id in [
+        "repo.graph.detectives_fan_out",
+        "repo.graph.judges_fan_out",
+        "repo.justice.rule.security_override",
+        "repo.justice.rule.dissent_requirement",
+    ] {
+        assert!(holds(&audit, id), "{id} not found as written:\n{audit:#}");
+    }
 }

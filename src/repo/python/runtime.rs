@@ -5,7 +5,10 @@
 //! a plain edge `a -> c` triggers `c` in step k+1 whenever `a` ran in step k (several plain
 //! edges whose sources ran in the same step trigger `c` once); `add_edge([a, b], c)` waits
 //! until both ran; a router (conditional edge, `Send`, `Command`) triggers one of its outcomes,
-//! and every outcome is considered. A node's update is filtered by the state schema (keys the
+//! and every outcome is considered (a router whose test the known values decide takes only the
+//! outcome they allow: literals a node sets, and counters a node sets to their value plus one,
+//! followed from the invocation's literal). Each `Send` is a task of its own: a node sent to
+//! and also triggered by an edge runs twice in that superstep. A node's update is filtered by the state schema (keys the
 //! schema does not declare are dropped), but the router attached to that node still sees it.
 //!
 //! Defect kinds (`repo.graph.defects[]`):
@@ -19,8 +22,11 @@
 //!   cycle writes, so it runs until the recursion limit;
 //! - `undeclared_state_key`: a node's update holds a key the schema does not declare;
 //! - `unknown_state_key`: a router or node reads a key that nothing can set;
-//! - `whole_state_return`: a node returns the whole state while fields have an `add` reducer
-//!   (the lists are appended to themselves);
+//! - `whole_state_return`: a node re-sends the current value of a list with an appending
+//!   reducer while it holds items (the whole state, a copy of it, `state["xs"] + [x]`, or a
+//!   local bound to the list, possibly grown in place first): the list is appended to itself;
+//! - `concurrent_write`: two writes to a field without a reducer in one superstep (LangGraph
+//!   raises `InvalidUpdateError`), one defect per set of writers;
 //! - `persona_mismatch` and `rubric_logic_lookup` (see [`super::persona_names`]);
 //! - `import_error` (beyond the list): the graph's module imports a name that the
 //!   repository module it names does not define, so the graph cannot even be imported.
@@ -1763,27 +1769,38 @@ fn simulate(
     // appending fields re-sent while they hold items
     if !ex.doubling.is_empty() {
         let names: Vec<String> = ex.doubling.keys().cloned().collect();
-        // nodes grouped by the fields each re-sends while they hold items: a node is named
-        // only with its own fields
-        let mut groups: Vec<(Vec<&str>, &BTreeSet<String>)> = Vec::new();
-        for (n, fs) in &ex.doubling {
-            match groups.iter_mut().find(|(_, g)| *g == fs) {
-                Some((ns, _)) => ns.push(n.as_str()),
-                None => groups.push((vec![n.as_str()], fs)),
-            }
-        }
-        let who = groups
+        // each node named with its own fields, how it re-sends them and where
+        let who = ex
+            .doubling
             .iter()
-            .map(|(ns, fs)| {
-                format!(
-                    "{} {} the current value of {}",
-                    ns.join(", "),
-                    crate::words::form(ns.len(), "re-sends", "re-send"),
-                    fs.iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+            .map(|(n, fs)| {
+                let fields = fs
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let e = ctx.effects.get(n.as_str()).and_then(|e| e.as_ref());
+                let at = |l: usize| ctx.effects_loc(n, l);
+                match e {
+                    Some(e) if e.whole_state.is_some() => format!(
+                        "{n} returns the whole incoming state{}, which re-sends {fields}",
+                        e.whole_state
+                            .map_or(String::new(), |l| format!(" ({})", at(l)))
+                    ),
+                    Some(e) => {
+                        let line = fs.iter().find_map(|f| e.resends.get(f)).copied();
+                        let grown = fs.iter().find_map(|f| e.fills.get(f)).copied();
+                        format!(
+                            "{n} re-sends the current value of {fields}{}{}",
+                            line.map_or(String::new(), |l| format!(" ({})", at(l))),
+                            grown.map_or(String::new(), |l| format!(
+                                " after appending to it in place ({})",
+                                at(l)
+                            ))
+                        )
+                    }
+                    None => format!("{n} re-sends the current value of {fields}"),
+                }
             })
             .collect::<Vec<_>>()
             .join("; ");
@@ -1797,7 +1814,7 @@ fn simulate(
             kind: "whole_state_return".into(),
             location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
             detail: format!(
-                "{who} (the whole incoming state, or the list plus new items) into an appending reducer after items were added: the reducer adds the list to itself, so it doubles at each such node"
+                "{who}: in some run the re-sent list already holds items at that point, and its appending reducer adds the list to itself, so it doubles at each such node"
             ),
             nodes: names,
         });
@@ -2177,10 +2194,10 @@ mod tests {
         // `opinions` is still empty when `again` re-sends `errors`
         assert!(
             w[0].detail
-                .contains("again re-sends the current value of `errors`;")
-                && w[0]
-                    .detail
-                    .contains("echo re-sends the current value of `errors`, `opinions`"),
+                .contains("again re-sends the current value of `errors` (src/graph.py:7);")
+                && w[0].detail.contains(
+                    "echo returns the whole incoming state (src/graph.py:11), which re-sends `errors`, `opinions`"
+                ),
             "{}",
             w[0].detail
         );

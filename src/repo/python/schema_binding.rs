@@ -95,8 +95,10 @@ fn retry_decorator(repo: &Repo<'_>, m: usize, decorator: &str) -> bool {
         return false;
     }
     let q = repo.qualify(m, &name);
+    // a retry library (a module of the repository called `retry` is the student's, not it)
     if RETRY_LIBS.iter().any(|l| {
         q.split('.').next() == Some(*l)
+            && repo.find_module(l).is_none()
             && repo.modules[m]
                 .imports
                 .values()
@@ -393,6 +395,14 @@ mod tests {
         // a function named for a retry that calls once is no retry
         let named = "def retry_with_backoff(llm, p):\n    return llm.with_structured_output(JudicialOpinion).invoke(p)\n";
         assert_eq!(by(named), None);
+        // nor a decorator of the student's own module called `retry` that calls once
+        let own = "def retry(f):\n    return f\n";
+        let judge = "from retry import retry\n@retry\ndef judge(llm, p):\n    return llm.with_structured_output(JudicialOpinion).invoke(p)\n";
+        let ms = vec![
+            parse_module("retry.py", own.into()).unwrap(),
+            parse_module("src/nodes/judges.py", judge.into()).unwrap(),
+        ];
+        assert_eq!(analyse(&Repo::new(&ms)).calls[0].retry_by, None);
     }
 
     #[test]
