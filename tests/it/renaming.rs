@@ -12,6 +12,7 @@
 //!   keys (the fields of the graph's state class): the challenge does not fix them, and the
 //!   detectors read a key by the type the state declares for it;
 //! - comments and docstrings, replaced by neutral text of the same number of lines.
+//!
 //! Every fixture's list must hold every function, class and node it defines (checked).
 //!
 //! What it leaves (not the student's choice, or prose the rubric asks to read): the LangGraph,
