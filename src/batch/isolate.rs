@@ -47,13 +47,52 @@ pub struct Isolation {
     pub prompts: Option<PathBuf>,
 }
 
+/// Why the batch's memory budget cannot be used (bad input, before anything runs).
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error(
+        "AUDITOR_BATCH_MEMORY_LIMIT_MB={0:?} is not a number of MiB (the whole batch's memory budget; 0: no limit)"
+    )]
+    NotANumber(String),
+    #[error(
+        "AUDITOR_BATCH_MEMORY_LIMIT_MB={mb} cannot hold one submission's evidence collection and the batch itself ({MIN_CHILD_MB} MiB each): give at least {} (MiB, the whole batch's budget)",
+        2 * MIN_CHILD_MB
+    )]
+    TooSmall { mb: u64 },
+}
+
+/// Why a child process did not collect a submission's evidence. Its text goes to `failed.md`
+/// and `grades.csv`.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error("cannot find the auditor executable to isolate the run: {0}")]
+    Executable(#[source] std::io::Error),
+    #[error("the batch's memory budget is closed: {0}")]
+    BudgetClosed(#[source] tokio::sync::AcquireError),
+    #[error("cannot start the isolated evidence collection: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("cannot encode the request: {0}")]
+    Encode(#[source] serde_json::Error),
+    #[error("cannot send the request to the isolated process: {0}")]
+    Send(#[source] std::io::Error),
+    #[error("the isolated evidence collection failed: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("collecting the evidence took longer than {0} s: stopped")]
+    TimedOut(u64),
+    #[error("the isolated process answered with invalid UTF-8: {0}")]
+    Utf8(#[source] std::string::FromUtf8Error),
+    /// The child failed: what (the memory limit, a crash), during which stage, what to do.
+    #[error("{0}")]
+    Failed(String),
+}
+
 impl Isolation {
     /// From `AUDITOR_BATCH_MEMORY_LIMIT_MB` (the batch's budget) and `--concurrency`;
     /// `Ok(None)` when `AUDITOR_BATCH_ISOLATION=0`.
     pub fn from_env(
         prompts: Option<PathBuf>,
         concurrency: usize,
-    ) -> Result<Option<Isolation>, String> {
+    ) -> Result<Option<Isolation>, BudgetError> {
         if matches!(
             std::env::var("AUDITOR_BATCH_ISOLATION").ok().as_deref(),
             Some("0") | Some("off") | Some("false")
@@ -61,11 +100,10 @@ impl Isolation {
             return Ok(None);
         }
         let mb = match std::env::var("AUDITOR_BATCH_MEMORY_LIMIT_MB") {
-            Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
-                format!(
-                    "AUDITOR_BATCH_MEMORY_LIMIT_MB={v:?} is not a number of MiB (the whole batch's memory budget; 0: no limit)"
-                )
-            })?,
+            Ok(v) if !v.trim().is_empty() => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| BudgetError::NotANumber(v.clone()))?,
             _ => DEFAULT_BUDGET_MB,
         };
         Isolation::with_budget(mb, concurrency, prompts).map(Some)
@@ -76,17 +114,14 @@ impl Isolation {
         mb: u64,
         concurrency: usize,
         prompts: Option<PathBuf>,
-    ) -> Result<Isolation, String> {
+    ) -> Result<Isolation, BudgetError> {
         let concurrency = concurrency.max(1);
         let (children, memory_limit) = if mb == 0 {
             (concurrency, None)
         } else {
             let shares = mb / MIN_CHILD_MB;
             if shares < 2 {
-                return Err(format!(
-                    "AUDITOR_BATCH_MEMORY_LIMIT_MB={mb} cannot hold one submission's evidence collection and the batch itself ({MIN_CHILD_MB} MiB each): give at least {} (MiB, the whole batch's budget)",
-                    2 * MIN_CHILD_MB
-                ));
+                return Err(BudgetError::TooSmall { mb });
             }
             let children = concurrency.min((shares - 1) as usize);
             (children, Some((mb / (children as u64 + 1)) << 20))
@@ -140,11 +175,10 @@ pub struct CollectRequest {
 
 /// Collects the evidence in a child process; returns the store's JSON form of it, or why the
 /// child failed.
-pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, String> {
+pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, CollectError> {
     use std::process::Stdio;
     use tokio::io::AsyncWriteExt;
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the auditor executable to isolate the run: {e}"))?;
+    let exe = std::env::current_exe().map_err(CollectError::Executable)?;
     let mut cmd = tokio::process::Command::new(exe);
     cmd.arg(SUBCOMMAND)
         .stdin(Stdio::piped())
@@ -181,32 +215,25 @@ pub async fn collect(iso: &Isolation, req: &CollectRequest) -> Result<String, St
         .slots
         .acquire()
         .await
-        .map_err(|e| format!("the batch's memory budget is closed: {e}"))?;
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the isolated evidence collection: {e}"))?;
-    let body = serde_json::to_vec(req).map_err(|e| format!("cannot encode the request: {e}"))?;
+        .map_err(CollectError::BudgetClosed)?;
+    let mut child = cmd.spawn().map_err(CollectError::Start)?;
+    let body = serde_json::to_vec(req).map_err(CollectError::Encode)?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(&body)
-            .await
-            .map_err(|e| format!("cannot send the request to the isolated process: {e}"))?;
+        stdin.write_all(&body).await.map_err(CollectError::Send)?;
     }
     let wait = req.detectives_timeout + Duration::from_secs(60);
     let out = match tokio::time::timeout(wait, child.wait_with_output()).await {
-        Ok(r) => r.map_err(|e| format!("the isolated evidence collection failed: {e}"))?,
-        Err(_) => {
-            return Err(format!(
-                "collecting the evidence took longer than {} s: stopped",
-                wait.as_secs()
-            ));
-        }
+        Ok(r) => r.map_err(CollectError::Wait)?,
+        Err(_) => return Err(CollectError::TimedOut(wait.as_secs())),
     };
     if out.status.success() {
-        return String::from_utf8(out.stdout)
-            .map_err(|e| format!("the isolated process answered with invalid UTF-8: {e}"));
+        return String::from_utf8(out.stdout).map_err(CollectError::Utf8);
     }
-    Err(describe_failure(iso, &out.status, &out.stderr))
+    Err(CollectError::Failed(describe_failure(
+        iso,
+        &out.status,
+        &out.stderr,
+    )))
 }
 
 /// The limit a child gets when `asked` is asked for and the process has `have`: each of the

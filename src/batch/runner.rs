@@ -420,7 +420,9 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
                     };
                     match super::isolate::collect(iso, &req).await {
                         Ok(json) => json,
-                        Err(e) => return fail(ctx, sub, Some(job.id), &sub.repo.scrub(&e)),
+                        Err(e) => {
+                            return fail(ctx, sub, Some(job.id), &sub.repo.scrub(&e.to_string()));
+                        }
                     }
                 }
                 None => {

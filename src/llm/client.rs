@@ -260,7 +260,7 @@ impl LlmClient {
             let delay =
                 match retry::delay_before_retry(&self.policy, retry, &failure, rand::random()) {
                     Ok(d) => d,
-                    Err(why) if why == "not retryable" => {
+                    Err(retry::NoRetry::NotRetryable) => {
                         return Err(give_up(failure.detail().to_string()));
                     }
                     Err(why) => return Err(give_up(format!("{}; {why}", failure.detail()))),

@@ -165,10 +165,14 @@ where
         requests += completion.requests;
         answers += 1;
         usage.add(structured::usage_of(&completion.response));
-        let text = structured::answer_text(&completion.response);
-        let outcome = text
-            .clone()
-            .and_then(|t| structured::parse_answer::<T>(&t).and_then(&validate));
+        let (text, outcome) = match structured::answer_text(&completion.response) {
+            Ok(t) => {
+                let outcome = structured::parse_answer::<T>(&t)
+                    .and_then(|v| validate(v).map_err(structured::AnswerError::Rejected));
+                (t, outcome)
+            }
+            Err(e) => (String::new(), Err(e)),
+        };
         match outcome {
             Ok(value) => {
                 let answered_by = if completion.response.model.trim().is_empty() {
@@ -186,7 +190,7 @@ where
             }
             Err(err) => {
                 tracing::warn!(model, answer = answers, "answer rejected: {err}");
-                let previous: String = text.unwrap_or_default().chars().take(4000).collect();
+                let previous: String = text.chars().take(4000).collect();
                 if !previous.trim().is_empty() {
                     messages.push(ChatCompletionRequestMessage::Assistant(
                         ChatCompletionRequestAssistantMessage {
@@ -197,6 +201,7 @@ where
                         },
                     ));
                 }
+                let err = err.to_string();
                 messages.push(user_message(feedback(&err)));
                 last_error = err;
             }

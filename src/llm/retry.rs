@@ -173,14 +173,30 @@ pub struct RetryPolicy {
     pub max_retry_after: Duration,
 }
 
-/// The wait before retry number `retry` (0-based) after `failure`; `None` when the failure
+/// Why a failure is not retried.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoRetry {
+    /// The failure is permanent (or the schema is not supported).
+    #[error("not retryable")]
+    NotRetryable,
+    /// The server asked to wait longer than this run accepts.
+    #[error(
+        "the server asked to wait {:.0} s (Retry-After), more than the {:.0} s this \
+         run accepts; lower AUDITOR_RPM or AUDITOR_MAX_CONCURRENCY",
+        .after.as_secs_f64(),
+        .max.as_secs_f64()
+    )]
+    WaitTooLong { after: Duration, max: Duration },
+}
+
+/// The wait before retry number `retry` (0-based) after `failure`; `Err` when the failure
 /// must not be retried. `unit` is a uniform random number in `[0, 1)` (full jitter).
 pub fn delay_before_retry(
     policy: &RetryPolicy,
     retry: u32,
     failure: &Failure,
     unit: f64,
-) -> Result<Duration, String> {
+) -> Result<Duration, NoRetry> {
     let backoff = || {
         let exp = policy
             .base
@@ -194,12 +210,10 @@ pub fn delay_before_retry(
             ..
         } => {
             if *after > policy.max_retry_after {
-                Err(format!(
-                    "the server asked to wait {:.0} s (Retry-After), more than the {:.0} s this \
-                     run accepts; lower AUDITOR_RPM or AUDITOR_MAX_CONCURRENCY",
-                    after.as_secs_f64(),
-                    policy.max_retry_after.as_secs_f64()
-                ))
+                Err(NoRetry::WaitTooLong {
+                    after: *after,
+                    max: policy.max_retry_after,
+                })
             } else {
                 Ok(*after)
             }
@@ -208,9 +222,7 @@ pub fn delay_before_retry(
             retry_after: None, ..
         }
         | Failure::Transient { .. } => Ok(backoff()),
-        Failure::Permanent { .. } | Failure::SchemaUnsupported { .. } => {
-            Err("not retryable".into())
-        }
+        Failure::Permanent { .. } | Failure::SchemaUnsupported { .. } => Err(NoRetry::NotRetryable),
     }
 }
 
@@ -279,6 +291,7 @@ mod tests {
         assert!(
             delay_before_retry(&p, 0, &f, 0.5)
                 .unwrap_err()
+                .to_string()
                 .contains("600")
         );
     }

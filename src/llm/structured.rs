@@ -148,13 +148,29 @@ pub fn request(
     req
 }
 
+/// Why an answer is not the one asked for. Phrased to be fed back to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("the response has no choices")]
+    NoChoices,
+    #[error("you refused to answer ({0})")]
+    Refused(String),
+    #[error("the answer was empty")]
+    Empty,
+    /// The first characters of the answer.
+    #[error("the answer was free text, not the JSON object required (it began: {0:?})")]
+    FreeText(String),
+    #[error("the answer is not valid JSON for the schema: {0}")]
+    Schema(#[source] serde_json::Error),
+    /// The caller's validation refused the parsed answer (its reason, for the model).
+    #[error("{0}")]
+    Rejected(String),
+}
+
 /// The answer text of a response: the forced tool call's arguments, else the message content
-/// (servers differ in which they use). Errors are phrased to be fed back to the model.
-pub fn answer_text(resp: &CreateChatCompletionResponse) -> Result<String, String> {
-    let choice = resp
-        .choices
-        .first()
-        .ok_or_else(|| "the response has no choices".to_string())?;
+/// (servers differ in which they use).
+pub fn answer_text(resp: &CreateChatCompletionResponse) -> Result<String, AnswerError> {
+    let choice = resp.choices.first().ok_or(AnswerError::NoChoices)?;
     let msg = &choice.message;
     if let Some(calls) = &msg.tool_calls {
         for call in calls {
@@ -167,14 +183,14 @@ pub fn answer_text(resp: &CreateChatCompletionResponse) -> Result<String, String
         return Ok(text.to_string());
     }
     if let Some(refusal) = &msg.refusal {
-        return Err(format!("you refused to answer ({refusal})"));
+        return Err(AnswerError::Refused(refusal.clone()));
     }
-    Err("the answer was empty".into())
+    Err(AnswerError::Empty)
 }
 
 /// Parses the answer as `T`. A JSON object wrapped in a Markdown code fence is accepted;
 /// anything else that is not exactly the JSON object is rejected with a reason.
-pub fn parse_answer<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+pub fn parse_answer<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, AnswerError> {
     let t = text.trim();
     let t = t
         .strip_prefix("```json")
@@ -183,12 +199,9 @@ pub fn parse_answer<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Str
         .map(str::trim)
         .unwrap_or(t);
     if !t.starts_with('{') {
-        let preview: String = t.chars().take(80).collect();
-        return Err(format!(
-            "the answer was free text, not the JSON object required (it began: {preview:?})"
-        ));
+        return Err(AnswerError::FreeText(t.chars().take(80).collect()));
     }
-    serde_json::from_str(t).map_err(|e| format!("the answer is not valid JSON for the schema: {e}"))
+    serde_json::from_str(t).map_err(AnswerError::Schema)
 }
 
 /// Usage of a response as our type.
@@ -286,6 +299,7 @@ mod tests {
         assert!(
             parse_answer::<A>("I think the score is 4")
                 .unwrap_err()
+                .to_string()
                 .contains("free text")
         );
         assert!(parse_answer::<A>("{\"x\": \"four\"}").is_err());

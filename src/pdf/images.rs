@@ -371,7 +371,20 @@ pub fn text_drawing(text: &str) -> Option<(TextDrawingKind, usize)> {
     None
 }
 
-fn to_png(img: DynamicImage, max_side: u32) -> Result<(Vec<u8>, u32, u32), String> {
+/// Why an image of the report could not be made into a PNG (a note of the document, not a
+/// failure).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The embedded image could not be decoded.
+    #[error("{0}")]
+    Decode(#[source] PdfiumError),
+    #[error("rendering failed: {0}")]
+    Render(#[source] PdfiumError),
+    #[error("PNG encoding failed: {0}")]
+    Png(#[source] image::ImageError),
+}
+
+fn to_png(img: DynamicImage, max_side: u32) -> Result<(Vec<u8>, u32, u32), ImageError> {
     let img = if img.width() > max_side || img.height() > max_side {
         img.resize(max_side, max_side, image::imageops::FilterType::Triangle)
     } else {
@@ -380,7 +393,7 @@ fn to_png(img: DynamicImage, max_side: u32) -> Result<(Vec<u8>, u32, u32), Strin
     let (w, h) = (img.width(), img.height());
     let mut buf = std::io::Cursor::new(Vec::new());
     img.write_to(&mut buf, image::ImageFormat::Png)
-        .map_err(|e| format!("PNG encoding failed: {e}"))?;
+        .map_err(ImageError::Png)?;
     Ok((buf.into_inner(), w, h))
 }
 
@@ -417,7 +430,7 @@ pub fn extract_rasters(
         // The processed image applies masks and filters; fall back to the raw bitmap.
         let decoded = img.get_raw_image();
         match decoded
-            .map_err(|e| e.to_string())
+            .map_err(ImageError::Decode)
             .and_then(|i| to_png(i, caps.max_side))
         {
             Ok((png, width, height)) => out.push(DiagramImage {
@@ -546,16 +559,18 @@ impl DiagramScan {
 }
 
 /// Renders the page to a PNG (used for pages drawn with vector graphics).
-pub fn render_page(page: &PdfPage, page_no: u32, caps: &ImageCaps) -> Result<DiagramImage, String> {
+pub fn render_page(
+    page: &PdfPage,
+    page_no: u32,
+    caps: &ImageCaps,
+) -> Result<DiagramImage, ImageError> {
     let config = PdfRenderConfig::new()
         .set_target_width(caps.max_side.min(1400) as i32)
         .set_maximum_height(caps.max_side as i32);
     let bitmap = page
         .render_with_config(&config)
-        .map_err(|e| format!("rendering failed: {e}"))?;
-    let img = bitmap
-        .as_image()
-        .map_err(|e| format!("rendering failed: {e}"))?;
+        .map_err(ImageError::Render)?;
+    let img = bitmap.as_image().map_err(ImageError::Render)?;
     let (png, width, height) = to_png(img, caps.max_side)?;
     Ok(DiagramImage {
         page: page_no,

@@ -266,8 +266,8 @@ pub fn investigate_in(
         match extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes) {
             Ok(pdf) => facts.report_pdf = pdf,
             Err(why) => {
-                facts.notes.push(why.clone());
-                facts.report_pdf_unusable = Some(why);
+                facts.notes.push(why.to_string());
+                facts.report_pdf_unusable = Some(why.to_string());
             }
         }
     }
@@ -359,7 +359,7 @@ fn extract_pdf(
     wanted: &str,
     limits: &RepoLimits,
     notes: &mut Vec<String>,
-) -> Result<Option<RepoFile>, String> {
+) -> Result<Option<RepoFile>, UnusableReport> {
     let chosen = if wanted.is_empty() {
         let mut pdfs: Vec<&clone::TreeFile> = files
             .iter()
@@ -401,21 +401,32 @@ fn extract_pdf(
     }
 }
 
+/// Why the committed report cannot be read, when the submission made it so (the report is
+/// judged absent, with this reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnusableReport {
+    #[error(
+        "the report {0} is a symbolic link, not a file: a link is never followed out of the \
+         submission, so there is no report to read (commit the PDF itself)"
+    )]
+    Symlink(String),
+    #[error(
+        "the report {path} is {} MB, over the {} MB a report may weigh: it is not read \
+         (compress its images or split it)",
+        .size >> 20,
+        .max >> 20
+    )]
+    TooLarge { path: String, size: u64, max: u64 },
+}
+
 /// Why the committed report cannot be read, when the submission made it so.
-fn unusable_report(f: &clone::TreeFile, max: u64) -> Option<String> {
-    let p = &f.path;
+fn unusable_report(f: &clone::TreeFile, max: u64) -> Option<UnusableReport> {
+    let path = f.path.clone();
     if f.symlink {
-        Some(format!(
-            "the report {p} is a symbolic link, not a file: a link is never followed out of the \
-             submission, so there is no report to read (commit the PDF itself)"
-        ))
+        Some(UnusableReport::Symlink(path))
     } else if f.size > max {
-        Some(format!(
-            "the report {p} is {} MB, over the {} MB a report may weigh: it is not read \
-             (compress its images or split it)",
-            f.size >> 20,
-            max >> 20
-        ))
+        let size = f.size;
+        Some(UnusableReport::TooLarge { path, size, max })
     } else {
         None
     }
@@ -454,9 +465,12 @@ mod tests {
         let max = super::default_max_pdf_bytes();
         assert_eq!(super::unusable_report(&file(1 << 20, false), max), None);
         let big = super::unusable_report(&file(205 << 20, false), max).unwrap();
-        assert!(big.contains("is 205 MB, over the 64 MB"), "{big}");
+        assert!(
+            big.to_string().contains("is 205 MB, over the 64 MB"),
+            "{big}"
+        );
         let link = super::unusable_report(&file(20, true), max).unwrap();
-        assert!(link.contains("is a symbolic link"), "{link}");
+        assert!(link.to_string().contains("is a symbolic link"), "{link}");
     }
 
     /// The PDF `extract_pdf` takes when none was named.

@@ -29,7 +29,7 @@
 //! use auditor::telemetry::genai::{ChatRequestInfo, ChatSpan};
 //! use tracing::Instrument;
 //!
-//! # async fn send() -> Result<(u64, u64), String> { Ok((1200, 180)) }
+//! # async fn send() -> Result<(u64, u64), std::io::Error> { Ok((1200, 180)) }
 //! # async fn example() {
 //! let chat = ChatSpan::start(&ChatRequestInfo {
 //!     model: "gpt-4o-mini",
@@ -48,7 +48,7 @@
 //!         chat.record_response("gpt-4o-mini-2024-07-18", Some("chatcmpl-123"), &["stop"]);
 //!         chat.record_usage(input, output);
 //!     }
-//!     Err(e) => chat.record_error("timeout", &e),
+//!     Err(e) => chat.record_error("timeout", &e.to_string()),
 //! }
 //! # }
 //! ```
