@@ -1,20 +1,39 @@
 //! Names the student chose never decide a fact: a property test. A fixture submission (its
-//! history and its PDF report) is audited as written and again with every identifier the
-//! student chose renamed consistently (functions, classes, variables, parameters, module files
-//! and directories with their imports, graph node names, state keys), every comment and
-//! docstring replaced by neutral text, and the report's paths renamed with the files. The new
-//! names are drawn by a seeded generator, many of them misleading on purpose (`judge_..`,
-//! `router_..`, `error_..`, `chief_justice_..` given to a node that is none of these).
+//! history and its PDF report, built by the test as a real git repository and a real PDF) is
+//! audited offline as written and again with every identifier the student chose renamed
+//! consistently, for several seeds of a renaming generator, over three fixtures (the sample
+//! project, a weak submission, a submission whose roles only behaviour tells).
+//!
+//! What a renaming touches (the student's choices):
+//! - functions, classes, methods (where defined and where called as `obj.method(...)`),
+//!   variables, parameters, constants;
+//! - module files and directories, with the imports that name them, and the report's paths;
+//! - graph node names (`add_node("x", ...)` and every string naming them) and the state's own
+//!   keys (the fields of the graph's state class): the challenge does not fix them, and the
+//!   detectors read a key by the type the state declares for it;
+//! - comments and docstrings, replaced by neutral text of the same number of lines.
+//!
+//! Every fixture's list must hold every function, class and node it defines (checked).
+//!
+//! What it leaves (not the student's choice, or prose the rubric asks to read): the LangGraph,
+//! LangChain, pydantic and Python APIs (`StateGraph`, `add_edge`, `with_structured_output`,
+//! `operator.add`, `timeout=`, attribute names of API objects, keyword-argument names); the
+//! fields of the challenge's models (`goal`, `found`, `score`, `judge`, ...); the persona
+//! labels of the rubric (`"Prosecutor"`); files whose names the tooling fixes
+//! (`pyproject.toml`); commit messages and the report's prose (read as what the student says).
+//! A fixture therefore calls its own functions without keyword arguments.
+//!
+//! New names are drawn by a seeded generator (SplitMix64; a failure names its seed): the same
+//! length as the old name (text cut at a width cuts at the same place), the same case style,
+//! never a Python keyword or a word of the submission, many built from misleading stems
+//! (`judge_..`, `router_..`, `error_..`, `chief_justice_..` given to a node that is none).
 //!
 //! Asserted: the offline audit's sidecar (every fact: id, found, location, statement, measure;
-//! every criterion's final score, the three judges' scores, the rules applied) is the same once
-//! the new names are mapped back. Left out of the comparison: code excerpts (`content`, they
-//! quote the rewritten comments) and the commit ids (renamed files make new commits).
-//!
-//! Names that are not the student's choice stay: the LangGraph, LangChain, pydantic and Python
-//! APIs (`StateGraph`, `add_edge`, `with_structured_output`, `operator.add`, `timeout=`), the
-//! schema fields the challenge prescribes (`goal`, `found`, `score`, `judge`, ...), the persona
-//! labels of the rubric (`"Prosecutor"`) and the rubric's dimension ids.
+//! every criterion's final score, the three judges' scores, the rules applied, the remediation)
+//! is the same once the new names are mapped back. Normalised on both sides: the order of
+//! arrays and of lists inside statements (an order that follows the names is no fact), a word
+//! cut by a width limit. Left out: code excerpts (`content`, they quote the rewritten
+//! comments) and the commit ids (renamed files make new commits).
 //!
 //! `RENAME_SEEDS=n` runs n seeds per fixture (default 8).
 
@@ -96,6 +115,9 @@ const STEMS: &[&str] = &[
 struct Renaming {
     map: BTreeMap<String, String>,
     back: BTreeMap<String, String>,
+    /// Methods the student defines in a class: renamed where they are called as attributes
+    /// (`Bench().settle(state)`) too; any other attribute name belongs to an API.
+    methods: BTreeSet<String>,
 }
 
 impl Renaming {
@@ -173,7 +195,11 @@ impl Renaming {
             }
         }
         let back = map.iter().map(|(a, b)| (b.clone(), a.clone())).collect();
-        Renaming { map, back }
+        Renaming {
+            map,
+            back,
+            methods: BTreeSet::new(),
+        }
     }
 
     fn path(&self, p: &str) -> String {
@@ -238,7 +264,8 @@ fn rename_python(src: &str, r: &Renaming) -> String {
                 let parent = n.parent();
                 let api_name = parent.is_some_and(|p| {
                     (p.kind() == "attribute"
-                        && p.child_by_field_name("attribute").map(|a| a.id()) == Some(n.id()))
+                        && p.child_by_field_name("attribute").map(|a| a.id()) == Some(n.id())
+                        && !r.methods.contains(text))
                         || (p.kind() == "keyword_argument"
                             && p.child_by_field_name("name").map(|a| a.id()) == Some(n.id()))
                 });
@@ -596,6 +623,41 @@ fn defined_names(s: &Submission) -> BTreeSet<String> {
 }
 
 /// Checks every seed's renaming against the audit as written, and returns that audit.
+/// The methods the fixture's classes define (dunder methods left out).
+fn defined_methods(s: &Submission) -> BTreeSet<String> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .unwrap();
+    let mut out = BTreeSet::new();
+    for c in &s.commits {
+        for (p, bytes) in &c.files {
+            if !p.ends_with(".py") {
+                continue;
+            }
+            let src = std::str::from_utf8(bytes).unwrap();
+            let tree = parser.parse(src, None).unwrap();
+            let mut stack = vec![tree.root_node()];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "function_definition"
+                    && n.parent().and_then(|b| b.parent()).map(|c| c.kind())
+                        == Some("class_definition")
+                    && let Some(name) = n.child_by_field_name("name")
+                {
+                    out.insert(src[name.byte_range()].to_string());
+                }
+                for i in 0..n.child_count() {
+                    if let Some(c) = n.child(i) {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out.retain(|n| !n.starts_with("__"));
+    out
+}
+
 fn check(name: &str, s: &Submission) -> Value {
     let missing: Vec<String> = defined_names(s)
         .into_iter()
@@ -605,11 +667,13 @@ fn check(name: &str, s: &Submission) -> Value {
         missing.is_empty(),
         "{name}: the fixture defines names its list does not rename: {missing:?}"
     );
+    let methods = defined_methods(s);
     let dir = tempfile::tempdir().unwrap();
     let as_written = canonical(&audit(&s.commits, &s.pages, &dir.path().join("a")), None);
     let taken = tokens(s);
     for seed in 0..seeds() {
-        let r = Renaming::draw(&s.names, seed * 7919 + name.len() as u64, &taken);
+        let mut r = Renaming::draw(&s.names, seed * 7919 + name.len() as u64, &taken);
+        r.methods = methods.clone();
         let (commits, pages) = rename_submission(s, &r);
         let sub = dir.path().join(format!("s{seed}"));
         let renamed = canonical(&audit(&commits, &pages, &sub), Some(&r));
