@@ -227,9 +227,9 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
             opinions.extend(e.writes.keys().cloned());
         }
     }
-    // the nodes a judge leads to (the Chief Justice runs after the judges: a node before them
-    // that reads the opinions, to reset or log them, is not it)
-    let mut after: BTreeSet<&str> = BTreeSet::new();
+    // the nodes the judges lead to, in the order they are reached (the Chief Justice runs after
+    // the judges: a node before them that reads the opinions, to reset or log them, is not it)
+    let mut after: Vec<&str> = Vec::new();
     let mut todo: Vec<&str> = g
         .nodes
         .iter()
@@ -238,9 +238,11 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
         .collect();
     while let Some(x) = todo.pop() {
         for e in g.edges.iter().filter(|e| e.from == x) {
-            if after.insert(e.to.as_str()) {
-                todo.push(e.to.as_str());
+            if judge(&e.to) || after.contains(&e.to.as_str()) {
+                continue;
             }
+            after.push(e.to.as_str());
+            todo.push(e.to.as_str());
         }
     }
     let mut readers: Vec<(bool, (usize, usize))> = Vec::new();
@@ -250,7 +252,7 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
         };
         if e.reads.keys().any(|k| opinions.contains(k)) && !readers.iter().any(|(_, s)| *s == start)
         {
-            readers.push((after.contains(n.name.as_str()), start));
+            readers.push((after.contains(&n.name.as_str()), start));
         }
     }
     let downstream = readers.iter().any(|(a, _)| *a);
@@ -261,28 +263,15 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
         .collect();
     if nodes.is_empty() {
         // the nodes the judges lead to that pass the state whole to code not read here
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
-        let mut todo: Vec<&str> = g
-            .nodes
-            .iter()
-            .filter(|n| judge(&n.name))
-            .map(|n| n.name.as_str())
-            .collect();
-        while let Some(x) = todo.pop() {
-            for e in g.edges.iter().filter(|e| e.from == x) {
-                if !seen.insert(e.to.as_str()) || judge(&e.to) {
-                    continue;
-                }
-                todo.push(e.to.as_str());
-                let Some(n) = g.nodes.iter().find(|n| n.name == e.to) else {
-                    continue;
-                };
-                if let Some(start) = runs(repo, n)
-                    && passes_state(repo, start)
-                    && !nodes.contains(&start)
-                {
-                    nodes.push(start);
-                }
+        for name in &after {
+            let Some(n) = g.nodes.iter().find(|n| n.name == *name) else {
+                continue;
+            };
+            if let Some(start) = runs(repo, n)
+                && passes_state(repo, start)
+                && !nodes.contains(&start)
+            {
+                nodes.push(start);
             }
         }
     }
