@@ -568,7 +568,7 @@ pub fn analyse(
     };
     // in a module the Chief Justice's node runs, only the branches of the functions it runs
     // (a detective or an aggregator beside it in the module is not the Chief Justice)
-    let mut ran: Vec<(&str, usize, usize)> = synthesis
+    let ran: Vec<(&str, usize, usize)> = synthesis
         .iter()
         .chain(runs)
         .filter_map(|(i, line)| {
@@ -577,33 +577,6 @@ pub fn analyse(
             Some((m.path.as_str(), f.line, f.end_line))
         })
         .collect();
-    // a class the run functions build (`Bench().settle(state)`): its methods run too
-    let built: Vec<String> = synthesis
-        .iter()
-        .chain(runs)
-        .filter_map(|(i, line)| {
-            let m = modules.get(*i)?;
-            let k = m.functions.iter().position(|f| f.line == *line)?;
-            Some(
-                m.calls
-                    .iter()
-                    .filter(move |c| encloses(m, Some(k), c.func))
-                    .map(|c| c.method.clone()),
-            )
-        })
-        .flatten()
-        .collect();
-    for m in modules {
-        for c in m.classes.iter().filter(|c| built.contains(&c.name)) {
-            for f in m
-                .functions
-                .iter()
-                .filter(|f| f.qualname.starts_with(&format!("{}.", c.name)))
-            {
-                ran.push((m.path.as_str(), f.line, f.end_line));
-            }
-        }
-    }
     fn scope<'a>(
         entry: &(&'a ModuleInfo, Vec<RuleAt>),
         ran: &[(&str, usize, usize)],

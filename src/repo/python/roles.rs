@@ -18,6 +18,7 @@ use super::names::Repo;
 use super::persona_prompts::persona_label;
 use super::schema_binding::StructuredFacts;
 use super::state::{StateClass, StateFacts};
+use super::syntax::ClassInfo;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A model of opinions: it carries a score.
@@ -82,16 +83,42 @@ fn reached(repo: &Repo<'_>, start: (usize, usize)) -> BTreeSet<(usize, usize)> {
                 if !inside {
                     continue;
                 }
-                if let Some(callee) = c.callee.as_deref()
-                    && let Some((hm, h)) = repo.function(m, callee)
-                {
+                let Some(callee) = c.callee.as_deref() else {
+                    continue;
+                };
+                if let Some((hm, h)) = repo.function(m, callee) {
                     next.push((hm, h.line));
+                } else if let Some((hm, class)) = class(repo, m, callee) {
+                    // a class it builds (`Bench().settle(state)`): its methods run too
+                    let prefix = format!("{}.", class.name);
+                    next.extend(
+                        repo.modules[hm]
+                            .functions
+                            .iter()
+                            .filter(|g| g.qualname.starts_with(&prefix))
+                            .map(|g| (hm, g.line)),
+                    );
                 }
             }
         }
         frontier = next;
     }
     seen
+}
+
+/// The repository's class a call in module `m` names (`Bench`, `bench.Bench`), if any.
+fn class<'a>(repo: &Repo<'a>, m: usize, dotted: &str) -> Option<(usize, &'a ClassInfo)> {
+    if let Some(c) = repo.modules[m].classes.iter().find(|c| c.name == dotted) {
+        return Some((m, c));
+    }
+    let q = repo.qualify(m, dotted);
+    let (modpath, name) = q.rsplit_once('.')?;
+    let i = repo.find_module(modpath)?;
+    repo.modules[i]
+        .classes
+        .iter()
+        .find(|c| c.name == name)
+        .map(|c| (i, c))
 }
 
 /// A module constant (`prosecutor_node = make_judge(...)`) of module `m` or imported into it.
