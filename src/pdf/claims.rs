@@ -1200,6 +1200,7 @@ mod tests {
             location: "src/nodes/justice.py:22".into(),
             snippet: String::new(),
             how: "`if not ev.found` lowers the Defense score".into(),
+            partial: None,
         });
         code.graphs[0].routers.push(Router {
             source: "aggregator".into(),
