@@ -414,20 +414,12 @@ fn the_checks_see_clap_and_circles() {
 /// may only shrink. A file missing from it must have none; an entry above what its file has now
 /// fails too (lower it, or remove it at zero), so the list stays the truth.
 const STRING_ERRORS_LEFT: &[(&str, [usize; 3])] = &[
-    ("actors/branch.rs", [0, 0, 1]),
-    ("actors/criteria.rs", [1, 0, 0]),
-    ("actors/supervision.rs", [1, 0, 2]),
     ("batch/resolve.rs", [2, 11, 0]),
     ("batch/runner.rs", [1, 0, 2]),
     ("batch/similarity.rs", [1, 6, 0]),
     ("batch/store/postgres.rs", [2, 2, 5]),
     ("calibrate.rs", [1, 4, 2]),
-    ("flags.rs", [0, 1, 0]),
-    ("judges/llm.rs", [1, 2, 5]),
-    ("judges/mod.rs", [0, 1, 0]),
-    ("llm/client.rs", [0, 2, 0]),
-    ("llm/config.rs", [0, 1, 0]),
-    ("llm/mod.rs", [1, 0, 0]),
+    ("llm/client.rs", [0, 1, 0]),
     ("pdf/mod.rs", [0, 1, 0]),
     ("pdf/pdfium.rs", [3, 10, 0]),
     ("review/cohort.rs", [0, 3, 0]),
@@ -435,7 +427,6 @@ const STRING_ERRORS_LEFT: &[(&str, [usize; 3])] = &[
     ("review/server.rs", [0, 3, 0]),
     ("review/store.rs", [0, 2, 0]),
     ("telemetry/mod.rs", [1, 4, 0]),
-    ("vision.rs", [2, 0, 0]),
 ];
 
 /// The file without its `#[cfg(test)]` items (the attribute, then the item up to its `;` or its
