@@ -49,9 +49,7 @@ pub(super) enum NoOpinion {
     #[error(transparent)]
     Invalid(Reason),
     /// The judge kept stopping with the request in flight.
-    #[error(
-        "{persona} kept stopping while working on {criterion}: unresolved, needs human review"
-    )]
+    #[error("{persona} kept stopping while working on {criterion}: unresolved, needs human review")]
     KeptStopping { persona: Judge, criterion: String },
     /// The judge failed once more past its restart intensity.
     #[error("{0}; restart intensity exceeded: unresolved, needs human review")]
@@ -173,7 +171,10 @@ async fn supervised_request(
                     // The actor was restarted while this request was in flight: re-send.
                     closed += 1;
                     counters.resends.set(counters.resends.get() + 1);
-                    tracing::info!(resends = closed, "judge stopped with the request in flight; re-sending");
+                    tracing::info!(
+                        resends = closed,
+                        "judge stopped with the request in flight; re-sending"
+                    );
                     if closed > MAX_RESENDS_ON_CLOSED {
                         return Err(NoOpinion::KeptStopping {
                             persona,

@@ -141,9 +141,8 @@ impl LlmConfig {
             ..LlmConfig::default()
         };
         if let Some(url) = get("OPENAI_BASE_URL") {
-            let parsed = url::Url::parse(&url).map_err(|e| {
-                ConfigError::because("OPENAI_BASE_URL", &url, Problem::NotAUrl(e))
-            })?;
+            let parsed = url::Url::parse(&url)
+                .map_err(|e| ConfigError::because("OPENAI_BASE_URL", &url, Problem::NotAUrl(e)))?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(ConfigError::new(
                     "OPENAI_BASE_URL",

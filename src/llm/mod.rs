@@ -168,10 +168,9 @@ where
         usage.add(structured::usage_of(&completion.response));
         let (text, outcome) = match structured::answer_text(&completion.response) {
             Ok(t) => {
-                let outcome = structured::parse_answer::<T>(&t)
-                    .and_then(|v| {
-                        validate(v).map_err(|e| structured::AnswerError::Rejected(Box::new(e)))
-                    });
+                let outcome = structured::parse_answer::<T>(&t).and_then(|v| {
+                    validate(v).map_err(|e| structured::AnswerError::Rejected(Box::new(e)))
+                });
                 (t, outcome)
             }
             Err(e) => (String::new(), Err(e)),
