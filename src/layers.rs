@@ -15,7 +15,15 @@ const LAYERS: &[&[&str]] = &[
     &["judges", "vision", "report", "justice"],
     &["actors"],
     &["launch"],
-    &["batch", "calibrate", "review", "testkit", "flags", "cli"],
+    &[
+        "batch",
+        "calibrate",
+        "review",
+        "sample",
+        "testkit",
+        "flags",
+        "cli",
+    ],
 ];
 
 /// Imports allowed within a layer (importer, imported).
@@ -34,7 +42,8 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("review", "flags"),
     ("cli", "review"),
     ("cli", "calibrate"),
-    ("cli", "testkit"),
+    ("cli", "sample"),
+    ("testkit", "sample"),
 ];
 
 /// Imports the rank order would allow but the table forbids: shared data imports `model` only.
@@ -566,4 +575,24 @@ fn the_check_sees_string_errors() {
         string_errors("fn ok() -> Result<(), Typed> { Ok(()) }"),
         [0; 3]
     );
+}
+
+/// The test fixture builders are compiled for tests and benchmarks only: `lib.rs` declares
+/// `testkit` under the `testkit` feature (which the crate's dev-dependency on itself turns on).
+#[test]
+fn testkit_only_in_tests() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("read src/lib.rs");
+    assert!(
+        testkit_gated(&lib),
+        "src/lib.rs must declare `pub mod testkit;` right after `#[cfg(feature = \"testkit\")]`"
+    );
+    assert!(!testkit_gated("pub mod sample;\npub mod testkit;\n"));
+}
+
+fn testkit_gated(lib: &str) -> bool {
+    let lines: Vec<&str> = lib.lines().map(str::trim).collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        *l == "pub mod testkit;" && i > 0 && lines[i - 1] == "#[cfg(feature = \"testkit\")]"
+    }) && lines.iter().filter(|l| l.ends_with("mod testkit;")).count() == 1
 }
