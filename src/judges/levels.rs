@@ -16,7 +16,7 @@
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona of a sentence or two (< 400 chars, in a shared prompt or not), one call for every criterion, a persona not speaking its role (each costs a level from 5 for full briefs, from 4 for shorter prompts), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role; full briefs not run in parallel or not validated; a judge missing its rubric instructions (at most 4) | full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured (bound or schema-parsed) replies |
-//! | Chief Justice | no justice code | ≤ 1 of the five rules implemented as branches (read from what a branch tests and does) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
+//! | Chief Justice | no justice code | ≤ 1 of the five rules implemented in code (read from what a branch tests and does, or a weighted sum) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all explained (the decided ones, for a report read in part) | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 3 contradicted claims | some hallucinated, one or two contradicted claims, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
 //! | architecture diagram | no image and no vector drawing in the report | only a diagram typed as text (ASCII/box art, Mermaid source) | (a picture: read by a vision model, never offline) | | |
@@ -49,7 +49,7 @@
 //! defect or a statute sets).
 
 use crate::model::fact::{
-    Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model, NuanceFact, SafetyFact,
+    Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model, NuanceFact, SafetyFact, Site,
     StateFact, Stated, StructuredFact,
 };
 use crate::model::{Evidence, EvidenceKind, HistoryMeasure, Measure};
@@ -987,6 +987,8 @@ struct Justice {
     code: bool,
     llm: bool,
     rules: Vec<JusticeRule>,
+    /// Rules not found, where a branch goes part of the way.
+    partial: Vec<(JusticeRule, Site)>,
     markdown: bool,
     sections: bool,
 }
@@ -997,9 +999,11 @@ fn justice_facts(facts: &[&JusticeFact]) -> Justice {
         match f {
             JusticeFact::Code { .. } => j.code = f.holds(),
             JusticeFact::Deterministic { llm, .. } => j.llm = !llm.is_empty(),
-            JusticeFact::Rule { rule, .. } => {
+            JusticeFact::Rule { rule, partial, .. } => {
                 if f.holds() {
                     j.rules.push(*rule);
+                } else if let Some((at, _)) = partial {
+                    j.partial.push((*rule, at.clone()));
                 }
             }
             JusticeFact::MarkdownFile { .. } => j.markdown = f.holds(),
@@ -1044,7 +1048,7 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     Some(b.done(
         level,
         format!(
-            "{n} of the 5 rules are implemented as branches{}",
+            "{n} of the 5 rules are implemented in code{}{}",
             if n == 0 {
                 String::new()
             } else {
@@ -1056,7 +1060,14 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
-            }
+            },
+            j.partial
+                .iter()
+                .map(|(r, at)| format!(
+                    "; not {}: the branch at {at} sets the score without re-reading the evidence or asking a judge again",
+                    r.id()
+                ))
+                .collect::<String>()
         ),
     ))
 }
@@ -1765,6 +1776,7 @@ mod tests {
                 s(JusticeFact::Deterministic {
                     rules: rules.len(),
                     branches: 9,
+                    functions: 2,
                     llm: if llm { vec![site(50)] } else { vec![] },
                     prose_llm: vec![],
                     code: Some(site(1)),
@@ -1783,8 +1795,10 @@ mod tests {
                 v.push(s(JusticeFact::Rule {
                     rule: r,
                     branch: rules.contains(&r).then(|| site(10)),
-                    how: "`if x` caps the score".into(),
+                    how: "`if x`: `score = min(score, 3)`".into(),
                     searched: 9,
+                    functions: 2,
+                    partial: None,
                     code: Some(site(1)),
                 }));
             }

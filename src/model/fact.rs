@@ -1679,6 +1679,23 @@ impl JusticeRule {
         }
     }
 
+    /// What a branch must do to implement the rule: what the search looked for.
+    pub fn searched(self) -> &'static str {
+        match self {
+            JusticeRule::SecurityOverride => "caps a score under a test of a security matter",
+            JusticeRule::FactSupremacy => {
+                "reads a detective's finding (`found`, `confidence`) and sets a score"
+            }
+            JusticeRule::FunctionalityWeight => {
+                "weighs the Tech Lead's score above the others' on the architecture criterion, and no weighted sum or weights table does"
+            }
+            JusticeRule::DissentRequirement => "tests the scores' spread and writes a text",
+            JusticeRule::VarianceReEvaluation => {
+                "tests the scores' spread and re-reads the evidence, calls a model or routes to another node"
+            }
+        }
+    }
+
     fn fix(self) -> &'static str {
         match self {
             JusticeRule::SecurityOverride => {
@@ -1712,8 +1729,12 @@ pub enum JusticeFact {
     },
     /// Deterministic rules decide: how many, and the LLM calls of the justice code.
     Deterministic {
+        /// Rules that set a score (the dissent writes text).
         rules: usize,
         branches: usize,
+        /// The functions the Chief Justice runs (those `branches` are in).
+        #[serde(default)]
+        functions: usize,
         /// LLM calls that take part in the verdict (their reply is data: bound to a schema,
         /// parsed, or returned as the verdict).
         llm: Vec<Site>,
@@ -1732,6 +1753,14 @@ pub enum JusticeFact {
         how: String,
         /// Branches searched.
         searched: usize,
+        /// The functions those branches are in (the functions the Chief Justice runs).
+        #[serde(default)]
+        functions: usize,
+        /// Where the rule is not found: a branch that goes part of the way (a spread above 2
+        /// that sets the score without re-reading the evidence or asking a judge again), and
+        /// what it does (its test and statement, quoted).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial: Option<(Site, String)>,
         code: Option<Site>,
     },
     /// The verdict is written to a Markdown file.
@@ -1780,13 +1809,24 @@ impl Stated for JusticeFact {
             JusticeFact::Deterministic {
                 rules,
                 branches,
+                functions,
                 llm,
                 prose_llm,
                 ..
             } => format!(
-                "{} of the justice code, {} implemented in code; {}",
+                "{}{}, {}; {}",
                 count(*branches, "if/elif branch", "if/elif branches"),
-                count(*rules, "rule", "rules"),
+                match functions {
+                    0 => " of the justice code".to_string(),
+                    n => format!(
+                        " in the {} the Chief Justice runs",
+                        count(*n, "function", "functions")
+                    ),
+                },
+                match rules {
+                    1 => "1 rule that sets a score".to_string(),
+                    n => format!("{n} rules that set a score"),
+                },
                 match (llm.is_empty(), prose_llm.is_empty()) {
                     (true, true) => "no LLM call in the justice code".to_string(),
                     (false, true) => format!(
@@ -1809,13 +1849,27 @@ impl Stated for JusticeFact {
                 branch,
                 how,
                 searched,
+                functions,
+                partial,
                 ..
-            } => match branch {
-                Some(at) => format!("{} ({}) at {at}: {how}", rule.id(), rule.meaning()),
-                None => format!(
-                    "no branch where {}: none of the {} of the justice code does it",
+            } => match (branch, partial) {
+                (Some(at), _) => format!("{} at {at}: {how}", rule.id()),
+                (None, Some((_, how))) => format!(
+                    "no branch where {}: the spread's branch sets the score without re-reading the evidence or asking a judge again ({how})",
+                    rule.meaning()
+                ),
+                (None, None) => format!(
+                    "no branch where {}: none of the {}{} {}",
                     rule.meaning(),
-                    count(*searched, "branch", "branches")
+                    count(*searched, "if/elif branch", "if/elif branches"),
+                    match functions {
+                        0 => " of the justice code".to_string(),
+                        n => format!(
+                            " in the {} the Chief Justice runs",
+                            count(*n, "function", "functions")
+                        ),
+                    },
+                    rule.searched()
                 ),
             },
             JusticeFact::MarkdownFile { write, .. } => match write {
@@ -1849,7 +1903,13 @@ impl Stated for JusticeFact {
             JusticeFact::Deterministic { llm, prose_llm, .. } => {
                 llm.iter().chain(prose_llm).cloned().collect()
             }
-            JusticeFact::Rule { branch, .. } => branch.iter().cloned().collect(),
+            JusticeFact::Rule {
+                branch, partial, ..
+            } => branch
+                .iter()
+                .chain(partial.iter().map(|(at, _)| at))
+                .cloned()
+                .collect(),
             JusticeFact::MarkdownFile { write, .. } => write.iter().cloned().collect(),
             JusticeFact::Sections { have, .. } => have.iter().map(|(_, at)| at.clone()).collect(),
         }
@@ -1871,6 +1931,17 @@ impl Stated for JusticeFact {
                 code,
                 "decide the final score with deterministic rules in code (if/elif branches over the opinions and the evidence), not an LLM".into(),
             ),
+            JusticeFact::Rule {
+                rule,
+                partial: Some((site, _)),
+                ..
+            } => Fix {
+                at: Some(site.clone()),
+                change: format!(
+                    "this branch sets the score without re-reading the evidence: {}",
+                    rule.fix()
+                ),
+            },
             JusticeFact::Rule { rule, code, .. } => at(code, rule.fix().into()),
             JusticeFact::MarkdownFile { code, .. } => at(
                 code,
@@ -1991,6 +2062,8 @@ mod tests {
                     branch: None,
                     how: String::new(),
                     searched: 7,
+                    functions: 3,
+                    partial: None,
                     code: Some(site(1)),
                 }),
                 false,
@@ -2010,8 +2083,10 @@ mod tests {
         let f = Fact::Justice(JusticeFact::Rule {
             rule: JusticeRule::SecurityOverride,
             branch: Some(site(12)),
-            how: "`if flagged` caps the score".into(),
+            how: "`if flagged`: `score = min(score, 3)`".into(),
             searched: 9,
+            functions: 2,
+            partial: None,
             code: Some(site(1)),
         });
         let json = serde_json::to_string(&f).unwrap();

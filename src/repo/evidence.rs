@@ -1372,6 +1372,7 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
             JusticeFact::Deterministic {
                 rules: rules_found,
                 branches: j.branches,
+                functions: j.functions,
                 llm: j.llm_calls.clone(),
                 prose_llm: j.prose_llm_calls.clone(),
                 code: code.clone(),
@@ -1398,6 +1399,11 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
                 branch: branch.flatten(),
                 how: r.how.clone(),
                 searched: j.branches,
+                functions: j.functions,
+                partial: r.partial.as_ref().and_then(|(l, how)| {
+                    l.rsplit_once(':')
+                        .and_then(|(p, n)| n.parse().ok().map(|n| (at(p, n), how.clone())))
+                }),
                 code: code.clone(),
             },
             0.8,

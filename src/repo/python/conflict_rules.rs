@@ -40,6 +40,10 @@ pub struct RuleFact {
     /// What the branch tests and does.
     #[serde(default)]
     pub how: String,
+    /// A branch that goes part of the way where the rule is not found (a spread above 2 that
+    /// only re-weights the scores): where, and what it does.
+    #[serde(default)]
+    pub partial: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -47,8 +51,12 @@ pub struct JusticeFacts {
     /// Modules holding the Chief Justice code.
     pub modules: Vec<String>,
     pub location: Option<String>,
-    /// `if`/`elif` statements in the justice code.
+    /// `if`/`elif` statements in the functions the Chief Justice runs (every one searched
+    /// for the rules).
     pub branches: usize,
+    /// The functions the Chief Justice runs (those `branches` are in).
+    #[serde(default)]
+    pub functions: usize,
     /// The justice code calls an LLM.
     pub calls_llm: bool,
     /// Where the justice code calls an LLM.
@@ -358,8 +366,81 @@ fn tech_lead_on_architecture(lits: &str) -> bool {
         && re(r"orchestration|architect|modular|graph|github_repo", &A).is_match(lits)
 }
 
-/// The rule a branch implements, if any, and what it does in a few words.
-fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRule, String)> {
+/// The statements of a block: each line with the lines its brackets hold open, whitespace
+/// collapsed.
+fn statements(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut text = String::new();
+    for line in body.lines() {
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(line.trim());
+        if depth <= 0 {
+            depth = 0;
+            if !text.trim().is_empty() {
+                out.push(std::mem::take(&mut text));
+            }
+            text.clear();
+        }
+    }
+    if !text.trim().is_empty() {
+        out.push(text);
+    }
+    out
+}
+
+/// A statement that sets a number from scores: an assignment or a return of arithmetic, a
+/// number, `min`/`max`/`round`/`median`/... or a judge's `.score`, holding no text.
+fn sets_number(statement: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    sets_score(statement)
+        && !statement.contains(['"', '\''])
+        && re(
+            r"(^|[^\w])(\d|min\(|max\(|round\(|median\(|mean\(|sum\(|int\(|float\()|\.score\b|\w\s*[*/]\s*\w",
+            &R,
+        )
+        .is_match(statement.split_once('=').map_or(statement, |(_, rhs)| rhs))
+}
+
+/// The first statement of a block that `pick` accepts, shortened (what a rule's branch does,
+/// quoted).
+fn first_statement(body: &str, pick: impl Fn(&str) -> bool) -> Option<String> {
+    statements(body)
+        .into_iter()
+        .find(|s| pick(s))
+        .map(|s| super::syntax::truncate(&s, 70))
+}
+
+/// `if <condition>` followed by the branch's statement that `pick` accepts, quoted.
+fn quoted(shown: &str, body: &str, pick: impl Fn(&str) -> bool) -> String {
+    match first_statement(body, pick) {
+        Some(a) => format!("`if {shown}`: `{a}`"),
+        None => format!("`if {shown}`"),
+    }
+}
+
+/// `if <condition>` and the statement that sets a score (one setting a number first).
+fn quoted_score(shown: &str, body: &str) -> String {
+    if first_statement(body, sets_number).is_some() {
+        quoted(shown, body, sets_number)
+    } else {
+        quoted(shown, body, sets_score)
+    }
+}
+
+/// The rules a branch implements, with what it does (its test and its statement, quoted),
+/// and whether it goes only part of the way (`true`: a spread above 2 that only re-weights
+/// the scores is no re-evaluation).
+fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRule, String, bool)> {
     let cond = expanded(modules, m, f, &f.condition);
     let body = &f.body;
     let lits = literals(&cond);
@@ -375,37 +456,238 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
     if security {
         out.push((
             JusticeRule::SecurityOverride,
-            format!("`if {shown}` caps the score"),
+            quoted_score(&shown, body),
+            false,
         ));
     }
     // a security cap that reads the evidence is the security override, not fact supremacy
     if !security && reads_evidence(&cond) && sets_score(body) {
         out.push((
             JusticeRule::FactSupremacy,
-            format!("`if {shown}` reads the evidence and sets the score"),
+            quoted_score(&shown, body),
+            false,
         ));
     }
     if tech_lead_on_architecture(&all_lits) && sets_score(body) {
         out.push((
             JusticeRule::FunctionalityWeight,
-            format!("`if {shown}` weighs the Tech Lead's score"),
+            quoted_score(&shown, body),
+            false,
         ));
     }
     if spread(&cond) {
         if reruns(modules, m, body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
-                format!("`if {shown}` re-runs the evaluation"),
+                quoted(&shown, body, |l| reruns(modules, m, l)),
+                false,
+            ));
+        } else if first_statement(body, sets_number).is_some() {
+            out.push((
+                JusticeRule::VarianceReEvaluation,
+                quoted(&shown, body, sets_number),
+                true,
             ));
         }
         if writes_text(body) {
             out.push((
                 JusticeRule::DissentRequirement,
-                format!("`if {shown}` writes a dissent"),
+                quoted(&shown, body, writes_text),
+                false,
             ));
         }
     }
     out
+}
+
+/// A key-like literal naming the Tech Lead (`"TechLead"`, `'tech_lead'`): a persona label.
+fn names_tech_lead(text: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(r#"(?i)["']tech[\s_-]?lead["']"#, &R).is_match(text)
+}
+
+/// The conditions of the `if`/`elif` chains line `line` of function `f` sits in (the chain
+/// of an `else:` included): what decides when the line runs.
+fn guards(m: &ModuleInfo, f: &super::syntax::FuncInfo, line: usize) -> Vec<String> {
+    let indent = |t: &str| t.len() - t.trim_start().len();
+    let lines: Vec<&str> = m.source.lines().collect();
+    let mut out = Vec::new();
+    let Some(text) = lines.get(line.saturating_sub(1)) else {
+        return out;
+    };
+    let mut level = indent(text);
+    let mut n = line.saturating_sub(1);
+    while n > f.line {
+        n -= 1;
+        let t = lines[n];
+        if t.trim().is_empty() || t.trim_start().starts_with('#') || indent(t) >= level {
+            continue;
+        }
+        // a parent: its chain (the `if`, `elif`s and `else` at this indentation) guards the line
+        let at = indent(t);
+        level = at;
+        let head = t.trim_start();
+        if !(head.starts_with("if ") || head.starts_with("elif ") || head.starts_with("else")) {
+            continue;
+        }
+        let mut k = n;
+        loop {
+            let head = lines[k].trim_start();
+            if indent(lines[k]) == at && (head.starts_with("if ") || head.starts_with("elif ")) {
+                out.push(head.to_string());
+                if head.starts_with("if ") {
+                    break;
+                }
+            }
+            if k <= f.line || (indent(lines[k]) < at && !lines[k].trim().is_empty()) {
+                break;
+            }
+            k -= 1;
+        }
+    }
+    out
+}
+
+/// The Tech Lead's score weighed above the other judges' in a function the Chief Justice runs:
+/// a weighted sum (`p * 0.25 + d * 0.25 + t * 0.5`, the Tech Lead's term read through the
+/// function's locals to a persona label) or a weights table (`{"TechLead": 0.5, "Prosecutor":
+/// 0.25, ...}`) whose Tech Lead weight is the largest, on every criterion or under a test of
+/// the architecture criterion (a sum under a test of another criterion is no functionality
+/// weight). Location, the line, what it does.
+fn tech_lead_weighted(
+    modules: &[ModuleInfo],
+    m: &ModuleInfo,
+    f: Option<usize>,
+) -> Option<(String, String, String)> {
+    static TERM: OnceLock<Regex> = OnceLock::new();
+    static TABLE: OnceLock<Regex> = OnceLock::new();
+    static ENTRY: OnceLock<Regex> = OnceLock::new();
+    let func = m.functions.get(f?)?;
+    let from = func.line;
+    let body = m.snippet(func.line, func.end_line, 400);
+    let line_at = |offset: usize| from + body[..offset].matches('\n').count();
+    let when = |line: usize| {
+        let g = guards(m, func, line);
+        let lits = literals(&g.join(" "));
+        if lits.trim().is_empty() {
+            Some("whatever the criterion")
+        } else if tech_lead_on_architecture(&format!("\"techlead\" {lits}")) {
+            Some("under a test of the architecture criterion")
+        } else {
+            None
+        }
+    };
+    let number = |t: &str| t.parse::<f64>().ok();
+    // weighted sums: `<score> * <number>` terms joined by `+`
+    let terms: Vec<(usize, usize, String, f64)> = re(
+        r"([A-Za-z_][\w.]*(?:\[[^\]\n]*\])?)\s*\*\s*(\d+(?:\.\d+)?|\.\d+)\b",
+        &TERM,
+    )
+    .captures_iter(&body)
+    .filter_map(|c| {
+        let all = c.get(0)?;
+        Some((all.start(), all.end(), c[1].to_string(), number(&c[2])?))
+    })
+    .collect();
+    let mut groups: Vec<Vec<&(usize, usize, String, f64)>> = Vec::new();
+    for t in &terms {
+        let joined = groups.last().and_then(|g| g.last()).is_some_and(|prev| {
+            let between = &body[prev.1..t.0];
+            between.contains('+')
+                && between
+                    .chars()
+                    .all(|c| c.is_whitespace() || matches!(c, '+' | '(' | ')'))
+        });
+        match (joined, groups.last_mut()) {
+            (true, Some(g)) => g.push(t),
+            _ => groups.push(vec![t]),
+        }
+    }
+    for g in groups.iter().filter(|g| g.len() >= 2) {
+        let is_tech_lead = |var: &str| {
+            let probe = IfInfo {
+                line: func.line,
+                func: f,
+                condition: var.to_string(),
+                text: String::new(),
+                body: String::new(),
+            };
+            names_tech_lead(&expand(modules, m, &probe, var, false))
+        };
+        let Some(tl) = g.iter().find(|t| is_tech_lead(&t.2)) else {
+            continue;
+        };
+        if !g
+            .iter()
+            .filter(|t| !std::ptr::eq(**t, *tl))
+            .all(|t| t.3 < tl.3)
+        {
+            continue;
+        }
+        let line = line_at(tl.0);
+        let Some(scope) = when(line) else { continue };
+        let others: Vec<String> = g
+            .iter()
+            .filter(|t| !std::ptr::eq(**t, *tl))
+            .map(|t| format!("{}", t.3))
+            .collect();
+        let sum = body[g[0].0..g[g.len() - 1].1]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Some((
+            format!("{}:{line}", m.path),
+            m.line_text(line).to_string(),
+            format!(
+                "`{}` weighs the Tech Lead's score {} against {}, {scope}",
+                super::syntax::truncate(&sum, 70),
+                tl.3,
+                crate::model::fact::join_and(&others)
+            ),
+        ));
+    }
+    // a weights table keyed by persona
+    for table in re(r"\{[^{}]*\}", &TABLE).find_iter(&body) {
+        let entries: Vec<(bool, f64)> = re(
+            r#"["']([A-Za-z][\w\s-]*)["']\s*:\s*(\d+(?:\.\d+)?|\.\d+)\b"#,
+            &ENTRY,
+        )
+        .captures_iter(table.as_str())
+        .filter_map(|c| Some((names_tech_lead(&format!("\"{}\"", &c[1])), number(&c[2])?)))
+        .collect();
+        let Some(tl) = entries.iter().find(|(t, _)| *t).map(|(_, w)| *w) else {
+            continue;
+        };
+        let others: Vec<f64> = entries
+            .iter()
+            .filter(|(t, _)| !t)
+            .map(|(_, w)| *w)
+            .collect();
+        if others.is_empty() || !others.iter().all(|w| *w < tl) {
+            continue;
+        }
+        let line = line_at(table.start());
+        let Some(scope) = when(line) else { continue };
+        return Some((
+            format!("{}:{line}", m.path),
+            m.line_text(line).to_string(),
+            format!(
+                "`{}` weighs the Tech Lead's score {tl} against {}, {scope}",
+                super::syntax::truncate(
+                    &table
+                        .as_str()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    70
+                ),
+                crate::model::fact::join_and(
+                    &others.iter().map(|w| w.to_string()).collect::<Vec<_>>()
+                )
+            ),
+        ));
+    }
+    None
 }
 
 /// The functions of the Chief Justice: those its node runs (`synthesis`), those of the justice
@@ -418,17 +700,33 @@ fn justice_call_tree<'a>(
     justice: &[&(&'a ModuleInfo, Vec<RuleAt>)],
     located: Option<(&str, usize)>,
     synthesis: &[Def],
+    runs: &BTreeSet<Def>,
 ) -> Vec<(&'a ModuleInfo, Option<usize>)> {
     let mut tree: Vec<(&ModuleInfo, Option<usize>)> = Vec::new();
+    // what the Chief Justice's node runs (`roles::synthesis`: its functions, the methods of a
+    // class it builds), wherever they are
+    for (i, line) in synthesis.iter().chain(runs) {
+        let Some(m) = modules.get(*i) else { continue };
+        if let Some(f) = m.functions.iter().position(|f| f.line == *line)
+            && !tree
+                .iter()
+                .any(|(tm, tf)| std::ptr::eq(*tm, m) && *tf == Some(f))
+        {
+            tree.push((m, Some(f)));
+        }
+    }
     for (m, rules) in justice {
         let index = modules.iter().position(|x| x.path == m.path);
         for (i, f) in m.functions.iter().enumerate() {
             let holds_rule = rules
                 .iter()
-                .any(|(_, line, _)| f.line <= *line && *line <= f.end_line);
+                .any(|(_, line, _, _)| f.line <= *line && *line <= f.end_line);
             let is_located = located.is_some_and(|(path, line)| path == m.path && f.line == line);
             let is_node = index.is_some_and(|x| synthesis.contains(&(x, f.line)));
-            if holds_rule || is_located || is_node {
+            let known = tree
+                .iter()
+                .any(|(tm, tf)| std::ptr::eq(*tm, *m) && *tf == Some(i));
+            if (holds_rule || is_located || is_node) && !known {
                 tree.push((m, Some(i)));
             }
         }
@@ -516,8 +814,9 @@ fn replies_as_text(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo
     body.contains(&format!("{reply}.content")) && !data.is_match(&body)
 }
 
-/// A rule a branch implements: the rule, the branch's line, what it does.
-type RuleAt = (JusticeRule, usize, String);
+/// A rule a branch implements: the rule, the branch's line, what it does, and whether it goes
+/// only part of the way.
+type RuleAt = (JusticeRule, usize, String, bool);
 
 /// A function of the repository: (module index, line of its `def`).
 type Def = (usize, usize);
@@ -548,7 +847,7 @@ pub fn analyse(
                 .flat_map(|f| {
                     rule_of(modules, m, f)
                         .into_iter()
-                        .map(move |(r, how)| (r, f.line, how))
+                        .map(move |(r, how, partial)| (r, f.line, how, partial))
                 })
                 .collect();
             (*m, rules)
@@ -557,7 +856,8 @@ pub fn analyse(
     let distinct = |rules: &Vec<RuleAt>| {
         rules
             .iter()
-            .map(|(r, _, _)| *r)
+            .filter(|(_, _, _, partial)| !partial)
+            .map(|(r, _, _, _)| *r)
             .collect::<std::collections::BTreeSet<JusticeRule>>()
             .len()
     };
@@ -584,7 +884,7 @@ pub fn analyse(
         let (m, rules) = entry;
         let rules = rules
             .iter()
-            .filter(|(_, line, _)| {
+            .filter(|(_, line, _, _)| {
                 ran.iter()
                     .any(|(p, a, b)| *p == m.path && a <= line && line <= b)
             })
@@ -616,7 +916,7 @@ pub fn analyse(
     }
     // where the rules are first: a node that only gathers the opinions (a join that logs
     // them) is not where the Chief Justice decides
-    owned.sort_by_key(|(_, rules)| rules.is_empty());
+    owned.sort_by_key(|(_, rules)| !rules.iter().any(|(_, _, _, partial)| !partial));
     let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = owned.iter().collect();
     facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
     // where the Chief Justice is: the function of its first rule branch (what it does), else
@@ -624,7 +924,8 @@ pub fn analyse(
     if let Some((m, rules)) = justice.first() {
         let by_rule = rules
             .iter()
-            .map(|(_, line, _)| *line)
+            .filter(|(_, _, _, partial)| !partial)
+            .map(|(_, line, _, _)| *line)
             .min()
             .and_then(|line| {
                 m.functions
@@ -647,19 +948,63 @@ pub fn analyse(
         facts.location = Some(format!("{}:{line}", m.path));
         facts.snippet = m.snippet(line, end, 60);
     }
+    let located = facts
+        .location
+        .as_deref()
+        .and_then(|l| l.rsplit_once(':'))
+        .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
+    let tree = justice_call_tree(modules, &justice, located, synthesis, runs);
+    facts.functions = tree.len();
+    facts.branches = tree
+        .iter()
+        .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
+        .sum();
+    // every branch counted is searched: the justice code's rules first, then those of the
+    // other functions the Chief Justice runs (a helper in another module it calls)
+    let mut searched: Vec<(&ModuleInfo, Vec<RuleAt>)> =
+        justice.iter().map(|(m, r)| (*m, r.clone())).collect();
+    for (m, f) in &tree {
+        let Some((_, rules)) = by_module.iter().find(|(bm, _)| bm.path == m.path) else {
+            continue;
+        };
+        let inside: Vec<RuleAt> = rules
+            .iter()
+            .filter(|(_, line, _, _)| {
+                m.ifs
+                    .iter()
+                    .any(|i| i.line == *line && encloses(m, *f, i.func))
+            })
+            .filter(|r| {
+                !searched
+                    .iter()
+                    .any(|(sm, sr)| sm.path == m.path && sr.contains(r))
+            })
+            .cloned()
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        match searched.iter_mut().find(|(sm, _)| sm.path == m.path) {
+            Some((_, sr)) => sr.extend(inside),
+            None => searched.push((*m, inside)),
+        }
+    }
     for rule in JusticeRule::ALL {
-        let mut hit = justice.iter().find_map(|(m, rules)| {
-            rules
-                .iter()
-                .find(|(r, _, _)| *r == rule)
-                .map(|(_, line, how)| {
-                    (
-                        format!("{}:{line}", m.path),
-                        m.line_text(*line).to_string(),
-                        how.clone(),
-                    )
-                })
-        });
+        let find = |partial: bool| {
+            searched.iter().find_map(|(m, rules)| {
+                rules
+                    .iter()
+                    .find(|(r, _, _, p)| *r == rule && *p == partial)
+                    .map(|(_, line, how, _)| {
+                        (
+                            format!("{}:{line}", m.path),
+                            m.line_text(*line).to_string(),
+                            how.clone(),
+                        )
+                    })
+            })
+        };
+        let mut hit = find(false);
         // a dissent written by a conditional expression on the spread (`x if spread > 2 else None`)
         if hit.is_none() && rule == JusticeRule::DissentRequirement {
             hit = justice.iter().find_map(|(m, _)| {
@@ -669,13 +1014,26 @@ pub fn analyse(
                             (
                                 format!("{}:{}", m.path, i + 1),
                                 l.trim().to_string(),
-                                "a conditional expression on the spread writes a dissent"
-                                    .to_string(),
+                                format!(
+                                    "a conditional expression on the spread writes a dissent: `{}`",
+                                    super::syntax::truncate(l.trim(), 70)
+                                ),
                             )
                         })
                 })
             });
         }
+        // the Tech Lead's score weighed above the others' in a weighted sum or a weights table
+        if hit.is_none() && rule == JusticeRule::FunctionalityWeight {
+            hit = tree
+                .iter()
+                .find_map(|(m, f)| tech_lead_weighted(modules, m, *f));
+        }
+        let partial = if hit.is_none() {
+            find(true).map(|(at, _, how)| (at, how))
+        } else {
+            None
+        };
         facts.rules.push(RuleFact {
             rule: rule.id().to_string(),
             found: hit.is_some(),
@@ -688,18 +1046,9 @@ pub fn analyse(
             }),
             snippet: hit.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
             how: hit.map(|h| h.2).unwrap_or_default(),
+            partial,
         });
     }
-    let located = facts
-        .location
-        .as_deref()
-        .and_then(|l| l.rsplit_once(':'))
-        .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
-    let tree = justice_call_tree(modules, &justice, located, synthesis);
-    facts.branches = tree
-        .iter()
-        .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
-        .sum();
     let rules_set_scores = facts
         .rules
         .iter()
@@ -1088,6 +1437,86 @@ def chief_justice(defense, evidences, criterion, score):
         assert_eq!(
             rule_at(src, "dissent_requirement").as_deref(),
             Some("src/nodes/justice.py:5")
+        );
+    }
+
+    fn rule(src: &str, rule: &str) -> RuleFact {
+        let ms = vec![parse_module("src/nodes/bench.py", src.into()).unwrap()];
+        let f = analyse(&ms, &[]);
+        f.rules.into_iter().find(|r| r.rule == rule).unwrap()
+    }
+
+    #[test]
+    fn a_spread_that_only_recomputes_the_score_is_no_re_evaluation_and_says_so() {
+        // the spread above 2 blends the scores toward their median: nothing is re-read
+        let src = "def decide(votes):\n    xs = [v.score for v in votes]\n    gap = max(xs) - min(xs)\n    blended = sum(xs) / len(xs)\n    if gap > 2:\n        mid = median(xs)\n        blended = mid * 0.6 + blended * 0.4\n    return round(blended)\n";
+        let r = rule(src, "variance_re_evaluation");
+        assert!(!r.found);
+        let (at, how) = r.partial.expect("the branch that goes part of the way");
+        assert_eq!(at, "src/nodes/bench.py:5");
+        assert_eq!(how, "`if gap > 2`: `mid = median(xs)`");
+        // asking a model again on the spread is the re-evaluation, not a partial one
+        let src = "def decide(votes, llm):\n    xs = [v.score for v in votes]\n    if max(xs) - min(xs) > 2:\n        votes = llm.invoke(votes)\n    return votes\n";
+        let r = rule(src, "variance_re_evaluation");
+        assert!(r.found && r.partial.is_none(), "{r:?}");
+        // a spread that only writes a text is no partial re-evaluation either
+        let src = "def decide(votes):\n    xs = [v.score for v in votes]\n    if max(xs) - min(xs) > 2:\n        note = f'judges split: {xs}'\n    return note\n";
+        assert_eq!(rule(src, "variance_re_evaluation").partial, None);
+    }
+
+    #[test]
+    fn the_tech_lead_weighed_highest_in_a_sum_is_the_functionality_weight() {
+        // weighed highest on every criterion, its score found through the persona label
+        let src = "def decide(votes, crit):\n    a = next(v.score for v in votes if v.judge == 'Prosecutor')\n    b = next(v.score for v in votes if v.judge == 'Defense')\n    c = next(v.score for v in votes if v.judge == 'TechLead')\n    if max(a, b, c) - min(a, b, c) > 2:\n        s = a * 0.4 + b * 0.2 + c * 0.4\n    else:\n        s = (a * 0.25\n             + b * 0.25\n             + c * 0.5)\n    return round(s)\n";
+        let r = rule(src, "functionality_weight");
+        assert!(r.found, "{r:?}");
+        assert_eq!(r.location, "src/nodes/bench.py:10");
+        assert!(
+            r.how
+                .contains("0.5 against 0.25 and 0.25, whatever the criterion"),
+            "{}",
+            r.how
+        );
+        // tied with the Prosecutor: no more weight
+        let tied = src
+            .replace("c * 0.5", "c * 0.25")
+            .replace("a * 0.25", "a * 0.5");
+        assert!(!rule(&tied, "functionality_weight").found);
+        // weighed highest only on another criterion: no functionality weight
+        let other = "def decide(votes, crit):\n    a = next(v.score for v in votes if v.judge == 'Prosecutor')\n    c = next(v.score for v in votes if v.judge == 'TechLead')\n    if crit == 'report_accuracy':\n        s = a * 0.3 + c * 0.7\n    else:\n        s = (a + c) / 2\n    return s\n";
+        assert!(!rule(other, "functionality_weight").found);
+        // a weights table keyed by persona
+        let table = "def decide(votes):\n    w = {'TechLead': 2, 'Prosecutor': 1, 'Defense': 1}\n    return sum(w[v.judge] * v.score for v in votes) / 4\n";
+        assert!(rule(table, "functionality_weight").found);
+    }
+
+    #[test]
+    fn every_branch_counted_is_searched_and_a_rule_says_what_its_branch_does() {
+        // a helper in another module the Chief Justice calls holds the security cap: it is
+        // searched (and counted) like the node's own branches
+        let ms = vec![
+            parse_module(
+                "src/nodes/bench.py",
+                "from src.caps import clamp\n\ndef decide(votes, findings):\n    s = sum(v.score for v in votes) / 3\n    if len(votes) > 3:\n        s = s\n    return clamp(s, findings)\n".into(),
+            )
+            .unwrap(),
+            parse_module(
+                "src/caps.py",
+                "def clamp(s, findings):\n    if any('shell' in f for f in findings):\n        return min(s, 3)\n    return s\n".into(),
+            )
+            .unwrap(),
+        ];
+        let f = super::analyse(&ms, &[], &[(0, 3)], &BTreeSet::from([(1, 1)]));
+        assert_eq!((f.branches, f.functions), (2, 2));
+        let r = f
+            .rules
+            .iter()
+            .find(|r| r.rule == "security_override")
+            .unwrap();
+        assert_eq!(r.location, "src/caps.py:2");
+        assert_eq!(
+            r.how,
+            "`if any('shell' in f for f in findings)`: `return min(s, 3)`"
         );
     }
 
