@@ -131,7 +131,7 @@ fn analyse_modules(
         .unwrap_or_default();
     // which judges of the main graph (not the Chief Justice) make each structured call
     if let Some(g) = graphs.first() {
-        schema_binding::cover(&repo, g, &synthesis, &mut structured_output);
+        roles::cover(&repo, g, &synthesis, &mut structured_output);
     }
     let justice = conflict_rules::analyse(modules, texts, &synthesis, &runs);
     PythonFacts {

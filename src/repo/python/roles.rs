@@ -359,7 +359,7 @@ fn runs(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
 /// The judge nodes of `g` (in the graph's order; the Chief Justice's nodes `synthesis` left
 /// out) whose functions run the code at each `(path, line)`: the node's own function, or one
 /// it reaches three calls deep.
-pub fn judges_running(
+fn judges_running(
     repo: &Repo<'_>,
     g: &GraphFacts,
     synthesis: &[Def],
@@ -395,6 +395,24 @@ pub fn judges_running(
                 .collect()
         })
         .collect()
+}
+
+/// Fills in which judge nodes of graph `g` (not the Chief Justice's nodes `synthesis`) make
+/// each structured call: each invocation, or the binding when no invocation was read.
+pub fn cover(repo: &Repo<'_>, g: &GraphFacts, synthesis: &[Def], facts: &mut StructuredFacts) {
+    let mut sites: Vec<(String, usize)> = Vec::new();
+    for c in &facts.calls {
+        sites.push((c.path.clone(), c.line));
+        sites.extend(c.invoked.iter().map(|i| (i.at.path.clone(), i.at.line)));
+    }
+    let refs: Vec<(&str, usize)> = sites.iter().map(|(p, l)| (p.as_str(), *l)).collect();
+    let mut judges = judges_running(repo, g, synthesis, &refs).into_iter();
+    for c in &mut facts.calls {
+        c.judges = judges.next().unwrap_or_default();
+        for i in &mut c.invoked {
+            i.judges = judges.next().unwrap_or_default();
+        }
+    }
 }
 
 /// The role of every node of `g` whose update writes opinions or evidence, or that asks for

@@ -956,29 +956,6 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
     out
 }
 
-/// Fills in which judge nodes of graph `g` make each structured call (each invocation, or the
-/// binding when no invocation was read).
-pub fn cover(
-    repo: &Repo<'_>,
-    g: &super::graph::GraphFacts,
-    synthesis: &[super::roles::Def],
-    facts: &mut StructuredFacts,
-) {
-    let mut sites: Vec<(String, usize)> = Vec::new();
-    for c in &facts.calls {
-        sites.push((c.path.clone(), c.line));
-        sites.extend(c.invoked.iter().map(|i| (i.at.path.clone(), i.at.line)));
-    }
-    let refs: Vec<(&str, usize)> = sites.iter().map(|(p, l)| (p.as_str(), *l)).collect();
-    let mut judges = super::roles::judges_running(repo, g, synthesis, &refs).into_iter();
-    for c in &mut facts.calls {
-        c.judges = judges.next().unwrap_or_default();
-        for i in &mut c.invoked {
-            i.judges = judges.next().unwrap_or_default();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
