@@ -374,7 +374,7 @@ const MIN_WORDS: usize = 3;
 
 /// Whether a sentence can claim anything: not a question, not a plan, not an instruction. `s`
 /// is lower case.
-fn affirmative(s: &str) -> bool {
+pub(super) fn affirmative(s: &str) -> bool {
     !s.trim_end().ends_with('?') && !FUTURE.iter().any(|f| s.contains(f)) && !imperative(s)
 }
 

@@ -65,6 +65,10 @@ pub struct ConceptFinding {
     /// What the quoted passage says about the code (none for a keyword list or no mention).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<PassageContent>,
+    /// The concept's mechanism, in words, when the explaining passage was found by it rather
+    /// than by the concept's name ("reducers that merge the parallel writes into the state").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<String>,
 }
 
 /// The quoted terms of a forensic instruction (`'Dialectical Synthesis'`, `"Metacognition"`),
@@ -148,6 +152,81 @@ fn patterns(concept: &str) -> Vec<Regex> {
     out
 }
 
+/// A concept's mechanism as the challenge's spec defines it, for a report that explains the
+/// mechanism without naming the concept ("State Reducers: we use operator.ior for the evidence
+/// dictionary ..., so parallel updates are merged rather than overwritten" explains State
+/// Synchronization). A passage is found by one of the `cues` in its first sentence, and counts
+/// only when it explains how the code does it ([`PassageContent::explains`]) and says each of
+/// the things in `with` (the reducers' parallel writes, the join after the parallel branches,
+/// the opposing persona and the synthesis). Such a passage is no mention of the name: it never
+/// makes the concept a buzzword.
+struct Mechanism {
+    what: &'static str,
+    cues: Vec<Regex>,
+    with: Vec<Regex>,
+}
+
+fn mechanism(concept: &str) -> Option<Mechanism> {
+    let key = concept
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase()
+        .replace("isation", "ization");
+    let (what, cues, with): (&str, &[&str], &[&str]) = match key.as_str() {
+        // spec: reducers (`operator.add`, `operator.ior`) so parallel agents do not overwrite
+        // each other's data
+        "statesynchronization" => (
+            "reducers that merge the parallel writes into the state",
+            &[
+                r"\breducers?\b",
+                r"\boperator\.(?:add|ior|or_|iadd)\b",
+                r"\badd_messages\b",
+            ],
+            &[
+                r"\b(?:merg|combin|concatenat|append|accumulat|union|overwrit|parallel|concurren|simultaneous)",
+            ],
+        ),
+        // spec: branches from one node run concurrently; a synchronization node collects them
+        "faninfanout" => (
+            "branches that run in parallel and are joined again",
+            &[
+                r"\bin parallel\b",
+                r"\bconcurrently\b",
+                r"\bsimultaneously\b",
+                r"\bparallel (?:branch|node|detective|judge)",
+            ],
+            &[r"\b(?:aggregat|barrier|join|synchroni[sz]|collect|waits?\b|converg)"],
+        ),
+        // spec: opposed personas judge the same evidence; the Chief Justice resolves the conflict
+        "dialecticalsynthesis" => (
+            "opposed judge personas whose conflict a synthesis step resolves",
+            &[r"\bprosecutor\b"],
+            &[
+                r"\bdefen[cs]e\b",
+                r"\b(?:chief\s*justice|synthes|resolv|reconcil|overrul)",
+            ],
+        ),
+        // spec: the ability to think about thinking: the system evaluating its own evaluation
+        "metacognition" => (
+            "the system evaluating its own evaluation",
+            &[
+                r"\bthinking about thinking\b",
+                r"\b(?:evaluat|assess|judg|critiqu|review)\w*\s+(?:its|their)\s+own\b",
+                r"\bself-(?:evaluat|assess|reflect|correct|critiq)",
+            ],
+            &[],
+        ),
+        _ => return None,
+    };
+    let re = |p: &&str| Regex::new(&format!("(?i){p}")).ok();
+    Some(Mechanism {
+        what,
+        cues: cues.iter().filter_map(re).collect(),
+        with: with.iter().filter_map(re).collect(),
+    })
+}
+
 /// Whether the mention at `at` sits in a line that lists keywords: three or more short items
 /// (at most four words each, none saying how anything is done) separated by commas,
 /// semicolons, bullets or pipes, one of them the mention, whatever prose follows the list.
@@ -189,6 +268,9 @@ fn in_keyword_list(text: &str, at: usize) -> bool {
         " when ",
         " which ",
         " then ",
+        // an arrow states an edge of the graph (`a -> b, c`)
+        "->",
+        "\u{2192}",
     ];
     let short =
         |item: &str| (1..=4).contains(&words(item)) && cue_count(&format!(" {item} "), VERBS) == 0;
@@ -467,6 +549,14 @@ pub struct PassageContent {
     pub parts: Vec<String>,
     /// The actions of the code it describes (verb stems), distinct, in order.
     pub actions: Vec<String>,
+    /// How many of the parts are named as the code names them (a path, a class, a function,
+    /// a node: `src/graph.py`, `ChiefJustice`, `evidence_aggregator`), not as prose nouns.
+    #[serde(default)]
+    pub identifiers: usize,
+    /// It opens with a statement: a sentence that ends like one, neither an instruction nor a
+    /// plan (a table row run together, "Add a conditional edge ..." or "we will ..." is none).
+    #[serde(default)]
+    pub statement: bool,
 }
 
 /// Sentences longer than this are tables or code run together: only the words around the
@@ -477,6 +567,10 @@ impl PassageContent {
     fn of(texts: &[String]) -> PassageContent {
         let mut c = PassageContent {
             sentences: texts.len(),
+            statement: texts.first().is_some_and(|t| {
+                let t = t.trim_end();
+                t.ends_with(['.', '!', ';']) && super::claims::affirmative(&t.to_lowercase())
+            }),
             ..PassageContent::default()
         };
         for text in texts {
@@ -489,6 +583,7 @@ impl PassageContent {
                 if let Some(id) = identifier(token) {
                     if !c.parts.iter().any(|p| p.eq_ignore_ascii_case(&id)) {
                         c.parts.push(id);
+                        c.identifiers += 1;
                     }
                 } else {
                     prose.push_str(&token.to_lowercase());
@@ -514,10 +609,21 @@ impl PassageContent {
     }
 
     /// Whether the passage explains a mechanism of the code: enough text (two sentences and
-    /// 25 words, or 40 words), naming at least three parts of the code and two things they do.
+    /// 25 words, or 40 words), naming at least three parts of the code and two things they do;
+    /// or one dense statement (15 words or more, ending like a sentence, neither an instruction
+    /// nor a plan) naming four parts of the code, one of them as the code names it (a file, a
+    /// node, a class), and two things they do ("Prosecutor,
+    /// Defense, Tech Lead run in parallel; Chief Justice (src/justice.py) applies weighted
+    /// synthesis").
     pub fn explains(&self) -> bool {
         let enough = (self.sentences >= 2 && self.words >= 25) || self.words >= 40;
-        enough && self.parts.len() >= 3 && self.actions.len() >= 2
+        let broad = enough && self.parts.len() >= 3 && self.actions.len() >= 2;
+        let dense = self.statement
+            && self.words >= 15
+            && self.identifiers >= 1
+            && self.parts.len() >= 4
+            && self.actions.len() >= 2;
+        broad || dense
     }
 
     fn weight(&self) -> usize {
@@ -725,6 +831,8 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
             let mut explained: Option<(Occurrence, PassageContent)> = None;
             let mut fullest: Option<(Occurrence, usize)> = None;
             let mut first: Option<Occurrence> = None;
+            let mech = mechanism(concept);
+            let mut by_mechanism: Option<(Occurrence, PassageContent)> = None;
             for (i, s) in sentences.iter().enumerate() {
                 let hits = pats
                     .iter()
@@ -732,6 +840,14 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                     .max()
                     .unwrap_or(0);
                 if hits == 0 {
+                    if let Some(m) = &mech
+                        && let Some((occ, c)) = mechanism_occurrence(sentences, i, m, &others)
+                        && by_mechanism
+                            .as_ref()
+                            .is_none_or(|(_, best)| c.weight() > best.weight())
+                    {
+                        by_mechanism = Some((occ, c));
+                    }
                     continue;
                 }
                 mentions += hits as u32;
@@ -769,6 +885,13 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                     }
                 }
             }
+            let mut how = None;
+            if explained.is_none()
+                && let Some(found) = by_mechanism
+            {
+                how = mech.as_ref().map(|m| m.what.to_string());
+                explained = Some(found);
+            }
             let (classification, occ, content) = match (explained, fullest, first) {
                 (Some((o, c)), _, _) => (Classification::Explained, Some(o), Some(c)),
                 (None, Some((o, _)), _) => {
@@ -786,9 +909,33 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 mentions,
                 pages,
                 content,
+                mechanism: how,
             }
         })
         .collect()
+}
+
+/// A passage opened at sentence `i` by a cue of the concept's mechanism that explains how the
+/// code does it and says what the mechanism needs (see [`Mechanism`]); never an instruction,
+/// a plan, a keyword list or a reference list.
+fn mechanism_occurrence(
+    sentences: &[Sentence],
+    i: usize,
+    m: &Mechanism,
+    others: &[Vec<Regex>],
+) -> Option<(Occurrence, PassageContent)> {
+    let s = &sentences[i];
+    let cue = m.cues.iter().find(|p| p.is_match(&s.text))?;
+    let lower = s.text.to_lowercase();
+    // an entry of a reference list ("Reducers and Parallel Execution. https://...") cites
+    // someone else's text
+    let reference = lower.contains("http://") || lower.contains("https://");
+    if s.heading || reference || !super::claims::affirmative(&lower) {
+        return None;
+    }
+    let occ = occurrence(sentences, i, cue, &m.cues, others);
+    let c = occ.content.clone()?;
+    (c.explains() && m.with.iter().all(|w| w.is_match(&occ.quote))).then_some((occ, c))
 }
 
 #[cfg(test)]
@@ -876,12 +1023,21 @@ mod tests {
 
     #[test]
     fn a_one_line_mention_a_summary_a_keyword_list_and_a_quoted_list_are_keyword_dropping() {
-        // one line pointing at a file: not enough to explain anything
-        let bullets = "2. Architecture\n- Dialectical synthesis: Prosecutor, Defense, Tech Lead run in parallel; Chief Justice (src/agents/justice/chief_justice.py) applies weighted synthesis.\n- Grounding: StructuredOpinion in src/agents/judges/base_judge.py enforces the JSON schema and prunes citations, so that every judge answer is validated before it is used by the graph.";
-        assert_eq!(
-            classified("Dialectical Synthesis", bullets),
-            Classification::Buzzword
-        );
+        // one line pointing at a file, or naming the parts without saying what they do: not
+        // enough to explain anything
+        for bullet in [
+            "- Dialectical synthesis: see src/justice/synthesis.py and the persona prompts of the three judges for the details.",
+            "- Dialectical synthesis: Prosecutor, Defense and Tech Lead personas, with the Chief Justice in src/justice/synthesis.py.",
+        ] {
+            let bullets = format!(
+                "2. Architecture\n{bullet}\n- Grounding: StructuredOpinion in src/judges/base.py enforces the JSON schema and prunes citations, so that every judge answer is validated before it is used by the graph."
+            );
+            assert_eq!(
+                classified("Dialectical Synthesis", &bullets),
+                Classification::Buzzword,
+                "{bullet}"
+            );
+        }
         // an executive summary naming three concepts in one sentence is about none of them
         let summary = "Architectural Approach: The design is grounded in three core concepts: (1) Dialectical Synthesis via three adversarial judge personas (Prosecutor, Defense, Tech Lead) with deterministic resolution rules; (2) Fan-In/Fan-Out parallelism with typed state reducers ensuring safe concurrent updates; and (3) Metacognition through evidence-quality rules that evaluate the judges.";
         for c in ["Dialectical Synthesis", "Metacognition", "Fan-In / Fan-Out"] {
@@ -902,6 +1058,105 @@ mod tests {
             classified("Metacognition", "Nothing here."),
             Classification::Absent
         );
+    }
+
+    /// One dense statement that names the code's parts as the code names them and says what
+    /// they do explains the concept, however short the passage; an instruction, a plan or a
+    /// table row of the same words does not.
+    #[test]
+    fn one_dense_statement_tied_to_the_code_explains_a_concept() {
+        let dense = [
+            (
+                "Dialectical Synthesis",
+                "3. Design\n- Dialectical synthesis: the critic, advocate and architect judges run in parallel; the arbiter node (src/court/arbiter.py) merges their scores with weighted rules.\n- Tracing: spans are exported.",
+            ),
+            (
+                "Fan-In / Fan-Out",
+                "3. Design\n- Parallel fan-out/fan-in wired in app/flow.py: setup -> code_scan, pdf_scan; collect_all -> critic, advocate; critic -> verdict -> publish.\n- Tracing: spans are exported.",
+            ),
+        ];
+        for (concept, text) in dense {
+            let s = sentences(&[text.to_string()]);
+            let f = classify(&defaults(), &s)
+                .into_iter()
+                .find(|f| f.concept == concept)
+                .unwrap();
+            assert_eq!(f.classification, Classification::Explained, "{f:?}");
+            assert!(f.mechanism.is_none(), "found by its name: {f:?}");
+            let c = f.content.unwrap();
+            assert_eq!(c.sentences, 1, "{c:?}");
+            assert!(c.identifiers >= 1, "{c:?}");
+        }
+        for not_a_statement in [
+            // an instruction
+            "3. Next steps\n- Add parallel fan-out/fan-in in app/flow.py: setup -> code_scan, pdf_scan; collect_all -> critic, advocate; critic -> verdict -> publish.\n- Tracing: spans are exported.",
+            // a table row run together
+            "Status\nParallel fan-out/fan-in (app/flow.py) Complete Detective layer (code_scan, pdf_scan, image_scan) Complete Judicial layer (critic, advocate) Complete\n3. Next",
+        ] {
+            assert_eq!(
+                classified("Fan-In / Fan-Out", not_a_statement),
+                Classification::Buzzword,
+                "{not_a_statement}"
+            );
+        }
+    }
+
+    /// The spec's mechanism of a concept, explained in terms of the code without the concept's
+    /// name, explains the concept; the mechanism's words in a list, an instruction, a sentence
+    /// that does not say what they do for it, or a reference list do not, and are no mention.
+    #[test]
+    fn a_mechanism_explained_without_the_name_explains_the_concept() {
+        let reducers = "Orchestration\n- Barrier node (collect_all): this is where the scanners' branches join before the judges start.\n- Typed updates: parallel writes are made safe by Annotated type hints in the FlowState. We use operator.ior for the findings dictionary and operator.add for the verdicts list, so that concurrent updates are merged rather than overwritten.";
+        let s = sentences(&[reducers.to_string()]);
+        let f = classify(&defaults(), &s)
+            .into_iter()
+            .find(|f| f.concept == "State Synchronization")
+            .unwrap();
+        assert_eq!(f.classification, Classification::Explained, "{f:?}");
+        assert_eq!(f.mentions, 0);
+        assert!(f.pages.is_empty());
+        assert_eq!(
+            f.mechanism.as_deref(),
+            Some("reducers that merge the parallel writes into the state")
+        );
+        assert!(f.quote.contains("operator.ior"), "{}", f.quote);
+        for not_explained in [
+            // listed
+            "Key features: reducers, operator.add, typed state, retries.",
+            // an instruction
+            "- Add Annotated reducers (operator.ior, operator.add) to FlowState in app/state.py so that the scanners' parallel writes are merged rather than overwritten by the last branch.",
+            // the words, but not what they do for parallel writes
+            "The scanner parses app/state.py and app/flow.py with ast.walk() and records every Annotated field whose reducer is operator.add in the facts list it returns to the judges.",
+            // a reference list
+            "[1] LangGraph. Reducers and parallel execution: merging concurrent writes. https://langchain-ai.github.io/langgraph/concepts/low_level/#reducers (2024).",
+        ] {
+            let s = sentences(&[not_explained.to_string()]);
+            let f = classify(&defaults(), &s)
+                .into_iter()
+                .find(|f| f.concept == "State Synchronization")
+                .unwrap();
+            assert_eq!(
+                f.classification,
+                Classification::Absent,
+                "{not_explained}: {f:?}"
+            );
+        }
+        // a concept named only in a title keeps its verdict of keyword dropping unless a passage
+        // explains its mechanism
+        let titled = "Contents: State Synchronization, Metacognition, Dialectical Synthesis.\nThe scanner reads app/state.py.";
+        assert_eq!(
+            classified("State Synchronization", titled),
+            Classification::Buzzword
+        );
+        let both = format!("{titled}\n{reducers}");
+        let s = sentences(&[both]);
+        let f = classify(&defaults(), &s)
+            .into_iter()
+            .find(|f| f.concept == "State Synchronization")
+            .unwrap();
+        assert_eq!(f.classification, Classification::Explained, "{f:?}");
+        assert_eq!(f.mentions, 1);
+        assert!(f.mechanism.is_some());
     }
 
     #[test]

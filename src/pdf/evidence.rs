@@ -283,13 +283,29 @@ fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFind
             goal,
             true,
             format!("{src} p.{}", f.page),
-            format!(
-                "'{}' appears {times} (pages {}); on p.{} a passage says how the code does it{}",
-                f.concept,
-                join_pages(&f.pages),
-                f.page,
-                passage("it has")
-            ),
+            match &f.mechanism {
+                None => format!(
+                    "'{}' appears {times} (pages {}); on p.{} a passage says how the code does it{}",
+                    f.concept,
+                    join_pages(&f.pages),
+                    f.page,
+                    passage("it has")
+                ),
+                Some(what) => format!(
+                    "{}; on p.{} a passage says how the code does its mechanism ({what}) without naming it{}",
+                    if f.mentions == 0 {
+                        format!("'{}' is not named", f.concept)
+                    } else {
+                        format!(
+                            "'{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it",
+                            f.concept,
+                            join_pages(&f.pages)
+                        )
+                    },
+                    f.page,
+                    passage("it has")
+                ),
+            },
             conf(0.8),
         ),
         Classification::Buzzword => Evidence::fact(

@@ -383,8 +383,9 @@ pub fn long_report(n: usize) -> Vec<PageSpec> {
 /// A realistic 4-page architecture report of a LangGraph auditor. It mentions `src/state.py`,
 /// `src/graph.py`, `src/nodes/judges.py`, `src/nodes/justice.py`, `src/tools/repo_tools.py`
 /// and `src/tools/vision_tools.py` (which a typical project does not have), explains
-/// Dialectical Synthesis and Fan-In / Fan-Out, lists Metacognition only as a buzzword, and has
-/// a vector architecture diagram on page 2.
+/// Dialectical Synthesis and Fan-In / Fan-Out, explains the reducers that merge the parallel
+/// branches' writes (State Synchronization, without the name), lists Metacognition only as a
+/// buzzword, and has a vector architecture diagram on page 2.
 pub fn sample_report() -> Vec<PageSpec> {
     let p1 = PageSpec::text(&[
         "Automaton Auditor: Architecture Report",

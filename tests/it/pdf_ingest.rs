@@ -65,10 +65,11 @@ fn sample_report_yields_paths_concepts_and_a_rendered_diagram() {
         concept("Metacognition").classification,
         Classification::Buzzword
     );
-    assert_eq!(
-        concept("State Synchronization").classification,
-        Classification::Absent
-    );
+    // not named, but p.1 says how the reducers merge the parallel branches' writes
+    let sync = concept("State Synchronization");
+    assert_eq!(sync.classification, Classification::Explained, "{sync:?}");
+    assert_eq!((sync.mentions, sync.page), (0, 1));
+    assert!(sync.mechanism.is_some());
 
     // the vector diagram on page 2 is rendered; no other page has a drawing
     assert_eq!(facts.images.len(), 1, "{:?}", facts.images);
