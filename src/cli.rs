@@ -780,12 +780,12 @@ fn run_sample(args: SampleArgs) -> Result<i32, CliError> {
     let repo_dir = out.join("repo");
     std::fs::create_dir_all(&repo_dir)
         .map_err(|e| CliError::bad_input(format!("cannot create {}: {e}", repo_dir.display())))?;
-    let head = crate::testkit::git::build_repo(
+    let head = crate::sample::repo::build_repo(
         &repo_dir,
-        &crate::testkit::git::sample_langgraph_project(),
+        &crate::sample::repo::sample_langgraph_project(),
     )
     .map_err(|e| CliError::internal_while("could not build the sample repository", e))?;
-    let pdf = crate::testkit::pdf::build_pdf(&crate::testkit::pdf::sample_report())
+    let pdf = crate::sample::report::build_pdf(&crate::sample::report::sample_report())
         .map_err(|e| CliError::internal_while("could not build the sample report", e))?;
     let pdf_path = out.join("report.pdf");
     std::fs::write(&pdf_path, pdf)

@@ -4,6 +4,7 @@
 
 use crate::exit::CliError;
 use crate::judges::panel::{self, JudgesChoice, Panel, PanelConfig, PanelError};
+use crate::llm::EndpointError;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -77,12 +78,17 @@ fn panel_error(e: PanelError) -> CliError {
 /// Before a run: an LLM endpoint where nothing answers stops it with one message (bad input),
 /// which says how to grade without a model.
 pub fn check_endpoint(panel: &Panel) -> Result<(), CliError> {
-    panel.check_endpoint().map_err(|e| {
-        CliError::bad_input(format!(
-            "{e}. Start the server, or fix OPENAI_BASE_URL; to grade without a model, run with --judges offline"
-        ))
-    })
+    panel
+        .check_endpoint()
+        .map_err(|e| CliError::bad_input(EndpointDown(e)))
 }
+
+/// No LLM endpoint answers: what to do about it, in the flags' terms.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0}. Start the server, or fix OPENAI_BASE_URL; to grade without a model, run with --judges offline"
+)]
+struct EndpointDown(#[source] EndpointError);
 
 #[cfg(test)]
 mod tests {

@@ -26,9 +26,11 @@ pub mod repo;
 pub mod report;
 pub mod review;
 pub mod rubric;
+pub mod sample;
 pub mod similarity;
 pub(crate) mod tally;
 pub mod telemetry;
+#[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod text;
 pub mod vision;

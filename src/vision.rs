@@ -356,9 +356,14 @@ pub fn vision_messages(system: &str, image: &DiagramImage) -> Vec<ChatCompletion
 /// Longest flow description kept (characters); a longer one is cut, and says so.
 const MAX_DESCRIPTION_CHARS: usize = 4000;
 
-fn validate_answer(mut a: VisionAnswer) -> Result<VisionAnswer, String> {
+/// A vision answer without a description of the flow. Phrased to be fed back to the model.
+#[derive(Debug, thiserror::Error)]
+#[error("\"flow_description\" is empty: describe the flow as drawn")]
+struct NoDescription;
+
+fn validate_answer(mut a: VisionAnswer) -> Result<VisionAnswer, NoDescription> {
     if a.flow_description.trim().chars().count() < 10 {
-        return Err("\"flow_description\" is empty: describe the flow as drawn".into());
+        return Err(NoDescription);
     }
     a.flow_description =
         crate::llm::structured::cut_text(a.flow_description, MAX_DESCRIPTION_CHARS);
@@ -418,7 +423,7 @@ pub async fn inspect(
                     let rejected = matches!(e, AskError::Transport { rejected: true, .. });
                     llm.usage()
                         .record("VisionInspector", &format!("p.{}", image.page), usage);
-                    (Err(e.to_string()), usage, rejected)
+                    (Err(e), usage, rejected)
                 }
             }
         }
@@ -429,7 +434,7 @@ pub async fn inspect(
     for (result, u, rejected) in futures::future::join_all(asks).await {
         usage.add(u);
         if rejected && rejection.is_none() {
-            rejection = result.as_ref().err().cloned();
+            rejection = result.as_ref().err().map(ToString::to_string);
         }
         results.push(result);
     }
@@ -453,7 +458,7 @@ pub async fn inspect(
 /// classification per image and one fact per requirement, for each dimension.
 pub fn evidence_from_answers(
     images: &[DiagramImage],
-    results: &[Result<(VisionAnswer, String), String>],
+    results: &[Result<(VisionAnswer, String), AskError>],
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     let answered: Vec<(&DiagramImage, &VisionAnswer, &str)> = images
@@ -618,7 +623,12 @@ mod tests {
         let results = vec![
             Ok((answer(true, false), "vm".to_string())),
             Ok((answer(false, true), "vm".to_string())),
-            Err("HTTP 500".to_string()),
+            Err(AskError::Transport {
+                message: "HTTP 500".into(),
+                requests: 1,
+                usage: TokenUsage::default(),
+                rejected: false,
+            }),
         ];
         let ev = evidence_from_answers(&images, &results, &dims());
         let evs = &ev["swarm_visual"];

@@ -141,17 +141,15 @@ pub(super) async fn pdf_from_file(path: &Path) -> Result<PdfBytes, NoPdf> {
     let read =
         crate::interrupt::off_thread("pdf-read", move || crate::pdf::read_bounded(&file)).await;
     let name = path.display().to_string();
-    match read {
-        Ok(Ok(b)) => Ok((Arc::new(b), name)),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(format!("cannot read PDF report {name}: {e}")),
-    }
-    .map_err(|e| {
-        NoPdf::Missing(
-            e,
-            "check that the PDF given to the grader exists and is readable, then re-run".into(),
-        )
-    })
+    let reason = match read {
+        Ok(Ok(b)) => return Ok((Arc::new(b), name)),
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => format!("cannot read PDF report {name}: {e}"),
+    };
+    Err(NoPdf::Missing(
+        reason,
+        "check that the PDF given to the grader exists and is readable, then re-run".into(),
+    ))
 }
 
 /// The PDF the RepoInvestigator took from the repository (`wanted`: the path asked for, `None`

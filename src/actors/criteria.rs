@@ -4,12 +4,13 @@
 
 use super::barrier::Barrier;
 use super::spans::{self, Release};
+use super::supervision::NoOpinion;
 use crate::judges::JudgeAnswer;
 use crate::model::{Judge, JudgeFailure, StateUpdate};
 use crate::rubric::Dimension;
 use std::collections::BTreeMap;
 
-type Answer = Result<JudgeAnswer, String>;
+type Answer = Result<JudgeAnswer, NoOpinion>;
 
 /// One criterion's barrier, its span and how many of its requests timed out.
 struct Pending {
@@ -101,7 +102,7 @@ impl CriterionBarriers {
                 Err(reason) => update.failures.push(JudgeFailure {
                     judge,
                     criterion_id: criterion.to_string(),
-                    reason,
+                    reason: reason.to_string(),
                 }),
             }
         }

@@ -67,10 +67,9 @@ impl Handler<Adjudicate> for JudgeActor {
         let persona = self.persona;
         let criterion = msg.0.criterion_id.clone();
         if msg.0.persona != persona {
-            let fault = JudgeFault::Invalid(format!(
-                "request for {} sent to the {persona} actor",
-                msg.0.persona
-            ));
+            let fault = JudgeFault::Invalid(
+                format!("request for {} sent to the {persona} actor", msg.0.persona).into(),
+            );
             return Box::pin(actix::fut::ready(Err(fault)));
         }
         // Build the future inside catch_unwind too: a service may panic before returning one.
@@ -81,10 +80,13 @@ impl Handler<Adjudicate> for JudgeActor {
         })) {
             Ok(fut) => fut,
             Err(payload) => {
-                let fault = JudgeFault::Panicked(format!(
-                    "{persona} panicked on {criterion}: {}",
-                    describe_panic(&payload)
-                ));
+                let fault = JudgeFault::Panicked(
+                    format!(
+                        "{persona} panicked on {criterion}: {}",
+                        describe_panic(&payload)
+                    )
+                    .into(),
+                );
                 let stop_then_reply = actix::fut::ready(Err(fault));
                 return Box::pin(ActorFutureExt::map(
                     stop_then_reply,
@@ -103,10 +105,13 @@ impl Handler<Adjudicate> for JudgeActor {
                     Ok(answer) => answer,
                     Err(payload) => {
                         ctx.stop();
-                        Err(JudgeFault::Panicked(format!(
-                            "{persona} panicked on {criterion}: {}",
-                            describe_panic(&payload)
-                        )))
+                        Err(JudgeFault::Panicked(
+                            format!(
+                                "{persona} panicked on {criterion}: {}",
+                                describe_panic(&payload)
+                            )
+                            .into(),
+                        ))
                     }
                 }),
         )

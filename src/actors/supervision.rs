@@ -7,7 +7,7 @@ use super::audit::RestartPolicy;
 use super::barrier::RestartIntensity;
 use super::judges::{Adjudicate, JudgeActor, Restart};
 use super::spans;
-use crate::judges::{JudgeAnswer, JudgeFault, JudgeRequest, JudgeService};
+use crate::judges::{JudgeAnswer, JudgeFault, JudgeRequest, JudgeService, Reason};
 use crate::model::Judge;
 use actix::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -38,8 +38,33 @@ struct Counters {
 /// How one supervised request ended: the answer or why there is none, and whether it timed
 /// out at least once.
 pub(super) struct Supervised {
-    pub result: Result<JudgeAnswer, String>,
+    pub result: Result<JudgeAnswer, NoOpinion>,
     pub timed_out: bool,
+}
+
+/// Why a supervised request ended without an opinion (the recorded failure's reason).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoOpinion {
+    /// The judge answered, never validly: final.
+    #[error(transparent)]
+    Invalid(Reason),
+    /// The judge kept stopping with the request in flight.
+    #[error("{persona} kept stopping while working on {criterion}: unresolved, needs human review")]
+    KeptStopping { persona: Judge, criterion: String },
+    /// The judge failed once more past its restart intensity.
+    #[error("{0}; restart intensity exceeded: unresolved, needs human review")]
+    PastIntensity(#[source] Failure),
+}
+
+/// One attempt that failed in a way a restart may mend.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Failure {
+    /// The judge crashed or panicked.
+    #[error(transparent)]
+    Fault(Reason),
+    /// No answer within the time allowed.
+    #[error("{persona} did not answer within {}s", .timeout.as_secs())]
+    TimedOut { persona: Judge, timeout: Duration },
 }
 
 impl JudgePanel {
@@ -129,31 +154,32 @@ async fn supervised_request(
                 Ok(Ok(answer)) => return Ok(answer),
                 Ok(Err(JudgeFault::Invalid(reason))) => {
                     tracing::warn!(%reason, "judge gave no valid opinion");
-                    return Err(reason);
+                    return Err(NoOpinion::Invalid(reason));
                 }
-                Ok(Err(JudgeFault::Crashed(reason))) => (reason, false),
+                Ok(Err(JudgeFault::Crashed(reason))) => (Failure::Fault(reason), false),
                 Ok(Err(JudgeFault::Panicked(reason))) => {
                     counters.restarts.set(counters.restarts.get() + 1);
-                    (reason, true)
+                    (Failure::Fault(reason), true)
                 }
                 Err(MailboxError::Timeout) => {
                     addr.do_send(Restart);
                     timeouts += 1;
                     counters.restarts.set(counters.restarts.get() + 1);
-                    (
-                        format!("{persona} did not answer within {}s", timeout.as_secs()),
-                        true,
-                    )
+                    (Failure::TimedOut { persona, timeout }, true)
                 }
                 Err(MailboxError::Closed) => {
                     // The actor was restarted while this request was in flight: re-send.
                     closed += 1;
                     counters.resends.set(counters.resends.get() + 1);
-                    tracing::info!(resends = closed, "judge stopped with the request in flight; re-sending");
+                    tracing::info!(
+                        resends = closed,
+                        "judge stopped with the request in flight; re-sending"
+                    );
                     if closed > MAX_RESENDS_ON_CLOSED {
-                        return Err(format!(
-                            "{persona} kept stopping while working on {criterion}: unresolved, needs human review"
-                        ));
+                        return Err(NoOpinion::KeptStopping {
+                            persona,
+                            criterion: criterion.clone(),
+                        });
                     }
                     continue;
                 }
@@ -169,7 +195,7 @@ async fn supervised_request(
                     "judge.restart",
                     %persona,
                     criterion = %criterion,
-                    fault = %crate::telemetry::redact(&fault),
+                    fault = %crate::telemetry::redact(&fault.to_string()),
                     within_intensity = allowed,
                     restarts_total = i64::from(counters.restarts.get()),
                 )
@@ -177,9 +203,7 @@ async fn supervised_request(
             }
             if !allowed {
                 tracing::error!(%fault, "restart intensity exceeded");
-                return Err(format!(
-                    "{fault}; restart intensity exceeded: unresolved, needs human review"
-                ));
+                return Err(NoOpinion::PastIntensity(fault));
             }
             tracing::warn!(%fault, "judge failed; re-sending the request");
             counters.resends.set(counters.resends.get() + 1);
@@ -192,7 +216,7 @@ async fn supervised_request(
             span.record("score", i64::from(answer.opinion.score.get()));
             crate::telemetry::genai::record_opinion(&answer.opinion);
         }
-        Err(reason) => spans::record_error(&span, "no_opinion", reason),
+        Err(reason) => spans::record_error(&span, "no_opinion", &reason.to_string()),
     });
     if timeouts > 0 {
         span.record("timeouts", i64::from(timeouts));

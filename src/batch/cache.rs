@@ -244,7 +244,7 @@ impl JudgeService for CachedJudges {
 fn unstorable(e: super::store::StoreError) -> JudgeFuture {
     let why = format!("not asked: the batch store cannot keep the answer ({e})");
     tracing::error!("{why}");
-    Box::pin(futures::future::ready(Err(JudgeFault::Invalid(why))))
+    Box::pin(futures::future::ready(Err(JudgeFault::Invalid(why.into()))))
 }
 
 fn persist(

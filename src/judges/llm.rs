@@ -705,74 +705,104 @@ const BOILERPLATE: [&str; 8] = [
     "n/a",
 ];
 
-/// Validates a model answer against the question asked. Errors are phrased to be fed back.
+/// Why a model's answer is not a valid opinion on the question asked. Phrased to be fed back
+/// to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidOpinion {
+    #[error("\"judge\" is {given:?}, but you are the {persona} (write exactly \"{persona}\")")]
+    NotAJudge {
+        given: String,
+        persona: Judge,
+        #[source]
+        source: crate::model::ModelError,
+    },
+    #[error("\"judge\" is {given:?}, but you are the {persona}, not the {judge}")]
+    OtherJudge {
+        given: String,
+        persona: Judge,
+        judge: Judge,
+    },
+    #[error("\"criterion_id\" is {given:?}, but the criterion asked is {asked:?}")]
+    OtherCriterion { given: String, asked: String },
+    #[error("\"score\": {0}")]
+    Score(#[source] crate::model::ModelError),
+    #[error(
+        "\"argument\" is too short ({chars} characters): give a real argument of at least \
+         {MIN_ARGUMENT_CHARS} characters naming the deciding facts"
+    )]
+    ShortArgument { chars: usize },
+    #[error("\"argument\" is boilerplate ({0:?}): argue from the evidence")]
+    Boilerplate(&'static str),
+    #[error("\"argument\" repeats a few words: argue from the evidence in sentences")]
+    RepetitiveArgument,
+    #[error(
+        "\"cited_evidence\" contains {0:?}, which is not an evidence id of the pack (cite only \
+         ids that appear in the evidence)"
+    )]
+    UnknownCitation(String),
+    #[error("\"cited_evidence\" is empty: cite the evidence ids your argument relies on")]
+    NoCitation,
+}
+
+/// Validates a model answer against the question asked.
 pub fn validate(
     a: OpinionAnswer,
     persona: Judge,
     criterion: &str,
     valid_ids: &BTreeSet<String>,
     needs_citation: bool,
-) -> Result<JudicialOpinion, String> {
-    let judge: Judge = a.judge.trim().parse().map_err(|_| {
-        format!(
-            "\"judge\" is {:?}, but you are the {persona} (write exactly \"{persona}\")",
-            a.judge
-        )
-    })?;
+) -> Result<JudicialOpinion, InvalidOpinion> {
+    let judge: Judge = a
+        .judge
+        .trim()
+        .parse()
+        .map_err(|source| InvalidOpinion::NotAJudge {
+            given: a.judge.clone(),
+            persona,
+            source,
+        })?;
     if judge != persona {
-        return Err(format!(
-            "\"judge\" is {:?}, but you are the {persona}, not the {judge}",
-            a.judge
-        ));
+        return Err(InvalidOpinion::OtherJudge {
+            given: a.judge,
+            persona,
+            judge,
+        });
     }
     if a.criterion_id.trim() != criterion {
-        return Err(format!(
-            "\"criterion_id\" is {:?}, but the criterion asked is {criterion:?}",
-            a.criterion_id
-        ));
+        return Err(InvalidOpinion::OtherCriterion {
+            given: a.criterion_id,
+            asked: criterion.to_string(),
+        });
     }
-    let score = Score::new(a.score).map_err(|e| format!("\"score\": {e}"))?;
+    let score = Score::new(a.score).map_err(InvalidOpinion::Score)?;
     let argument = a.argument.trim().to_string();
-    if argument.chars().count() < MIN_ARGUMENT_CHARS {
-        return Err(format!(
-            "\"argument\" is too short ({} characters): give a real argument of at least {} \
-             characters naming the deciding facts",
-            argument.chars().count(),
-            MIN_ARGUMENT_CHARS
-        ));
+    let chars = argument.chars().count();
+    if chars < MIN_ARGUMENT_CHARS {
+        return Err(InvalidOpinion::ShortArgument { chars });
     }
     let lower = argument.to_lowercase();
     if let Some(b) = BOILERPLATE
         .iter()
         .find(|b| lower == **b || lower.starts_with(*b) || (b.len() > 4 && lower.contains(*b)))
     {
-        return Err(format!(
-            "\"argument\" is boilerplate ({b:?}): argue from the evidence"
-        ));
+        return Err(InvalidOpinion::Boilerplate(b));
     }
     let distinct: BTreeSet<&str> = lower.split_whitespace().collect();
     if distinct.len() < 8 {
-        return Err(
-            "\"argument\" repeats a few words: argue from the evidence in sentences".into(),
-        );
+        return Err(InvalidOpinion::RepetitiveArgument);
     }
     let mut cited: Vec<String> = Vec::new();
     for id in a.cited_evidence {
         let id = id.trim().to_string();
         if !valid_ids.contains(&id) {
-            return Err(format!(
-                "\"cited_evidence\" contains {id:?}, which is not an evidence id of the pack \
-                 (cite only ids that appear in the evidence)"
-            ));
+            return Err(InvalidOpinion::UnknownCitation(id));
         }
         if !cited.contains(&id) {
             cited.push(id);
         }
     }
     if needs_citation && cited.is_empty() {
-        return Err(
-            "\"cited_evidence\" is empty: cite the evidence ids your argument relies on".into(),
-        );
+        return Err(InvalidOpinion::NoCitation);
     }
     Ok(JudicialOpinion {
         judge,
@@ -1092,7 +1122,9 @@ mod tests {
     #[test]
     fn validation_rejects_each_defect_with_a_reason() {
         let v = |a: OpinionAnswer| {
-            validate(a, Judge::TechLead, "graph_orchestration", &ids(), true).unwrap_err()
+            validate(a, Judge::TechLead, "graph_orchestration", &ids(), true)
+                .unwrap_err()
+                .to_string()
         };
         let c = &["repo.graph.fan_out.0"][..];
         assert!(v(answer("TechLead", "graph_orchestration", 7, c)).contains("score"));

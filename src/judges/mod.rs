@@ -139,19 +139,41 @@ pub struct JudgeAnswer {
 }
 
 /// Why a judge produced no opinion.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum JudgeFault {
     /// The judge answered, but never validly within its retry budget: final, the opinion is
     /// recorded as failed (a restart would not help).
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(Reason),
     /// The judge could not answer (transport failure after retries, timeout, crash): the
     /// supervisor restarts it and re-sends the request, within its restart intensity.
-    #[error("{0}")]
-    Crashed(String),
+    #[error(transparent)]
+    Crashed(Reason),
     /// The judge panicked (caught by its actor, which is then restarted by its supervisor).
+    #[error(transparent)]
+    Panicked(Reason),
+}
+
+/// What a [`JudgeFault`] says: the LLM judge's error (its cause kept), or a fault found by the
+/// shell, in words. `Clone`: a batch's cached request may be awaited by several audits.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Reason {
+    #[error(transparent)]
+    Llm(#[from] llm::JudgeError),
     #[error("{0}")]
-    Panicked(String),
+    Said(String),
+}
+
+impl From<String> for Reason {
+    fn from(said: String) -> Self {
+        Reason::Said(said)
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(said: &str) -> Self {
+        Reason::Said(said.to_string())
+    }
 }
 
 /// The future a judge service returns. Not `Send`: it runs on the judge actor's thread.
@@ -206,9 +228,9 @@ impl JudgeService for llm::LlmJudges {
         let judges = self.clone();
         Box::pin(async move {
             judges.judge(&req).await.map_err(|e| match e {
-                llm::JudgeError::Transport { .. } => JudgeFault::Crashed(e.to_string()),
+                llm::JudgeError::Transport { .. } => JudgeFault::Crashed(e.into()),
                 llm::JudgeError::Invalid { .. } | llm::JudgeError::UnknownCriterion { .. } => {
-                    JudgeFault::Invalid(e.to_string())
+                    JudgeFault::Invalid(e.into())
                 }
             })
         })

@@ -2,9 +2,9 @@
 //! that captures non-success responses (status, `Retry-After`, raw body) before async-openai
 //! parses them, and one bounded retry loop under the global limiter.
 
-use super::config::LlmConfig;
+use super::config::{ConfigError, LlmConfig, Problem};
 use super::limiter::Limiter;
-use super::retry::{self, BodyTooLarge, Failure, HttpStatusError, RetryPolicy};
+use super::retry::{self, BodyTooLarge, Failure, HttpStatusError, RetryPolicy, Unrebuildable};
 use crate::telemetry::genai::{ChatRequestInfo, ChatSpan};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
@@ -51,17 +51,14 @@ impl std::fmt::Debug for LlmClient {
 }
 
 /// Builds the reqwest client (with the timeout) and the async-openai client over it.
-pub fn build(cfg: &LlmConfig) -> Result<LlmClient, super::config::ConfigError> {
+pub fn build(cfg: &LlmConfig) -> Result<LlmClient, ConfigError> {
+    let timeout = format!("{:?}", cfg.timeout);
     let http = reqwest::Client::builder()
         .timeout(cfg.timeout)
         .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
         .build()
         .map_err(|e| {
-            super::config::ConfigError::new(
-                "AUDITOR_LLM_TIMEOUT",
-                &format!("{:?}", cfg.timeout),
-                format!("cannot build the HTTP client: {e}"),
-            )
+            ConfigError::because("AUDITOR_LLM_TIMEOUT", &timeout, Problem::HttpClient(e))
         })?;
     let mut oa = OpenAIConfig::new().with_api_key(cfg.api_key.clone().unwrap_or_default());
     if let Some(base) = &cfg.base_url {
@@ -114,9 +111,9 @@ async fn send(
                 limit: MAX_RESPONSE_BYTES,
             })));
         }
-        let rebuilt = builder.body(body).map_err(|e| {
-            OpenAIError::InvalidArgument(format!("cannot rebuild the response: {e}"))
-        })?;
+        let rebuilt = builder
+            .body(body)
+            .map_err(|e| OpenAIError::Boxed(Box::new(Unrebuildable(e))))?;
         return Ok(reqwest::Response::from(rebuilt));
     }
     let retry_after = response

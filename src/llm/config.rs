@@ -69,20 +69,40 @@ impl fmt::Debug for LlmConfig {
 }
 
 /// An environment variable with an unusable value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[error("environment variable {variable}={value:?} is invalid: {problem}")]
 pub struct ConfigError {
     pub variable: String,
     pub value: String,
-    pub problem: String,
+    #[source]
+    pub problem: Problem,
+}
+
+/// What is wrong with a variable's value.
+#[derive(Debug, thiserror::Error)]
+pub enum Problem {
+    /// Said in words (the value itself is the whole cause).
+    #[error("{0}")]
+    Said(String),
+    /// The value is not a URL.
+    #[error("not a URL ({0}); expected e.g. http://localhost:11434/v1")]
+    NotAUrl(#[source] url::ParseError),
+    /// The HTTP client cannot be built with the value (the timeout).
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
 }
 
 impl ConfigError {
     pub fn new(variable: &str, value: &str, problem: impl Into<String>) -> Self {
+        ConfigError::because(variable, value, Problem::Said(problem.into()))
+    }
+
+    /// The value of `variable` is unusable because of `problem`.
+    pub fn because(variable: &str, value: &str, problem: Problem) -> Self {
         ConfigError {
             variable: variable.to_string(),
             value: value.to_string(),
-            problem: problem.into(),
+            problem,
         }
     }
 }
@@ -121,13 +141,8 @@ impl LlmConfig {
             ..LlmConfig::default()
         };
         if let Some(url) = get("OPENAI_BASE_URL") {
-            let parsed = url::Url::parse(&url).map_err(|e| {
-                ConfigError::new(
-                    "OPENAI_BASE_URL",
-                    &url,
-                    format!("not a URL ({e}); expected e.g. http://localhost:11434/v1"),
-                )
-            })?;
+            let parsed = url::Url::parse(&url)
+                .map_err(|e| ConfigError::because("OPENAI_BASE_URL", &url, Problem::NotAUrl(e)))?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(ConfigError::new(
                     "OPENAI_BASE_URL",

@@ -116,16 +116,17 @@ impl ModeSwitch {
 /// (a user message that must restate the question's key facts) are appended and the
 /// question is asked again, at most `max_answer_attempts` times (the session's config). The
 /// session's client sends, and its output mode switch is shared by every question.
-pub async fn ask<T, U>(
+pub async fn ask<T, U, E>(
     session: &LlmSession,
     model: &str,
     mut messages: Vec<ChatCompletionRequestMessage>,
     spec: &SchemaSpec,
-    validate: impl Fn(T) -> Result<U, String>,
+    validate: impl Fn(T) -> Result<U, E>,
     feedback: impl Fn(&str) -> String,
 ) -> Result<Asked<U>, AskError>
 where
     T: serde::de::DeserializeOwned,
+    E: std::error::Error + Send + Sync + 'static,
 {
     let (client, switch) = (session.client(), session.switch());
     let max_answers = session.config().max_answer_attempts;
@@ -167,8 +168,9 @@ where
         usage.add(structured::usage_of(&completion.response));
         let (text, outcome) = match structured::answer_text(&completion.response) {
             Ok(t) => {
-                let outcome = structured::parse_answer::<T>(&t)
-                    .and_then(|v| validate(v).map_err(structured::AnswerError::Rejected));
+                let outcome = structured::parse_answer::<T>(&t).and_then(|v| {
+                    validate(v).map_err(|e| structured::AnswerError::Rejected(Box::new(e)))
+                });
                 (t, outcome)
             }
             Err(e) => (String::new(), Err(e)),

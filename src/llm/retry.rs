@@ -19,6 +19,12 @@ pub struct BodyTooLarge {
     pub limit: usize,
 }
 
+/// A successful response that could not be rebuilt from the bytes read (the HTTP types refused
+/// its status or a header): not retried.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot rebuild the response: {0}")]
+pub struct Unrebuildable(#[source] pub http::Error);
+
 /// A non-success HTTP response, captured before async-openai parses (and loses) it.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("HTTP {status}: {}", snippet(body))]
@@ -77,9 +83,9 @@ pub fn classify(err: &OpenAIError) -> Failure {
             if let Some(r) = inner.downcast_ref::<reqwest::Error>() {
                 return classify_reqwest(r);
             }
-            if let Some(big) = inner.downcast_ref::<BodyTooLarge>() {
+            if inner.is::<BodyTooLarge>() || inner.is::<Unrebuildable>() {
                 return Failure::Permanent {
-                    detail: big.to_string(),
+                    detail: inner.to_string(),
                 };
             }
             Failure::Transient {

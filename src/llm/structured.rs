@@ -164,7 +164,7 @@ pub enum AnswerError {
     Schema(#[source] serde_json::Error),
     /// The caller's validation refused the parsed answer (its reason, for the model).
     #[error("{0}")]
-    Rejected(String),
+    Rejected(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The answer text of a response: the forced tool call's arguments, else the message content

@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A diagram candidate taken from the PDF: an embedded raster image, or a page rendered because
 /// it holds vector drawings.
@@ -162,15 +163,34 @@ pub fn display_name(source: &str) -> &str {
     if s.is_empty() { "report.pdf" } else { s }
 }
 
+/// Why the PDF file given could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    #[error(
+        "PDF report {0} does not exist: check the path given to --pdf (a relative path is read from the current directory, not from the repository; leave --pdf out to read the report inside the repository)"
+    )]
+    Missing(String),
+    #[error("PDF report {0} is not a file (a directory?): give the path of the .pdf file to --pdf")]
+    NotAFile(String),
+    /// Opening or reading failed (`hint`: what to check, or nothing).
+    #[error("PDF report {shown} cannot be read: {source}{hint}")]
+    Io {
+        shown: String,
+        hint: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Why a PDF could not be analysed. Messages say what, where and how to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum PdfError {
-    /// PDFium could not be found, fetched or loaded.
-    #[error("{0}")]
-    Unavailable(String),
+    /// PDFium could not be found, fetched or loaded (shared: every later call fails the same way).
+    #[error(transparent)]
+    Unavailable(Arc<pdfium::Unavailable>),
     /// The file is missing or cannot be read.
-    #[error("{0}")]
-    Unreadable(String),
+    #[error(transparent)]
+    Unreadable(Unreadable),
     #[error("{0}")]
     Empty(String),
     #[error("{0}")]
@@ -240,19 +260,19 @@ fn describe_non_pdf(head: &[u8]) -> &'static str {
 pub fn validate_path(path: &Path) -> Result<(), PdfError> {
     let shown = path.display();
     if !path.exists() {
-        return Err(PdfError::Unreadable(format!(
-            "PDF report {shown} does not exist: check the path given to --pdf (a relative path is read from the current directory, not from the repository; leave --pdf out to read the report inside the repository)"
-        )));
+        return Err(PdfError::Unreadable(Unreadable::Missing(shown.to_string())));
     }
     if !path.is_file() {
-        return Err(PdfError::Unreadable(format!(
-            "PDF report {shown} is not a file (a directory?): give the path of the .pdf file to --pdf"
+        return Err(PdfError::Unreadable(Unreadable::NotAFile(
+            shown.to_string(),
         )));
     }
-    let mut f = std::fs::File::open(path).map_err(|e| {
-        PdfError::Unreadable(format!(
-            "PDF report {shown} cannot be read: {e}. Check its permissions"
-        ))
+    let mut f = std::fs::File::open(path).map_err(|source| {
+        PdfError::Unreadable(Unreadable::Io {
+            shown: shown.to_string(),
+            hint: ". Check its permissions",
+            source,
+        })
     })?;
     too_large(
         f.metadata().map(|m| m.len()).unwrap_or(0),
@@ -264,10 +284,12 @@ pub fn validate_path(path: &Path) -> Result<(), PdfError> {
         match f.read(&mut head[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
-            Err(e) => {
-                return Err(PdfError::Unreadable(format!(
-                    "PDF report {shown} cannot be read: {e}"
-                )));
+            Err(source) => {
+                return Err(PdfError::Unreadable(Unreadable::Io {
+                    shown: shown.to_string(),
+                    hint: "",
+                    source,
+                }));
             }
         }
     }
@@ -309,8 +331,13 @@ fn too_large(len: u64, source: &str) -> Result<(), PdfError> {
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>, PdfError> {
     use std::io::Read;
     let shown = path.display().to_string();
-    let unreadable =
-        |e: std::io::Error| PdfError::Unreadable(format!("PDF report {shown} cannot be read: {e}"));
+    let unreadable = |source| {
+        PdfError::Unreadable(Unreadable::Io {
+            shown: shown.clone(),
+            hint: "",
+            source,
+        })
+    };
     let f = std::fs::File::open(path).map_err(unreadable)?;
     let len = f.metadata().map_err(unreadable)?.len();
     too_large(len, &shown)?;
@@ -607,11 +634,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.pdf");
         assert!(
-            matches!(validate_path(&missing), Err(PdfError::Unreadable(m)) if m.contains("does not exist"))
+            matches!(validate_path(&missing), Err(PdfError::Unreadable(m)) if m.to_string().contains("does not exist"))
         );
         assert!(matches!(
             validate_path(dir.path()),
-            Err(PdfError::Unreadable(_))
+            Err(PdfError::Unreadable(Unreadable::NotAFile(_)))
         ));
         let empty = dir.path().join("empty.pdf");
         std::fs::write(&empty, b"").unwrap();

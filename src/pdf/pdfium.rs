@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The `pypdfium2` wheel that carries the PDFium build we verified (PDFium 159.0.8149).
 pub const PYPDFIUM2_VERSION: &str = "5.15.2";
@@ -30,6 +30,96 @@ pub const LIBPDFIUM_SHA256: &str =
 pub const ENV_OVERRIDE: &str = "PDFIUM_DYNAMIC_LIB_PATH";
 const LIB_NAME: &str = "libpdfium.so";
 const WHEEL_MEMBER: &str = "pypdfium2_raw/libpdfium.so";
+
+/// Why PDFium is not available: each says what was tried and how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    /// `PDFIUM_DYNAMIC_LIB_PATH` names no library file.
+    #[error(
+        "{ENV_OVERRIDE} is set to {given} but {candidate} is not a file. Fix: point {ENV_OVERRIDE} at a \
+         libpdfium.so file or the directory holding it, or unset it to let auditor fetch PDFium \
+         itself (needs python3 with pip)."
+    )]
+    BadOverride { given: String, candidate: String },
+    /// Neither the cache nor a fetch gave a verified library.
+    #[error(
+        "PDFium (libpdfium.so) is needed to read PDF reports and could not be provisioned: {step}. \
+         Tried: ${ENV_OVERRIDE} (not set), the cache {cache} (absent or invalid), and fetching the \
+         pypdfium2=={PYPDFIUM2_VERSION} wheel with `python3 -m pip download`. \
+         Fix: install Python 3 with pip (e.g. `apt-get install python3-pip`) and network access to PyPI, \
+         or set {ENV_OVERRIDE} to a libpdfium.so file or to the directory that holds it."
+    )]
+    NotProvisioned {
+        cache: String,
+        #[source]
+        step: Step,
+    },
+    /// The library was found but does not load.
+    #[error(
+        "cannot load PDFium from {path}: {source}. Fix: set {ENV_OVERRIDE} to a working libpdfium.so for \
+         this platform, or delete the file to have it fetched again."
+    )]
+    NotLoaded {
+        path: String,
+        #[source]
+        source: pdfium_render::prelude::PdfiumError,
+    },
+}
+
+/// The step of provisioning that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Step {
+    #[error("cannot create {path}: {source}")]
+    CreateCache {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create a temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// Every interpreter tried, and how each failed.
+    #[error("{}", .0.join("; "))]
+    NoWheel(Vec<String>),
+    #[error("cannot open {wheel}: {source}")]
+    OpenWheel {
+        wheel: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{wheel} is not a valid wheel: {source}")]
+    NotAWheel {
+        wheel: String,
+        #[source]
+        source: zip::result::ZipError,
+    },
+    #[error("{member} not found in {wheel}: {source}")]
+    NoMember {
+        member: String,
+        wheel: String,
+        #[source]
+        source: zip::result::ZipError,
+    },
+    #[error("cannot unzip {member}: {source}")]
+    Unzip {
+        member: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{WHEEL_MEMBER} from {wheel} has sha256 {hash}, expected {LIBPDFIUM_SHA256}")]
+    WrongHash { wheel: String, hash: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot install {path}: {source}")]
+    Install {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Where to look for the library, and how to fetch it. Plain data so tests can point it anywhere.
 #[derive(Debug, Clone)]
@@ -67,7 +157,7 @@ impl Provisioning {
     }
 
     /// Finds or fetches the library and returns its path.
-    pub fn locate(&self) -> Result<PathBuf, PdfError> {
+    pub fn locate(&self) -> Result<PathBuf, Unavailable> {
         if let Some(p) = &self.override_path {
             return resolve_override(p);
         }
@@ -84,21 +174,19 @@ impl Provisioning {
         self.fetch_into_cache()
     }
 
-    fn fetch_into_cache(&self) -> Result<PathBuf, PdfError> {
-        let fail = |what: String| {
-            PdfError::Unavailable(format!(
-                "PDFium (libpdfium.so) is needed to read PDF reports and could not be provisioned: {what}. \
-                 Tried: ${ENV_OVERRIDE} (not set), the cache {cache} (absent or invalid), and fetching the \
-                 pypdfium2=={PYPDFIUM2_VERSION} wheel with `python3 -m pip download`. \
-                 Fix: install Python 3 with pip (e.g. `apt-get install python3-pip`) and network access to PyPI, \
-                 or set {ENV_OVERRIDE} to a libpdfium.so file or to the directory that holds it.",
-                cache = self.cache_dir.join(LIB_NAME).display()
-            ))
-        };
-        std::fs::create_dir_all(&self.cache_dir)
-            .map_err(|e| fail(format!("cannot create {}: {e}", self.cache_dir.display())))?;
-        let tmp = tempfile::TempDir::new_in(&self.cache_dir)
-            .map_err(|e| fail(format!("cannot create a temporary directory: {e}")))?;
+    fn fetch_into_cache(&self) -> Result<PathBuf, Unavailable> {
+        self.fetch().map_err(|step| Unavailable::NotProvisioned {
+            cache: self.cache_dir.join(LIB_NAME).display().to_string(),
+            step,
+        })
+    }
+
+    fn fetch(&self) -> Result<PathBuf, Step> {
+        std::fs::create_dir_all(&self.cache_dir).map_err(|source| Step::CreateCache {
+            path: self.cache_dir.display().to_string(),
+            source,
+        })?;
+        let tmp = tempfile::TempDir::new_in(&self.cache_dir).map_err(Step::TempDir)?;
         let mut attempts = Vec::new();
         let mut wheel = None;
         for python in &self.pythons {
@@ -140,29 +228,33 @@ impl Provisioning {
             }
         }
         let Some(wheel) = wheel else {
-            return Err(fail(attempts.join("; ")));
+            return Err(Step::NoWheel(attempts));
         };
-        let bytes = extract_member(&wheel, WHEEL_MEMBER).map_err(fail)?;
+        let bytes = extract_member(&wheel, WHEEL_MEMBER)?;
         let hash = hex::encode(Sha256::digest(&bytes));
         if hash != LIBPDFIUM_SHA256 {
-            return Err(fail(format!(
-                "{WHEEL_MEMBER} from {} has sha256 {hash}, expected {LIBPDFIUM_SHA256}",
-                wheel.display()
-            )));
+            return Err(Step::WrongHash {
+                wheel: wheel.display().to_string(),
+                hash,
+            });
         }
         let staged = tmp.path().join(LIB_NAME);
-        std::fs::write(&staged, &bytes)
-            .map_err(|e| fail(format!("cannot write {}: {e}", staged.display())))?;
+        std::fs::write(&staged, &bytes).map_err(|source| Step::Write {
+            path: staged.display().to_string(),
+            source,
+        })?;
         let target = self.cache_dir.join(LIB_NAME);
         // Atomic on the same file system: concurrent provisioners each rename identical bytes.
-        std::fs::rename(&staged, &target)
-            .map_err(|e| fail(format!("cannot install {}: {e}", target.display())))?;
+        std::fs::rename(&staged, &target).map_err(|source| Step::Install {
+            path: target.display().to_string(),
+            source,
+        })?;
         tracing::info!(path = %target.display(), "provisioned libpdfium.so from the pypdfium2 wheel");
         Ok(target)
     }
 }
 
-fn resolve_override(p: &Path) -> Result<PathBuf, PdfError> {
+fn resolve_override(p: &Path) -> Result<PathBuf, Unavailable> {
     let candidate = if p.is_dir() {
         p.join(LIB_NAME)
     } else {
@@ -171,13 +263,10 @@ fn resolve_override(p: &Path) -> Result<PathBuf, PdfError> {
     if candidate.is_file() {
         Ok(candidate)
     } else {
-        Err(PdfError::Unavailable(format!(
-            "{ENV_OVERRIDE} is set to {} but {} is not a file. Fix: point {ENV_OVERRIDE} at a \
-             libpdfium.so file or the directory holding it, or unset it to let auditor fetch PDFium \
-             itself (needs python3 with pip).",
-            p.display(),
-            candidate.display()
-        )))
+        Err(Unavailable::BadOverride {
+            given: p.display().to_string(),
+            candidate: candidate.display().to_string(),
+        })
     }
 }
 
@@ -189,18 +278,26 @@ fn find_wheel(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
 }
 
-fn extract_member(wheel: &Path, member: &str) -> Result<Vec<u8>, String> {
-    let file =
-        std::fs::File::open(wheel).map_err(|e| format!("cannot open {}: {e}", wheel.display()))?;
-    let mut zip = zip::ZipArchive::new(file)
-        .map_err(|e| format!("{} is not a valid wheel: {e}", wheel.display()))?;
-    let mut entry = zip
-        .by_name(member)
-        .map_err(|e| format!("{member} not found in {}: {e}", wheel.display()))?;
+fn extract_member(wheel: &Path, member: &str) -> Result<Vec<u8>, Step> {
+    let shown = || wheel.display().to_string();
+    let file = std::fs::File::open(wheel).map_err(|source| Step::OpenWheel {
+        wheel: shown(),
+        source,
+    })?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|source| Step::NotAWheel {
+        wheel: shown(),
+        source,
+    })?;
+    let mut entry = zip.by_name(member).map_err(|source| Step::NoMember {
+        member: member.to_string(),
+        wheel: shown(),
+        source,
+    })?;
     let mut out = Vec::with_capacity(entry.size() as usize);
-    entry
-        .read_to_end(&mut out)
-        .map_err(|e| format!("cannot unzip {member}: {e}"))?;
+    entry.read_to_end(&mut out).map_err(|source| Step::Unzip {
+        member: member.to_string(),
+        source,
+    })?;
     Ok(out)
 }
 
@@ -212,18 +309,14 @@ struct Bound {
     pdfium: Pdfium,
 }
 
-static PDFIUM: OnceLock<Result<Mutex<Bound>, String>> = OnceLock::new();
+/// The bound library, or why there is none (the same error for every later call).
+static PDFIUM: OnceLock<Result<Mutex<Bound>, Arc<Unavailable>>> = OnceLock::new();
 
-fn bind() -> Result<Mutex<Bound>, String> {
-    let path = Provisioning::from_env()
-        .locate()
-        .map_err(|e| e.to_string())?;
-    let bindings = Pdfium::bind_to_library(&path).map_err(|e| {
-        format!(
-            "cannot load PDFium from {}: {e}. Fix: set {ENV_OVERRIDE} to a working libpdfium.so for \
-             this platform, or delete the file to have it fetched again.",
-            path.display()
-        )
+fn bind() -> Result<Mutex<Bound>, Arc<Unavailable>> {
+    let path = Provisioning::from_env().locate()?;
+    let bindings = Pdfium::bind_to_library(&path).map_err(|source| Unavailable::NotLoaded {
+        path: path.display().to_string(),
+        source,
     })?;
     tracing::debug!(path = %path.display(), "bound PDFium");
     Ok(Mutex::new(Bound {
