@@ -709,9 +709,9 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
             );
         }
         let subs: Vec<super::manifest::Submission> = manifest.submissions().cloned().collect();
-        let resolved: Vec<Result<String, String>> = subs
+        let resolved: Vec<Result<String, super::resolve::ResolveError>> = subs
             .par_iter()
-            .map(|s| super::resolve::resolve_commit(&s.repo, s.git_ref.as_deref()))
+            .map(|s| super::resolve::resolve(&s.repo, s.git_ref.as_deref()))
             .collect();
         let mut targets = Vec::new();
         for (s, r) in subs.into_iter().zip(resolved) {
