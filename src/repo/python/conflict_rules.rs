@@ -276,10 +276,36 @@ fn sets_score(body: &str) -> bool {
 fn spread(text: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
     static N: OnceLock<Regex> = OnceLock::new();
-    let spread = (text.contains("max(") && text.contains("min(") && text.contains('-'))
+    static M: OnceLock<Regex> = OnceLock::new();
+    // `max(..) - min(..)` (one level of brackets inside), a standard deviation or variance,
+    // or `abs(a - b)`
+    let spread = re(
+        r"max\s*\((?:[^()]|\([^()]*\))*\)\s*-\s*min\s*\(|\babs\s*\([^()]*-[^()]*\)",
+        &M,
+    )
+    .is_match(text)
         || re(r"\b(p?stdev|p?variance)\s*\(|\.std\(|\.var\(", &R).is_match(text)
-        || (text.contains("abs(") && text.contains('-'));
+        || bound_difference(text);
     spread && re(r"[<>]=?\s*\d", &N).is_match(text)
+}
+
+/// `a - b` where the looked-through text assigns `a = max(..)` and `b = min(..)`: a spread
+/// computed in steps.
+fn bound_difference(text: &str) -> bool {
+    static D: OnceLock<Regex> = OnceLock::new();
+    re(r"\b([A-Za-z_]\w*)\s*-\s*([A-Za-z_]\w*)\b", &D)
+        .captures_iter(text)
+        .any(|c| {
+            let assigned = |name: &str, f: &str| {
+                Regex::new(&format!(
+                    r"(^|[^\w.=!<>]){}\s*=\s*{}\s*\(",
+                    regex::escape(name),
+                    f
+                ))
+                .is_ok_and(|r| r.is_match(text))
+            };
+            assigned(&c[1], "max") && assigned(&c[2], "min")
+        })
 }
 
 /// The branch writes text (a dissent): the spec's `dissent_summary`, or a string assigned,
@@ -411,6 +437,33 @@ fn sets_number(statement: &str) -> bool {
         .is_match(statement.split_once('=').map_or(statement, |(_, rhs)| rhs))
 }
 
+/// The block only computes numbers and writes text: no loop, no `try`/`with`, and no call
+/// but arithmetic built-ins, dictionary reads, text building and logging (a branch that
+/// prunes a judge in a loop or calls the repository's code does more than recompute).
+fn only_computes(body: &str) -> bool {
+    const PLAIN: [&str; 24] = [
+        "int", "float", "round", "min", "max", "sum", "len", "abs", "median", "mean", "str",
+        "sorted", "append", "join", "format", "get", "values", "keys", "items", "info", "debug",
+        "warning", "error", "print",
+    ];
+    statements(body).iter().all(|s| {
+        let s = s.trim_start();
+        !["for ", "while ", "try", "with ", "async ", "await "]
+            .iter()
+            .any(|k| s.starts_with(k))
+    }) && called(&without_strings(body))
+        .iter()
+        .all(|c| PLAIN.contains(c))
+}
+
+/// A piece of code with its string literals emptied (words in a text are no calls).
+fn without_strings(text: &str) -> String {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(r#""([^"\\\n]|\\.)*"|'([^'\\\n]|\\.)*'"#, &R)
+        .replace_all(text, "''")
+        .into_owned()
+}
+
 /// The first statement of a block that `pick` accepts, shortened (what a rule's branch does,
 /// quoted).
 fn first_statement(body: &str, pick: impl Fn(&str) -> bool) -> Option<String> {
@@ -428,9 +481,15 @@ fn quoted(shown: &str, body: &str, pick: impl Fn(&str) -> bool) -> String {
     }
 }
 
-/// `if <condition>` and the statement that sets a score (one setting a number first).
+/// `if <condition>` and the statement that sets a score: one that weighs or bounds scores
+/// (`*`, `/`, `min(`, `max(`) first, then one setting a number, then any.
 fn quoted_score(shown: &str, body: &str) -> String {
-    if first_statement(body, sets_number).is_some() {
+    static W: OnceLock<Regex> = OnceLock::new();
+    let weighs =
+        |s: &str| sets_number(s) && re(r"\w\s*[*/]\s*[\w(]|\b(min|max)\s*\(", &W).is_match(s);
+    if first_statement(body, weighs).is_some() {
+        quoted(shown, body, weighs)
+    } else if first_statement(body, sets_number).is_some() {
         quoted(shown, body, sets_number)
     } else {
         quoted(shown, body, sets_score)
@@ -475,14 +534,15 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
             false,
         ));
     }
-    if spread(&cond) {
+    // the spread looked through two steps (`gap = hi - lo` after `hi = max(..)`)
+    if spread(&cond) || spread(&expanded(modules, m, f, &cond)) {
         if reruns(modules, m, body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
                 quoted(&shown, body, |l| reruns(modules, m, l)),
                 false,
             ));
-        } else if first_statement(body, sets_number).is_some() {
+        } else if first_statement(body, sets_number).is_some() && only_computes(body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
                 quoted(&shown, body, sets_number),
@@ -1462,6 +1522,19 @@ def chief_justice(defense, evidences, criterion, score):
         // a spread that only writes a text is no partial re-evaluation either
         let src = "def decide(votes):\n    xs = [v.score for v in votes]\n    if max(xs) - min(xs) > 2:\n        note = f'judges split: {xs}'\n    return note\n";
         assert_eq!(rule(src, "variance_re_evaluation").partial, None);
+        // a spread computed in steps, whose branch prunes a judge in a loop: more than a
+        // recomputed score, so no claim that it only recomputes
+        let src = "def decide(votes, conf):\n    hi = max(votes.values())\n    lo = min(votes.values())\n    gap = hi - lo\n    if gap > 1.5:\n        note = f'split ({gap})'\n        mid = sorted(votes.values())[1]\n        for j, v in votes.items():\n            if abs(v - mid) > 1 and conf < 0.4:\n                votes.pop(j)\n    return votes, note\n";
+        assert_eq!(
+            rule(src, "dissent_requirement").location,
+            "src/nodes/bench.py:5"
+        );
+        assert_eq!(rule(src, "variance_re_evaluation").partial, None);
+        // a condition whose looked-through locals hold a max and a min but no spread
+        let src = "def decide(c):\n    s = max(1, min(5, c.score - 1))\n    if c.final >= 4 and s <= 2:\n        c.final -= 1\n        c.notes.append('coherence')\n    return c\n";
+        let r = rule(src, "variance_re_evaluation");
+        assert_eq!(r.partial, None);
+        assert!(!rule(src, "dissent_requirement").found);
     }
 
     #[test]
