@@ -729,6 +729,8 @@ struct Structured {
     batched: bool,
     fields: bool,
     retried: bool,
+    /// No binding always holds: what holds each is also given the unbound model.
+    skipped: bool,
 }
 
 fn structured_facts(facts: &[&StructuredFact]) -> Structured {
@@ -741,8 +743,9 @@ fn structured_facts(facts: &[&StructuredFact]) -> Structured {
                 json_text,
                 ..
             } => {
-                s.bound = bound.iter().any(|b| !b.json_mode);
+                s.bound = bound.iter().any(|b| !b.json_mode && b.skipped.is_none());
                 s.json_mode = bound.iter().any(|b| b.json_mode);
+                s.skipped = !s.bound && bound.iter().any(|b| b.skipped.is_some());
                 s.parsers = !parsers.is_empty();
                 s.json_text = !json_text.is_empty();
             }
@@ -770,7 +773,7 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
         return None;
     }
     let s = structured_facts(&facts);
-    Some(if !(s.bound || s.json_mode) {
+    Some(if !(s.bound || s.json_mode || s.skipped) {
         if s.parsers {
             b.done(
                 3,
@@ -799,6 +802,8 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
             4,
             if s.bound {
                 "bound to the opinion schema with retry; the opinion's score/argument/cited_evidence fields are not all there"
+            } else if s.skipped {
+                "bound to the opinion schema with retry, but on another path the judges' calls go to the unbound model (the schema is not enforced there)"
             } else {
                 "an opinion schema in JSON mode (not enforced by the API), with retry"
             },
@@ -1563,6 +1568,7 @@ mod tests {
             method: "with_structured_output".into(),
             schema: "JudicialOpinion".into(),
             json_mode: false,
+            skipped: None,
         };
         let s = |x: StructuredFact| typed("repo.structured_output", Fact::Structured(x));
         vec![
@@ -1592,6 +1598,7 @@ mod tests {
                     retry,
                     transport: Some((site(2), "3".into())),
                     handled: Some(site(29)),
+                    judges: vec![],
                 }],
             }),
         ]
@@ -1615,8 +1622,33 @@ mod tests {
             said.contains("try/except at src/tools/repo.py:29"),
             "{said}"
         );
-        assert_eq!(level(&structured(true, false, looped, true)), 2);
+        assert_eq!(level(&structured(true, false, looped.clone(), true)), 2);
         assert_eq!(level(&structured(false, false, None, false)), 1);
+        // what holds the bound model is given the unbound one on another path: 4, and the
+        // binding is the gap, with its fix where the unbound model is given
+        let mut ev = structured(true, true, looped, true);
+        if let Some(Fact::Structured(StructuredFact::Binding { bound, .. })) = &ev[0].fact {
+            let mut bound = bound.clone();
+            bound[0].skipped = Some(site(12));
+            ev[0] = typed(
+                "repo.structured_output",
+                Fact::Structured(StructuredFact::Binding {
+                    bound,
+                    parsers: vec![],
+                    json_text: vec![],
+                    files: 4,
+                }),
+            );
+        }
+        assert!(!ev[0].found);
+        assert!(
+            ev[0]
+                .rationale
+                .contains("given the unbound model instead at src/tools/repo.py:12"),
+            "{}",
+            ev[0].rationale
+        );
+        assert_eq!(level(&ev), 4);
     }
 
     fn nuance(chars: usize, share: f64, batched: bool) -> Vec<Evidence> {

@@ -798,6 +798,10 @@ pub struct Bound {
     /// `method="json_mode"`: the reply is JSON, the schema only describes it.
     #[serde(default)]
     pub json_mode: bool,
+    /// Where what holds the bound runnable is given the unbound model instead
+    /// (`self.llm = self.raw_llm` on another branch): the calls through it may run unbound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Site>,
 }
 
 /// How a structured call is made again when it fails.
@@ -810,10 +814,18 @@ pub enum Retry {
     Decorator { at: Site, decorator: String },
     /// `.with_retry(...)` on the runnable.
     WithRetry { at: Site },
-    /// The call is made again in its `except` handler.
-    Reinvoked { at: Site },
+    /// The call is made again in its `except` handler (`unbound`: the model is asked again
+    /// without the schema binding, its reply read after).
+    Reinvoked {
+        at: Site,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unbound: bool,
+    },
     /// A LangGraph `RetryPolicy` on the node that makes the call.
     NodePolicy { at: Site },
+    /// The call is handed (in a lambda, a nested function or as a bound method) to a function
+    /// of the repository that calls what it is given again in a loop after a failure.
+    Helper { at: Site, helper: String },
 }
 
 impl Retry {
@@ -822,8 +834,17 @@ impl Retry {
             Retry::Loop { at }
             | Retry::Decorator { at, .. }
             | Retry::WithRetry { at }
-            | Retry::Reinvoked { at }
-            | Retry::NodePolicy { at } => at,
+            | Retry::Reinvoked { at, .. }
+            | Retry::NodePolicy { at }
+            | Retry::Helper { at, .. } => at,
+        }
+    }
+
+    /// What makes the call at `call` again, as said after it.
+    fn said_for(&self, call: &Site) -> String {
+        match self {
+            Retry::Loop { at } if at == call => "a retry loop around it".into(),
+            _ => self.said(),
         }
     }
 
@@ -832,8 +853,16 @@ impl Retry {
             Retry::Loop { at } => format!("a retry loop at {at}"),
             Retry::Decorator { at, decorator } => format!("{decorator} at {at}"),
             Retry::WithRetry { at } => format!(".with_retry() at {at}"),
-            Retry::Reinvoked { at } => format!("invoked again in its except handler at {at}"),
+            Retry::Reinvoked { at, unbound: false } => {
+                format!("invoked again in its except handler at {at}")
+            }
+            Retry::Reinvoked { at, unbound: true } => {
+                format!("the model asked again without the binding in its except handler at {at}")
+            }
             Retry::NodePolicy { at } => format!("a RetryPolicy on its node at {at}"),
+            Retry::Helper { at, helper } => {
+                format!("{helper}(), which calls it again in a loop at {at}")
+            }
         }
     }
 }
@@ -848,6 +877,9 @@ pub struct Retried {
     pub transport: Option<(Site, String)>,
     /// A `try`/`except` around the call without a second attempt (error handling).
     pub handled: Option<Site>,
+    /// The judge nodes that make the call (empty when the graph does not tell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
 }
 
 /// Structured output (`repo.structured_output.*`).
@@ -894,7 +926,9 @@ impl Stated for StructuredFact {
 
     fn holds(&self) -> bool {
         match self {
-            StructuredFact::Binding { bound, .. } => bound.iter().any(|b| !b.json_mode),
+            StructuredFact::Binding { bound, .. } => {
+                bound.iter().any(|b| !b.json_mode && b.skipped.is_none())
+            }
             StructuredFact::OpinionSchema { opinion, .. } => opinion.is_some(),
             StructuredFact::SchemaFields { model, missing, .. } => {
                 model.is_some() && missing.is_empty()
@@ -931,11 +965,17 @@ impl Stated for StructuredFact {
                                 .iter()
                                 .take(3)
                                 .map(|b| format!(
-                                    "{}({}{}) at {}",
+                                    "{}({}{}) at {}{}",
                                     b.method,
                                     b.schema,
                                     if b.json_mode { ", json_mode" } else { "" },
-                                    b.call.at
+                                    b.call.at,
+                                    b.skipped
+                                        .as_ref()
+                                        .map(|s| format!(
+                                            " (what holds it is given the unbound model instead at {s})"
+                                        ))
+                                        .unwrap_or_default()
                                 ))
                                 .collect::<Vec<_>>()
                         ),
@@ -1018,10 +1058,10 @@ impl Stated for StructuredFact {
                 let mut s = if not.is_empty() {
                     format!(
                         "{} made again on failure: {}",
-                        if calls.len() == 1 {
-                            "the structured call is".to_string()
-                        } else {
-                            format!("all {} structured calls are", calls.len())
+                        match calls.len() {
+                            1 => "the structured call is".to_string(),
+                            2 => "both structured calls are".to_string(),
+                            n => format!("all {n} structured calls are"),
                         },
                         join_and(
                             &retried
@@ -1030,7 +1070,10 @@ impl Stated for StructuredFact {
                                 .map(|c| format!(
                                     "{} by {}",
                                     c.call,
-                                    c.retry.as_ref().map(Retry::said).unwrap_or_default()
+                                    c.retry
+                                        .as_ref()
+                                        .map(|r| r.said_for(&c.call))
+                                        .unwrap_or_default()
                                 ))
                                 .collect::<Vec<_>>()
                         )
@@ -1061,7 +1104,10 @@ impl Stated for StructuredFact {
                                 .map(|c| format!(
                                     "{} is, by {}",
                                     c.call,
-                                    c.retry.as_ref().map(Retry::said).unwrap_or_default()
+                                    c.retry
+                                        .as_ref()
+                                        .map(|r| r.said_for(&c.call))
+                                        .unwrap_or_default()
                                 ))
                                 .collect::<Vec<_>>()
                         )
@@ -1071,6 +1117,44 @@ impl Stated for StructuredFact {
                     s.push_str(&format!(
                         "; the try/except at {h} handles the error without a second attempt"
                     ));
+                }
+                // which judges it covers, when the graph tells
+                let mut covered: Vec<&str> = Vec::new();
+                for c in &retried {
+                    for j in &c.judges {
+                        if !covered.contains(&j.as_str()) {
+                            covered.push(j);
+                        }
+                    }
+                }
+                let mut left: Vec<&str> = Vec::new();
+                for c in &not {
+                    for j in &c.judges {
+                        if !covered.contains(&j.as_str()) && !left.contains(&j.as_str()) {
+                            left.push(j);
+                        }
+                    }
+                }
+                let named =
+                    |v: &[&str]| join_and(&v.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>());
+                match (covered.is_empty(), left.is_empty()) {
+                    (false, true) => s.push_str(&format!(
+                        "; graph {} covered: {}",
+                        if covered.len() == 1 { "node" } else { "nodes" },
+                        named(&covered)
+                    )),
+                    (false, false) => s.push_str(&format!(
+                        "; graph {} covered: {}; not: {}",
+                        if covered.len() == 1 { "node" } else { "nodes" },
+                        named(&covered),
+                        named(&left)
+                    )),
+                    (true, false) => s.push_str(&format!(
+                        "; made by the graph {} {}",
+                        if left.len() == 1 { "node" } else { "nodes" },
+                        named(&left)
+                    )),
+                    (true, true) => {}
                 }
                 if let Some((at, value)) = transport {
                     s.push_str(&format!(
@@ -1130,6 +1214,20 @@ impl Stated for StructuredFact {
                 json_text,
                 ..
             } => match (bound.first(), parsers.first().or(json_text.first())) {
+                (
+                    Some(Bound {
+                        skipped: Some(at),
+                        method,
+                        schema,
+                        ..
+                    }),
+                    _,
+                ) => Fix::at(
+                    at,
+                    format!(
+                        "keep the judges' calls bound here too: give it `{method}({schema}, method=\"json_mode\")` (or the model with `.with_retry()` and a schema's parser) instead of the unbound model"
+                    ),
+                ),
                 (Some(b), _) => Fix::at(
                     &b.call.at,
                     format!(
@@ -1955,6 +2053,7 @@ mod tests {
                         retry: None,
                         transport: Some((site(10), "3".into())),
                         handled: Some(site(49)),
+                        judges: vec![],
                     }],
                 }),
                 false,

@@ -1142,6 +1142,9 @@ mod tests {
             retry_by: None,
             transport: Some((Site::new("src/llm.py", 9), "3".into())),
             handled: None,
+            skipped: None,
+            judges: Vec::new(),
+            invoked: Vec::new(),
         };
         let mut code = PythonFacts {
             graphs: vec![GraphFacts {

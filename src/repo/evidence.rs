@@ -1088,6 +1088,7 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             method: c.method.clone(),
             schema: c.schema.clone(),
             json_mode: c.json_mode,
+            skipped: c.skipped.clone(),
         })
         .collect();
     let calls = |v: &[(Site, String)]| -> Vec<Call> {
@@ -1159,20 +1160,36 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             op
         }
     };
-    v.push(fact(
-        StructuredFact::Retry {
-            calls: judges
+    // each judge call where it is invoked (the binding when no invocation was read), once
+    let mut calls: Vec<Retried> = Vec::new();
+    for c in &judges {
+        let each: Vec<Retried> = if c.invoked.is_empty() {
+            vec![Retried {
+                call: at(&c.path, c.line),
+                retry: c.retry_by.clone(),
+                transport: c.transport.clone(),
+                handled: c.handled.clone(),
+                judges: c.judges.clone(),
+            }]
+        } else {
+            c.invoked
                 .iter()
-                .map(|c| Retried {
-                    call: at(&c.path, c.line),
-                    retry: c.retry_by.clone(),
+                .map(|i| Retried {
+                    call: i.at.clone(),
+                    retry: i.retry_by.clone(),
                     transport: c.transport.clone(),
-                    handled: c.handled.clone(),
+                    handled: i.handled.clone(),
+                    judges: i.judges.clone(),
                 })
-                .collect(),
-        },
-        0.8,
-    ));
+                .collect()
+        };
+        for r in each {
+            if !calls.iter().any(|x| x.call == r.call) {
+                calls.push(r);
+            }
+        }
+    }
+    v.push(fact(StructuredFact::Retry { calls }, 0.8));
     v
 }
 

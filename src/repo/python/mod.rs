@@ -81,7 +81,7 @@ fn analyse_modules(
     }
     let repo = names::Repo::new(modules);
     // The two largest passes (graph and safety walk every call) on separate threads.
-    let ((mut graphs, (state, personas)), (security, structured_output)) = rayon::join(
+    let ((mut graphs, (state, personas)), (security, mut structured_output)) = rayon::join(
         || {
             rayon::join(
                 || graph::analyse(&repo),
@@ -129,6 +129,10 @@ fn analyse_modules(
         .first()
         .map(|g| roles::synthesis(&repo, g, &state))
         .unwrap_or_default();
+    // which judges of the main graph (not the Chief Justice) make each structured call
+    if let Some(g) = graphs.first() {
+        roles::cover(&repo, g, &synthesis, &mut structured_output);
+    }
     let justice = conflict_rules::analyse(modules, texts, &synthesis, &runs);
     PythonFacts {
         files_parsed: modules.len(),

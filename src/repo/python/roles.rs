@@ -356,6 +356,65 @@ fn runs(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
     }
 }
 
+/// The judge nodes of `g` (in the graph's order; the Chief Justice's nodes `synthesis` left
+/// out) whose functions run the code at each `(path, line)`: the node's own function, or one
+/// it reaches three calls deep.
+fn judges_running(
+    repo: &Repo<'_>,
+    g: &GraphFacts,
+    synthesis: &[Def],
+    sites: &[(&str, usize)],
+) -> Vec<Vec<String>> {
+    let judges: Vec<(&str, BTreeSet<Def>)> = g
+        .nodes
+        .iter()
+        .filter(|n| g.roles.get(&n.name) == Some(&Role::Judge))
+        .filter_map(|n| {
+            let start = runs(repo, n).or_else(|| factory(repo, n))?;
+            (!synthesis.contains(&start)).then(|| (n.name.as_str(), reached(repo, start)))
+        })
+        .collect();
+    sites
+        .iter()
+        .map(|(path, line)| {
+            let Some(m) = repo.modules.iter().position(|x| x.path == *path) else {
+                return Vec::new();
+            };
+            let Some(f) = repo.modules[m]
+                .functions
+                .iter()
+                .filter(|f| f.line <= *line && *line <= f.end_line)
+                .max_by_key(|f| f.line)
+            else {
+                return Vec::new();
+            };
+            judges
+                .iter()
+                .filter(|(_, reach)| reach.contains(&(m, f.line)))
+                .map(|(n, _)| n.to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Fills in which judge nodes of graph `g` (not the Chief Justice's nodes `synthesis`) make
+/// each structured call: each invocation, or the binding when no invocation was read.
+pub fn cover(repo: &Repo<'_>, g: &GraphFacts, synthesis: &[Def], facts: &mut StructuredFacts) {
+    let mut sites: Vec<(String, usize)> = Vec::new();
+    for c in &facts.calls {
+        sites.push((c.path.clone(), c.line));
+        sites.extend(c.invoked.iter().map(|i| (i.at.path.clone(), i.at.line)));
+    }
+    let refs: Vec<(&str, usize)> = sites.iter().map(|(p, l)| (p.as_str(), *l)).collect();
+    let mut judges = judges_running(repo, g, synthesis, &refs).into_iter();
+    for c in &mut facts.calls {
+        c.judges = judges.next().unwrap_or_default();
+        for i in &mut c.invoked {
+            i.judges = judges.next().unwrap_or_default();
+        }
+    }
+}
+
 /// The role of every node of `g` whose update writes opinions or evidence, or that asks for
 /// opinions from an LLM.
 pub fn analyse(

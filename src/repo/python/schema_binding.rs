@@ -1,6 +1,17 @@
 //! Structured output: `.with_structured_output(X)` and `.bind_tools([X])` calls, the bound
 //! schema, and whether a retry surrounds them.
 //!
+//! The bound runnable is followed to where it is invoked: through the name or attribute it is
+//! assigned to (`self.llm` in any method of the class and of the classes inheriting from it),
+//! the function that returns it and its callers, a chain it is piped into (`prompt | s`), and
+//! the parameter of a function of the repository it is passed to. Each invocation is judged
+//! on its own: a retry loop around it; a second call of the model, bound or not, in the
+//! handler of its `try` that catches an invalid reply (`ValidationError`,
+//! `OutputParserException`, `ValueError`, `Exception`); a function of the repository it is
+//! handed to (in a lambda, a nested function or as a bound method) that calls what it is given
+//! again in a loop after a failure, whatever that function is called. Where what holds the
+//! bound runnable is given the unbound model instead, the binding is recorded as skipped.
+//!
 //! A call counts as retried when it is made again after a failure: its invocation sits in a
 //! `try` inside a `while` loop or a `for` over `range(...)` (a loop over criteria is not a
 //! retry), or is made again in the `except` handler, or its function carries a retry
@@ -13,7 +24,7 @@
 
 use super::expr::Expr;
 use super::names::Repo;
-use super::syntax::{CallInfo, ModuleInfo};
+use super::syntax::{CallInfo, FuncInfo, ModuleInfo};
 use crate::model::fact::{Retry, Site};
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +49,31 @@ pub struct StructuredCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<(Site, String)>,
     /// A `try` around it (or its invocation) that does not make it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handled: Option<Site>,
+    /// Where what holds the bound runnable is given the unbound model instead: its
+    /// invocations may run without the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Site>,
+    /// The judge nodes of the main graph that run the binding (when no invocation was read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
+    /// Where the bound runnable is invoked, followed from the binding through the variables,
+    /// attributes and returns that hold it (empty when no invocation was read: the binding
+    /// then stands for the call).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invoked: Vec<Invoked>,
+}
+
+/// One invocation of a bound runnable and what makes it again on failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invoked {
+    pub at: Site,
+    /// The judge nodes of the main graph that run it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_by: Option<Retry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handled: Option<Site>,
 }
@@ -132,6 +168,550 @@ fn transport(repo: &Repo<'_>, prefer: usize) -> Option<(Site, String)> {
         })
     };
     find(prefer).or_else(|| (0..repo.modules.len()).find_map(find))
+}
+
+/// How deep a bound runnable is followed through the functions that return it.
+const FOLLOW_DEPTH: usize = 3;
+
+/// Where a value is held: a name local to a function (and the functions nested in it), an
+/// attribute of a method's first parameter (`self.llm`) in a class and the classes that
+/// inherit from it, or a module-level name.
+#[derive(Debug, Clone, PartialEq)]
+struct Holder {
+    m: usize,
+    scope: Held,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Held {
+    /// A local name of the function (index into the module's functions).
+    Local { func: usize, name: String },
+    /// An attribute of the instance, in the class whose `class` line this is.
+    Attr { class: usize, attr: String },
+    /// A module-level name.
+    Module { name: String },
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The class (by its line) a function is a method of, and the method's first parameter (the
+/// instance, whatever it is called); for a function nested in a method, that method's.
+fn method_of(module: &ModuleInfo, func: usize) -> Option<(usize, &str)> {
+    let f = module.functions.get(func)?;
+    let method = module
+        .functions
+        .iter()
+        .filter(|g| g.line <= f.line && f.end_line <= g.end_line && g.qualname != g.name)
+        .min_by_key(|g| g.line)?;
+    let class = module
+        .classes
+        .iter()
+        .filter(|c| c.line <= method.line && method.end_line <= c.end_line)
+        .max_by_key(|c| c.line)?;
+    Some((class.line, method.params.first()?.as_str()))
+}
+
+/// The holder a target written in function `func` of module `m` names (`s`, `self.llm`).
+fn holder(repo: &Repo<'_>, m: usize, func: Option<usize>, target: &str) -> Option<Holder> {
+    let module = &repo.modules[m];
+    let scope = if is_identifier(target) {
+        match func {
+            Some(f) => Held::Local {
+                func: f,
+                name: target.to_string(),
+            },
+            None => Held::Module {
+                name: target.to_string(),
+            },
+        }
+    } else {
+        let (obj, attr) = target.split_once('.')?;
+        let (class, this) = method_of(module, func?)?;
+        if obj != this || !is_identifier(attr) {
+            return None;
+        }
+        Held::Attr {
+            class,
+            attr: attr.to_string(),
+        }
+    };
+    Some(Holder { m, scope })
+}
+
+/// Whether `text`, written in function `func` of module `cm`, names what `h` holds.
+fn names(repo: &Repo<'_>, h: &Holder, cm: usize, func: Option<usize>, text: &str) -> bool {
+    let module = &repo.modules[cm];
+    match &h.scope {
+        Held::Local { func: home, name } => {
+            cm == h.m
+                && text == name
+                && func.is_some_and(|g| {
+                    let (f, inner) = (&module.functions[*home], &module.functions[g]);
+                    g == *home || (f.line < inner.line && inner.end_line <= f.end_line)
+                })
+        }
+        Held::Module { name } => cm == h.m && text == name,
+        Held::Attr { class, attr } => {
+            let Some((k, this)) = func.and_then(|g| method_of(module, g)) else {
+                return false;
+            };
+            let Some((obj, a)) = text.split_once('.') else {
+                return false;
+            };
+            if obj != this || a != attr {
+                return false;
+            }
+            if cm == h.m && k == *class {
+                return true;
+            }
+            // a class that inherits from it
+            let Some(base) = repo.modules[h.m].classes.iter().find(|x| x.line == *class) else {
+                return false;
+            };
+            module.classes.iter().any(|x| {
+                x.line == k
+                    && x.bases
+                        .iter()
+                        .any(|b| repo.qualify(cm, b).rsplit('.').next() == Some(base.name.as_str()))
+            })
+        }
+    }
+}
+
+/// The calls of the repository that call function `fi` of module `m`.
+fn callers<'r>(repo: &Repo<'r>, m: usize, fi: usize) -> Vec<(usize, &'r CallInfo)> {
+    let f = &repo.modules[m].functions[fi];
+    let mut out = Vec::new();
+    for (qm, module) in repo.modules.iter().enumerate() {
+        for q in module.calls.iter().filter(|q| q.method == f.name) {
+            if q.callee
+                .as_deref()
+                .and_then(|d| repo.function(qm, d))
+                .is_some_and(|(fm, g)| fm == m && g.line == f.line)
+            {
+                out.push((qm, q));
+            }
+        }
+    }
+    out
+}
+
+/// The holders of the value call `c` (of module `m`) makes: the target it is assigned to, and,
+/// when its function returns it (directly or through a local name), the holders of every
+/// call of that function, `FOLLOW_DEPTH` calls deep.
+fn holders_of(repo: &Repo<'_>, m: usize, c: &CallInfo, depth: usize, out: &mut Vec<Holder>) {
+    let module = &repo.modules[m];
+    let mut returned = c.returned;
+    if let Some(t) = &c.assigned_to
+        && let Some(h) = holder(repo, m, c.func, t)
+    {
+        if let (Held::Local { func, name }, false) = (&h.scope, returned) {
+            returned = module.functions[*func]
+                .returns
+                .iter()
+                .any(|e| matches!(e, Expr::Name(n) if n == name));
+        }
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    if returned
+        && depth < FOLLOW_DEPTH
+        && let Some(fi) = c.func
+    {
+        for (qm, q) in callers(repo, m, fi) {
+            holders_of(repo, qm, q, depth + 1, out);
+        }
+    }
+}
+
+/// What else holds the runnable the holders hold: a local or attribute assigned a chain it is
+/// piped into (`chain = prompt | s`) or a wrapper of it (`s.with_config(...)`), and the
+/// parameter of a function of the repository it is passed to (`run(chain, ...)`), `FOLLOW_DEPTH`
+/// steps.
+fn derived(repo: &Repo<'_>, out: &mut Vec<Holder>) {
+    fn mentions(e: &Expr, pred: &dyn Fn(&str) -> bool) -> bool {
+        match e {
+            Expr::BinOp { op, left, right } if op == "|" => {
+                mentions(left, pred) || mentions(right, pred)
+            }
+            Expr::Call { func, .. } => matches!(func.as_ref(), Expr::Attr(obj, m)
+                if matches!(m.as_str(), "with_retry" | "with_config" | "with_fallbacks")
+                    && mentions(obj, pred)),
+            e => e.dotted().is_some_and(|d| pred(&d)),
+        }
+    }
+    let mut done = 0;
+    for _ in 0..FOLLOW_DEPTH {
+        let start = out.len();
+        let mut more: Vec<Holder> = Vec::new();
+        for h in &out[done..] {
+            let module = &repo.modules[h.m];
+            // assignments in the functions that see it
+            for (gi, g) in module.functions.iter().enumerate() {
+                let held = |d: &str| names(repo, h, h.m, Some(gi), d);
+                for (name, values) in &g.locals {
+                    if values.iter().any(|v| mentions(v, &held))
+                        && let Some(x) = holder(repo, h.m, Some(gi), name)
+                    {
+                        more.push(x);
+                    }
+                }
+                for (t, v, _) in &g.attributes {
+                    if mentions(v, &held)
+                        && let Some(x) = holder(repo, h.m, Some(gi), t)
+                    {
+                        more.push(x);
+                    }
+                }
+            }
+            // handed to a function of the repository: its parameter holds it
+            for c in &module.calls {
+                let Some(callee) = c.callee.as_deref() else {
+                    continue;
+                };
+                for (arg, a) in arguments(c) {
+                    if !a.dotted().is_some_and(|d| names(repo, h, h.m, c.func, &d)) {
+                        continue;
+                    }
+                    let Some((fm, f)) = repo.function(h.m, callee) else {
+                        continue;
+                    };
+                    let skip = usize::from(c.receiver.is_some() && f.qualname != f.name);
+                    let param = match &arg {
+                        Arg::At(i) => f.params.get(i + skip),
+                        Arg::Kw(k) => f.params.iter().find(|p| *p == k),
+                    };
+                    let fi = repo.modules[fm]
+                        .functions
+                        .iter()
+                        .position(|g| g.line == f.line);
+                    if let (Some(p), Some(fi)) = (param, fi) {
+                        more.push(Holder {
+                            m: fm,
+                            scope: Held::Local {
+                                func: fi,
+                                name: p.clone(),
+                            },
+                        });
+                    }
+                }
+            }
+        }
+        for x in more {
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+        done = start;
+        if out.len() == start {
+            break;
+        }
+    }
+}
+
+/// The holders of the model a binding call is made on (`llm` in `llm.with_structured_output`);
+/// when that is a parameter of the function that binds, the arguments its callers pass.
+fn raw_holders(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Vec<Holder> {
+    let Some(r) = c.receiver.as_deref() else {
+        return Vec::new();
+    };
+    let module = &repo.modules[m];
+    let param = c.func.and_then(|fi| {
+        let f = &module.functions[fi];
+        let skip = usize::from(f.qualname != f.name);
+        f.params
+            .iter()
+            .skip(skip)
+            .position(|p| p == r)
+            .map(|i| (fi, i, skip))
+    });
+    let mut out: Vec<Holder> = holder(repo, m, c.func, r).into_iter().collect();
+    // kept on the instance too (`self.base = base`)
+    if let Some(fi) = c.func {
+        out.extend(
+            module.functions[fi]
+                .attributes
+                .iter()
+                .filter(|(_, v, _)| v.dotted().as_deref() == Some(r))
+                .filter_map(|(t, _, _)| holder(repo, m, c.func, t)),
+        );
+    }
+    let Some((fi, i, skip)) = param else {
+        return out;
+    };
+    let name = &module.functions[fi].params[i + skip];
+    out.extend(callers(repo, m, fi).into_iter().filter_map(|(qm, q)| {
+        let arg = q
+            .args
+            .get(i)
+            .or_else(|| q.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v))?;
+        holder(repo, qm, q.func, &arg.dotted()?)
+    }));
+    out
+}
+
+/// Where what holds the bound runnable is given the unbound model instead
+/// (`self.llm = self.raw_llm` beside `self.llm = self.bind(...)`): its invocations may then
+/// run without the schema.
+fn skipped(repo: &Repo<'_>, bound: &[Holder], raw: &[Holder]) -> Option<Site> {
+    bound.iter().find_map(|h| {
+        let module = &repo.modules[h.m];
+        let Held::Attr { attr, .. } = &h.scope else {
+            return None;
+        };
+        module
+            .functions
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| g.attributes.iter().map(move |a| (gi, a)))
+            .find(|(gi, (t, v, _))| {
+                t.split_once('.').is_some_and(|(_, a)| a == attr)
+                    && names(repo, h, h.m, Some(*gi), t)
+                    && v.dotted()
+                        .is_some_and(|d| raw.iter().any(|r| names(repo, r, h.m, Some(*gi), &d)))
+            })
+            .map(|(_, (_, _, line))| site(module, *line))
+    })
+}
+
+/// One use of a bound runnable: a call invoking it, or a call handing its invoke method to a
+/// function (`helper(s.invoke, p)`, argument `handed`).
+struct Use<'r> {
+    m: usize,
+    call: &'r CallInfo,
+    handed: Option<Arg>,
+}
+
+/// Which argument of a call: a position or a keyword.
+#[derive(Debug, Clone)]
+enum Arg {
+    At(usize),
+    Kw(String),
+}
+
+/// The arguments of a call with their position.
+fn arguments(c: &CallInfo) -> impl Iterator<Item = (Arg, &Expr)> {
+    c.args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (Arg::At(i), a))
+        .chain(c.kwargs.iter().map(|(k, v)| (Arg::Kw(k.clone()), v)))
+}
+
+/// The calls of the repository that invoke what the holders hold, or hand its invoke method
+/// to another function.
+fn uses<'r>(repo: &Repo<'r>, holders: &[Holder]) -> Vec<Use<'r>> {
+    let mut out: Vec<Use<'r>> = Vec::new();
+    for (cm, module) in repo.modules.iter().enumerate() {
+        if super::safety::is_test(&module.path) {
+            continue;
+        }
+        for c in &module.calls {
+            let held = |text: &str| holders.iter().any(|h| names(repo, h, cm, c.func, text));
+            if INVOKE.contains(&c.method.as_str()) && c.receiver.as_deref().is_some_and(held) {
+                out.push(Use {
+                    m: cm,
+                    call: c,
+                    handed: None,
+                });
+            } else if let Some((arg, _)) = arguments(c).find(|(_, a)| {
+                matches!(a, Expr::Attr(obj, meth)
+                    if INVOKE.contains(&meth.as_str()) && obj.dotted().is_some_and(|d| held(&d)))
+            }) {
+                out.push(Use {
+                    m: cm,
+                    call: c,
+                    handed: Some(arg),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether an `except` clause's types catch a reply that fails to parse or validate (a bare
+/// `except:` and `Exception` catch it too).
+fn catches_invalid(types: &str) -> bool {
+    const CAUGHT: &[&str] = &[
+        "ValidationError",
+        "OutputParserException",
+        "ValueError",
+        "JSONDecodeError",
+        "Exception",
+        "BaseException",
+    ];
+    types.trim().is_empty()
+        || types
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| CAUGHT.contains(&w))
+}
+
+/// Whether expression `e` holds a call of `method` on `receiver` (a lambda's body).
+fn calls_in(e: &Expr, receiver: &str, method: &str) -> bool {
+    match e {
+        Expr::Call { func, args, kwargs } => {
+            matches!(func.as_ref(), Expr::Attr(obj, m)
+                if m == method && obj.dotted().as_deref() == Some(receiver))
+                || calls_in(func, receiver, method)
+                || args.iter().any(|a| calls_in(a, receiver, method))
+                || kwargs.iter().any(|(_, a)| calls_in(a, receiver, method))
+        }
+        Expr::Lambda(b) => calls_in(b, receiver, method),
+        Expr::Attr(o, _) => calls_in(o, receiver, method),
+        Expr::Alt(v) | Expr::List(v) => v.iter().any(|a| calls_in(a, receiver, method)),
+        Expr::BinOp { left, right, .. } => {
+            calls_in(left, receiver, method) || calls_in(right, receiver, method)
+        }
+        _ => false,
+    }
+}
+
+/// A function of the repository that `h` calls, given a callable as argument `arg`, which it
+/// calls again in a loop after a failure (a `try` in a `while` or a `for` over `range`): what
+/// the code does, whatever the function is called.
+fn helper_loop(repo: &Repo<'_>, m: usize, h: &CallInfo, arg: &Arg) -> Option<Retry> {
+    let (hm, f) = repo.function(m, h.callee.as_deref()?)?;
+    let skip = usize::from(h.receiver.is_some() && f.qualname != f.name);
+    let param = match arg {
+        Arg::At(i) => f.params.get(i + skip)?,
+        Arg::Kw(k) => f.params.iter().find(|p| *p == k)?,
+    };
+    let module = &repo.modules[hm];
+    let fi = module.functions.iter().position(|g| g.line == f.line)?;
+    module
+        .calls
+        .iter()
+        .find(|c| {
+            c.func == Some(fi)
+                && c.receiver.is_none()
+                && c.callee.as_deref() == Some(param.as_str())
+                && retry_loop(c)
+        })
+        .map(|c| Retry::Helper {
+            at: site(module, c.line),
+            helper: f.name.clone(),
+        })
+}
+
+/// The call that hands invocation `o` to another function: in a lambda (`helper(lambda:
+/// s.invoke(p))`) or as a nested function (`def attempt(): ...; helper(attempt)`).
+fn handed_in<'r>(module: &'r ModuleInfo, o: &CallInfo) -> Option<(&'r CallInfo, Arg)> {
+    let recv = o.receiver.as_deref()?;
+    let lambda = module.calls.iter().find_map(|h| {
+        if h.func != o.func || h.line > o.line {
+            return None;
+        }
+        arguments(h)
+            .find(|(_, a)| matches!(a, Expr::Lambda(b) if calls_in(b, recv, &o.method)))
+            .map(|(arg, _)| (h, arg))
+    });
+    if lambda.is_some() {
+        return lambda;
+    }
+    let g = &module.functions[o.func?];
+    let outer = module
+        .functions
+        .iter()
+        .position(|f| f.line < g.line && g.end_line <= f.end_line)?;
+    module.calls.iter().find_map(|h| {
+        if h.func != Some(outer) {
+            return None;
+        }
+        arguments(h)
+            .find(|(_, a)| matches!(a, Expr::Name(n) if *n == g.name))
+            .map(|(arg, _)| (h, arg))
+    })
+}
+
+/// What makes one use of a bound runnable again on failure, read from the code around it: a
+/// retry loop around it, a second call of the model (bound or not) in the handler of the
+/// `try` around it for an invalid reply, a function it is handed to that calls it again in a
+/// loop, a retry decorator on its function, `.with_retry()` on what holds it, or a
+/// `RetryPolicy` on its node.
+fn use_retry(
+    repo: &Repo<'_>,
+    u: &Use<'_>,
+    bound: &[Holder],
+    raw: &[Holder],
+    policies: &[(String, Site)],
+) -> Option<Retry> {
+    let module = &repo.modules[u.m];
+    let o = u.call;
+    if u.handed.is_none() && retry_loop(o) {
+        return Some(Retry::Loop {
+            at: site(module, o.line),
+        });
+    }
+    if let Some(t) = o.try_line {
+        let again = |r: &CallInfo, hs: &[Holder]| {
+            INVOKE.contains(&r.method.as_str())
+                && r.receiver
+                    .as_deref()
+                    .is_some_and(|x| hs.iter().any(|h| names(repo, h, u.m, r.func, x)))
+        };
+        if let Some(r) = module.calls.iter().find(|r| {
+            r.func == o.func
+                && r.handler
+                    .as_ref()
+                    .is_some_and(|(l, types)| *l == t && catches_invalid(types))
+                && (again(r, bound) || again(r, raw))
+        }) {
+            return Some(Retry::Reinvoked {
+                at: site(module, r.line),
+                unbound: !again(r, bound),
+            });
+        }
+    }
+    let handed = match &u.handed {
+        Some(arg) => Some((o, arg.clone())),
+        None => handed_in(module, o),
+    };
+    if let Some((h, arg)) = handed
+        && let Some(r) = helper_loop(repo, u.m, h, &arg)
+    {
+        return Some(r);
+    }
+    let f = o.func.map(|fi| &module.functions[fi])?;
+    if let Some(d) = f.decorators.iter().find(|d| retry_decorator(repo, u.m, d)) {
+        return Some(Retry::Decorator {
+            at: site(module, f.line),
+            decorator: super::syntax::truncate(d, 60),
+        });
+    }
+    if let Some(w) = module.calls.iter().find(|w| {
+        w.method == "with_retry"
+            && w.receiver
+                .as_deref()
+                .is_some_and(|x| bound.iter().any(|h| names(repo, h, u.m, w.func, x)))
+    }) {
+        return Some(Retry::WithRetry {
+            at: site(module, w.line),
+        });
+    }
+    node_policy(repo, f, policies)
+}
+
+/// A `RetryPolicy` on the node that runs function `f`: the node itself, or a node whose
+/// function calls it.
+fn node_policy(repo: &Repo<'_>, f: &FuncInfo, policies: &[(String, Site)]) -> Option<Retry> {
+    let nodes: Vec<&str> = std::iter::once(f.name.as_str())
+        .chain(repo.modules.iter().flat_map(|mm| {
+            mm.calls
+                .iter()
+                .filter(|k| k.method == f.name)
+                .filter_map(|k| k.func.map(|g| mm.functions[g].name.as_str()))
+        }))
+        .collect();
+    policies
+        .iter()
+        .find(|(n, _)| nodes.contains(&n.as_str()))
+        .map(|(_, at)| Retry::NodePolicy { at: at.clone() })
 }
 
 pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
@@ -255,6 +835,7 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             {
                 retry_by = Some(Retry::Reinvoked {
                     at: site(module, again.line),
+                    unbound: false,
                 });
             }
             if retry_by.is_none()
@@ -282,28 +863,75 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             if retry_by.is_none()
                 && let Some(f) = func
             {
-                // the node itself, or a node that calls this function
-                let nodes: Vec<&str> = std::iter::once(f.name.as_str())
-                    .chain(repo.modules.iter().flat_map(|mm| {
-                        mm.calls
-                            .iter()
-                            .filter(|k| k.method == f.name)
-                            .filter_map(|k| k.func.map(|g| mm.functions[g].name.as_str()))
-                    }))
-                    .collect();
-                if let Some((_, at)) = policies.iter().find(|(n, _)| nodes.contains(&n.as_str())) {
-                    retry_by = Some(Retry::NodePolicy { at: at.clone() });
-                }
+                retry_by = node_policy(repo, f, &policies);
             }
             if retry_by.is_none()
                 && let Some(at) = &module_loop
             {
                 retry_by = Some(Retry::Loop { at: at.clone() });
             }
-            let handled = c
+            let mut handled = c
                 .try_line
                 .or_else(|| invokes.iter().find_map(|o| o.try_line))
                 .map(|l| site(module, l));
+            // the bound runnable followed to where it is invoked
+            let mut bound = Vec::new();
+            holders_of(repo, m, c, 0, &mut bound);
+            derived(repo, &mut bound);
+            let raw = raw_holders(repo, m, c);
+            let mut found = uses(repo, &bound);
+            if let Some(chained) = c.chained.as_deref().filter(|x| INVOKE.contains(x))
+                && let Some(o) = module.calls.iter().find(|o| {
+                    o.func == c.func
+                        && o.method == chained
+                        && o.line >= c.line
+                        && o.receiver.as_deref().is_some_and(|r| r.contains(method))
+                })
+            {
+                found.push(Use {
+                    m,
+                    call: o,
+                    handed: None,
+                });
+            }
+            // a second call in the handler of another's `try` is that call's re-attempt
+            let again = |u: &Use<'_>| {
+                found.iter().any(|o| {
+                    o.m == u.m
+                        && o.call.func == u.call.func
+                        && o.call.try_line.is_some()
+                        && u.call.handler.as_ref().map(|(l, _)| *l) == o.call.try_line
+                })
+            };
+            let mut invoked: Vec<Invoked> = Vec::new();
+            for u in found.iter().filter(|u| !again(u)) {
+                let at = site(&repo.modules[u.m], u.call.line);
+                if invoked.iter().any(|i| i.at == at) {
+                    continue;
+                }
+                let by = use_retry(repo, u, &bound, &raw, &policies).or_else(|| {
+                    // what was found for the binding holds for an invocation beside it
+                    (u.m == m && u.call.func == c.func)
+                        .then(|| retry_by.clone())
+                        .flatten()
+                });
+                invoked.push(Invoked {
+                    at,
+                    judges: Vec::new(),
+                    retry_by: by,
+                    handled: u.call.try_line.map(|l| site(&repo.modules[u.m], l)),
+                });
+            }
+            invoked.sort_by(|a, b| (&a.at.path, a.at.line).cmp(&(&b.at.path, b.at.line)));
+            if retry_by.is_none()
+                && !invoked.is_empty()
+                && invoked.iter().all(|i| i.retry_by.is_some())
+            {
+                retry_by = invoked[0].retry_by.clone();
+            }
+            if handled.is_none() {
+                handled = invoked.iter().find_map(|i| i.handled.clone());
+            }
             out.calls.push(StructuredCall {
                 path: module.path.clone(),
                 line: c.line,
@@ -318,6 +946,9 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
                 retry_by,
                 transport: transport(repo, m),
                 handled,
+                skipped: skipped(repo, &bound, &raw),
+                judges: Vec::new(),
+                invoked,
             });
         }
     }
@@ -403,6 +1034,245 @@ mod tests {
             parse_module("src/nodes/judges.py", judge.into()).unwrap(),
         ];
         assert_eq!(analyse(&Repo::new(&ms)).calls[0].retry_by, None);
+    }
+
+    /// The invocations of the first binding: (line, retry).
+    fn invoked(ms: &[ModuleInfo]) -> Vec<(usize, Option<Retry>)> {
+        analyse(&Repo::new(ms)).calls[0]
+            .invoked
+            .iter()
+            .map(|i| (i.at.line, i.retry_by.clone()))
+            .collect()
+    }
+
+    fn one(path: &str, src: &str) -> Vec<ModuleInfo> {
+        vec![parse_module(path, src.into()).unwrap()]
+    }
+
+    #[test]
+    fn a_bound_model_kept_on_the_instance_is_followed_to_a_helper_that_loops() {
+        // bound in a factory method, kept on the instance, invoked in a lambda handed to a
+        // module function that calls what it is given again in a loop
+        let src = "\
+def call_with_backoff(thunk, tries=4):
+    for n in range(tries):
+        try:
+            return thunk()
+        except Exception:
+            time.sleep(n)
+
+class Grader:
+    def __init__(me, chat):
+        me.out = me.make(chat)
+
+    def make(me, chat):
+        return chat.with_structured_output(Verdict)
+
+    def grade(me, text):
+        reply = call_with_backoff(lambda: me.out.invoke(text), tries=2)
+        return reply
+";
+        let got = invoked(&one("app/grader.py", src));
+        assert_eq!(
+            got,
+            vec![(
+                16,
+                Some(Retry::Helper {
+                    at: Site::new("app/grader.py", 4),
+                    helper: "call_with_backoff".into()
+                })
+            )]
+        );
+        let f = facts(src);
+        assert!(f.calls[0].retry, "every invocation is retried");
+        // a function that calls what it is given once is no retry, whatever its name
+        let once = src.replace(
+            "    for n in range(tries):\n        try:\n            return thunk()\n        except Exception:\n            time.sleep(n)\n",
+            "    try:\n        return thunk()\n    except Exception:\n        return None\n",
+        );
+        let once = once.replace("call_with_backoff", "retry_with_backoff");
+        assert_eq!(invoked(&one("app/grader.py", &once)), vec![(15, None)]);
+    }
+
+    #[test]
+    fn a_nested_function_or_a_bound_method_handed_to_a_looping_method() {
+        let nested = "\
+class Panel:
+    def setup(this, model):
+        this.judge = model.with_structured_output(Opinion)
+
+    def again(this, work, limit=3):
+        left = limit
+        while left:
+            try:
+                return work()
+            except ValueError:
+                left -= 1
+
+    def ask(this, p):
+        def attempt():
+            return this.judge.invoke(p)
+        return this.again(attempt)
+";
+        assert_eq!(
+            invoked(&one("judges/panel.py", nested)),
+            vec![(
+                15,
+                Some(Retry::Helper {
+                    at: Site::new("judges/panel.py", 9),
+                    helper: "again".into()
+                })
+            )]
+        );
+        let handed = "\
+def repeat(fn, arg):
+    for _ in range(3):
+        try:
+            return fn(arg)
+        except Exception:
+            pass
+
+def ask(model, p):
+    bound = model.bind_tools([Opinion])
+    return repeat(bound.invoke, p)
+";
+        assert_eq!(
+            invoked(&one("judges/ask.py", handed)),
+            vec![(
+                10,
+                Some(Retry::Helper {
+                    at: Site::new("judges/ask.py", 4),
+                    helper: "repeat".into()
+                })
+            )]
+        );
+    }
+
+    #[test]
+    fn the_unbound_model_asked_again_in_the_handler_of_an_invalid_reply() {
+        let src = "\
+from pydantic import ValidationError
+class Bench:
+    def __init__(self, base):
+        self.base = base
+        self.typed = base.with_structured_output(Ruling)
+
+    def rule(self, msgs):
+        try:
+            return self.typed.invoke(msgs)
+        except ValidationError:
+            text = self.base.invoke(msgs + ['JSON only'])
+            return Ruling.model_validate_json(text.content)
+";
+        let ms = one("court/bench.py", src);
+        assert_eq!(
+            invoked(&ms),
+            vec![(
+                9,
+                Some(Retry::Reinvoked {
+                    at: Site::new("court/bench.py", 11),
+                    unbound: true
+                })
+            )]
+        );
+        // a handler for another error is no re-attempt of an invalid reply
+        let other = src.replace("except ValidationError:", "except KeyError:");
+        assert_eq!(invoked(&one("court/bench.py", &other)), vec![(9, None)]);
+        // the bound runnable asked again in its handler: one call, made again
+        let bound = src.replace("self.base.invoke(msgs", "self.typed.invoke(msgs");
+        let f = facts(&bound);
+        assert_eq!(f.calls[0].invoked.len(), 1);
+        assert_eq!(
+            f.calls[0].invoked[0].retry_by,
+            Some(Retry::Reinvoked {
+                at: Site::new("src/nodes/judges.py", 11),
+                unbound: false
+            })
+        );
+    }
+
+    #[test]
+    fn an_attribute_bound_in_a_base_class_is_followed_into_its_subclasses() {
+        let base = "\
+class Base:
+    def __init__(self, llm):
+        self.s = llm.with_structured_output(Opinion)
+";
+        let sub = "\
+from agents.base import Base
+class Critic(Base):
+    def run(self, p):
+        return self.s.invoke(p)
+class Other:
+    def run(self, p):
+        return self.s.invoke(p)
+";
+        let ms = vec![
+            parse_module("agents/base.py", base.into()).unwrap(),
+            parse_module("agents/critic.py", sub.into()).unwrap(),
+        ];
+        let f = analyse(&Repo::new(&ms));
+        let at: Vec<Site> = f.calls[0].invoked.iter().map(|i| i.at.clone()).collect();
+        assert_eq!(at, vec![Site::new("agents/critic.py", 4)]);
+    }
+
+    #[test]
+    fn a_runnable_piped_into_a_chain_and_passed_to_a_function_that_loops() {
+        let src = "\
+def attempt_many(runnable, n=3):
+    for i in range(n):
+        try:
+            return runnable.invoke({})
+        except Exception:
+            continue
+
+def ruling(model, prompt):
+    typed = model.with_structured_output(Ruling)
+    pipeline = prompt | typed
+    return attempt_many(pipeline)
+";
+        assert_eq!(
+            invoked(&one("core/rule.py", src)),
+            vec![(
+                4,
+                Some(Retry::Loop {
+                    at: Site::new("core/rule.py", 4)
+                })
+            )]
+        );
+        // the chain invoked once, no loop: not made again, cited where it is invoked
+        let once = "\
+def ruling(model, prompt):
+    pipeline = prompt | model.bind_tools([Ruling])
+    out = pipeline.invoke({})
+    return out
+";
+        assert_eq!(invoked(&one("core/rule.py", once)), vec![(3, None)]);
+    }
+
+    #[test]
+    fn a_holder_given_the_unbound_model_on_another_branch_is_recorded() {
+        let src = "\
+class Assessor:
+    def __init__(self, client, plain):
+        self.client = client
+        if plain:
+            self.runner = self.client
+        else:
+            self.runner = self.client.with_structured_output(Score)
+
+    def assess(self, p):
+        return self.runner.invoke(p)
+";
+        let f = facts(src);
+        assert_eq!(
+            f.calls[0].skipped,
+            Some(Site::new("src/nodes/judges.py", 5))
+        );
+        assert_eq!(f.calls[0].invoked[0].at.line, 10);
+        // always bound: nothing skipped
+        let always = src.replace("self.runner = self.client\n", "self.runner = None\n");
+        assert_eq!(facts(&always).calls[0].skipped, None);
     }
 
     #[test]

@@ -156,6 +156,11 @@ pub struct CallInfo {
     pub chained: Option<String>,
     /// Target of the assignment this call is the right-hand side of.
     pub assigned_to: Option<String>,
+    /// Inside an `except` clause: the line of its `try` and the clause's exception types as
+    /// written (empty for a bare `except:`).
+    pub handler: Option<(usize, String)>,
+    /// The call is the value of a `return` statement (`return llm.with_structured_output(X)`).
+    pub returned: bool,
 }
 
 /// A function or method definition.
@@ -174,6 +179,8 @@ pub struct FuncInfo {
     pub return_type: Option<Expr>,
     /// Local `name = expr` assignments (every assigned value).
     pub locals: BTreeMap<String, Vec<Expr>>,
+    /// Attribute assignments `obj.attr = expr`: (target as written, value, line).
+    pub attributes: Vec<(String, Expr, usize)>,
     /// Values appended to local lists (`x.append(e)`, `x.extend([...])`, `x += [...]`).
     pub appends: BTreeMap<String, Vec<Expr>>,
     pub has_try: bool,
@@ -363,6 +370,10 @@ struct Scope {
     withs: Vec<String>,
     label: String,
     assigned_to: Option<String>,
+    /// The innermost `except` clause holding the walk: its `try`'s line and exception types.
+    handler: Option<(usize, String)>,
+    /// Byte range of the value of the `return` statement being walked.
+    returning: Option<std::ops::Range<usize>>,
     /// Byte range of a call that is the receiver of a method call, and that method's name.
     chain: Option<(std::ops::Range<usize>, String)>,
 }
@@ -511,23 +522,28 @@ impl<'s, 't> Walker<'s, 't> {
                         scope.in_try = in_try;
                         scope.try_line = try_line;
                     } else {
+                        let mut handler = scope.handler.clone();
                         if kind(k) == "except_clause" {
-                            if let (Some(f), Some(v)) = (scope.func, k.field(F_VALUE)) {
-                                let t = self.short(v, 200);
-                                self.info.functions[f].excepts.push(t);
-                            } else if let Some(f) = scope.func {
-                                let first = self
+                            let t = match k.field(F_VALUE) {
+                                Some(v) => self.short(v, 200),
+                                None => self
                                     .kids(k)
                                     .into_iter()
-                                    .find(|c| kind(c) != "block" && kind(c) != "comment");
-                                let t = first.map(|c| self.short(c, 200)).unwrap_or_default();
-                                self.info.functions[f].excepts.push(t);
+                                    .find(|c| kind(c) != "block" && kind(c) != "comment")
+                                    .map(|c| self.short(c, 200))
+                                    .unwrap_or_default(),
+                            };
+                            if let Some(f) = scope.func {
+                                self.info.functions[f].excepts.push(t.clone());
                             }
+                            handler = Some((line_of(node), t));
                         }
                         let (except, finally) = (scope.in_except, scope.in_finally);
                         scope.in_except = except || kind(k) == "except_clause";
                         scope.in_finally = finally || kind(k) == "finally_clause";
+                        let outer = std::mem::replace(&mut scope.handler, handler);
                         self.walk(k, scope, depth + 1);
+                        scope.handler = outer;
                         scope.in_except = except;
                         scope.in_finally = finally;
                     }
@@ -600,12 +616,18 @@ impl<'s, 't> Walker<'s, 't> {
                 self.walk_children(node, scope, depth);
             }
             "return_statement" => {
+                let mut value = self.kids(node).into_iter().next();
                 if let Some(f) = scope.func {
-                    let value = self.kids(node).into_iter().next();
                     let e = value.map(|v| self.expr(v, 0)).unwrap_or(Expr::None);
                     self.info.functions[f].returns.push(e);
                 }
+                // `return (x)`: the value inside the parentheses
+                while let Some(v) = value.filter(|v| kind(*v) == "parenthesized_expression") {
+                    value = self.kids(v).into_iter().find(|k| kind(*k) != "comment");
+                }
+                let outer = std::mem::replace(&mut scope.returning, value.map(|v| v.byte_range()));
                 self.walk_children(node, scope, depth);
+                scope.returning = outer;
             }
             "expression_statement" => {
                 let kids = self.kids(node);
@@ -888,6 +910,14 @@ impl<'s, 't> Walker<'s, 't> {
         let left = node.field(F_LEFT);
         let right = node.field(F_RIGHT);
         let target = left.map(|l| self.short(l, 120)).unwrap_or_default();
+        if let (Some(l), Some(r), Some(f)) = (left, right, scope.func)
+            && kind(l) == "attribute"
+        {
+            let e = self.expr(r, 0);
+            self.info.functions[f]
+                .attributes
+                .push((target.clone(), e, line_of(node)));
+        }
         if let (Some(l), Some(r)) = (left, right)
             && kind(l) == "identifier"
         {
@@ -1039,6 +1069,8 @@ impl<'s, 't> Walker<'s, 't> {
             withs: scope.withs.clone(),
             chained,
             assigned_to: scope.assigned_to.clone(),
+            handler: scope.handler.clone(),
+            returned: scope.returning.as_ref() == Some(&node.byte_range()),
         });
     }
 
