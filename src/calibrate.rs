@@ -26,8 +26,62 @@ fn is_fixed_column(h: &str) -> bool {
 
 /// A bad input file: what, where, how to fix.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CalibrateError(pub String);
+pub enum CalibrateError {
+    /// The CSV header of `file` cannot be read.
+    #[error("{file}: cannot read the header: {source}")]
+    Header {
+        file: String,
+        #[source]
+        source: csv::Error,
+    },
+    /// A CSV row of `file` cannot be read.
+    #[error("{file}: line {line}: {source}")]
+    Row {
+        file: String,
+        line: usize,
+        #[source]
+        source: csv::Error,
+    },
+    /// Human criteria that match no criterion of the auditor's, or several.
+    #[error(
+        "human grades: {}. Name each criterion by the auditor's criterion id (the grades.csv columns) or its rubric name",
+        words(.0)
+    )]
+    Unmatched(Vec<Unmatched>),
+    /// Anything else wrong with a file's content, said in full.
+    #[error("{0}")]
+    Content(String),
+}
+
+/// The texts of `problems`, one after the other.
+fn words(problems: &[Unmatched]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A human criterion that names none of the auditor's criteria, or several equally.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unmatched {
+    #[error(
+        "criterion {criterion:?} matches several criteria equally ({}): use the criterion id",
+        .tied.join(", ")
+    )]
+    Ambiguous {
+        criterion: String,
+        tied: Vec<String>,
+    },
+    #[error(
+        "criterion {criterion:?} matches none of the auditor's criteria ({})",
+        .columns.join(", ")
+    )]
+    NoMatch {
+        criterion: String,
+        columns: Vec<String>,
+    },
+}
 
 /// The auditor's grades: criterion column ids, and by submission id the score of each
 /// criterion (`None`: not assessed).
@@ -54,7 +108,7 @@ fn score_of(raw: &str, what: &str) -> Result<Option<u8>, CalibrateError> {
     }
     match t.parse::<u8>() {
         Ok(v) if (1..=5).contains(&v) => Ok(Some(v)),
-        _ => Err(CalibrateError(format!(
+        _ => Err(CalibrateError::Content(format!(
             "{what}: score {t:?} is not an integer from 1 to 5"
         ))),
     }
@@ -65,12 +119,15 @@ pub fn parse_grades(text: &str, source: &str) -> Result<AuditorGrades, Calibrate
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let header: Vec<String> = r
         .headers()
-        .map_err(|e| CalibrateError(format!("{source}: cannot read the header: {e}")))?
+        .map_err(|e| CalibrateError::Header {
+            file: source.to_string(),
+            source: e,
+        })?
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
     let id_col = header.iter().position(|h| h == "id").ok_or_else(|| {
-        CalibrateError(format!(
+        CalibrateError::Content(format!(
             "{source}: no `id` column: give the grades.csv written by `auditor batch` (or its output directory)"
         ))
     })?;
@@ -82,7 +139,7 @@ pub fn parse_grades(text: &str, source: &str) -> Result<AuditorGrades, Calibrate
         .map(|(i, h)| (i, h.clone()))
         .collect();
     if criteria.is_empty() {
-        return Err(CalibrateError(format!(
+        return Err(CalibrateError::Content(format!(
             "{source}: no criterion column (expected one column per rubric criterion, as `auditor batch` writes them)"
         )));
     }
@@ -92,7 +149,11 @@ pub fn parse_grades(text: &str, source: &str) -> Result<AuditorGrades, Calibrate
     };
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
-        let rec = rec.map_err(|e| CalibrateError(format!("{source}: line {line}: {e}")))?;
+        let rec = rec.map_err(|e| CalibrateError::Row {
+            file: source.to_string(),
+            line,
+            source: e,
+        })?;
         let id = rec.get(id_col).unwrap_or("").trim().to_string();
         if id.is_empty() {
             continue;
@@ -119,7 +180,10 @@ pub fn parse_human(text: &str, source: &str) -> Result<Vec<HumanGrade>, Calibrat
         .from_reader(text.as_bytes());
     let header: Vec<String> = r
         .headers()
-        .map_err(|e| CalibrateError(format!("{source}: cannot read the header: {e}")))?
+        .map_err(|e| CalibrateError::Header {
+            file: source.to_string(),
+            source: e,
+        })?
         .iter()
         .map(|h| h.trim().to_lowercase())
         .collect();
@@ -127,7 +191,7 @@ pub fn parse_human(text: &str, source: &str) -> Result<Vec<HumanGrade>, Calibrat
     let (Some(id_col), Some(crit_col), Some(score_col)) =
         (col("id"), col("criterion"), col("score"))
     else {
-        return Err(CalibrateError(format!(
+        return Err(CalibrateError::Content(format!(
             "{source}: the header must have the columns id, criterion and score (found: {}); one row per submission and criterion",
             header.join(", ")
         )));
@@ -138,7 +202,11 @@ pub fn parse_human(text: &str, source: &str) -> Result<Vec<HumanGrade>, Calibrat
     let mut out = Vec::new();
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
-        let rec = rec.map_err(|e| CalibrateError(format!("{source}: line {line}: {e}")))?;
+        let rec = rec.map_err(|e| CalibrateError::Row {
+            file: source.to_string(),
+            line,
+            source: e,
+        })?;
         let id = rec.get(id_col).unwrap_or("").trim().to_string();
         let criterion = rec.get(crit_col).unwrap_or("").trim().to_string();
         if id.is_empty() && criterion.is_empty() {
@@ -149,7 +217,7 @@ pub fn parse_human(text: &str, source: &str) -> Result<Vec<HumanGrade>, Calibrat
             continue;
         };
         if id.is_empty() || criterion.is_empty() {
-            return Err(CalibrateError(format!(
+            return Err(CalibrateError::Content(format!(
                 "{what}: id and criterion must not be empty"
             )));
         }
@@ -188,7 +256,7 @@ pub fn match_criterion(
     criterion: &str,
     columns: &[String],
     names: &BTreeMap<String, String>,
-) -> Result<String, String> {
+) -> Result<String, Unmatched> {
     let c = criterion.trim();
     if let Some(id) = columns.iter().find(|id| id.eq_ignore_ascii_case(c)) {
         return Ok(id.clone());
@@ -216,19 +284,18 @@ pub fn match_criterion(
         [(best, id), rest @ ..] if *best > 0 && rest.first().is_none_or(|(n, _)| n < best) => {
             Ok((*id).clone())
         }
-        [(best, _), ..] if *best > 0 => Err(format!(
-            "criterion {c:?} matches several criteria equally ({}): use the criterion id",
-            scored
+        [(best, _), ..] if *best > 0 => Err(Unmatched::Ambiguous {
+            criterion: c.to_string(),
+            tied: scored
                 .iter()
                 .filter(|(n, _)| n == best)
-                .map(|(_, id)| id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        _ => Err(format!(
-            "criterion {c:?} matches none of the auditor's criteria ({})",
-            columns.join(", ")
-        )),
+                .map(|(_, id)| (*id).clone())
+                .collect(),
+        }),
+        _ => Err(Unmatched::NoMatch {
+            criterion: c.to_string(),
+            columns: columns.to_vec(),
+        }),
     }
 }
 
@@ -372,7 +439,7 @@ pub fn calibrate(
             matched.insert(g.criterion.clone(), id.clone());
         }
         if !seen.insert((g.id.clone(), id.clone())) {
-            return Err(CalibrateError(format!(
+            return Err(CalibrateError::Content(format!(
                 "human grades: line {}: {} is graded twice on {id}",
                 g.line, g.id
             )));
@@ -407,10 +474,7 @@ pub fn calibrate(
         }
     }
     if !problems.is_empty() {
-        return Err(CalibrateError(format!(
-            "human grades: {}. Name each criterion by the auditor's criterion id (the grades.csv columns) or its rubric name",
-            problems.join("; ")
-        )));
+        return Err(CalibrateError::Unmatched(problems));
     }
     disagreements.sort_by(|a, b| {
         b.difference
@@ -715,9 +779,13 @@ mod tests {
             match_criterion("report_quality", &cols, &n).unwrap(),
             "report_accuracy"
         );
-        let e = match_criterion("analysis", &cols, &n).unwrap_err();
+        let e = match_criterion("analysis", &cols, &n)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("several"), "{e}");
-        let e = match_criterion("cooking", &cols, &n).unwrap_err();
+        let e = match_criterion("cooking", &cols, &n)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("matches none"), "{e}");
     }
 
@@ -776,27 +844,27 @@ mod tests {
 
     #[test]
     fn bad_files_say_what_and_where() {
-        let e = parse_human("who,what\n", "h.csv").unwrap_err().0;
+        let e = parse_human("who,what\n", "h.csv").unwrap_err().to_string();
         assert!(
             e.contains("h.csv") && e.contains("id, criterion and score"),
             "{e}"
         );
         let e = parse_human("id,criterion,score\na,x,7\n", "h.csv")
             .unwrap_err()
-            .0;
+            .to_string();
         assert!(e.contains("line 2") && e.contains("1 to 5"), "{e}");
-        let e = parse_grades("a,b\n1,2\n", "g.csv").unwrap_err().0;
+        let e = parse_grades("a,b\n1,2\n", "g.csv").unwrap_err().to_string();
         assert!(e.contains("no `id` column"), "{e}");
         let g = parse_grades(GRADES, "g.csv").unwrap();
         let h = parse_human("id,criterion,score\na,cooking,2\n", "h.csv").unwrap();
-        let e = calibrate(&g, &h, &names(), 5).unwrap_err().0;
+        let e = calibrate(&g, &h, &names(), 5).unwrap_err().to_string();
         assert!(e.contains("cooking") && e.contains("matches none"), "{e}");
         let h = parse_human(
             "id,criterion,score\na,swarm_visual,2\na,swarm_visual,3\n",
             "h.csv",
         )
         .unwrap();
-        let e = calibrate(&g, &h, &names(), 5).unwrap_err().0;
+        let e = calibrate(&g, &h, &names(), 5).unwrap_err().to_string();
         assert!(e.contains("twice"), "{e}");
     }
 }

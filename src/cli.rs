@@ -416,7 +416,7 @@ fn check_reachable(repo: &RepoSource) -> Result<(), CliError> {
     }
 }
 
-fn unreadable_repo(e: &str) -> CliError {
+fn unreadable_repo(e: &crate::batch::resolve::Unreachable) -> CliError {
     CliError::bad_input(format!(
         "--repo: {e}. Nothing was audited: check the URL or path (and the network, or credentials for a private repository)"
     ))

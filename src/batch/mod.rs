@@ -211,7 +211,7 @@ pub enum BatchError {
         id: String,
         git_ref: String,
         #[source]
-        source: resolve::ResolveError,
+        source: Box<resolve::ResolveError>,
     },
     #[error(transparent)]
     SimilarityOptions(#[from] similarity::OptionsError),
@@ -428,7 +428,7 @@ fn run_batch_inner(
                     line: sub.line,
                     id: sub.id.clone(),
                     git_ref: r.clone(),
-                    source,
+                    source: Box::new(source),
                 });
             }
         }

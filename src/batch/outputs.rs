@@ -15,6 +15,7 @@
 
 use crate::model::{AuditReport, CriterionFlag};
 use crate::report::{Sidecar, outcome};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -512,142 +513,190 @@ fn href_seg(s: &str) -> String {
 
 const HEAT: [&str; 5] = ["#d73027", "#fc8d59", "#fee08b", "#91cf60", "#1a9850"];
 
-pub fn index_html(rows: &[GradeRow], dims: &Columns, title: &str) -> String {
+/// The dashboard's page: handlebars, every value escaped by [`esc`] (no triple-stash).
+const DASHBOARD_TEMPLATE: &str = include_str!("templates/dashboard.html.hbs");
+
+/// What the dashboard shows: plain text and numbers, escaped by the template.
+#[derive(Serialize)]
+struct Dashboard<'a> {
+    title: &'a str,
+    count: Counts,
+    judges: String,
+    heat: Vec<Heat>,
+    criteria: Vec<Criterion<'a>>,
+    rows: Vec<DashboardRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct Counts {
+    all: usize,
+    done: usize,
+    failed: usize,
+    invalid: usize,
+    pending: usize,
+}
+
+/// One colour of the legend.
+#[derive(Serialize)]
+struct Heat {
+    color: &'static str,
+    score: usize,
+}
+
+#[derive(Serialize)]
+struct Criterion<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+/// One row of the table: graded rows by rank, then the others in manifest order.
+#[derive(Serialize)]
+struct DashboardRow<'a> {
+    status: &'static str,
+    /// The rank, empty for a row not ranked.
+    rank: String,
+    repo: &'a str,
+    /// The id as a path segment of the row's links.
+    href: String,
+    id: &'a str,
+    /// Links to the report (graded) or to `failed.md` (failed).
+    report: bool,
+    failed: bool,
+    overall: Option<Overall>,
+    cells: Vec<Cell<'a>>,
+    /// Graded, nothing flagged.
+    ok: bool,
+    /// Graded, with these flags.
+    flags: Option<String>,
+    /// Not graded: why.
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct Overall {
+    exact: String,
+    shown: String,
+}
+
+/// A criterion's cell: its score and colour, or not assessed; `mark`: flagged.
+#[derive(Serialize)]
+struct Cell<'a> {
+    id: &'a str,
+    score: Option<u8>,
+    color: &'static str,
+    mark: &'static str,
+}
+
+pub fn index_html(rows: &[GradeRow], dims: &Columns, title: &str) -> Result<String, OutputError> {
     index_html_with(rows, dims, title, "")
 }
 
 /// The dashboard with extra sections (already HTML, e.g. the code similarity section) after
 /// the table.
-pub fn index_html_with(rows: &[GradeRow], dims: &Columns, title: &str, extra: &str) -> String {
-    let mut h = String::new();
+pub fn index_html_with(
+    rows: &[GradeRow],
+    dims: &Columns,
+    title: &str,
+    extra: &str,
+) -> Result<String, OutputError> {
+    let mut hb = handlebars::Handlebars::new();
+    hb.register_escape_fn(esc);
+    let mut h = hb
+        .render_template(DASHBOARD_TEMPLATE, &dashboard(rows, dims, title))
+        .map_err(|e| OutputError::Dashboard(Box::new(e)))?;
+    h.push_str(extra);
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+fn dashboard<'a>(rows: &'a [GradeRow], dims: &'a Columns, title: &'a str) -> Dashboard<'a> {
     let count = |st: RowStatus| rows.iter().filter(|r| r.status == st).count();
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<title>Batch: {t}</title>\n<style>\n\
-body{{font-family:system-ui,sans-serif;margin:24px;color:#222}}\n\
-table{{border-collapse:collapse;font-size:13px}}\n\
-th,td{{border:1px solid #ccc;padding:4px 6px;text-align:center}}\n\
-th.crit{{writing-mode:vertical-rl;transform:rotate(180deg);max-height:180px;font-weight:normal}}\n\
-td.id{{text-align:left;white-space:nowrap}}\n\
-td.na{{background:#eee;color:#777}}\n\
-tr.failed td,tr.invalid td,tr.pending td{{background:#f6f6f6}}\n\
-.reason{{text-align:left;color:#a00}}\n\
-.legend span{{display:inline-block;width:28px;text-align:center;margin-right:2px}}\n\
-.flag{{color:#a60}}\n.ok{{color:#1a7f37}}\ntd.status{{text-align:left}}\n\
-</style></head><body>\n<h1>Batch: {t}</h1>\n\
-<p>{n} submissions: <b>{d}</b> graded, <b>{f}</b> failed, <b>{i}</b> invalid, <b>{p}</b> pending. \
-See also <a href=\"grades.csv\">grades.csv</a> and <a href=\"summary.md\">summary.md</a>.</p>\n\
-<p><b>Judges:</b> {judges}. Each submission links to its report (HTML; Markdown and JSON beside it).</p>\n",
-        t = esc(title),
-        n = rows.len(),
-        d = count(RowStatus::Done),
-        f = count(RowStatus::Failed),
-        i = count(RowStatus::Invalid),
-        p = count(RowStatus::Pending),
-        judges = esc(&judges_used(rows)),
-    );
-    let _ = write!(h, "<p class=\"legend\">Score: ");
-    for (i, c) in HEAT.iter().enumerate() {
-        let _ = write!(h, "<span style=\"background:{c}\">{}</span>", i + 1);
-    }
-    let _ = writeln!(
-        h,
-        "<span style=\"background:#eee\">n/a</span> not assessed (on the grader's side: no score); ⚑ flagged criterion</p>"
-    );
-    let _ = write!(
-        h,
-        "<table>\n<thead><tr><th>#</th><th>submission</th><th>overall</th>"
-    );
-    for (id, name) in dims {
-        let _ = write!(
-            h,
-            "<th class=\"crit\" title=\"{}\">{}</th>",
-            esc(id),
-            esc(name)
-        );
-    }
-    let _ = writeln!(h, "<th>status / flags</th></tr></thead>\n<tbody>");
-    // Graded rows by rank, then the others in manifest order.
     let board = leaderboard(rows);
     let mut ordered: Vec<&GradeRow> = board.clone();
     ordered.extend(rows.iter().filter(|r| r.status != RowStatus::Done));
-    for r in &ordered {
-        let seg = href_seg(&r.id);
-        let _ = write!(h, "<tr class=\"{}\">", r.status.as_str());
-        let _ = write!(
-            h,
-            "<td>{}</td>",
-            if r.ranked() {
-                rank_of(&board, r).to_string()
-            } else {
-                String::new()
-            }
-        );
-        let link = match r.status {
-            RowStatus::Done => format!(
-                "<a href=\"{seg}/report.html\">{}</a> <small>(<a href=\"{seg}/report.md\">md</a>, <a href=\"{seg}/report.json\">json</a>)</small>",
-                esc(&r.id)
-            ),
-            RowStatus::Failed => format!("<a href=\"{seg}/failed.md\">{}</a>", esc(&r.id)),
-            _ => esc(if r.id.is_empty() { "(no id)" } else { &r.id }),
-        };
-        let _ = write!(h, "<td class=\"id\" title=\"{}\">{link}</td>", esc(&r.repo));
-        let _ = write!(
-            h,
-            "<td>{}</td>",
-            r.overall
-                .map(|o| format!("<span title=\"{}\">{o:.2}</span>", esc(&exact_f64(o))))
-                .unwrap_or_else(|| "–".into())
-        );
-        for (id, _) in dims {
-            // A criterion left out only because no vision model was configured is no flag
-            // (the row says ok): its cell says n/a without the mark.
-            let by_choice = format!("not_assessed_no_vision_model:{id}");
-            let flagged = r
-                .flags
-                .iter()
-                .any(|f| f.ends_with(&format!(":{id}")) && *f != by_choice);
-            let mark = if flagged { "⚑" } else { "" };
-            match r.scores.get(id).copied().flatten() {
-                Some(v) if (1..=5).contains(&v) => {
-                    let _ = write!(
-                        h,
-                        "<td style=\"background:{}\" title=\"{}: {v}\">{v}{mark}</td>",
-                        HEAT[usize::from(v - 1)],
-                        esc(id)
-                    );
-                }
-                _ => {
-                    let _ = write!(
-                        h,
-                        "<td class=\"na\" title=\"{}: not assessed\">n/a{mark}</td>",
-                        esc(id)
-                    );
-                }
-            }
-        }
-        let status = match r.status {
-            RowStatus::Done => {
-                let s = flag_summary(r);
-                if s.is_empty() {
-                    "<span class=\"ok\">ok</span>".to_string()
-                } else {
-                    format!("<span class=\"flag\">{}</span>", esc(&s))
-                }
-            }
-            _ => format!(
-                "<span class=\"reason\">{}: {}</span>",
-                r.status.as_str(),
-                esc(r.failed_reason.as_deref().unwrap_or(""))
-            ),
-        };
-        let _ = writeln!(h, "<td class=\"status\">{status}</td></tr>");
+    Dashboard {
+        title,
+        count: Counts {
+            all: rows.len(),
+            done: count(RowStatus::Done),
+            failed: count(RowStatus::Failed),
+            invalid: count(RowStatus::Invalid),
+            pending: count(RowStatus::Pending),
+        },
+        judges: judges_used(rows),
+        heat: HEAT
+            .iter()
+            .enumerate()
+            .map(|(i, color)| Heat {
+                color,
+                score: i + 1,
+            })
+            .collect(),
+        criteria: dims
+            .iter()
+            .map(|(id, name)| Criterion { id, name })
+            .collect(),
+        rows: ordered
+            .into_iter()
+            .map(|r| dashboard_row(r, &board, dims))
+            .collect(),
     }
-    let _ = writeln!(h, "</tbody></table>");
-    h.push_str(extra);
-    let _ = writeln!(h, "</body></html>");
-    h
+}
+
+fn dashboard_row<'a>(r: &'a GradeRow, board: &[&GradeRow], dims: &'a Columns) -> DashboardRow<'a> {
+    let (report, failed) = (r.status == RowStatus::Done, r.status == RowStatus::Failed);
+    let flags = if report {
+        flag_summary(r)
+    } else {
+        String::new()
+    };
+    DashboardRow {
+        status: r.status.as_str(),
+        rank: if r.ranked() {
+            rank_of(board, r).to_string()
+        } else {
+            String::new()
+        },
+        repo: &r.repo,
+        href: href_seg(&r.id),
+        id: if report || failed || !r.id.is_empty() {
+            &r.id
+        } else {
+            "(no id)"
+        },
+        report,
+        failed,
+        overall: r.overall.map(|o| Overall {
+            exact: exact_f64(o),
+            shown: format!("{o:.2}"),
+        }),
+        cells: dims.iter().map(|(id, _)| cell(r, id)).collect(),
+        ok: report && flags.is_empty(),
+        flags: Some(flags).filter(|f| !f.is_empty()),
+        reason: r.failed_reason.as_deref().unwrap_or(""),
+    }
+}
+
+fn cell<'a>(r: &GradeRow, id: &'a str) -> Cell<'a> {
+    // A criterion left out only because no vision model was configured is no flag (the row
+    // says ok): its cell says n/a without the mark.
+    let by_choice = format!("not_assessed_no_vision_model:{id}");
+    let flagged = r
+        .flags
+        .iter()
+        .any(|f| f.ends_with(&format!(":{id}")) && *f != by_choice);
+    let score = r
+        .scores
+        .get(id)
+        .copied()
+        .flatten()
+        .filter(|v| (1..=5).contains(v));
+    Cell {
+        id,
+        score,
+        color: score.map_or("", |v| HEAT[usize::from(v - 1)]),
+        mark: if flagged { "⚑" } else { "" },
+    }
 }
 
 /// Writes a file atomically (temporary file + rename), so a crash never leaves half a file.
@@ -672,6 +721,8 @@ pub enum OutputError {
     },
     #[error("cannot build grades.csv: {0}")]
     Csv(#[source] csv::Error),
+    #[error("cannot build index.html: {0}")]
+    Dashboard(#[source] Box<handlebars::RenderError>),
     #[error("cannot write {}: {source}", path.display())]
     Write {
         path: PathBuf,
@@ -756,7 +807,7 @@ pub fn write_tables_with(
     let files = [
         ("grades.csv", csv),
         ("summary.md", summary_md(rows, dims, title)),
-        ("index.html", index_html_with(rows, dims, title, extra)),
+        ("index.html", index_html_with(rows, dims, title, extra)?),
     ];
     for (name, text) in files {
         let path = out.join(name);
@@ -921,7 +972,7 @@ mod tests {
             md.contains("| Gamma (`c`) | 0 | 0 | 0 | 1 | 1 | 1 | 4.5 | 9/2 |"),
             "{md}"
         );
-        let html = index_html(&rows, &dims(), "t");
+        let html = index_html(&rows, &dims(), "t").unwrap();
         assert!(html.contains("href=\"high/report.html\""));
         assert!(html.contains("href=\"high/report.md\""));
         assert!(
@@ -932,7 +983,7 @@ mod tests {
         mixed[0].judges = "offline judges (deterministic rules, no LLM)".into();
         mixed[1].judges = "LLM judges (prosecutor: <m>)".into();
         mixed[2].judges = "offline judges (deterministic rules, no LLM)".into();
-        let html = index_html(&mixed, &dims(), "t");
+        let html = index_html(&mixed, &dims(), "t").unwrap();
         assert!(
             html.contains("<b>Judges:</b> offline judges (deterministic rules, no LLM) for 2 submissions; LLM judges (prosecutor: &lt;m&gt;) for 1 submission."),
             "{html}"
@@ -967,7 +1018,7 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("2 not assessed"), "{md}");
-        let html = index_html(&rows, &dims, "t");
+        let html = index_html(&rows, &dims, "t").unwrap();
         assert!(html.contains("a: not assessed\">n/a"), "{html}");
         let csv = grades_csv(&rows, &dims).unwrap();
         let zz = csv.lines().find(|l| l.contains(",zz,")).unwrap();

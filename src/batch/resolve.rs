@@ -29,22 +29,104 @@ fn local_path(source: &str) -> Option<PathBuf> {
     Some(PathBuf::from(source))
 }
 
-/// Why a commit could not be resolved.
+/// Why a commit could not be resolved. Every text quotes the source redacted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
     /// The ref does not exist in the repository: bad input. The message names the refs that
     /// exist.
-    #[error("{0}")]
-    UnknownRef(String),
+    #[error(transparent)]
+    UnknownRef(UnknownRef),
     /// The repository could not be opened or reached.
-    #[error("{0}")]
-    Unreachable(String),
+    #[error(transparent)]
+    Unreachable(Unreachable),
 }
 
-/// The full commit hash to audit. Messages quote the source redacted (libgit2's own messages
-/// scrubbed of its credentials).
-pub fn resolve_commit(repo: &RepoSource, git_ref: Option<&str>) -> Result<String, String> {
-    resolve(repo, git_ref).map_err(|e| e.to_string())
+/// A ref the repository does not have (`refs`: the refs that exist, in words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownRef {
+    #[error("{0}")]
+    NotFound(RefNotFound),
+    #[error("ref {spec:?} of {repo} is not a commit: {source}; {refs}")]
+    NotACommit {
+        spec: String,
+        repo: String,
+        refs: String,
+        #[source]
+        source: GitError,
+    },
+    #[error(
+        "ref {git_ref:?} is not a branch or tag of {repo}; {refs}. A commit must be given as its full 40-character hash"
+    )]
+    NotAdvertised {
+        git_ref: String,
+        repo: String,
+        refs: String,
+    },
+}
+
+/// A ref not found in a local repository (`refs`: the refs that exist, in words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ref {spec:?} not found in {repo}: {source}; {refs}. Give one of them, or a commit hash")]
+pub struct RefNotFound {
+    spec: String,
+    repo: String,
+    refs: String,
+    #[source]
+    source: GitError,
+}
+
+/// A repository that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreachable {
+    #[error("cannot open the repository {path}: {source}; check that the path is a Git repository")]
+    CannotOpen {
+        path: String,
+        #[source]
+        source: GitError,
+    },
+    /// A local repository without the `HEAD` asked for by default.
+    #[error("{0}")]
+    NoHead(RefNotFound),
+    #[error("invalid repository URL {repo}: {source}")]
+    InvalidUrl {
+        repo: String,
+        #[source]
+        source: GitError,
+    },
+    #[error("cannot reach the repository {repo}: {source}")]
+    NoAnswer {
+        repo: String,
+        #[source]
+        source: GitError,
+    },
+    #[error("cannot list the refs of {repo}: {source}")]
+    NoRefs {
+        repo: String,
+        #[source]
+        source: GitError,
+    },
+    #[error("the repository {repo} has no HEAD (is it empty?)")]
+    EmptyRemote { repo: String },
+}
+
+/// libgit2's error: its code and class, and its message scrubbed of the source's credentials
+/// (the raw error is not kept: its text may hold them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct GitError {
+    pub code: git2::ErrorCode,
+    pub class: git2::ErrorClass,
+    message: String,
+}
+
+impl GitError {
+    fn scrubbed(e: &git2::Error, repo: &RepoSource) -> Self {
+        GitError {
+            code: e.code(),
+            class: e.class(),
+            message: repo.scrub(e.message()),
+        }
+    }
 }
 
 /// Branch and tag names, for "the refs that exist" (at most 20, then "and N more").
@@ -113,28 +195,22 @@ fn remote_branches(names: &[String], spec: &str, path: &std::path::Path) -> Stri
     s
 }
 
-/// [`resolve_commit`] with the kind of failure: an unknown ref is bad input.
+/// The full commit hash to audit. Texts quote the source redacted (libgit2's own messages
+/// scrubbed of its credentials); an unknown ref is bad input.
 pub fn resolve(repo: &RepoSource, git_ref: Option<&str>) -> Result<String, ResolveError> {
-    resolve_raw(repo.expose(), repo.shown(), git_ref).map_err(|e| match e {
-        ResolveError::UnknownRef(m) => ResolveError::UnknownRef(repo.scrub(&m)),
-        ResolveError::Unreachable(m) => ResolveError::Unreachable(repo.scrub(&m)),
-    })
-}
-
-/// `raw` is given to libgit2 only; messages name `source` (redacted).
-fn resolve_raw(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String, ResolveError> {
+    let raw = repo.expose();
+    let shown = || repo.shown().to_string();
+    let git = |e: &git2::Error| GitError::scrubbed(e, repo);
     match local_path(raw) {
         Some(path) => {
-            let repo = git2::Repository::open(&path).map_err(|e| {
-                ResolveError::Unreachable(format!(
-                    "cannot open the repository {}: {}; check that the path is a Git repository",
-                    path.display(),
-                    e.message()
-                ))
-            })?;
+            let opened = git2::Repository::open(&path).map_err(|e| Unreachable::CannotOpen {
+                path: repo.scrub(&path.display().to_string()),
+                source: git(&e),
+            });
+            let local = opened.map_err(ResolveError::Unreachable)?;
             let spec = git_ref.unwrap_or("HEAD");
             let known = || {
-                let names = repo
+                let names = local
                     .references()
                     .map(|refs| {
                         refs.flatten()
@@ -142,34 +218,35 @@ fn resolve_raw(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String,
                             .collect::<Vec<_>>()
                     })
                     .unwrap_or_default();
-                let local = names
+                let heads_and_tags = names
                     .iter()
                     .filter(|n| n.starts_with("refs/heads/") || n.starts_with("refs/tags/"))
                     .cloned();
-                let mut s = ref_list(local);
+                let mut s = ref_list(heads_and_tags);
                 s.push_str(&remote_branches(&names, spec, &path));
-                s
+                repo.scrub(&s)
             };
-            let obj = repo.revparse_single(spec).map_err(|e| {
-                let msg = format!(
-                    "ref {spec:?} not found in {}: {}; {}. Give one of them, or a commit hash",
-                    path.display(),
-                    e.message(),
-                    known()
-                );
+            let shown_path = || repo.scrub(&path.display().to_string());
+            let obj = local.revparse_single(spec).map_err(|e| {
+                let missing = RefNotFound {
+                    spec: repo.scrub(spec),
+                    repo: shown_path(),
+                    refs: known(),
+                    source: git(&e),
+                };
                 if git_ref.is_some() {
-                    ResolveError::UnknownRef(msg)
+                    ResolveError::UnknownRef(UnknownRef::NotFound(missing))
                 } else {
-                    ResolveError::Unreachable(msg)
+                    ResolveError::Unreachable(Unreachable::NoHead(missing))
                 }
             })?;
             let commit = obj.peel_to_commit().map_err(|e| {
-                ResolveError::UnknownRef(format!(
-                    "ref {spec:?} of {} is not a commit: {}; {}",
-                    path.display(),
-                    e.message(),
-                    known()
-                ))
+                ResolveError::UnknownRef(UnknownRef::NotACommit {
+                    spec: repo.scrub(spec),
+                    repo: shown_path(),
+                    refs: known(),
+                    source: git(&e),
+                })
             })?;
             Ok(commit.id().to_string())
         }
@@ -177,69 +254,57 @@ fn resolve_raw(raw: &str, source: &str, git_ref: Option<&str>) -> Result<String,
             if let Some(r) = git_ref.filter(|r| is_full_hash(r)) {
                 return Ok(r.to_ascii_lowercase());
             }
-            let mut remote = git2::Remote::create_detached(raw).map_err(|e| {
-                ResolveError::Unreachable(format!(
-                    "invalid repository URL {source}: {}",
-                    e.message()
-                ))
-            })?;
-            remote.connect(git2::Direction::Fetch).map_err(|e| {
-                ResolveError::Unreachable(format!(
-                    "cannot reach the repository {source}: {}",
-                    e.message()
-                ))
-            })?;
-            let heads: Vec<(String, String)> = remote
-                .list()
-                .map_err(|e| {
-                    ResolveError::Unreachable(format!(
-                        "cannot list the refs of {source}: {}",
-                        e.message()
-                    ))
-                })?
-                .iter()
-                .map(|h| (h.name().to_string(), h.oid().to_string()))
-                .collect();
+            let heads = list_remote(repo).map_err(ResolveError::Unreachable)?;
             pick_ref(&heads, git_ref).ok_or_else(|| match git_ref {
-                None => ResolveError::Unreachable(format!(
-                    "the repository {source} has no HEAD (is it empty?)"
-                )),
-                Some(r) => ResolveError::UnknownRef(format!(
-                    "ref {r:?} is not a branch or tag of {source}; {}. A commit must be given as its full 40-character hash",
-                    ref_list(heads.iter().map(|(n, _)| n.clone()))
-                )),
+                None => ResolveError::Unreachable(Unreachable::EmptyRemote { repo: shown() }),
+                Some(r) => ResolveError::UnknownRef(UnknownRef::NotAdvertised {
+                    git_ref: repo.scrub(r),
+                    repo: shown(),
+                    refs: repo.scrub(&ref_list(heads.iter().map(|(n, _)| n.clone()))),
+                }),
             })
         }
     }
 }
 
+/// The refs a remote advertises (`ls-remote`): name and commit.
+fn list_remote(repo: &RepoSource) -> Result<Vec<(String, String)>, Unreachable> {
+    let shown = || repo.shown().to_string();
+    let mut remote =
+        git2::Remote::create_detached(repo.expose()).map_err(|e| Unreachable::InvalidUrl {
+            repo: shown(),
+            source: GitError::scrubbed(&e, repo),
+        })?;
+    remote
+        .connect(git2::Direction::Fetch)
+        .map_err(|e| Unreachable::NoAnswer {
+            repo: shown(),
+            source: GitError::scrubbed(&e, repo),
+        })?;
+    let heads = remote.list().map_err(|e| Unreachable::NoRefs {
+        repo: shown(),
+        source: GitError::scrubbed(&e, repo),
+    })?;
+    Ok(heads
+        .iter()
+        .map(|h| (h.name().to_string(), h.oid().to_string()))
+        .collect())
+}
+
 /// Whether the repository can be read at all: a local one opened, a remote one answering
-/// `ls-remote`. `Err` says why not (the source redacted). An empty repository can be read (it
-/// is the student's, and is judged as such).
-pub fn reach(repo: &RepoSource) -> Result<(), String> {
-    let raw = repo.expose();
-    let shown = repo.shown();
-    let r = match local_path(raw) {
-        Some(path) => git2::Repository::open(&path).map(drop).map_err(|e| {
-            format!(
-                "cannot open the repository {}: {}; check that the path is a Git repository",
-                path.display(),
-                e.message()
-            )
-        }),
-        None => git2::Remote::create_detached(raw)
-            .map_err(|e| format!("invalid repository URL {shown}: {}", e.message()))
-            .and_then(|mut remote| {
-                remote
-                    .connect(git2::Direction::Fetch)
-                    .map_err(|e| format!("cannot reach the repository {shown}: {}", e.message()))?;
-                remote
-                    .list()
-                    .map(drop)
-                    .map_err(|e| format!("cannot list the refs of {shown}: {}", e.message()))
-            }),
-    };
-    r.map_err(|m| repo.scrub(&m))
+/// `ls-remote`. An empty repository can be read (it is the student's, and is judged as such).
+pub fn reach(repo: &RepoSource) -> Result<(), Unreachable> {
+    match local_path(repo.expose()) {
+        Some(path) => {
+            git2::Repository::open(&path)
+                .map(drop)
+                .map_err(|e| Unreachable::CannotOpen {
+                    path: repo.scrub(&path.display().to_string()),
+                    source: GitError::scrubbed(&e, repo),
+                })
+        }
+        None => list_remote(repo).map(drop),
+    }
 }
 
 /// Picks the commit of `git_ref` (default HEAD) among advertised refs; a peeled tag
@@ -290,7 +355,11 @@ mod tests {
         assert_eq!(local_path("/a/b"), Some(PathBuf::from("/a/b")));
         assert_eq!(local_path("https://h/o/r.git"), None);
         assert_eq!(local_path("git@h:o/r.git"), None);
-        let e = resolve_commit(&"/definitely/not/here".into(), None).unwrap_err();
-        assert!(e.contains("cannot open the repository"), "{e}");
+        let e = resolve(&"/definitely/not/here".into(), None).unwrap_err();
+        assert!(
+            matches!(e, ResolveError::Unreachable(Unreachable::CannotOpen { .. })),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("cannot open the repository"), "{e}");
     }
 }

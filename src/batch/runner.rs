@@ -21,7 +21,7 @@ use super::cache::{CacheShared, CachedJudges};
 use super::manifest::Submission;
 use super::outputs;
 use super::progress::{Display, Stats};
-use super::resolve::resolve_commit;
+use super::resolve::{self, ResolveError};
 use super::store::BatchStore;
 use super::store::{Begin, JobKey, JobStatus};
 use super::stored::{from_stored, to_stored};
@@ -92,7 +92,18 @@ struct Ctx {
     display: Rc<Display>,
     interrupt: Rc<Interrupt>,
     /// Commits resolved in an earlier pass, by submission id (a held submission is asked again).
-    commits: RefCell<HashMap<String, Result<String, String>>>,
+    commits: RefCell<HashMap<String, Result<String, NoCommit>>>,
+}
+
+/// Why a submission's commit is not known: its job fails with this reason.
+#[derive(Debug, Clone, thiserror::Error)]
+enum NoCommit {
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error("resolving the commit crashed: {0}")]
+    Crashed(#[source] Arc<tokio::task::JoinError>),
+    #[error("the repository did not answer within {}s", .0.as_secs())]
+    TimedOut(Duration),
 }
 
 /// Grades the submissions; the result is aligned with `subs`. Must run inside an actix System.
@@ -294,16 +305,13 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             let git_ref = sub.git_ref.clone();
             let resolved = tokio::time::timeout(
                 cfg.resolve_timeout,
-                tokio::task::spawn_blocking(move || resolve_commit(&source, git_ref.as_deref())),
+                tokio::task::spawn_blocking(move || resolve::resolve(&source, git_ref.as_deref())),
             )
             .await;
             let commit = match resolved {
-                Ok(Ok(r)) => r,
-                Ok(Err(e)) => Err(format!("resolving the commit crashed: {e}")),
-                Err(_) => Err(format!(
-                    "the repository did not answer within {}s",
-                    cfg.resolve_timeout.as_secs()
-                )),
+                Ok(Ok(r)) => r.map_err(NoCommit::Resolve),
+                Ok(Err(e)) => Err(NoCommit::Crashed(Arc::new(e))),
+                Err(_) => Err(NoCommit::TimedOut(cfg.resolve_timeout)),
             };
             ctx.commits
                 .borrow_mut()
@@ -366,7 +374,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             );
             return fail(ctx, sub, Some(job.id), &reason);
         }
-        Err(reason) => return fail(ctx, sub, Some(job.id), &reason),
+        Err(reason) => return fail(ctx, sub, Some(job.id), &reason.to_string()),
     };
     tracing::info!(submission = %sub.id, %commit, job = job.id, generation = job.generation, "grading");
 

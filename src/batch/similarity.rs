@@ -604,19 +604,61 @@ pub struct SimilarityCommand {
     pub store: Option<String>,
 }
 
-fn bad(e: impl std::fmt::Display) -> crate::exit::CliError {
-    crate::exit::CliError::bad_input(e.to_string())
+fn bad(e: impl Into<crate::exit::BoxError>) -> crate::exit::CliError {
+    crate::exit::CliError::bad_input(e)
+}
+
+/// An input or output place of `auditor similarity` that cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum PlaceError {
+    #[error("cannot read {}: {source}", .path.display())]
+    ReadDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read {}: {source}", .path.display())]
+    OpenCsv {
+        path: PathBuf,
+        #[source]
+        source: csv::Error,
+    },
+    #[error("{}: {source}", .path.display())]
+    Csv {
+        path: PathBuf,
+        #[source]
+        source: csv::Error,
+    },
+    #[error("{}: cannot be read ({source})", .path.display())]
+    Input {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create {}: {source}", .path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// One submission per line of `grades.csv` that has a commit; the others not compared.
 fn from_grades(dir: &Path) -> Result<(Vec<Target>, Vec<NotCompared>), crate::exit::CliError> {
     let path = dir.join("grades.csv");
-    let mut reader = csv::Reader::from_path(&path)
-        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
-    let headers = reader
-        .headers()
-        .map_err(|e| bad(format!("{}: {e}", path.display())))?
-        .clone();
+    let csv_error = |source| {
+        bad(PlaceError::Csv {
+            path: path.clone(),
+            source,
+        })
+    };
+    let mut reader = csv::Reader::from_path(&path).map_err(|source| {
+        bad(PlaceError::OpenCsv {
+            path: path.clone(),
+            source,
+        })
+    })?;
+    let headers = reader.headers().map_err(csv_error)?.clone();
     let col = |name: &str| {
         headers
             .iter()
@@ -627,7 +669,7 @@ fn from_grades(dir: &Path) -> Result<(Vec<Target>, Vec<NotCompared>), crate::exi
     let mut targets = Vec::new();
     let mut not = Vec::new();
     for rec in reader.records() {
-        let rec = rec.map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        let rec = rec.map_err(csv_error)?;
         let get = |i: usize| rec.get(i).unwrap_or("").to_string();
         let (i, c) = (get(id), get(commit));
         if i.is_empty() {
@@ -654,8 +696,12 @@ fn from_grades(dir: &Path) -> Result<(Vec<Target>, Vec<NotCompared>), crate::exi
 /// One submission per subdirectory (hidden ones aside), named after it.
 fn from_working_trees(dir: &Path) -> Result<Vec<Target>, crate::exit::CliError> {
     let mut targets = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| bad(format!("cannot read {}: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir).map_err(|source| {
+        bad(PlaceError::ReadDir {
+            path: dir.to_path_buf(),
+            source,
+        })
+    })?;
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || !e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -675,8 +721,12 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
     crate::alloc::prefer_low_memory();
     args.similarity.validate().map_err(bad)?;
     let input = &args.input;
-    let meta = std::fs::metadata(input)
-        .map_err(|e| bad(format!("{}: cannot be read ({e})", input.display())))?;
+    let meta = std::fs::metadata(input).map_err(|source| {
+        bad(PlaceError::Input {
+            path: input.clone(),
+            source,
+        })
+    })?;
     let batch_dir = meta.is_dir() && input.join("grades.csv").is_file();
     let out = match (&args.out, batch_dir) {
         (Some(o), _) => o.clone(),
@@ -688,8 +738,12 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
             )));
         }
     };
-    std::fs::create_dir_all(&out)
-        .map_err(|e| bad(format!("cannot create {}: {e}", out.display())))?;
+    std::fs::create_dir_all(&out).map_err(|source| {
+        bad(PlaceError::Create {
+            path: out.clone(),
+            source,
+        })
+    })?;
     let title = input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -709,9 +763,9 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
             );
         }
         let subs: Vec<super::manifest::Submission> = manifest.submissions().cloned().collect();
-        let resolved: Vec<Result<String, String>> = subs
+        let resolved: Vec<Result<String, super::resolve::ResolveError>> = subs
             .par_iter()
-            .map(|s| super::resolve::resolve_commit(&s.repo, s.git_ref.as_deref()))
+            .map(|s| super::resolve::resolve(&s.repo, s.git_ref.as_deref()))
             .collect();
         let mut targets = Vec::new();
         for (s, r) in subs.into_iter().zip(resolved) {

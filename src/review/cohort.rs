@@ -2,9 +2,9 @@
 //! review history folded in, the final scores (an override where there is one, the auditor's
 //! score otherwise) and the filters of the cohort page.
 
-use super::ReviewError;
 use super::ledger::{self, Entry, EntryError, NewEntry, Override, ReviewState};
 use super::store::{JobFilter, JobRow, ReviewStore};
+use super::{ManifestProblem, ReviewError};
 use crate::batch::meta::BatchMeta;
 use crate::batch::outputs::GradeRow;
 use crate::batch::store::JobStatus;
@@ -292,11 +292,11 @@ pub fn judges_label(judge_config: &str) -> String {
 /// Reads the student columns (id, name, email, section) of a manifest, in manifest order.
 /// Rows without an id are skipped; the batch reports those.
 pub fn read_students(path: &Path) -> Result<Vec<(String, Student)>, ReviewError> {
-    let bad = |detail: String| ReviewError::Manifest {
+    let bad = |problem: ManifestProblem| ReviewError::Manifest {
         path: path.display().to_string(),
-        detail,
+        problem,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| bad(ManifestProblem::Unreadable(e)))?;
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
@@ -337,14 +337,14 @@ pub fn read_students(path: &Path) -> Result<Vec<(String, Student)>, ReviewError>
         .from_reader(text.as_bytes());
     let headers: Vec<String> = rd
         .headers()
-        .map_err(|e| bad(format!("the header cannot be read: {e}")))?
+        .map_err(|e| bad(ManifestProblem::Header(e)))?
         .iter()
         .map(|h| h.trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
         .collect();
     let col = |n: &str| headers.iter().position(|h| h == n);
     let (id, name, email, section) = (col("id"), col("name"), col("email"), col("section"));
     let Some(id) = id else {
-        return Err(bad("the header has no id column".into()));
+        return Err(bad(ManifestProblem::NoId));
     };
     for rec in rd.records().flatten() {
         let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).unwrap_or("").to_string();
@@ -390,7 +390,7 @@ impl Setup {
             None => Vec::new(),
         };
         let rubric = crate::rubric::Rubric::load(meta.as_ref().and_then(|m| m.rubric.as_deref()))
-            .map_err(|e| ReviewError::Rubric(e.to_string()))?;
+            .map_err(ReviewError::Rubric)?;
         let columns = rubric
             .rubric
             .dimensions

@@ -37,10 +37,14 @@ pub enum ReviewError {
     UnknownSubmission(String),
     #[error(transparent)]
     Meta(#[from] crate::batch::meta::MetaError),
-    #[error("manifest {path}: {detail}")]
-    Manifest { path: String, detail: String },
+    #[error("manifest {path}: {problem}")]
+    Manifest {
+        path: String,
+        #[source]
+        problem: ManifestProblem,
+    },
     #[error("the batch's rubric: {0}")]
-    Rubric(String),
+    Rubric(#[source] crate::rubric::RubricError),
     #[error(transparent)]
     Report(#[from] crate::report::ReportError),
     #[error("cannot build the CSV: {0}")]
@@ -51,6 +55,17 @@ pub enum ReviewError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What is wrong with the manifest the review reads its students from.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestProblem {
+    #[error("{0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("the header cannot be read: {0}")]
+    Header(#[source] csv::Error),
+    #[error("the header has no id column")]
+    NoId,
 }
 
 impl ReviewError {

@@ -31,6 +31,15 @@ pub struct Plan {
     pub concurrency: usize,
 }
 
+/// `DIR/batch.json` names judges this version does not know (`reason`: clap's own words, the
+/// only form it gives them in).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: judges {judges:?}: {reason}", crate::batch::meta::FILE_NAME)]
+struct UnknownJudges {
+    judges: String,
+    reason: String,
+}
+
 /// The batch run a regrade is: `auditor batch` over the batch's manifest (from `DIR/batch.json`)
 /// into the same directory and store, the chosen submissions forced, judged from their stored
 /// evidence unless `reaudit`. The review history is not touched.
@@ -47,15 +56,14 @@ pub fn regrade_args(batch: &BatchDir, plan: &Plan) -> Result<BatchArgs, CliError
         })?;
     let judges = match plan.judges {
         Some(j) => j,
-        None => {
-            <crate::flags::JudgesArg as ValueEnum>::from_str(&meta.judges, true).map_err(|e| {
-                CliError::bad_input(format!(
-                    "{}: judges {:?}: {e}",
-                    crate::batch::meta::FILE_NAME,
-                    meta.judges
-                ))
-            })?
-        }
+        None => <crate::flags::JudgesArg as ValueEnum>::from_str(&meta.judges, true).map_err(
+            |reason| {
+                CliError::bad_input(UnknownJudges {
+                    judges: meta.judges.clone(),
+                    reason,
+                })
+            },
+        )?,
     };
     let mut args = BatchArgs {
         manifest: Some(meta.manifest.clone()),

@@ -787,14 +787,17 @@ async fn start_regrade(
         let s = state.clone();
         blocking(move || s.reviewer.submission(&i)).await?;
     }
-    runner
-        .start(id.as_deref(), reaudit, &by)
-        .map_err(|e| match e {
-            super::regrade::StartError::Busy(_) => {
-                HttpResponse::Conflict().json(json!({"error": e.to_string()}))
-            }
-            other => internal(other),
-        })
+    runner.start(id.as_deref(), reaudit, &by).map_err(refused)
+}
+
+/// A regrade that could not start: 409 with the reason while another runs, else 500.
+fn refused(e: super::regrade::StartError) -> HttpResponse {
+    match e {
+        super::regrade::StartError::Busy(_) => {
+            HttpResponse::Conflict().json(json!({"error": e.to_string()}))
+        }
+        other => internal(other),
+    }
 }
 
 async fn regrade_form(state: web::Data<State>, form: web::Form<RegradeForm>) -> HttpResponse {
@@ -1030,14 +1033,33 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/export/{name}", web::get().to(export_csv));
 }
 
+/// Why `auditor serve` cannot start serving, in the flags' terms.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error(
+        "--bind {bind:?}: {source}; give an address and port such as 127.0.0.1:8080 (port 0: a free port)"
+    )]
+    Bind {
+        bind: String,
+        #[source]
+        source: std::net::AddrParseError,
+    },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// `auditor serve`: prints the URL (with the token) as its first stdout line, serves until
 /// Ctrl-C.
 pub fn run_serve(args: ServeArgs) -> Result<i32, CliError> {
-    let addr: std::net::SocketAddr = args.bind.parse().map_err(|e| {
-        CliError::bad_input(format!(
-            "--bind {:?}: {e}; give an address and port such as 127.0.0.1:8080 (port 0: a free port)",
-            args.bind
-        ))
+    let addr: std::net::SocketAddr = args.bind.parse().map_err(|source| {
+        CliError::bad_input(ServeError::Bind {
+            bind: args.bind.clone(),
+            source,
+        })
     })?;
     let reviewer = args.batch.open()?;
     let token = new_token();
@@ -1077,7 +1099,7 @@ pub fn run_serve(args: ServeArgs) -> Result<i32, CliError> {
             .disable_signals()
             .shutdown_timeout(5)
             .bind(addr)
-            .map_err(|e| CliError::bad_input(format!("cannot listen on {addr}: {e}")))?;
+            .map_err(|source| CliError::bad_input(ServeError::Listen { addr, source }))?;
             let bound = server.addrs();
             let Some(first) = bound.first() else {
                 return Err(CliError::internal("the server bound no address"));
