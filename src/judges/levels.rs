@@ -1068,7 +1068,7 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             j.partial
                 .iter()
                 .map(|(r, at)| format!(
-                    "; not {}: the branch at {at} sets the score without re-reading the evidence or asking a judge again",
+                    "; {} only in part: the spread's branch at {at} sets the score without re-reading the evidence or asking a judge again",
                     r.id()
                 ))
                 .collect::<String>()
