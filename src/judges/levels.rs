@@ -967,6 +967,10 @@ fn state_defect_kinds(ds: &[&Evidence]) -> String {
             "keys dropped by the schema"
         } else if d.id.contains(".defect.unknown_state_key") {
             "keys read that no node writes"
+        } else if d.id.contains(".defect.whole_state_return")
+            && matches!(d.measure, Some(Measure::FieldsResent))
+        {
+            "reducer fields re-sent"
         } else if d.id.contains(".defect.whole_state_return") {
             "the whole state returned"
         } else if d.id.contains(".defect.concurrent_write") {
