@@ -153,17 +153,37 @@ fn retry_decorator(repo: &Repo<'_>, m: usize, decorator: &str) -> bool {
         .any(|g| g.has_loop && g.has_try)
 }
 
-/// The client's request retries set in the repository (`ChatOpenAI(max_retries=3)`).
+/// Packages whose clients talk to a model (the first segment of an imported name).
+const MODEL_LIBS: &[&str] = &[
+    "openai",
+    "anthropic",
+    "groq",
+    "mistralai",
+    "google",
+    "vertexai",
+    "cohere",
+    "ollama",
+    "litellm",
+    "together",
+    "fireworks",
+    "huggingface_hub",
+];
+
+/// The client's request retries set in the repository (`ChatOpenAI(max_retries=3)`): a
+/// constructor imported from a model library (`langchain*`, `openai`, ...), whatever it is
+/// called; a class of the repository is not taken for one.
 fn transport(repo: &Repo<'_>, prefer: usize) -> Option<(Site, String)> {
     let find = |m: usize| {
         let module = &repo.modules[m];
         module.calls.iter().find_map(|c| {
             let v = c.kwargs.iter().find(|(k, _)| k == "max_retries")?;
             let callee = c.callee.as_deref()?;
-            let q = repo.qualify(m, callee);
-            let client = q.starts_with("langchain")
-                || q.starts_with("openai")
-                || q.rsplit('.').next().is_some_and(|l| l.starts_with("Chat"));
+            let head = callee.split('.').next().unwrap_or(callee);
+            // imported into the module (a name it defines or never imports is not a library's)
+            let q = module.imports.get(head)?;
+            let top = q.split('.').next().unwrap_or(q);
+            let client = (top.starts_with("langchain") || MODEL_LIBS.contains(&top))
+                && repo.find_module(top).is_none();
             client.then(|| (site(module, c.line), v.1.render()))
         })
     };
@@ -1273,6 +1293,26 @@ class Assessor:
         // always bound: nothing skipped
         let always = src.replace("self.runner = self.client\n", "self.runner = None\n");
         assert_eq!(facts(&always).calls[0].skipped, None);
+    }
+
+    #[test]
+    fn max_retries_is_read_on_a_model_librarys_client_by_its_import_not_its_name() {
+        let with = |import: &str, ctor: &str| {
+            let src = format!(
+                "{import}\ndef judge(p):\n    c = {ctor}(model='m', max_retries=4)\n    return c.with_structured_output(Opinion).invoke(p)\n"
+            );
+            facts(&src).calls[0].transport.clone()
+        };
+        let at = Some((Site::new("src/nodes/judges.py", 3), "4".into()));
+        assert_eq!(with("from langchain_groq import ChatGroq", "ChatGroq"), at);
+        assert_eq!(
+            with("from anthropic import Anthropic as Client", "Client"),
+            at
+        );
+        assert_eq!(with("import openai", "openai.OpenAI"), at);
+        // a class of the repository named like a client, or a name never imported: not one
+        assert_eq!(with("class ChatModel:\n    pass", "ChatModel"), None);
+        assert_eq!(with("", "ChatOpenAI"), None);
     }
 
     #[test]
