@@ -803,7 +803,7 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
             if s.bound {
                 "bound to the opinion schema with retry; the opinion's score/argument/cited_evidence fields are not all there"
             } else if s.skipped {
-                "bound to the opinion schema with retry, but on another path the judges' calls go to the unbound model (the schema is not enforced there)"
+                "bound to the opinion schema with retry, but on another path the judges' calls go to the unbound model (the API does not enforce the schema there)"
             } else {
                 "an opinion schema in JSON mode (not enforced by the API), with retry"
             },

@@ -957,8 +957,16 @@ impl Stated for StructuredFact {
                 };
                 if !bound.is_empty() {
                     let json = bound.iter().filter(|b| b.json_mode).count();
+                    // a binding skipped on another path first: it is what the fact is about
+                    let skipped = bound
+                        .iter()
+                        .find_map(|b| b.skipped.as_ref())
+                        .map(|s| {
+                            format!("on another path the unbound model is used instead (at {s}); ")
+                        })
+                        .unwrap_or_default();
                     format!(
-                        "{} bound to a schema: {}{}",
+                        "{skipped}{} bound to a schema: {}{}",
                         count(bound.len(), "LLM call", "LLM calls"),
                         join_and(
                             &bound
