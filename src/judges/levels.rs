@@ -1049,10 +1049,9 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         4 => 4,
         _ => 5,
     };
-    Some(
-        b.done(
-            level,
-            format!(
+    Some(b.done(
+        level,
+        format!(
                 "{n} of the 5 rules are implemented in code{}{}",
                 if n == 0 {
                     String::new()
@@ -1075,8 +1074,7 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
                     ))
                     .collect::<String>()
             ),
-        ),
-    )
+    ))
 }
 
 fn concepts(ev: &[Evidence], b: Builder) -> Level {
