@@ -164,6 +164,9 @@ struct Mechanism {
     what: &'static str,
     cues: Vec<Regex>,
     with: Vec<Regex>,
+    /// `with` must be said by the cue's own sentence ("operator.ior merges the parallel
+    /// writes"), not anywhere in its passage.
+    local: bool,
 }
 
 fn mechanism(concept: &str) -> Option<Mechanism> {
@@ -173,7 +176,7 @@ fn mechanism(concept: &str) -> Option<Mechanism> {
         .collect::<String>()
         .to_lowercase()
         .replace("isation", "ization");
-    let (what, cues, with): (&str, &[&str], &[&str]) = match key.as_str() {
+    let (what, cues, with, local): (&str, &[&str], &[&str], bool) = match key.as_str() {
         // spec: reducers (`operator.add`, `operator.ior`) so parallel agents do not overwrite
         // each other's data
         "statesynchronization" => (
@@ -186,6 +189,7 @@ fn mechanism(concept: &str) -> Option<Mechanism> {
             &[
                 r"\b(?:merg|combin|concatenat|append|accumulat|union|overwrit|parallel|concurren|simultaneous)",
             ],
+            true,
         ),
         // spec: branches from one node run concurrently; a synchronization node collects them
         "faninfanout" => (
@@ -197,6 +201,7 @@ fn mechanism(concept: &str) -> Option<Mechanism> {
                 r"\bparallel (?:branch|node|detective|judge)",
             ],
             &[r"\b(?:aggregat|barrier|join|synchroni[sz]|collect|waits?\b|converg)"],
+            true,
         ),
         // spec: opposed personas judge the same evidence; the Chief Justice resolves the conflict
         "dialecticalsynthesis" => (
@@ -204,8 +209,9 @@ fn mechanism(concept: &str) -> Option<Mechanism> {
             &[r"\bprosecutor\b"],
             &[
                 r"\bdefen[cs]e\b",
-                r"\b(?:chief\s*justice|synthes|resolv|reconcil|overrul)",
+                r"\b(?:resolv|reconcil|overrul|overrid|weigh|tie-break|adjudicat|dissent)",
             ],
+            false,
         ),
         // spec: the ability to think about thinking: the system evaluating its own evaluation
         "metacognition" => (
@@ -216,6 +222,7 @@ fn mechanism(concept: &str) -> Option<Mechanism> {
                 r"\bself-(?:evaluat|assess|reflect|correct|critiq)",
             ],
             &[],
+            true,
         ),
         _ => return None,
     };
@@ -224,6 +231,7 @@ fn mechanism(concept: &str) -> Option<Mechanism> {
         what,
         cues: cues.iter().filter_map(re).collect(),
         with: with.iter().filter_map(re).collect(),
+        local,
     })
 }
 
@@ -930,12 +938,18 @@ fn mechanism_occurrence(
     // an entry of a reference list ("Reducers and Parallel Execution. https://...") cites
     // someone else's text
     let reference = lower.contains("http://") || lower.contains("https://");
-    if s.heading || reference || !super::claims::affirmative(&lower) {
+    // "Without reducers, the writes would overwrite each other" says why, not how
+    let padded = format!(" {lower} ");
+    let supposes = [" would ", " could ", " if "]
+        .iter()
+        .any(|w| padded.contains(w));
+    if s.heading || reference || supposes || !super::claims::affirmative(&lower) {
         return None;
     }
     let occ = occurrence(sentences, i, cue, &m.cues, others);
     let c = occ.content.clone()?;
-    (c.explains() && m.with.iter().all(|w| w.is_match(&occ.quote))).then_some((occ, c))
+    let said = if m.local { &s.text } else { &occ.quote };
+    (c.explains() && m.with.iter().all(|w| w.is_match(said))).then_some((occ, c))
 }
 
 #[cfg(test)]
