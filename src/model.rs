@@ -250,6 +250,9 @@ pub enum Measure {
     /// presents it as part of the project (verified or hallucinated), not when it proposes it
     /// as future work or says it is absent.
     Path { claimed: bool },
+    /// A doubling list (on `repo.graph.defect.whole_state_return.<n>`) where no node returns
+    /// the whole state: each re-sends the current value of a reducer field.
+    FieldsResent,
 }
 
 /// A git history in figures (see `repo::history` for the rules).

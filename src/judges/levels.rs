@@ -967,6 +967,10 @@ fn state_defect_kinds(ds: &[&Evidence]) -> String {
             "keys dropped by the schema"
         } else if d.id.contains(".defect.unknown_state_key") {
             "keys read that no node writes"
+        } else if d.id.contains(".defect.whole_state_return")
+            && matches!(d.measure, Some(Measure::FieldsResent))
+        {
+            "reducer fields re-sent"
         } else if d.id.contains(".defect.whole_state_return") {
             "the whole state returned"
         } else if d.id.contains(".defect.concurrent_write") {
@@ -1064,7 +1068,7 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             j.partial
                 .iter()
                 .map(|(r, at)| format!(
-                    "; not {}: the branch at {at} sets the score without re-reading the evidence or asking a judge again",
+                    "; {} only in part: the spread's branch at {at} sets the score without re-reading the evidence or asking a judge again",
                     r.id()
                 ))
                 .collect::<String>()

@@ -1675,7 +1675,9 @@ impl JusticeRule {
                 "the Tech Lead weighs more on the architecture criterion"
             }
             JusticeRule::DissentRequirement => "a score spread above 2 writes a dissent",
-            JusticeRule::VarianceReEvaluation => "a score spread above 2 triggers a re-evaluation",
+            JusticeRule::VarianceReEvaluation => {
+                "a score spread above 2 triggers a re-evaluation of the evidence the judges cited"
+            }
         }
     }
 

@@ -48,10 +48,14 @@ pub enum Feature {
     FactSupremacy,
     /// The graph routes with conditional edges (`add_conditional_edges`, `Command`).
     ConditionalEdges,
+    /// Commands run through a shell (`os.system`, `os.popen`, `shell=True`): claimed only by a
+    /// sentence that says the project uses or calls one ("git operations use raw os.system()"),
+    /// never by one that says it looks for them.
+    RawShell,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 10] = [
+    pub const ALL: [Feature; 11] = [
         Feature::ParallelExecution,
         Feature::FanIn,
         Feature::StructuredOutput,
@@ -62,6 +66,7 @@ impl Feature {
         Feature::StructuredRetry,
         Feature::FactSupremacy,
         Feature::ConditionalEdges,
+        Feature::RawShell,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +81,7 @@ impl Feature {
             Feature::StructuredRetry => "structured_retry",
             Feature::FactSupremacy => "fact_supremacy",
             Feature::ConditionalEdges => "conditional_edges",
+            Feature::RawShell => "raw_shell",
         }
     }
 
@@ -94,6 +100,7 @@ impl Feature {
                 "a fact supremacy rule (detective evidence overrules a judge)"
             }
             Feature::ConditionalEdges => "conditional edges (routing)",
+            Feature::RawShell => "commands run through a shell (os.system, os.popen, shell=True)",
         }
     }
 
@@ -174,7 +181,24 @@ impl Feature {
                 "conditionally routed",
                 "conditional route",
             ],
+            // A claim only after a verb of use (see `uses_shell`); denied by these.
+            Feature::RawShell => &["os.system", "os.popen", "shell=true", "shell = true"],
         }
+    }
+
+    /// Whether the report's denial of the feature ("No evidence of tempfile.TemporaryDirectory()",
+    /// "no raw os.system") is checked: a feature named by a code symbol or a rule's name, whose
+    /// presence the code shows at one line. A denial of a broader feature ("the judges do not
+    /// run in parallel", "no conditional edges for API failures") is often about one part of
+    /// it and is never checked.
+    fn deniable(self) -> bool {
+        matches!(
+            self,
+            Feature::SandboxedClone
+                | Feature::FactSupremacy
+                | Feature::DeterministicSynthesis
+                | Feature::RawShell
+        )
     }
 }
 
@@ -200,10 +224,15 @@ impl ClaimStatus {
     }
 }
 
-/// A feature the report claims, where, and (after [`check`]) what the code says.
+/// A feature the report claims (or denies), where, and (after [`check`]) what the code says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureClaim {
     pub feature: Feature,
+    /// The report says the project does *not* have the feature ("No evidence of
+    /// tempfile.TemporaryDirectory() for isolation"): contradicted when the code shows it,
+    /// otherwise left unchecked (see [`Feature::deniable`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub denied: bool,
     pub page: u32,
     /// The first claiming sentence, truncated.
     pub quote: String,
@@ -447,18 +476,41 @@ const REQUEST_RETRY: &[&str] = &[
 /// Every feature the report claims, with its first claiming sentence.
 pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
     let mut out: Vec<FeatureClaim> = Vec::new();
-    // Headings and short fragments ("• Fan-In / Fan-Out" in a table of contents) name a
-    // topic; they claim nothing.
-    for s in sentences.iter().filter(|s| {
-        !s.heading
-            && s.text
-                .split_whitespace()
-                .filter(|w| w.chars().any(char::is_alphabetic))
-                .count()
-                >= MIN_WORDS
-    }) {
+    // The section a sentence is in is about another team's repository ("3.3 Peer Audit
+    // Findings (What Our Agent Discovered in Their Repo)"): its sentences claim nothing about
+    // this one.
+    let mut other_repo = false;
+    let mut in_heading = false;
+    for s in sentences {
         let lower = s.text.to_lowercase();
-        if !affirmative(&lower) {
+        // A line of code read as a heading ("Annotated[Dict[str, List[Evidence]], ...]") opens
+        // no section.
+        if s.heading && !s.text.contains(['[', ']', '{', '}', '=', '_']) {
+            let about_other = about_another_repository(&lower);
+            other_repo = if in_heading {
+                other_repo || about_other
+            } else {
+                about_other
+            };
+            in_heading = true;
+            // Headings name a topic; they claim nothing.
+            continue;
+        }
+        in_heading = false;
+        if s.heading {
+            continue;
+        }
+        // Short fragments ("• Fan-In / Fan-Out" in a table of contents) name a topic too.
+        let words = s
+            .text
+            .split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic))
+            .count();
+        if words < MIN_WORDS
+            || other_repo
+            || about_another_repository(&lower)
+            || !affirmative(&lower)
+        {
             continue;
         }
         let padded = format!(" {lower}");
@@ -469,12 +521,20 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                 Feature::StructuredRetry => {
                     claims(&padded, feature) && RETRY_SUBJECTS.iter().any(|w| lower.contains(w))
                 }
+                Feature::RawShell => uses_shell(&padded),
                 _ => claims(&padded, feature),
             };
-            if !claimed {
+            let denied = !claimed
+                && feature.deniable()
+                && !LOOKS_FOR.iter().any(|w| lower.contains(w))
+                && denies(&padded, feature);
+            if !claimed && !denied {
                 continue;
             }
-            match out.iter_mut().find(|c| c.feature == feature) {
+            match out
+                .iter_mut()
+                .find(|c| c.feature == feature && c.denied == denied)
+            {
                 Some(c) => {
                     c.mentions += 1;
                     if c.sentences.len() < MAX_SENTENCES {
@@ -492,6 +552,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                 }
                 None => out.push(FeatureClaim {
                     feature,
+                    denied,
                     page: s.page,
                     quote: crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX),
                     mentions: 1,
@@ -508,8 +569,134 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
             }
         }
     }
-    out.sort_by_key(|c| c.feature);
+    out.sort_by_key(|c| (c.feature, c.denied));
     out
+}
+
+/// Words of a sentence about another team's repository (a peer audit), lower case.
+fn about_another_repository(lower: &str) -> bool {
+    let whose = [
+        "their ",
+        "peer's ",
+        "peer’s ",
+        "other team's ",
+        "another team's ",
+    ];
+    let what = ["repo", "code", "project", "codebase"];
+    whose
+        .iter()
+        .any(|w| what.iter().any(|t| lower.contains(&format!("{w}{t}"))))
+}
+
+/// Words that make a denial one about what a check looks for ("runs AST-based verification:
+/// ... (no os.system calls)"), not about the code (lower case).
+const LOOKS_FOR: &[&str] = &[
+    "verif",
+    "check",
+    "scan",
+    "detect",
+    "flag",
+    "look for",
+    "looks for",
+    "search",
+    "grep",
+];
+
+/// Whether `padded` (lower case) says the project runs commands through a shell: a verb of use
+/// right before `os.system`, `os.popen` or `shell=True` ("git operations use raw os.system()
+/// calls"), not denied, avoided or looked for shortly before ("scans for code that uses
+/// os.system", "avoid calling os.system").
+fn uses_shell(padded: &str) -> bool {
+    use std::sync::LazyLock;
+    static USE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?:^|[^a-z])(?:uses?|used|using|calls?|called|calling|relies on|rely on|runs? through|invokes?|via)\s+(?:(?:the|a|raw|plain|direct|bare)\s+)*(?:os\.system|os\.popen|subprocess\.\w+\([^)]*shell\s*=\s*true)",
+        )
+        .expect("static regex")
+    });
+    const AWAY: &[&str] = &[
+        "avoid",
+        "instead of",
+        "rather than",
+        "replac",
+        "eliminat",
+        "remov",
+        "ban",
+        "prohibit",
+        "forbid",
+        "flag",
+        "detect",
+        "scan",
+        "search",
+        "look for",
+        "looks for",
+        "check",
+        "find ",
+        "finds ",
+        "grep",
+        "if ",
+        "whether",
+    ];
+    USE.find_iter(padded).any(|m| {
+        let mut from = m.start().saturating_sub(60);
+        while !padded.is_char_boundary(from) {
+            from -= 1;
+        }
+        let before = &padded[from..m.start()];
+        !NEGATIONS.iter().any(|n| before.contains(n))
+            && !AWAY.iter().any(|w| before.contains(w))
+            && !imperative(clause_before(padded, m.start() + 1))
+    })
+}
+
+/// Whether `padded` (lower case) denies `feature` outright: a cue right after a denial ("no
+/// evidence of", "does not use", "lacks", "no"), perhaps after an article or another quoted
+/// term it is listed with ('No evidence of "Rule of Security" or "Fact Supremacy"'), and
+/// not modifying another noun ("no temporary directory cleanup" denies a cleanup). A sentence
+/// that supposes ("if", "would", "could", "without reducers ...") denies nothing.
+fn denies(padded: &str, feature: Feature) -> bool {
+    use std::sync::LazyLock;
+    static DENIAL: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?:^|[^a-z'])(?:no evidence of|no sign of|no use of|no trace of|does not use|do not use|doesn't use|don't use|never uses?|lacks?|lack of|there (?:is|are) no|no)\s+(?:(?:a|an|the|any|raw)\s+)?(?:["'“‘][^"'”’]{1,40}["'”’]\s*(?:,|or|nor|and)\s*)?["'“‘`]?$"#,
+        )
+        .expect("static regex")
+    });
+    const MODIFIED: &[&str] = &[
+        "cleanup",
+        "clean-up",
+        "removal",
+        "deletion",
+        "leak",
+        "leaks",
+        "path",
+        "paths",
+        "name",
+        "names",
+        "reuse",
+        "permission",
+        "permissions",
+        "limit",
+        "limits",
+        "size",
+    ];
+    let supposes = [" if ", " would ", " could ", " without "]
+        .iter()
+        .any(|w| padded.contains(w));
+    !supposes
+        && feature.cues().iter().any(|cue| {
+            padded.match_indices(cue).any(|(at, _)| {
+                let before = clause_before(padded, at);
+                let after = padded[at + cue.len()..]
+                    .trim_start_matches(|c: char| "()`'\"”’".contains(c))
+                    .trim_start();
+                let next = after
+                    .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .next()
+                    .unwrap_or("");
+                DENIAL.is_match(before) && !MODIFIED.contains(&next)
+            })
+        })
 }
 
 /// Settles every claim against the code facts.
@@ -676,6 +863,142 @@ fn retry_verdict(
     )
 }
 
+/// The calls of the product code (tests aside) that run a command through a shell.
+fn shell_calls(code: &PythonFacts) -> impl Iterator<Item = &crate::repo::python::safety::Finding> {
+    code.security.findings.iter().filter(|f| {
+        matches!(
+            f.kind.as_str(),
+            "os_system" | "os_popen" | "subprocess_shell"
+        ) && !crate::repo::python::safety::is_test(&f.path)
+    })
+}
+
+/// The claim that the project runs commands through a shell, where no such call was found:
+/// contradicted when every Python file was read (and says what the clones run through),
+/// unchecked otherwise.
+fn no_shell_call(code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+    let files = code.security.files;
+    if files == 0 || !code.notes.is_empty() {
+        return (
+            ClaimStatus::Unchecked,
+            "not every Python file of the project could be read for shell calls".into(),
+            None,
+        );
+    }
+    let clones = &code.security.clone_calls;
+    let through = match clones.first() {
+        Some(c) => format!(
+            "; {} through {}{} ({}:{})",
+            if clones.len() == 1 {
+                "the clone runs".to_string()
+            } else {
+                format!("the {} clones run, the first", clones.len())
+            },
+            if c.callee.is_empty() {
+                "its call"
+            } else {
+                c.callee.as_str()
+            },
+            if c.list_args {
+                " with a list of arguments"
+            } else {
+                ""
+            },
+            c.path,
+            c.line
+        ),
+        None => String::new(),
+    };
+    (
+        ClaimStatus::Contradicted,
+        format!(
+            "none of the {} of the product code (tests aside) calls os.system or os.popen or passes shell=True{through}",
+            crate::words::count(files, "Python file", "Python files")
+        ),
+        clones.first().map(|c| format!("{}:{}", c.path, c.line)),
+    )
+}
+
+/// A denial of a feature ([`Feature::deniable`]): contradicted when the code shows the feature
+/// at a line; otherwise unchecked (the detectives' silence is no proof that the report is right).
+fn denial_verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+    let unchecked = || {
+        (
+            ClaimStatus::Unchecked,
+            "a denial is reported only when the code contradicts it".to_string(),
+            None,
+        )
+    };
+    let j = &code.justice;
+    match feature {
+        Feature::SandboxedClone => match code
+            .security
+            .clone_calls
+            .iter()
+            .find_map(|c| c.sandbox_at.as_ref().map(|at| (c, at)))
+        {
+            Some((c, at)) => (
+                ClaimStatus::Contradicted,
+                format!(
+                    "the clone ({}{}:{}) runs inside the temporary directory made at {}",
+                    if c.callee.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{} at ", c.callee)
+                    },
+                    c.path,
+                    c.line,
+                    if at.path == c.path {
+                        format!("line {}", at.line)
+                    } else {
+                        at.to_string()
+                    }
+                ),
+                Some(at.to_string()),
+            ),
+            None => unchecked(),
+        },
+        Feature::FactSupremacy => match j
+            .rules
+            .iter()
+            .find(|r| r.rule == "fact_supremacy" && r.found)
+        {
+            Some(r) => (
+                ClaimStatus::Contradicted,
+                format!("the justice code has a fact supremacy branch: {}", r.how),
+                Some(r.location.clone()),
+            ),
+            None => unchecked(),
+        },
+        Feature::DeterministicSynthesis => match j.rules.iter().find(|r| r.found) {
+            Some(r) if j.branches > 0 => (
+                ClaimStatus::Contradicted,
+                format!(
+                    "the rule '{}' is an if/elif branch of the justice code: {}",
+                    r.rule, r.how
+                ),
+                Some(r.location.clone()),
+            ),
+            _ => unchecked(),
+        },
+        Feature::RawShell => match shell_calls(code).next() {
+            Some(f) => (
+                ClaimStatus::Contradicted,
+                format!(
+                    "{} at {}:{}: {}",
+                    f.snippet.trim(),
+                    f.path,
+                    f.line,
+                    f.detail
+                ),
+                Some(format!("{}:{}", f.path, f.line)),
+            ),
+            None => unchecked(),
+        },
+        _ => unchecked(),
+    }
+}
+
 /// A claim about the graph, where the RepoInvestigator found none.
 fn no_graph_found() -> (ClaimStatus, String, Option<String>) {
     (
@@ -698,6 +1021,9 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
     use ClaimStatus::{Contradicted, Supported};
     let no_graph = code.graphs.is_empty();
     let feature = claim.feature;
+    if claim.denied {
+        return denial_verdict(feature, code);
+    }
     if feature == Feature::StateReducers
         && let Some((page, quote, text)) = reducer_swap(claim, code)
     {
@@ -912,6 +1238,20 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 }
             }
         }
+        Feature::RawShell => match shell_calls(code).next() {
+            Some(f) => (
+                Supported,
+                format!(
+                    "{} at {}:{}: {}",
+                    f.snippet.trim(),
+                    f.path,
+                    f.line,
+                    f.detail
+                ),
+                Some(format!("{}:{}", f.path, f.line)),
+            ),
+            None => no_shell_call(code),
+        },
         Feature::DeterministicSynthesis => {
             let j = &code.justice;
             match j.rules.iter().find(|r| r.found) {
@@ -1221,6 +1561,177 @@ mod tests {
             "{claims:?}"
         );
         assert_eq!(claims[2].code_location.as_deref(), Some("src/graph.py:30"));
+    }
+
+    /// The code facts of a project whose clone runs in a temporary directory through a list
+    /// of arguments, whose justice code has a fact supremacy branch, and that has no shell call.
+    fn sandboxed_project() -> PythonFacts {
+        use crate::repo::python::conflict_rules::{JusticeFacts, RuleFact};
+        use crate::repo::python::safety::{CloneCall, SecurityFacts};
+        PythonFacts {
+            security: SecurityFacts {
+                clone_calls: vec![CloneCall {
+                    path: "app/git_ops.py".into(),
+                    line: 23,
+                    snippet: String::new(),
+                    sandboxed: true,
+                    error_handled: true,
+                    auth_handled: false,
+                    function: Some("fetch".into()),
+                    list_args: true,
+                    via: None,
+                    function_snippet: String::new(),
+                    callee: "subprocess.run".into(),
+                    sandbox_at: Some(Site::new("app/git_ops.py", 18)),
+                    handled_at: None,
+                    timeout: None,
+                    depth: None,
+                    url_checks: vec![],
+                    error_tests: vec![],
+                    removed_early: None,
+                }],
+                files: 7,
+                ..SecurityFacts::default()
+            },
+            justice: JusticeFacts {
+                modules: vec!["app/verdict.py".into()],
+                location: Some("app/verdict.py:10".into()),
+                branches: 6,
+                rules: vec![RuleFact {
+                    rule: "fact_supremacy".into(),
+                    found: true,
+                    location: "app/verdict.py:31".into(),
+                    snippet: String::new(),
+                    how: "`if not ev.found` lowers the Defense score".into(),
+                    partial: None,
+                }],
+                ..JusticeFacts::default()
+            },
+            ..PythonFacts::default()
+        }
+    }
+
+    /// A report's own findings about its code ("uses raw os.system()", "No evidence of
+    /// tempfile.TemporaryDirectory()", "No evidence of ... 'Fact Supremacy'") are claims, and
+    /// the code that shows the opposite at a line contradicts them.
+    #[test]
+    fn a_report_s_findings_about_its_own_code_are_checked_against_it() {
+        let mut claims = extract(&sentences(&[
+            "Findings: Failure. Repository operations use raw os.system() calls rather than safe subprocesses.",
+            "Rationale: No evidence of tempfile.TemporaryDirectory() for isolation.",
+            "Rationale: No evidence of \"Rule of Security\" or \"Fact Supremacy\" hardcoded logic.",
+        ]));
+        assert_eq!(
+            claims
+                .iter()
+                .map(|c| (c.feature, c.denied))
+                .collect::<Vec<_>>(),
+            vec![
+                (Feature::SandboxedClone, true),
+                (Feature::FactSupremacy, true),
+                (Feature::RawShell, false)
+            ]
+        );
+        check(&mut claims, &sandboxed_project());
+        assert!(
+            claims.iter().all(|c| c.status == ClaimStatus::Contradicted),
+            "{claims:?}"
+        );
+        assert_eq!(
+            claims[0].code,
+            "the clone (subprocess.run at app/git_ops.py:23) runs inside the temporary directory made at line 18"
+        );
+        assert!(
+            claims[1].code.contains("`if not ev.found`"),
+            "{}",
+            claims[1].code
+        );
+        assert_eq!(
+            claims[1].code_location.as_deref(),
+            Some("app/verdict.py:31")
+        );
+        assert_eq!(
+            claims[2].code,
+            "none of the 7 Python files of the product code (tests aside) calls os.system or os.popen or passes shell=True; the clone runs through subprocess.run with a list of arguments (app/git_ops.py:23)"
+        );
+
+        // The code agrees with them: a shell call supports the claim; a denial the code does
+        // not contradict stays unchecked (the detectives' silence proves nothing).
+        let mut code = PythonFacts::default();
+        code.security.files = 3;
+        code.security
+            .findings
+            .push(crate::repo::python::safety::Finding {
+                kind: "os_system".into(),
+                path: "app/git_ops.py".into(),
+                line: 9,
+                snippet: "os.system(cmd)".into(),
+                detail: "os.system runs its argument through the shell".into(),
+            });
+        check(&mut claims, &code);
+        assert_eq!(
+            claims.iter().map(|c| c.status).collect::<Vec<_>>(),
+            vec![
+                ClaimStatus::Unchecked,
+                ClaimStatus::Unchecked,
+                ClaimStatus::Supported
+            ]
+        );
+        // a shell call in a test file is none of the product's; a file the parser could not
+        // read leaves the claim unchecked
+        code.security.findings[0].path = "tests/test_git.py".into();
+        check(&mut claims, &code);
+        assert_eq!(claims[2].status, ClaimStatus::Contradicted);
+        code.notes.push("app/big.py: could not be parsed".into());
+        check(&mut claims, &code);
+        assert_eq!(claims[2].status, ClaimStatus::Unchecked);
+    }
+
+    #[test]
+    fn looking_for_a_feature_supposing_it_or_another_team_s_code_is_no_claim_about_it() {
+        for text in [
+            // what a check looks for
+            "The security scanner flags code that uses os.system.",
+            "It runs AST verification on the codebase (no os.system calls, typed state).",
+            // an instruction
+            "Avoid calling os.system: pass a list of arguments to subprocess.run.",
+            // another noun denied
+            "There is no temporary directory cleanup after a failed run.",
+            // a supposition
+            "Without a tempfile sandbox, a hostile repository could write anywhere.",
+            // a broader feature, often denied in part
+            "The judges do not run in parallel.",
+        ] {
+            assert!(
+                extract(&sentences(&[text])).is_empty(),
+                "{text}: {:?}",
+                extract(&sentences(&[text]))
+            );
+        }
+        // a section about another team's repository, up to the next section
+        let mut peer = sentences(&[
+            "3.3 Peer Audit Findings (What Our Agent Discovered in",
+            "Their Repo)",
+            "No sandboxed cloning: the clone lands in the working directory.",
+            "Annotated[Dict[str, List[Evidence]], operator.ior]",
+            "Their tools use raw os.system() calls for git.",
+            "4. Our Design",
+            "Our tools use raw os.system() calls for git.",
+        ]);
+        for i in [0, 1, 3, 5] {
+            peer[i].heading = true;
+        }
+        assert_eq!(
+            extract(&peer)
+                .iter()
+                .map(|c| (c.feature, c.denied, c.quote.as_str()))
+                .collect::<Vec<_>>(),
+            vec![(
+                Feature::RawShell,
+                false,
+                "Our tools use raw os.system() calls for git."
+            )]
+        );
     }
 
     #[test]

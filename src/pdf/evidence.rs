@@ -541,29 +541,40 @@ pub fn claim_evidence(
                 .map(|l| format!(" ({l})"))
                 .unwrap_or_default();
             let supported = c.status == ClaimStatus::Supported;
+            // A denial ("No evidence of tempfile.TemporaryDirectory()") is its own claim.
+            let (id, claim, claims) = if c.denied {
+                (
+                    format!("pdf.{}.claim.no_{}", d.id, c.feature.as_str()),
+                    format!("denial of {}", c.feature.label()),
+                    "denies",
+                )
+            } else {
+                (
+                    format!("pdf.{}.claim.{}", d.id, c.feature.as_str()),
+                    format!("claim of {}", c.feature.label()),
+                    "claims",
+                )
+            };
             // A contradiction is a confirmed finding (`found`), like a hallucinated path: the
             // goal names the claim, the rationale the verdict.
             let e = Evidence::fact(
-                format!("pdf.{}.claim.{}", d.id, c.feature.as_str()),
+                id,
                 Detective::EvidenceAggregator,
                 if supported {
-                    format!(
-                        "The report's claim of {} matches the code evidence",
-                        c.feature.label()
-                    )
+                    format!("The report's {claim} matches the code evidence")
                 } else {
-                    format!("The report's claim of {}", c.feature.label())
+                    format!("The report's {claim}")
                 },
                 true,
                 format!("{src} p.{}", c.page),
                 match c.status {
                     ClaimStatus::Supported => format!(
-                        "Supported: the report claims {} and the code shows it: {}{code_at}",
+                        "Supported: the report {claims} {} and the code shows it: {}{code_at}",
                         c.feature.label(),
                         c.code
                     ),
                     _ => format!(
-                        "Contradicted: the report claims {}, but {}{code_at}",
+                        "Contradicted: the report {claims} {}, but {}{code_at}",
                         c.feature.label(),
                         c.code
                     ),
@@ -604,6 +615,7 @@ mod tests {
         let mut facts = PdfFacts::from_pages("report.pdf", &["The judges run in parallel.".into()]);
         let claim = |feature, status| FeatureClaim {
             feature,
+            denied: false,
             page: 1,
             quote: "q".into(),
             mentions: 1,
@@ -616,6 +628,11 @@ mod tests {
         facts.feature_claims = vec![
             claim(Feature::ParallelExecution, ClaimStatus::Supported),
             claim(Feature::StructuredOutput, ClaimStatus::Contradicted),
+            // the report's denial, which the code contradicts: its own claim, said as a denial
+            FeatureClaim {
+                denied: true,
+                ..claim(Feature::SandboxedClone, ClaimStatus::Contradicted)
+            },
         ];
         let v3 = rubric("official-v3.0.0.json");
         let ev = claim_evidence(&facts, &v3.dimensions);
@@ -627,8 +644,22 @@ mod tests {
             tally >= 1,
             "the contradicted claim must count as a contradiction"
         );
+        assert!(
+            tally >= 2,
+            "the contradicted denial must count as a contradiction"
+        );
         for e in all {
-            if e.id.ends_with("structured_output") {
+            if e.id.ends_with("claim.no_sandboxed_clone") {
+                assert_eq!((e.kind, e.found), (EvidenceKind::Contradiction, true));
+                assert_eq!(
+                    e.rationale,
+                    "Contradicted: the report denies cloning in a temporary sandbox, but what the code shows"
+                );
+                assert_eq!(
+                    e.goal,
+                    "The report's denial of cloning in a temporary sandbox"
+                );
+            } else if e.id.ends_with("structured_output") {
                 assert_eq!((e.kind, e.found), (EvidenceKind::Contradiction, true));
             } else {
                 assert_eq!((e.kind, e.found), (EvidenceKind::Fact, true));

@@ -591,6 +591,7 @@ pub fn facts_json(facts: &PdfFacts) -> serde_json::Value {
                 "code_location": c.code_location,
             });
             if let Some(f) = c.figure { v["figure"] = f.into(); }
+            if c.denied { v["denied"] = true.into(); }
             v
         }).collect::<Vec<_>>(),
         "concepts": facts.concepts.iter().map(|c| {

@@ -431,18 +431,31 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
         .map(|d| {
             let n = counts.entry(d.kind.as_str()).or_default();
             *n += 1;
-            let e = fact(
+            // the kind as printed: a reducer field re-sent is no whole state returned
+            let resent = d.kind == "whole_state_return" && d.fields_only;
+            let mut e = fact(
                 &format!("repo.graph.defect.{}.{n}", d.kind),
                 goal,
                 false,
                 d.location.clone(),
                 format!(
                     "run-time defect ({}): {}",
-                    d.kind.replace('_', " "),
+                    if resent {
+                        "reducer field re-sent".to_string()
+                    } else {
+                        d.kind.replace('_', " ")
+                    },
                     d.detail
                 ),
                 0.9,
             );
+            if resent {
+                e.measure = Some(crate::model::Measure::FieldsResent);
+                return e.with_fix(format!(
+                    "return only the keys the node changes from {} (a pass-through returns `{{}}`): a reducer field it returns with the value it read is added to itself",
+                    on_nodes("the node", &d.nodes)
+                ));
+            }
             match defect_fix(&d.kind, &d.nodes) {
                 Some(fix) => e.with_fix(fix),
                 None => e,
@@ -451,22 +464,25 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
         .collect()
 }
 
+/// `what` followed by the nodes named, in backquotes.
+fn on_nodes(what: &str, nodes: &[String]) -> String {
+    if nodes.is_empty() {
+        what.to_string()
+    } else {
+        format!(
+            "{what} ({})",
+            nodes
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
 /// What to change for a run-time defect of `kind` on `nodes` (the defect's location says where).
 fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
-    let on = |what: &str| {
-        if nodes.is_empty() {
-            what.to_string()
-        } else {
-            format!(
-                "{what} ({})",
-                nodes
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-    };
+    let on = |what: &str| on_nodes(what, nodes);
     Some(match kind {
         "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
         "duplicate_execution" => format!(
@@ -1455,6 +1471,47 @@ mod tests {
                 assert_eq!(Family::of(&e.id), Some(family), "{}", e.id);
             }
         }
+    }
+
+    #[test]
+    fn a_reducer_field_re_sent_is_not_called_a_whole_state_return() {
+        use crate::repo::python::graph::GraphFacts;
+        use crate::repo::python::runtime::Defect;
+        let defect = |fields_only: bool| {
+            let mut f = RepoFacts::default();
+            f.python.graphs = vec![GraphFacts {
+                defects: vec![Defect {
+                    fields_only,
+                    kind: "whole_state_return".into(),
+                    nodes: vec!["tidy".into()],
+                    location: "src/flow.py:12".into(),
+                    detail: "tidy re-sends the current value of `notes` (src/flow.py:12)".into(),
+                }],
+                ..GraphFacts::default()
+            }];
+            defects(&f, STATE_DEFECTS, "goal").remove(0)
+        };
+        let resent = defect(true);
+        assert_eq!(resent.id, "repo.graph.defect.whole_state_return.1");
+        assert!(
+            resent
+                .rationale
+                .starts_with("run-time defect (reducer field re-sent): tidy"),
+            "{}",
+            resent.rationale
+        );
+        assert_eq!(resent.measure, Some(crate::model::Measure::FieldsResent));
+        let fix = resent.fix.clone().unwrap_or_default();
+        assert!(!fix.contains("whole state"), "{fix}");
+        let whole = defect(false);
+        assert!(
+            whole
+                .rationale
+                .starts_with("run-time defect (whole state return): tidy"),
+            "{}",
+            whole.rationale
+        );
+        assert_eq!(whole.measure, None);
     }
 
     // ---- renaming what the student named changes no fact and no score

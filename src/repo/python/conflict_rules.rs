@@ -425,16 +425,38 @@ fn statements(body: &str) -> Vec<String> {
 }
 
 /// A statement that sets a number from scores: an assignment or a return of arithmetic, a
-/// number, `min`/`max`/`round`/`median`/... or a judge's `.score`, holding no text.
+/// number, `min`/`max`/`round`/`median`/... or a judge's `.score`, holding no text (a returned
+/// tuple is read by its first element: `return min(3, t.score), "capped"`).
 fn sets_number(statement: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
-    sets_score(statement)
-        && !statement.contains(['"', '\''])
+    if !sets_score(statement) {
+        return false;
+    }
+    let t = statement.trim_start();
+    let value = match t.strip_prefix("return") {
+        Some(rest) => {
+            let mut depth = 0i32;
+            let end = rest
+                .char_indices()
+                .find(|(_, c)| {
+                    match c {
+                        '(' | '[' | '{' => depth += 1,
+                        ')' | ']' | '}' => depth -= 1,
+                        _ => {}
+                    }
+                    *c == ',' && depth == 0
+                })
+                .map_or(rest.len(), |(i, _)| i);
+            &rest[..end]
+        }
+        None => t.split_once('=').map_or(t, |(_, rhs)| rhs),
+    };
+    !value.contains(['"', '\''])
         && re(
             r"(^|[^\w])(\d|min\(|max\(|round\(|median\(|mean\(|sum\(|int\(|float\()|\.score\b|\w\s*[*/]\s*\w",
             &R,
         )
-        .is_match(statement.split_once('=').map_or(statement, |(_, rhs)| rhs))
+        .is_match(value)
 }
 
 /// The block only computes numbers and writes text: no loop, no `try`/`with`, and no call
@@ -750,6 +772,165 @@ fn tech_lead_weighted(
     None
 }
 
+/// The entries of a rule table read as branches: a list of `(condition, action)` pairs that a
+/// function walks with `for c, a in table: if c(...): return a(...)` (first match wins). Each
+/// entry is one `if`: its condition the condition's code (a lambda's expression, or a call of
+/// the function it names, which [`expanded`] reads), its block the action's code (a lambda's
+/// expression with the bodies of the repository's functions it calls, or the body of the
+/// function it names); `text` is the entry as written.
+fn rule_tables(modules: &[ModuleInfo], m: &ModuleInfo) -> Vec<IfInfo> {
+    static FOR: OnceLock<Regex> = OnceLock::new();
+    let mut out = Vec::new();
+    for (fi, func) in m.functions.iter().enumerate() {
+        let body = m.snippet(func.line, func.end_line, 400);
+        for c in re(
+            r"(?m)^\s*for\s+([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s+in\s+([A-Za-z_]\w*)\s*:",
+            &FOR,
+        )
+        .captures_iter(&body)
+        {
+            let (cond, action, table) = (&c[1], &c[2], &c[3]);
+            // the loop tests the condition and applies the action
+            let after = &body[c.get(0).map_or(0, |x| x.end())..];
+            let calls_both =
+                after.contains(&format!("if {cond}(")) && after.contains(&format!("{action}("));
+            if !calls_both {
+                continue;
+            }
+            let assigned = Regex::new(&format!(
+                r"(?m)^\s*{}\s*(:[^=\n]*)?=\s*\[",
+                regex::escape(table)
+            ));
+            let Some(start) = assigned
+                .ok()
+                .and_then(|r| r.find(&body).map(|x| x.end() - 1))
+            else {
+                continue;
+            };
+            for (offset, pair) in pairs(&body[start..]) {
+                let [c_text, a_text] = pair;
+                let line = func.line + body[..start + offset].matches('\n').count();
+                let lambda = |t: &str| {
+                    t.trim()
+                        .strip_prefix("lambda")
+                        .and_then(|r| r.split_once(':'))
+                        .map(|(_, e)| e.trim().to_string())
+                };
+                let condition =
+                    lambda(&c_text).unwrap_or_else(|| format!("{}(...)", c_text.trim()));
+                let named_body = |name: &str| {
+                    std::iter::once(m).chain(modules.iter()).find_map(|mm| {
+                        mm.functions
+                            .iter()
+                            .find(|g| g.name == name)
+                            .map(|g| mm.snippet(g.line + 1, g.end_line, 60))
+                    })
+                };
+                let block = match lambda(&a_text) {
+                    Some(e) => {
+                        let mut b = format!("return {e}");
+                        for name in called(&e) {
+                            if let Some(t) = named_body(name) {
+                                b.push('\n');
+                                b.push_str(&t);
+                            }
+                        }
+                        b
+                    }
+                    None => named_body(a_text.trim()).unwrap_or_default(),
+                };
+                out.push(IfInfo {
+                    line,
+                    func: Some(fi),
+                    condition,
+                    text: format!("({}, {})", c_text.trim(), a_text.trim())
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    body: block,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The two-element tuples of a list literal (`text` starts at its `[`), with their offset in
+/// `text`.
+fn pairs(text: &str) -> Vec<(usize, [String; 2])> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = None;
+    let mut parts: Vec<String> = Vec::new();
+    let mut part = String::new();
+    let mut quote: Option<char> = None;
+    for (i, ch) in text.char_indices() {
+        if let Some(q) = quote {
+            if ch == q {
+                quote = None;
+            }
+            if depth >= 2 {
+                part.push(ch);
+            }
+            continue;
+        }
+        match ch {
+            '"' | '\'' => {
+                quote = Some(ch);
+                if depth >= 2 {
+                    part.push(ch);
+                }
+            }
+            '[' | '(' | '{' => {
+                depth += 1;
+                if depth == 2 && ch == '(' {
+                    start = Some(i);
+                    parts.clear();
+                    part.clear();
+                } else if depth > 2 {
+                    part.push(ch);
+                }
+            }
+            ']' | ')' | '}' => {
+                if depth == 2 && ch == ')' {
+                    if let Some(s) = start.take() {
+                        parts.push(std::mem::take(&mut part));
+                        // a lambda's parameters hold commas: its pieces joined up to its `:`
+                        let mut items: Vec<String> = Vec::new();
+                        let mut open_lambda = false;
+                        for p in parts.drain(..) {
+                            match items.last_mut() {
+                                Some(last) if open_lambda => {
+                                    last.push(',');
+                                    last.push_str(&p);
+                                }
+                                _ => items.push(p.clone()),
+                            }
+                            let last = items.last().map_or("", |l| l.as_str());
+                            open_lambda =
+                                last.trim_start().starts_with("lambda") && !last.contains(':');
+                        }
+                        items.retain(|i| !i.trim().is_empty());
+                        if let [a, b] = &items[..] {
+                            out.push((s, [a.clone(), b.clone()]));
+                        }
+                    }
+                } else if depth > 2 {
+                    part.push(ch);
+                }
+                depth -= 1;
+                if depth <= 0 {
+                    break;
+                }
+            }
+            ',' if depth == 2 => parts.push(std::mem::take(&mut part)),
+            _ if depth >= 2 => part.push(ch),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The functions of the Chief Justice: those its node runs (`synthesis`), those of the justice
 /// code that hold a rule branch and the Chief Justice's own function (`located`: where the
 /// Chief Justice was found, path and line); then, transitively (four calls deep), the
@@ -901,7 +1082,7 @@ pub fn analyse(
     let by_module: Vec<(&ModuleInfo, Vec<RuleAt>)> = product
         .iter()
         .map(|m| {
-            let rules = m
+            let mut rules: Vec<RuleAt> = m
                 .ifs
                 .iter()
                 .flat_map(|f| {
@@ -910,6 +1091,23 @@ pub fn analyse(
                         .map(move |(r, how, partial)| (r, f.line, how, partial))
                 })
                 .collect();
+            for entry in rule_tables(modules, m) {
+                let shown = format!(
+                    "`if {}`",
+                    super::syntax::truncate(entry.condition.trim(), 70)
+                );
+                for (r, how, partial) in rule_of(modules, m, &entry) {
+                    let how = how.replacen(
+                        &shown,
+                        &format!(
+                            "the rule table's entry `{}`",
+                            super::syntax::truncate(&entry.text, 70)
+                        ),
+                        1,
+                    );
+                    rules.push((r, entry.line, how, partial));
+                }
+            }
             (*m, rules)
         })
         .collect();
@@ -1590,6 +1788,31 @@ def chief_justice(defense, evidences, criterion, score):
         assert_eq!(
             r.how,
             "`if any('shell' in f for f in findings)`: `return min(s, 3)`"
+        );
+    }
+
+    #[test]
+    fn a_table_of_condition_and_action_pairs_is_read_as_branches() {
+        let src = "def _risky(p, d, t, c):\n    return 'injection' in p.argument.lower()\n\ndef _cap(p, d, t, c):\n    return min(3, t.score), 'capped'\n\ndef _settle(p, d, t, c):\n    return t.score, 'tech lead'\n\ndef resolve(p, d, t, c):\n    \"\"\"Apply the rules in order.\"\"\"\n    rules: list = [\n        (_risky, lambda p, d, t, c: _cap(p, d, t, c)),\n        (\n            lambda p, d, t, c: max([p.score, d.score, t.score]) - min([p.score, d.score, t.score]) > 2,\n            _settle,\n        ),\n    ]\n    for cond, act in rules:\n        if cond(p, d, t, c):\n            return act(p, d, t, c)\n    return t.score, 'default'\n";
+        let ms = vec![parse_module("src/nodes/bench.py", src.into()).unwrap()];
+        let f = super::analyse(&ms, &[], &[(0, 10)], &BTreeSet::new());
+        let r = |id: &str| f.rules.iter().find(|r| r.rule == id).unwrap().clone();
+        let sec = r("security_override");
+        assert!(sec.found, "{:?}", f.rules);
+        assert_eq!(sec.location, "src/nodes/bench.py:13");
+        assert!(
+            sec.how.starts_with(
+                "the rule table's entry `(_risky, lambda p, d, t, c: _cap(p, d, t, c))`"
+            ),
+            "{}",
+            sec.how
+        );
+        // the spread's entry only takes the Tech Lead's score: no re-evaluation
+        let var = r("variance_re_evaluation");
+        assert!(!var.found);
+        assert_eq!(
+            var.partial.map(|(at, _)| at).as_deref(),
+            Some("src/nodes/bench.py:14")
         );
     }
 

@@ -53,6 +53,11 @@ pub struct Defect {
     pub nodes: Vec<String>,
     pub location: String,
     pub detail: String,
+    /// `whole_state_return` only: no node returns the whole state; each re-sends the current
+    /// value of an appending reducer field (`return {"errors": state["errors"]}`). The kind
+    /// stays the same (the doubling is the same); the report names it apart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fields_only: bool,
 }
 
 /// Reducers whose update is appended to the current value (so re-sending the value doubles it).
@@ -490,6 +495,7 @@ fn broken_imports(repo: &Repo<'_>, graph_module: Option<usize>) -> Vec<Defect> {
             .position(|l| l.contains("import") && super::graph::mentions_word(l, name))
             .map_or(1, |i| i + 1);
         out.push(Defect {
+            fields_only: false,
             kind: "import_error".into(),
             nodes: vec![local.clone()],
             location: format!("{}:{line}", module.path),
@@ -593,6 +599,7 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
                 ));
             }
             Defect {
+                fields_only: false,
                 kind: "undeclared_state_key".into(),
                 location: ctx.effects_loc(writers[0].0, writers[0].1),
                 nodes,
@@ -725,6 +732,7 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 ));
             }
             Defect {
+                fields_only: false,
                 kind: "unknown_state_key".into(),
                 nodes,
                 location,
@@ -830,6 +838,7 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
         .collect::<Vec<_>>()
         .join("; ");
     vec![Defect {
+        fields_only: nodes.iter().all(|(_, _, keys)| keys.is_some()),
         kind: "whole_state_return".into(),
         location: ctx.effects_loc(nodes[0].0, nodes[0].1),
         detail: format!(
@@ -921,6 +930,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
                 continue;
             }
             out.push(Defect {
+                fields_only: false,
                 kind: "unbounded_loop".into(),
                 location: ctx.node_loc(&first),
                 detail: format!(
@@ -1023,6 +1033,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             ));
         }
         out.push(Defect {
+            fields_only: false,
             kind: "unbounded_loop".into(),
             location: format!("{}:{}", r.path, r.line),
             nodes: members,
@@ -1692,6 +1703,7 @@ fn simulate(
             )
         };
         out.push(Defect {
+            fields_only: false,
             kind: "unreachable_node".into(),
             location: ctx.node_loc(&n),
             nodes: vec![n],
@@ -1711,6 +1723,7 @@ fn simulate(
             "no choice its routers can make leads out of it (a router that decides on the input alone makes the same choice at every pass), so it runs until LangGraph's recursion limit (GraphRecursionError)"
         };
         out.push(Defect {
+            fields_only: false,
             kind: "unbounded_loop".into(),
             location: ctx.node_loc(&members[0]),
             detail: format!("the cycle {} never ends: {why}", members.join(" -> ")),
@@ -1750,6 +1763,7 @@ fn simulate(
             format!(" ({})", cites.join(", "))
         };
         out.push(Defect {
+            fields_only: false,
             kind: "concurrent_write".into(),
             location: ctx.node_loc(&ws[0]),
             detail: format!(
@@ -1811,6 +1825,12 @@ fn simulate(
             .and_then(|e| e.as_ref())
             .and_then(|e| e.whole_state.or_else(|| e.resends.values().next().copied()));
         out.push(Defect {
+            fields_only: ex.doubling.keys().all(|n| {
+                ctx.effects
+                    .get(n.as_str())
+                    .and_then(|e| e.as_ref())
+                    .is_some_and(|e| e.whole_state.is_none())
+            }),
             kind: "whole_state_return".into(),
             location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
             detail: format!(
@@ -1861,6 +1881,7 @@ fn simulate(
         }
         let first = node_of_reader(&readers[0]);
         out.push(Defect {
+            fields_only: false,
             kind: "unknown_state_key".into(),
             location: ctx.node_loc(first),
             detail: format!(
@@ -1920,6 +1941,7 @@ fn simulate(
             ));
         }
         out.push(Defect {
+            fields_only: false,
             kind: "duplicate_execution".into(),
             location: ctx.node_loc(n),
             nodes: vec![n.clone()],
@@ -2201,6 +2223,27 @@ mod tests {
             "{}",
             w[0].detail
         );
+        // one node returns the whole state: not a field re-sent only
+        assert!(!w[0].fields_only);
+        // without it, only a reducer field re-sent: the kind stays, the report names it apart
+        let graph = graph.replace(
+            "g.add_edge('judge', 'echo')\ng.add_edge('echo', END)",
+            "g.add_edge('judge', END)",
+        );
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), state.into()),
+                ("src/graph.py".into(), graph),
+            ],
+            &[],
+        );
+        let w: Vec<&Defect> = facts.graphs[0]
+            .defects
+            .iter()
+            .filter(|d| d.kind == "whole_state_return")
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", facts.graphs[0].defects);
+        assert!(w[0].fields_only, "{}", w[0].detail);
     }
 
     #[test]
