@@ -1049,31 +1049,34 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         4 => 4,
         _ => 5,
     };
-    Some(b.done(
-        level,
-        format!(
-            "{n} of the 5 rules are implemented in code{}{}",
-            if n == 0 {
-                String::new()
-            } else {
-                format!(
-                    " ({})",
-                    j.rules
-                        .iter()
-                        .map(|r| r.id())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-            j.partial
-                .iter()
-                .map(|(r, at)| format!(
-                    "; {} only in part: the spread's branch at {at} sets the score without re-reading the evidence or asking a judge again",
-                    r.id()
-                ))
-                .collect::<String>()
+    Some(
+        b.done(
+            level,
+            format!(
+                "{n} of the 5 rules are implemented in code{}{}",
+                if n == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        j.rules
+                            .iter()
+                            .map(|r| r.id())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+                j.partial
+                    .iter()
+                    .map(|(r, at)| format!(
+                        "; {} only in part: {} (at {at})",
+                        r.id(),
+                        r.partial_meaning()
+                    ))
+                    .collect::<String>()
+            ),
         ),
-    ))
+    )
 }
 
 fn concepts(ev: &[Evidence], b: Builder) -> Level {

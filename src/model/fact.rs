@@ -1681,6 +1681,19 @@ impl JusticeRule {
         }
     }
 
+    /// What a branch that goes only part of the way does (see `JusticeFact::Rule::partial`).
+    pub fn partial_meaning(self) -> &'static str {
+        match self {
+            JusticeRule::FactSupremacy => {
+                "a branch caps the score on a test of what the detectives gathered, without reading a finding (`found`, `confidence`)"
+            }
+            JusticeRule::VarianceReEvaluation => {
+                "the spread's branch sets the score without re-reading the evidence or asking a judge again"
+            }
+            _ => "a branch goes part of the way",
+        }
+    }
+
     /// What a branch must do to implement the rule: what the search looked for.
     pub fn searched(self) -> &'static str {
         match self {
@@ -1759,8 +1772,9 @@ pub enum JusticeFact {
         #[serde(default)]
         functions: usize,
         /// Where the rule is not found: a branch that goes part of the way (a spread above 2
-        /// that sets the score without re-reading the evidence or asking a judge again), and
-        /// what it does (its test and statement, quoted).
+        /// that sets the score without re-reading the evidence or asking a judge again; a cap
+        /// on a test of what the detectives gathered that reads no finding), and what it does
+        /// (its test and statement, quoted).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         partial: Option<(Site, String)>,
         code: Option<Site>,
@@ -1857,8 +1871,9 @@ impl Stated for JusticeFact {
             } => match (branch, partial) {
                 (Some(at), _) => format!("{} at {at}: {how}", rule.id()),
                 (None, Some((_, how))) => format!(
-                    "no branch where {}: the spread's branch sets the score without re-reading the evidence or asking a judge again ({how})",
-                    rule.meaning()
+                    "{} only in part: {} ({how})",
+                    rule.id(),
+                    rule.partial_meaning()
                 ),
                 (None, None) => format!(
                     "no branch where {}: none of the {}{} {}",
@@ -1939,10 +1954,7 @@ impl Stated for JusticeFact {
                 ..
             } => Fix {
                 at: Some(site.clone()),
-                change: format!(
-                    "this branch sets the score without re-reading the evidence: {}",
-                    rule.fix()
-                ),
+                change: format!("{}: {}", rule.partial_meaning(), rule.fix()),
             },
             JusticeFact::Rule { rule, code, .. } => at(code, rule.fix().into()),
             JusticeFact::MarkdownFile { code, .. } => at(

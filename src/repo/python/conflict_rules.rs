@@ -225,6 +225,50 @@ fn security_literal(lits: &str) -> bool {
     .is_match(lits)
 }
 
+/// The parameters of a condition's function that the condition reads, looked through to what
+/// the callers pass (`if missing: ...` in `resolve(.., missing)`, called with `missing =
+/// gap(state.get("evidences"))`): each caller's argument with its locals (two steps) and the
+/// bodies of the functions it calls.
+fn through_params(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
+    let Some(func) = f.func.and_then(|i| m.functions.get(i)) else {
+        return String::new();
+    };
+    let words = words_of(text);
+    let skip = usize::from(
+        func.params
+            .first()
+            .is_some_and(|p| p == "self" || p == "cls"),
+    );
+    let mut out = String::new();
+    for (pi, p) in func.params.iter().enumerate().skip(skip) {
+        if !words.contains(&p.as_str()) {
+            continue;
+        }
+        for cm in modules {
+            for c in cm.calls.iter().filter(|c| c.method == func.name) {
+                let arg = c
+                    .kwargs
+                    .iter()
+                    .find(|(k, _)| k == p)
+                    .map(|(_, v)| v.render())
+                    .or_else(|| c.args.get(pi - skip).map(|a| a.render()));
+                let Some(arg) = arg else { continue };
+                let probe = IfInfo {
+                    line: c.line,
+                    func: c.func,
+                    condition: arg.clone(),
+                    text: String::new(),
+                    body: String::new(),
+                };
+                let once = expand(modules, cm, &probe, &arg, true);
+                out.push(' ');
+                out.push_str(&expand(modules, cm, &probe, &once, false));
+            }
+        }
+    }
+    out
+}
+
 /// The branch caps a score: `min(`, a small constant assigned, or `if x > c: x = c`.
 fn caps(condition: &str, body: &str) -> bool {
     static C: OnceLock<Regex> = OnceLock::new();
@@ -521,7 +565,12 @@ fn quoted_score(shown: &str, body: &str) -> String {
 /// The rules a branch implements, with what it does (its test and its statement, quoted),
 /// and whether it goes only part of the way (`true`: a spread above 2 that only re-weights
 /// the scores is no re-evaluation).
-fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRule, String, bool)> {
+fn rule_of(
+    modules: &[ModuleInfo],
+    m: &ModuleInfo,
+    f: &IfInfo,
+    evidence_keys: &BTreeSet<String>,
+) -> Vec<(JusticeRule, String, bool)> {
     let cond = expanded(modules, m, f, &f.condition);
     let body = &f.body;
     let lits = literals(&cond);
@@ -548,6 +597,15 @@ fn rule_of(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo) -> Vec<(JusticeRu
             quoted_score(&shown, body),
             false,
         ));
+    } else if !security && caps(&f.condition, body) && !evidence_keys.is_empty() && {
+        let through = format!("{cond} {}", through_params(modules, m, f, &f.condition));
+        evidence_keys
+            .iter()
+            .any(|k| through.contains(&format!("\"{k}\"")) || through.contains(&format!("'{k}'")))
+    } {
+        // a cap on a test of what the detectives gathered (the evidence key read, no finding's
+        // `found` or `confidence`): fact supremacy in part
+        out.push((JusticeRule::FactSupremacy, quoted_score(&shown, body), true));
     }
     if tech_lead_on_architecture(&all_lits) && sets_score(body) {
         out.push((
@@ -1071,6 +1129,7 @@ pub fn analyse(
     texts: &[(String, String)],
     synthesis: &[Def],
     runs: &BTreeSet<Def>,
+    evidence_keys: &BTreeSet<String>,
 ) -> JusticeFacts {
     let mut facts = JusticeFacts::default();
     let product: Vec<&ModuleInfo> = modules
@@ -1086,7 +1145,7 @@ pub fn analyse(
                 .ifs
                 .iter()
                 .flat_map(|f| {
-                    rule_of(modules, m, f)
+                    rule_of(modules, m, f, evidence_keys)
                         .into_iter()
                         .map(move |(r, how, partial)| (r, f.line, how, partial))
                 })
@@ -1096,7 +1155,7 @@ pub fn analyse(
                     "`if {}`",
                     super::syntax::truncate(entry.condition.trim(), 70)
                 );
-                for (r, how, partial) in rule_of(modules, m, &entry) {
+                for (r, how, partial) in rule_of(modules, m, &entry, evidence_keys) {
                     let how = how.replacen(
                         &shown,
                         &format!(
@@ -1414,7 +1473,7 @@ mod tests {
     }
 
     fn analyse(ms: &[ModuleInfo], texts: &[(String, String)]) -> JusticeFacts {
-        super::analyse(ms, texts, &node(ms), &BTreeSet::new())
+        super::analyse(ms, texts, &node(ms), &BTreeSet::new(), &BTreeSet::new())
     }
 
     fn found(f: &JusticeFacts) -> Vec<(&str, bool)> {
@@ -1630,7 +1689,7 @@ def chief_justice(defense, evidences, criterion, score):
             .find(|f| f.name == "decide")
             .unwrap()
             .line;
-        let f = super::analyse(&ms, &[], &[(0, decide)], &BTreeSet::new());
+        let f = super::analyse(&ms, &[], &[(0, decide)], &BTreeSet::new(), &BTreeSet::new());
         assert!(f.rules.iter().all(|r| !r.found), "{:?}", f.rules);
         assert_eq!(f.location.as_deref(), Some("src/graph.py:6"));
     }
@@ -1777,7 +1836,13 @@ def chief_justice(defense, evidences, criterion, score):
             )
             .unwrap(),
         ];
-        let f = super::analyse(&ms, &[], &[(0, 3)], &BTreeSet::from([(1, 1)]));
+        let f = super::analyse(
+            &ms,
+            &[],
+            &[(0, 3)],
+            &BTreeSet::from([(1, 1)]),
+            &BTreeSet::new(),
+        );
         assert_eq!((f.branches, f.functions), (2, 2));
         let r = f
             .rules
@@ -1792,10 +1857,35 @@ def chief_justice(defense, evidences, criterion, score):
     }
 
     #[test]
+    fn a_cap_on_what_the_detectives_gathered_is_fact_supremacy_in_part() {
+        // the flag is a parameter; its caller computes it from the evidence key of the state
+        let src = "def gap(found):\n    return not found\n\nclass Bench:\n    def settle(self, state):\n        bag = state.get('clues', {})\n        short = gap(bag)\n        return self.score(state['votes'], short)\n\n    def score(self, votes, short):\n        s = sum(v.score for v in votes) / 3\n        if short:\n            s = min(s, 3)\n        return s\n";
+        let ms = vec![parse_module("src/nodes/bench.py", src.into()).unwrap()];
+        let keys = BTreeSet::from(["clues".to_string()]);
+        let f = super::analyse(&ms, &[], &[(0, 5)], &BTreeSet::from([(0, 10)]), &keys);
+        let r = f.rules.iter().find(|r| r.rule == "fact_supremacy").unwrap();
+        assert!(!r.found);
+        assert_eq!(
+            r.partial.as_ref().map(|(at, _)| at.as_str()),
+            Some("src/nodes/bench.py:12")
+        );
+        // not a key of the detectives' evidence: nothing to say
+        let f = super::analyse(
+            &ms,
+            &[],
+            &[(0, 5)],
+            &BTreeSet::from([(0, 10)]),
+            &BTreeSet::from(["votes".to_string()]),
+        );
+        let r = f.rules.iter().find(|r| r.rule == "fact_supremacy").unwrap();
+        assert_eq!(r.partial, None);
+    }
+
+    #[test]
     fn a_table_of_condition_and_action_pairs_is_read_as_branches() {
         let src = "def _risky(p, d, t, c):\n    return 'injection' in p.argument.lower()\n\ndef _cap(p, d, t, c):\n    return min(3, t.score), 'capped'\n\ndef _settle(p, d, t, c):\n    return t.score, 'tech lead'\n\ndef resolve(p, d, t, c):\n    \"\"\"Apply the rules in order.\"\"\"\n    rules: list = [\n        (_risky, lambda p, d, t, c: _cap(p, d, t, c)),\n        (\n            lambda p, d, t, c: max([p.score, d.score, t.score]) - min([p.score, d.score, t.score]) > 2,\n            _settle,\n        ),\n    ]\n    for cond, act in rules:\n        if cond(p, d, t, c):\n            return act(p, d, t, c)\n    return t.score, 'default'\n";
         let ms = vec![parse_module("src/nodes/bench.py", src.into()).unwrap()];
-        let f = super::analyse(&ms, &[], &[(0, 10)], &BTreeSet::new());
+        let f = super::analyse(&ms, &[], &[(0, 10)], &BTreeSet::new(), &BTreeSet::new());
         let r = |id: &str| f.rules.iter().find(|r| r.rule == id).unwrap().clone();
         let sec = r("security_override");
         assert!(sec.found, "{:?}", f.rules);

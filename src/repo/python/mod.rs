@@ -133,7 +133,11 @@ fn analyse_modules(
     if let Some(g) = graphs.first() {
         roles::cover(&repo, g, &synthesis, &mut structured_output);
     }
-    let justice = conflict_rules::analyse(modules, texts, &synthesis, &runs);
+    let evidence_keys = graphs
+        .first()
+        .map(|g| roles::evidence_keys(g, &state))
+        .unwrap_or_default();
+    let justice = conflict_rules::analyse(modules, texts, &synthesis, &runs, &evidence_keys);
     PythonFacts {
         files_parsed: modules.len(),
         files_with_syntax_errors: modules

@@ -223,6 +223,21 @@ fn key_role(g: &GraphFacts, state: &StateFacts, key: &str) -> Option<Role> {
     }
 }
 
+/// The state keys holding the detectives' evidence (typed with an evidence model).
+pub fn evidence_keys(g: &GraphFacts, state: &StateFacts) -> BTreeSet<String> {
+    g.state_type
+        .as_deref()
+        .and_then(|t| state.class(t))
+        .map(|c| {
+            c.fields
+                .iter()
+                .filter(|f| key_role(g, state, &f.name) == Some(Role::Detective))
+                .map(|f| f.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A function of the repository: (module index, line of its `def`).
 pub type Def = (usize, usize);
 
