@@ -52,10 +52,12 @@ pub enum Feature {
     /// sentence that says the project uses or calls one ("git operations use raw os.system()"),
     /// never by one that says it looks for them.
     RawShell,
+    /// Classes inherit from a named base class ("all judge nodes inherit from a BaseJudge").
+    Inheritance,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 11] = [
+    pub const ALL: [Feature; 12] = [
         Feature::ParallelExecution,
         Feature::FanIn,
         Feature::StructuredOutput,
@@ -67,6 +69,7 @@ impl Feature {
         Feature::FactSupremacy,
         Feature::ConditionalEdges,
         Feature::RawShell,
+        Feature::Inheritance,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -82,6 +85,7 @@ impl Feature {
             Feature::FactSupremacy => "fact_supremacy",
             Feature::ConditionalEdges => "conditional_edges",
             Feature::RawShell => "raw_shell",
+            Feature::Inheritance => "inheritance",
         }
     }
 
@@ -101,6 +105,7 @@ impl Feature {
             }
             Feature::ConditionalEdges => "conditional edges (routing)",
             Feature::RawShell => "commands run through a shell (os.system, os.popen, shell=True)",
+            Feature::Inheritance => "classes inheriting from a base class it names",
         }
     }
 
@@ -183,6 +188,8 @@ impl Feature {
             ],
             // A claim only after a verb of use (see `uses_shell`); denied by these.
             Feature::RawShell => &["os.system", "os.popen", "shell=true", "shell = true"],
+            // Decided by `inherited_bases`, on the sentence as written.
+            Feature::Inheritance => &[],
         }
     }
 
@@ -522,6 +529,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                     claims(&padded, feature) && RETRY_SUBJECTS.iter().any(|w| lower.contains(w))
                 }
                 Feature::RawShell => uses_shell(&padded),
+                Feature::Inheritance => !inherited_bases(&s.text).is_empty(),
                 _ => claims(&padded, feature),
             };
             let denied = !claimed
@@ -571,6 +579,91 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
     }
     out.sort_by_key(|c| (c.feature, c.denied));
     out
+}
+
+/// The base classes a sentence says classes inherit from, as the code would name them
+/// ("inherit from a BaseJudge", "subclasses of judges.BaseJudge" → `BaseJudge`): a name with an
+/// inner capital, not denied shortly before ("do not inherit from ...").
+fn inherited_bases(text: &str) -> Vec<String> {
+    use std::sync::LazyLock;
+    static BASE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i:\binherit(?:s|ed|ing)?\s+from|\bsubclass(?:es|ed)?(?:\s+of)?|\bderive[sd]?\s+from)\s+(?i:(?:a|an|the|one|common|shared|same|single|abstract|base)\s+)*[`'\x22]?([A-Za-z_][\w.]*)",
+        )
+        .expect("static regex")
+    });
+    let lower = text.to_lowercase();
+    let padded = format!(" {lower}");
+    let mut out: Vec<String> = Vec::new();
+    for c in BASE.captures_iter(text) {
+        let (Some(all), Some(name)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        let mut from = (all.start() + 1).saturating_sub(40);
+        while !padded.is_char_boundary(from) {
+            from -= 1;
+        }
+        let before = &padded[from..all.start() + 1];
+        if NEGATIONS.iter().any(|n| before.contains(n)) {
+            continue;
+        }
+        let name = name.as_str().trim_end_matches('.');
+        let last = name.rsplit('.').next().unwrap_or(name);
+        let inner_capital = last
+            .chars()
+            .zip(last.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        if inner_capital && !out.iter().any(|o| o == last) {
+            out.push(last.to_string());
+        }
+    }
+    out
+}
+
+/// An inheritance claim against the classes the code defines: contradicted by the first
+/// sentence naming a base that nothing in the project defines or imports (every file read),
+/// supported when a class lists the base, unchecked otherwise.
+fn inheritance_verdict(
+    claim: &mut FeatureClaim,
+    code: &PythonFacts,
+) -> (ClaimStatus, String, Option<String>) {
+    let complete = code.files_parsed > 0 && code.notes.is_empty();
+    let mut supported = None;
+    for (page, sentence) in &claim.sentences {
+        for base in inherited_bases(sentence) {
+            let sub = code.symbols.classes.iter().find(|c| {
+                c.bases
+                    .iter()
+                    .any(|b| b.rsplit('.').next().unwrap_or(b) == base)
+            });
+            if let Some(c) = sub {
+                supported.get_or_insert((
+                    ClaimStatus::Supported,
+                    format!(
+                        "class {} ({}:{}) inherits from {base}",
+                        c.name, c.path, c.line
+                    ),
+                    Some(format!("{}:{}", c.path, c.line)),
+                ));
+            } else if complete && code.symbols.binds(&base) == Some(false) {
+                claim.page = *page;
+                claim.quote = crate::repo::python::syntax::truncate(sentence.trim(), QUOTE_MAX);
+                return (
+                    ClaimStatus::Contradicted,
+                    format!(
+                        "no class, function, assignment or import in the {} of the project is named {base}",
+                        crate::words::count(code.files_parsed, "Python file", "Python files")
+                    ),
+                    None,
+                );
+            }
+        }
+    }
+    supported.unwrap_or((
+        ClaimStatus::Unchecked,
+        "the base class named is bound in the code, but no class lists it as a base".into(),
+        None,
+    ))
 }
 
 /// Words of a sentence about another team's repository (a peer audit), lower case.
@@ -1238,6 +1331,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 }
             }
         }
+        Feature::Inheritance => inheritance_verdict(claim, code),
         Feature::RawShell => match shell_calls(code).next() {
             Some(f) => (
                 Supported,
@@ -1685,6 +1779,71 @@ mod tests {
         code.notes.push("app/big.py: could not be parsed".into());
         check(&mut claims, &code);
         assert_eq!(claims[2].status, ClaimStatus::Unchecked);
+    }
+
+    /// A base class the report says classes inherit from is looked up in the classes and names
+    /// the parsed code binds: named by nothing, the claim is contradicted.
+    #[test]
+    fn an_inheritance_claim_is_checked_against_the_classes_of_the_code() {
+        let sources = |star: bool| {
+            vec![
+                (
+                    "app/base.py".to_string(),
+                    "from pydantic import BaseModel\n\nclass JudgeBase(BaseModel):\n    score: int\n"
+                        .to_string(),
+                ),
+                (
+                    "app/judges.py".to_string(),
+                    format!(
+                        "{}from app.base import JudgeBase\n\nclass Critic(JudgeBase):\n    pass\n",
+                        if star { "from app.util import *\n" } else { "" }
+                    ),
+                ),
+            ]
+        };
+        let code = crate::repo::python::analyse(sources(false), &[]);
+        let verdict = |text: &str, code: &PythonFacts| {
+            let mut c = extract(&sentences(&[text]));
+            check(&mut c, code);
+            c.into_iter()
+                .find(|c| c.feature == Feature::Inheritance)
+                .map(|c| (c.status, c.code))
+        };
+        let (status, text) = verdict(
+            "All judge nodes inherit from a BaseJudge that enforces the schema.",
+            &code,
+        )
+        .unwrap();
+        assert_eq!(status, ClaimStatus::Contradicted);
+        assert_eq!(
+            text,
+            "no class, function, assignment or import in the 2 Python files of the project is named BaseJudge"
+        );
+        assert_eq!(
+            verdict("The critics inherit from the JudgeBase class.", &code),
+            Some((
+                ClaimStatus::Supported,
+                "class Critic (app/judges.py:3) inherits from JudgeBase".to_string()
+            ))
+        );
+        assert_eq!(
+            verdict(
+                "The opinion models are subclasses of pydantic.BaseModel.",
+                &code
+            )
+            .map(|v| v.0),
+            Some(ClaimStatus::Supported)
+        );
+        // denied, or a name the code may bind without saying (a `*` import): no verdict
+        assert_eq!(
+            verdict("The judges do not inherit from a BaseJudge.", &code),
+            None
+        );
+        let star = crate::repo::python::analyse(sources(true), &[]);
+        assert_eq!(
+            verdict("All judge nodes inherit from a BaseJudge.", &star).map(|v| v.0),
+            Some(ClaimStatus::Unchecked)
+        );
     }
 
     #[test]

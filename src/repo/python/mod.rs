@@ -43,6 +43,95 @@ pub struct PythonFacts {
     pub justice: conflict_rules::JusticeFacts,
     /// Things the analysis could not do (parser failures, walk limits).
     pub notes: Vec<String>,
+    /// The classes and names the project defines and imports.
+    #[serde(default)]
+    pub symbols: Symbols,
+}
+
+/// The classes the project defines and the other names it binds, for checking what a report
+/// says about its code ("all judges inherit from a BaseJudge"). Bounded: at most
+/// [`MAX_SYMBOLS`] of each.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Symbols {
+    pub classes: Vec<ClassSymbol>,
+    /// Names bound at module or class level, functions, and imports (the local name and the
+    /// last segment of what it imports), sorted, distinct.
+    pub names: Vec<String>,
+    /// Some module imports `*`: the names it binds are not known.
+    pub star_import: bool,
+    /// More symbols than [`MAX_SYMBOLS`]: the lists are incomplete.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassSymbol {
+    pub name: String,
+    pub path: String,
+    pub line: usize,
+    /// Base classes as written (`BaseJudge`, `pydantic.BaseModel`).
+    pub bases: Vec<String>,
+}
+
+/// Most classes and most names kept in [`Symbols`].
+pub const MAX_SYMBOLS: usize = 20_000;
+
+impl Symbols {
+    fn of(modules: &[ModuleInfo]) -> Symbols {
+        let mut out = Symbols::default();
+        let mut names = std::collections::BTreeSet::new();
+        for m in modules {
+            for c in &m.classes {
+                if out.classes.len() < MAX_SYMBOLS {
+                    out.classes.push(ClassSymbol {
+                        name: c.name.clone(),
+                        path: m.path.clone(),
+                        line: c.line,
+                        bases: c.bases.clone(),
+                    });
+                } else {
+                    out.truncated = true;
+                }
+            }
+            let bound = m
+                .imports
+                .iter()
+                .flat_map(|(local, qualified)| {
+                    [
+                        local.as_str(),
+                        qualified.rsplit('.').next().unwrap_or(qualified),
+                    ]
+                })
+                .chain(
+                    m.constants
+                        .keys()
+                        .map(|k| k.rsplit('.').next().unwrap_or(k)),
+                )
+                .chain(m.functions.iter().map(|f| f.name.as_str()));
+            for n in bound {
+                if n.starts_with('*') {
+                    out.star_import = true;
+                } else if names.len() < MAX_SYMBOLS {
+                    names.insert(n.to_string());
+                } else {
+                    out.truncated = true;
+                }
+            }
+        }
+        out.names = names.into_iter().collect();
+        out
+    }
+
+    /// Whether the project binds `name` anywhere (a class, a function, an assignment, an
+    /// import), as far as the lists tell: `None` when they cannot (a `*` import, truncated).
+    pub fn binds(&self, name: &str) -> Option<bool> {
+        if self.classes.iter().any(|c| c.name == name) || self.names.iter().any(|n| n == name) {
+            Some(true)
+        } else if self.star_import || self.truncated {
+            None
+        } else {
+            Some(false)
+        }
+    }
 }
 
 /// Analyses Python sources (`(repo-relative path, text)`) plus non-Python text files that may
@@ -152,5 +241,6 @@ fn analyse_modules(
         personas,
         justice,
         notes,
+        symbols: Symbols::of(modules),
     }
 }
