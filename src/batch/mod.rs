@@ -898,7 +898,13 @@ fn similarity_step(
             }
         }
     }
-    Some((similarity::section_html(&report), report.flagged().count()))
+    match similarity::section_html(&report) {
+        Ok(section) => Some((section, report.flagged().count())),
+        Err(e) => {
+            crate::telemetry::print_for_user(tracing::Level::ERROR, &e.to_string());
+            None
+        }
+    }
 }
 
 fn write_outputs(

@@ -19,9 +19,10 @@ use crate::repo::{RepoError, RepoSource};
 use crate::similarity::compare::{Entry, NotCompared, Pair};
 use crate::similarity::{self, CohortReport, Fingerprints, Limits, Options, codec, read};
 use clap::Args;
+use handlebars::Handlebars;
 use rayon::prelude::*;
+use serde::Serialize;
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The similarity settings shared by `auditor batch` and `auditor similarity`.
@@ -115,6 +116,10 @@ pub enum SimilarityError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the similarity pages' templates: {0}")]
+    HtmlTemplate(#[source] Box<handlebars::TemplateError>),
+    #[error("cannot build the similarity pages: {0}")]
+    Html(#[source] Box<handlebars::RenderError>),
 }
 
 /// Why a submission's (or the template's) code could not be fingerprinted.
@@ -378,159 +383,193 @@ fn method_line(r: &CohortReport) -> String {
 /// What a flag is, said wherever flags are shown.
 pub const WHAT_A_FLAG_IS: &str = "A flagged pair shares code beyond the template and the code common to the cohort: a person should look at the fragments. A flag changes no score and is no verdict.";
 
-/// The section of the batch dashboard (`index.html`).
-pub fn section_html(r: &CohortReport) -> String {
-    let mut h = String::new();
-    let flagged: Vec<&Pair> = r.flagged().collect();
-    let _ = writeln!(h, "<h2 id=\"similarity\">Code similarity</h2>");
-    let _ = writeln!(
-        h,
-        "<p>{} compared, {} sharing some code; <b>{}</b> flagged for review. {} Details, with the fragments side by side: <a href=\"similarity.html\">similarity.html</a> (<a href=\"similarity.csv\">csv</a>, <a href=\"similarity.json\">json</a>).</p>",
-        crate::words::count(r.submissions.len(), "submission", "submissions"),
-        crate::words::count(r.pairs_sharing, "pair", "pairs"),
-        crate::words::count(flagged.len(), "pair", "pairs"),
-        esc(WHAT_A_FLAG_IS)
-    );
-    if !r.not_compared.is_empty() {
-        let _ = writeln!(
-            h,
-            "<p class=\"flag\">Not compared: {}.</p>",
-            r.not_compared
-                .iter()
-                .map(|n| format!("{} ({})", esc(&n.id), esc(&n.reason)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-    }
-    if flagged.is_empty() {
-        let best = r
-            .submissions
-            .iter()
-            .filter_map(|s| s.nearest.as_ref().map(|n| (s, n)))
-            .max_by(|x, y| x.1.similarity.total_cmp(&y.1.similarity));
-        let _ = writeln!(
-            h,
-            "<p>No pair reaches {}.{}</p>",
-            pct(r.method.threshold),
-            match best {
-                Some((s, n)) => format!(
-                    " The most similar pair is {} and {} at {}.",
-                    esc(&s.id),
-                    esc(&n.id),
-                    pct(n.similarity)
-                ),
-                None => String::new(),
-            }
-        );
-        return h;
-    }
-    let _ = writeln!(
-        h,
-        "<table>\n<thead><tr><th>a</th><th>b</th><th>similarity</th><th>a in b</th><th>b in a</th><th>shared tokens</th><th>longest fragment (tokens)</th></tr></thead>\n<tbody>"
-    );
-    for (i, p) in flagged.iter().enumerate() {
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"id\">{}</td><td class=\"id\">{}</td><td><a href=\"similarity.html#pair-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&p.a),
-            esc(&p.b),
-            i + 1,
-            pct(p.similarity),
-            pct(p.a_in_b),
-            pct(p.b_in_a),
-            p.shared_tokens,
-            p.longest_fragment_tokens
-        );
-    }
-    let _ = writeln!(h, "</tbody></table>");
-    h
+/// The similarity section and page: handlebars, every value escaped by [`esc`] (no
+/// triple-stash).
+const SECTION_TEMPLATE: &str = include_str!("templates/similarity_section.html.hbs");
+const PAGE_TEMPLATE: &str = include_str!("templates/similarity.html.hbs");
+
+/// What the section shows (the dashboard's, and the page's without its heading).
+#[derive(Serialize)]
+struct SectionView<'a> {
+    heading: bool,
+    compared: String,
+    sharing: String,
+    flagged: String,
+    what: &'static str,
+    not_compared: &'a [NotCompared],
+    /// The flagged pairs, numbered from 1.
+    pairs: Vec<PairView<'a>>,
+    threshold: String,
+    /// Without a flagged pair: the most similar pair, if any.
+    nearest: Option<NearestPair<'a>>,
 }
 
-fn span_html(s: &similarity::compare::Span) -> String {
-    format!(
-        "<div class=\"loc\">{}:{}-{}</div><pre>{}</pre>",
-        esc(&s.path),
-        s.line_from,
-        s.line_to,
-        esc(s.excerpt.as_deref().unwrap_or("(text not available)"))
-    )
+#[derive(Serialize)]
+struct PairView<'a> {
+    n: usize,
+    a: &'a str,
+    b: &'a str,
+    similarity: String,
+    a_in_b: String,
+    b_in_a: String,
+    shared_tokens: u64,
+    longest: u64,
+    fragments_total: usize,
+    fragments_shown: usize,
+    fragments: Vec<FragmentView<'a>>,
+}
+
+#[derive(Serialize)]
+struct FragmentView<'a> {
+    tokens: u64,
+    left: SpanView<'a>,
+    right: SpanView<'a>,
+}
+
+#[derive(Serialize)]
+struct SpanView<'a> {
+    path: &'a str,
+    from: u32,
+    to: u32,
+    excerpt: &'a str,
+}
+
+#[derive(Serialize)]
+struct NearestPair<'a> {
+    a: &'a str,
+    b: &'a str,
+    similarity: String,
+}
+
+/// What the page shows besides the section.
+#[derive(Serialize)]
+struct PageView<'a> {
+    title: &'a str,
+    method: String,
+    section: SectionView<'a>,
+    submissions: Vec<SubmissionView<'a>>,
+}
+
+#[derive(Serialize)]
+struct SubmissionView<'a> {
+    id: &'a str,
+    files: usize,
+    tokens: u64,
+    own_fingerprints: usize,
+    nearest: Option<NearestOf<'a>>,
+    /// Empty: nobody.
+    flagged_with: String,
+    notes: String,
+}
+
+#[derive(Serialize)]
+struct NearestOf<'a> {
+    id: &'a str,
+    similarity: String,
+}
+
+fn section_view(r: &CohortReport, heading: bool) -> SectionView<'_> {
+    let pairs: Vec<PairView> = r
+        .flagged()
+        .enumerate()
+        .map(|(i, p)| PairView {
+            n: i + 1,
+            a: &p.a,
+            b: &p.b,
+            similarity: pct(p.similarity),
+            a_in_b: pct(p.a_in_b),
+            b_in_a: pct(p.b_in_a),
+            shared_tokens: p.shared_tokens,
+            longest: p.longest_fragment_tokens,
+            fragments_total: p.fragments_total,
+            fragments_shown: p.fragments.len(),
+            fragments: p
+                .fragments
+                .iter()
+                .map(|f| FragmentView {
+                    tokens: f.tokens,
+                    left: span_view(&f.a),
+                    right: span_view(&f.b),
+                })
+                .collect(),
+        })
+        .collect();
+    let nearest = r
+        .submissions
+        .iter()
+        .filter_map(|s| s.nearest.as_ref().map(|n| (s, n)))
+        .max_by(|x, y| x.1.similarity.total_cmp(&y.1.similarity))
+        .map(|(s, n)| NearestPair {
+            a: &s.id,
+            b: &n.id,
+            similarity: pct(n.similarity),
+        });
+    SectionView {
+        heading,
+        compared: crate::words::count(r.submissions.len(), "submission", "submissions"),
+        sharing: crate::words::count(r.pairs_sharing, "pair", "pairs"),
+        flagged: crate::words::count(pairs.len(), "pair", "pairs"),
+        what: WHAT_A_FLAG_IS,
+        not_compared: &r.not_compared,
+        pairs,
+        threshold: pct(r.method.threshold),
+        nearest,
+    }
+}
+
+fn span_view(s: &similarity::compare::Span) -> SpanView<'_> {
+    SpanView {
+        path: &s.path,
+        from: s.line_from,
+        to: s.line_to,
+        excerpt: s.excerpt.as_deref().unwrap_or("(text not available)"),
+    }
+}
+
+fn templates() -> Result<Handlebars<'static>, SimilarityError> {
+    let mut hb = Handlebars::new();
+    hb.register_escape_fn(esc);
+    hb.register_template_string("similarity_section", SECTION_TEMPLATE)
+        .map_err(|e| SimilarityError::HtmlTemplate(Box::new(e)))?;
+    hb.register_template_string("similarity", PAGE_TEMPLATE)
+        .map_err(|e| SimilarityError::HtmlTemplate(Box::new(e)))?;
+    Ok(hb)
+}
+
+/// The section of the batch dashboard (`index.html`).
+pub fn section_html(r: &CohortReport) -> Result<String, SimilarityError> {
+    templates()?
+        .render("similarity_section", &section_view(r, true))
+        .map_err(|e| SimilarityError::Html(Box::new(e)))
 }
 
 /// `similarity.html`: the method, the flagged pairs with their fragments side by side, every
 /// submission's nearest neighbour. Self-contained; every byte of a submission is escaped text.
-pub fn page_html(r: &CohortReport, title: &str) -> String {
-    let mut h = String::new();
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Code similarity: {t}</title>\n<style>\n\
-body{{font-family:system-ui,sans-serif;margin:24px;color:#222}}\n\
-table{{border-collapse:collapse;font-size:13px}}\nth,td{{border:1px solid #ccc;padding:4px 6px}}\n\
-.side{{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin-bottom:16px}}\n\
-pre{{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px;margin:0}}\n\
-.loc{{font-family:monospace;font-size:12px;color:#555}}\n.flag{{color:#a60}}\n\
-</style></head><body>\n<h1>Code similarity: {t}</h1>\n<p>{m}</p>\n<p>{w}</p>\n",
-        t = esc(title),
-        m = esc(&method_line(r)),
-        w = esc(WHAT_A_FLAG_IS),
-    );
-    h.push_str(&section_html(r).replace("<h2 id=\"similarity\">Code similarity</h2>\n", ""));
-    for (i, p) in r.flagged().enumerate() {
-        let _ = writeln!(
-            h,
-            "<h2 id=\"pair-{}\">{} and {}: {} similar</h2>\n<p>{} of {}'s fingerprints are in {}, {} of {}'s in {}; {} tokens of each in shared fragments; the longest fragment is {} tokens ({} fragments, the {} longest shown).</p>",
-            i + 1,
-            esc(&p.a),
-            esc(&p.b),
-            pct(p.similarity),
-            pct(p.a_in_b),
-            esc(&p.a),
-            esc(&p.b),
-            pct(p.b_in_a),
-            esc(&p.b),
-            esc(&p.a),
-            p.shared_tokens,
-            p.longest_fragment_tokens,
-            p.fragments_total,
-            p.fragments.len()
-        );
-        for f in &p.fragments {
-            let _ = writeln!(
-                h,
-                "<p class=\"loc\">{} tokens</p>\n<div class=\"side\"><div><b>{}</b>{}</div><div><b>{}</b>{}</div></div>",
-                f.tokens,
-                esc(&p.a),
-                span_html(&f.a),
-                esc(&p.b),
-                span_html(&f.b)
-            );
-        }
-    }
-    let _ = writeln!(
-        h,
-        "<h2>Every submission</h2>\n<table><thead><tr><th>submission</th><th>files</th><th>tokens</th><th>own fingerprints</th><th>most similar to</th><th>flagged with</th><th>notes</th></tr></thead><tbody>"
-    );
-    for s in &r.submissions {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&s.id),
-            s.files,
-            s.tokens,
-            s.own_fingerprints,
-            s.nearest
-                .as_ref()
-                .map(|n| format!("{} ({})", esc(&n.id), pct(n.similarity)))
-                .unwrap_or_else(|| "nobody (no own code in common)".into()),
-            if s.flagged_with.is_empty() {
-                "nobody".to_string()
-            } else {
-                esc(&s.flagged_with.join(", "))
-            },
-            esc(&s.notes.join("; "))
-        );
-    }
-    let _ = writeln!(h, "</tbody></table>\n</body></html>");
-    h
+pub fn page_html(r: &CohortReport, title: &str) -> Result<String, SimilarityError> {
+    let page = PageView {
+        title,
+        method: method_line(r),
+        section: section_view(r, false),
+        submissions: r
+            .submissions
+            .iter()
+            .map(|s| SubmissionView {
+                id: &s.id,
+                files: s.files,
+                tokens: s.tokens,
+                own_fingerprints: s.own_fingerprints,
+                nearest: s.nearest.as_ref().map(|n| NearestOf {
+                    id: &n.id,
+                    similarity: pct(n.similarity),
+                }),
+                flagged_with: s.flagged_with.join(", "),
+                notes: s.notes.join("; "),
+            })
+            .collect(),
+    };
+    templates()?
+        .render("similarity", &page)
+        .map_err(|e| SimilarityError::Html(Box::new(e)))
 }
 
 /// Writes `similarity.csv`, `similarity.json` and `similarity.html` into `out`.
@@ -552,7 +591,7 @@ pub fn write(out: &Path, r: &CohortReport, title: &str) -> Result<(), Similarity
         source: std::io::Error::other(e),
     })?;
     w("similarity.json", &json)?;
-    w("similarity.html", page_html(r, title).as_bytes())?;
+    w("similarity.html", page_html(r, title)?.as_bytes())?;
     Ok(())
 }
 
@@ -814,7 +853,9 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
     )
     .map_err(|e| match e {
         SimilarityError::Template { .. } | SimilarityError::Options(_) => bad(e),
-        SimilarityError::Write { .. } => crate::exit::CliError::internal(e),
+        SimilarityError::Write { .. }
+        | SimilarityError::HtmlTemplate(_)
+        | SimilarityError::Html(_) => crate::exit::CliError::internal(e),
     })?;
     write(&out, &report, &title).map_err(crate::exit::CliError::internal)?;
     let flagged: Vec<&Pair> = report.flagged().collect();
