@@ -1162,11 +1162,11 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
     } else {
         hallucinated as f64 / (verified + hallucinated) as f64
     };
+    // the claims the checker read (a claim it did not check is in neither count)
     let what = format!(
-        "{} {}, {hallucinated} hallucinated; {} supported, {contradicted} contradicted",
+        "{} {}, {hallucinated} hallucinated; of the feature claims checked against the code, {supported} supported, {contradicted} contradicted",
         crate::words::count(verified, "cited path", "cited paths"),
         crate::words::form(verified, "exists", "exist"),
-        crate::words::count(supported, "feature claim", "feature claims"),
     );
     let level = if share > 0.5 {
         1
