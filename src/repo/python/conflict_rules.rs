@@ -340,13 +340,21 @@ fn bound_difference(text: &str) -> bool {
     re(r"\b([A-Za-z_]\w*)\s*-\s*([A-Za-z_]\w*)\b", &D)
         .captures_iter(text)
         .any(|c| {
+            // `name = f(` somewhere in the text, `name` not the tail of a longer name
             let assigned = |name: &str, f: &str| {
-                Regex::new(&format!(
-                    r"(^|[^\w.=!<>]){}\s*=\s*{}\s*\(",
-                    regex::escape(name),
-                    f
-                ))
-                .is_ok_and(|r| r.is_match(text))
+                text.match_indices(name).any(|(i, _)| {
+                    let before = text[..i].chars().next_back();
+                    let fresh =
+                        before.is_none_or(|ch| !(ch.is_alphanumeric() || "_.=!<>".contains(ch)));
+                    let rest = text[i + name.len()..].trim_start();
+                    fresh
+                        && rest.strip_prefix('=').is_some_and(|r| {
+                            !r.starts_with('=')
+                                && r.trim_start()
+                                    .strip_prefix(f)
+                                    .is_some_and(|r| r.trim_start().starts_with('('))
+                        })
+                })
             };
             assigned(&c[1], "max") && assigned(&c[2], "min")
         })
@@ -1034,7 +1042,7 @@ fn justice_call_tree<'a>(
     for _ in 0..4 {
         let mut next = Vec::new();
         for (m, f) in &frontier {
-            for c in m.calls.iter().filter(|c| in_function(m, *f, c)) {
+            for c in m.calls.iter().filter(|c| encloses(m, *f, c.func)) {
                 if c.receiver.as_deref().is_some_and(|r| r != "self") {
                     continue;
                 }
@@ -1069,11 +1077,6 @@ fn writes_file(c: &super::syntax::CallInfo) -> bool {
                 .or_else(|| c.kwargs.iter().find(|(k, _)| k == "mode").map(|(_, v)| v))
                 .and_then(|a| a.as_str())
                 .is_some_and(|mode| mode.contains('w')))
-}
-
-/// The call is made by the function (`None`: at the module's top level).
-fn in_function(m: &ModuleInfo, f: Option<usize>, c: &super::syntax::CallInfo) -> bool {
-    encloses(m, f, c.func)
 }
 
 /// Code whose innermost function is `inner` belongs to `f`: the same function or one defined
@@ -1371,7 +1374,7 @@ pub fn analyse(
         .iter()
         .any(|r| r.found && r.rule != JusticeRule::DissentRequirement.id());
     for (m, f) in tree {
-        for c in m.calls.iter().filter(|c| in_function(m, f, c)) {
+        for c in m.calls.iter().filter(|c| encloses(m, f, c.func)) {
             if !matches!(
                 c.method.as_str(),
                 "invoke" | "ainvoke" | "with_structured_output" | "predict" | "generate"
@@ -1411,7 +1414,7 @@ pub fn analyse(
                         && mm
                             .calls
                             .iter()
-                            .any(|c| writes_file(c) && in_function(mm, Some(i), c))
+                            .any(|c| writes_file(c) && encloses(mm, Some(i), c.func))
                 })
             })
         };

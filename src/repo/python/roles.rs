@@ -225,13 +225,19 @@ fn key_role(g: &GraphFacts, state: &StateFacts, key: &str) -> Option<Role> {
 
 /// The state keys holding the detectives' evidence (typed with an evidence model).
 pub fn evidence_keys(g: &GraphFacts, state: &StateFacts) -> BTreeSet<String> {
+    typed_keys(g, state, Role::Detective)
+}
+
+/// The keys of the graph's state schema whose type holds `role`'s model (opinions for the
+/// judges, evidence for the detectives).
+fn typed_keys(g: &GraphFacts, state: &StateFacts, role: Role) -> BTreeSet<String> {
     g.state_type
         .as_deref()
         .and_then(|t| state.class(t))
         .map(|c| {
             c.fields
                 .iter()
-                .filter(|f| key_role(g, state, &f.name) == Some(Role::Detective))
+                .filter(|f| key_role(g, state, &f.name) == Some(role))
                 .map(|f| f.name.clone())
                 .collect()
         })
@@ -252,18 +258,7 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
     let judge = |n: &str| g.roles.get(n) == Some(&Role::Judge);
     // the keys holding opinions: typed so, or written by a judge (a node that asks an LLM for
     // opinions or is bound to a persona)
-    let mut opinions: BTreeSet<String> = g
-        .state_type
-        .as_deref()
-        .and_then(|t| state.class(t))
-        .map(|c| {
-            c.fields
-                .iter()
-                .filter(|f| key_role(g, state, &f.name) == Some(Role::Judge))
-                .map(|f| f.name.clone())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut opinions = typed_keys(g, state, Role::Judge);
     for n in g.nodes.iter().filter(|n| judge(&n.name)) {
         if let Some(e) = node_effects(repo, n, &mut memo) {
             opinions.extend(e.writes.keys().cloned());
