@@ -256,10 +256,6 @@ fn uses_clap(code: &str) -> bool {
     !imports_after(code, "clap::").is_empty()
 }
 
-/// Circles between the files of one folder that are known and not yet broken (folder, files).
-/// The check fails on any other; remove an entry when its circle is gone.
-const KNOWN_CIRCLES: &[(&str, &[&str])] = &[("repo/python", &["graph", "runtime", "supersteps"])];
-
 /// The files of each folder below `src` (a sub-folder counts as one file of its parent; a
 /// folder's `mod.rs` is the folder itself, not one of its files), with the sibling files each
 /// one imports (`super::x`, or `crate::<folder>::x`).
@@ -372,12 +368,7 @@ fn no_circle_inside_a_folder() {
     let mut wrong = Vec::new();
     for (folder, graph) in folder_graphs(&src) {
         for circle in circles(&graph) {
-            let known = KNOWN_CIRCLES.iter().any(|(f, files)| {
-                *f == folder && circle.iter().all(|c| files.contains(&c.as_str()))
-            });
-            if !known {
-                wrong.push(format!("src/{folder}: {}", circle.join(" <-> ")));
-            }
+            wrong.push(format!("src/{folder}: {}", circle.join(" <-> ")));
         }
     }
     assert!(
