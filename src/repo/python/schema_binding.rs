@@ -525,7 +525,10 @@ fn branches_of(module: &ModuleInfo, line: usize) -> Vec<(String, bool)> {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        if let Some(c) = head.strip_prefix("if ").or_else(|| head.strip_prefix("elif ")) {
+        if let Some(c) = head
+            .strip_prefix("if ")
+            .or_else(|| head.strip_prefix("elif "))
+        {
             out.push((cond(c), false));
         } else if head.starts_with("else") {
             // the `if` this `else` closes: the nearest one above at the same indentation
@@ -1369,12 +1372,22 @@ class Assessor:
         return self.runner.invoke(p)
 ";
         let f = facts(src);
-        assert_eq!(f.calls[0].skipped, Some(Site::new("src/nodes/judges.py", 6)));
+        assert_eq!(
+            f.calls[0].skipped,
+            Some(Site::new("src/nodes/judges.py", 6))
+        );
         let at: Vec<usize> = f.calls[0].invoked.iter().map(|i| i.at.line).collect();
         assert_eq!(at, vec![13]);
         // under another test: both invocations may run the bound runnable
-        let other = src.replace("        if self.plain:\n            return", "        if p:\n            return");
-        let at: Vec<usize> = facts(&other).calls[0].invoked.iter().map(|i| i.at.line).collect();
+        let other = src.replace(
+            "        if self.plain:\n            return",
+            "        if p:\n            return",
+        );
+        let at: Vec<usize> = facts(&other).calls[0]
+            .invoked
+            .iter()
+            .map(|i| i.at.line)
+            .collect();
         assert_eq!(at, vec![12, 13]);
     }
 
