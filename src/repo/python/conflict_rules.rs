@@ -1431,7 +1431,7 @@ pub fn analyse(
                             .functions
                             .iter()
                             .enumerate()
-                            .filter(|(_, f)| f.line <= i + 1 && i + 1 <= f.end_line)
+                            .filter(|(_, f)| f.line <= i + 1 && i < f.end_line)
                             .max_by_key(|(_, f)| f.line)
                             .map(|(fi, _)| fi),
                         condition: l.to_string(),
