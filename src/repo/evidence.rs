@@ -1498,16 +1498,18 @@ mod tests {
     #[test]
     fn an_opinion_models_citations_are_found_under_the_name_it_gives_them() {
         let schema = |citations: &str| {
-            let mut f = RepoFacts::default();
-            f.python = crate::repo::python::analyse(
-                vec![(
-                    "src/state.py".into(),
-                    format!(
-                        "from typing import List\nfrom pydantic import BaseModel\n\nclass JudicialOpinion(BaseModel):\n    score: int\n    argument: str\n    {citations}\n"
-                    ),
-                )],
-                &[],
-            );
+            let f = RepoFacts {
+                python: crate::repo::python::analyse(
+                    vec![(
+                        "src/state.py".into(),
+                        format!(
+                            "from typing import List\nfrom pydantic import BaseModel\n\nclass JudicialOpinion(BaseModel):\n    score: int\n    argument: str\n    {citations}\n"
+                        ),
+                    )],
+                    &[],
+                ),
+                ..RepoFacts::default()
+            };
             family_facts(&f, Family::Structured)
                 .into_iter()
                 .find(|e| e.id.ends_with("schema_fields"))
