@@ -713,9 +713,21 @@ fn about_another_repository(lower: &str) -> bool {
         "another team's ",
     ];
     let what = ["repo", "code", "project", "codebase"];
-    whose
-        .iter()
-        .any(|w| what.iter().any(|t| lower.contains(&format!("{w}{t}"))))
+    // the peer's anything ("The peer's Judge nodes returned freeform text"), or the audit of a
+    // peer's repository ("Findings from Auditing Peer Repository")
+    let peer = [
+        "peer's ",
+        "peer’s ",
+        "peers' ",
+        "peer repo",
+        "auditing peer",
+        "auditing the peer",
+        "auditing a peer",
+    ];
+    peer.iter().any(|p| lower.contains(p))
+        || whose
+            .iter()
+            .any(|w| what.iter().any(|t| lower.contains(&format!("{w}{t}"))))
 }
 
 /// Words that make a denial one about what a check looks for ("runs AST-based verification:
@@ -1897,6 +1909,8 @@ mod tests {
             "Without a tempfile sandbox, a hostile repository could write anywhere.",
             // a broader feature, often denied in part
             "The judges do not run in parallel.",
+            // what the peer's code does
+            "Unstructured Judge Output: The peer's Judge nodes returned freeform text rather than structured Pydantic models bound with with_structured_output.",
         ] {
             assert!(
                 extract(&sentences(&[text])).is_empty(),
