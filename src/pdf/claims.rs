@@ -555,7 +555,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
         {
             continue;
         }
-        let padded = format!(" {lower}");
+        let padded = without_criterion_names(&format!(" {lower}"));
         let names = camel_names(&s.text, &padded);
         let figure = overlap_figure(&lower);
         for feature in Feature::ALL {
@@ -701,6 +701,32 @@ fn inheritance_verdict(
         "the base class named is bound in the code, but no class lists it as a base".into(),
         None,
     ))
+}
+
+/// The challenge rubric's criterion names: a sentence naming one ("Rubric Dimension:
+/// Structured Output Enforcement") names a criterion, it claims no feature.
+const CRITERION_NAMES: &[&str] = &[
+    "git forensic analysis",
+    "state management rigor",
+    "graph orchestration architecture",
+    "safe tool engineering",
+    "structured output enforcement",
+    "judicial nuance and dialectics",
+    "chief justice synthesis engine",
+    "theoretical depth",
+    "report accuracy",
+    "architectural diagram analysis",
+];
+
+/// `lower` with each criterion name blanked out (as many spaces as bytes: positions hold).
+fn without_criterion_names(lower: &str) -> String {
+    let mut out = lower.to_string();
+    for name in CRITERION_NAMES {
+        while let Some(i) = out.find(name) {
+            out.replace_range(i..i + name.len(), &" ".repeat(name.len()));
+        }
+    }
+    out
 }
 
 /// Words of a sentence about another team's repository (a peer audit), lower case.
@@ -1909,6 +1935,8 @@ mod tests {
             "Without a tempfile sandbox, a hostile repository could write anywhere.",
             // a broader feature, often denied in part
             "The judges do not run in parallel.",
+            // a criterion named
+            "Rubric Dimension: Structured Output Enforcement, Judicial Nuance and Dialectics",
             // what the peer's code does
             "Unstructured Judge Output: The peer's Judge nodes returned freeform text rather than structured Pydantic models bound with with_structured_output.",
         ] {
