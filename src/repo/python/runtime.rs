@@ -2228,6 +2228,71 @@ mod tests {
     }
 
     #[test]
+    fn a_key_of_a_dict_field_nothing_puts_into_it_is_unknown_and_its_route_dead() {
+        // the detective writes `general` at the top level (dropped), never into `evidences`:
+        // the router's read always finds the empty default, so `error_handler` never runs
+        let graph = |detective: &str, extra: &str| {
+            format!(
+                "def det(state):\n    {detective}\ndef agg(state):\n    {extra}\n    return {{}}\ndef check(state):\n    evs = state.get('evidences', {{}}).get('general', [])\n    if any(not e for e in evs):\n        return 'error_handler'\n    return 'judges'\ndef error_handler(state):\n    return {{'report': 'failed'}}\ndef judges(state):\n    return {{'opinions': ['o']}}\ng = StateGraph(AgentState)\ng.add_node('det', det)\ng.add_node('agg', agg)\ng.add_node('error_handler', error_handler)\ng.add_node('judges', judges)\ng.add_edge(START, 'det')\ng.add_edge('det', 'agg')\ng.add_conditional_edges('agg', check, {{'error_handler': 'error_handler', 'judges': 'judges'}})\ng.add_edge('error_handler', END)\ng.add_edge('judges', END)\napp = g.compile()\ndef main():\n    return app.invoke({{'repo_url': 'u', 'evidences': {{}}, 'opinions': [], 'count': 0, 'report': ''}})\n"
+            )
+        };
+        let d = defects(&graph("return {'general': ['x']}", "pass"));
+        let k = kinds(&d);
+        assert!(k.contains(&("unreachable_node", vec!["error_handler"])), "{k:?}");
+        let unknown = d
+            .iter()
+            .find(|x| x.kind == "unknown_state_key")
+            .expect("unknown key");
+        assert_eq!(unknown.nodes, vec!["agg (router check)"]);
+        assert!(
+            unknown.detail.contains("`evidences[\"general\"]`")
+                && unknown.detail.contains("agg -> error_handler"),
+            "{}",
+            unknown.detail
+        );
+        assert_eq!(unknown.location, "src/graph.py:14");
+        // a node that puts `general` into `evidences`: the route can be taken
+        let d = defects(&graph("return {'evidences': {'general': ['x']}}", "pass"));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+        // a node that may change the dict in place: not decided
+        let d = defects(&graph(
+            "return {'general': ['x']}",
+            "state['evidences'].setdefault('general', [])",
+        ));
+        assert!(
+            !d.iter()
+                .any(|x| x.kind == "unreachable_node" || x.kind == "unknown_state_key"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn the_graphs_input_is_its_invocation_whatever_the_keys_are_called() {
+        // keys with no `repo` or `pdf` in their names: still the graph's input, so `report`
+        // (declared, written by no node, not passed) is known to be missing
+        let graph = "def reader(state):\n    return {'opinions': [state['report']]}\ng = StateGraph(AgentState)\ng.add_node('reader', reader)\ng.add_edge(START, 'reader')\ng.add_edge('reader', END)\napp = g.compile()\ndef main():\n    return app.invoke({'count': 0, 'opinions': []})\n";
+        let d = defects(graph);
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["reader"])]);
+        // a tool's `.invoke` with a literal dict is not the graph's input: nothing is known
+        let tool = graph.replace("app.invoke(", "search_tool.invoke(");
+        assert_eq!(kinds(&defects(&tool)), vec![]);
+    }
+
+    #[test]
+    fn reads_through_a_wrapper_and_a_method_called_with_the_state_are_reads() {
+        let graph = "class Judge:\n    def decide(self, state):\n        src = state.get('pdf_source', 'x')\n        return {'report': src}\ndef judge_node(state):\n    result = Judge().decide(state)\n    return result\ndef safe(fn, name):\n    def wrapper(state):\n        try:\n            return fn(state)\n        except Exception as e:\n            return {'report': str(e)}\n    return wrapper\ng = StateGraph(AgentState)\ng.add_node('judge', safe(judge_node, 'Judge'))\ng.add_edge(START, 'judge')\ng.add_edge('judge', END)\napp = g.compile()\ndef main():\n    return app.invoke({'repo_url': 'u', 'pdf_source': 'p.pdf', 'opinions': []})\n";
+        let d = defects(graph);
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["judge"])], "{d:?}");
+        // said where the read is, and that the input's key is dropped
+        assert_eq!(d[0].location, "src/graph.py:10");
+        assert!(
+            d[0].detail.contains("graph's input gives it (src/graph.py:28)"),
+            "{}",
+            d[0].detail
+        );
+    }
+
+    #[test]
     fn keys_outside_the_schema_are_dropped_and_keys_nobody_sets_are_unknown() {
         let g = |ret: &str, read: &str| {
             format!(
