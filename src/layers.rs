@@ -256,10 +256,6 @@ fn uses_clap(code: &str) -> bool {
     !imports_after(code, "clap::").is_empty()
 }
 
-/// Circles between the files of one folder that are known and not yet broken (folder, files).
-/// The check fails on any other; remove an entry when its circle is gone.
-const KNOWN_CIRCLES: &[(&str, &[&str])] = &[("repo/python", &["graph", "runtime", "supersteps"])];
-
 /// The files of each folder below `src` (a sub-folder counts as one file of its parent; a
 /// folder's `mod.rs` is the folder itself, not one of its files), with the sibling files each
 /// one imports (`super::x`, or `crate::<folder>::x`).
@@ -372,12 +368,7 @@ fn no_circle_inside_a_folder() {
     let mut wrong = Vec::new();
     for (folder, graph) in folder_graphs(&src) {
         for circle in circles(&graph) {
-            let known = KNOWN_CIRCLES.iter().any(|(f, files)| {
-                *f == folder && circle.iter().all(|c| files.contains(&c.as_str()))
-            });
-            if !known {
-                wrong.push(format!("src/{folder}: {}", circle.join(" <-> ")));
-            }
+            wrong.push(format!("src/{folder}: {}", circle.join(" <-> ")));
         }
     }
     assert!(
@@ -416,17 +407,6 @@ fn the_checks_see_clap_and_circles() {
         ["cache", "store", "super"]
     );
 }
-
-/// Files below the command layer (`cli.rs`, `main.rs`) that still flatten errors to text, with
-/// how many places of each kind they have: `Result<_, String>`, a `map_err` that makes a string
-/// of the cause, `Err(format!(..))` (the rules of `scripts/error-counts`). Not done yet: this list
-/// may only shrink. A file missing from it must have none; an entry above what its file has now
-/// fails too (lower it, or remove it at zero), so the list stays the truth.
-const STRING_ERRORS_LEFT: &[(&str, [usize; 3])] = &[
-    ("batch/store/postgres.rs", [2, 2, 5]),
-    ("review/store.rs", [0, 2, 0]),
-    ("telemetry/mod.rs", [1, 4, 0]),
-];
 
 /// The file without its `#[cfg(test)]` items (the attribute, then the item up to its `;` or its
 /// closing brace), as `scripts/error-counts` reads it.
@@ -536,22 +516,17 @@ fn no_string_errors_below_the_command_layer() {
                 .into_owned();
             let text = std::fs::read_to_string(&f).expect("read a source file");
             let now = string_errors(&without_test_items(&text));
-            let allowed = STRING_ERRORS_LEFT
-                .iter()
-                .find(|(file, _)| *file == rel)
-                .map_or([0; 3], |(_, counts)| *counts);
-            if now != allowed {
+            if now != [0; 3] {
                 wrong.push(format!(
-                    "src/{rel}: {now:?} (Result<_, String>, map_err to a string, Err(format!)); \
-                     STRING_ERRORS_LEFT says {allowed:?}"
+                    "src/{rel}: {now:?} (Result<_, String>, map_err to a string, Err(format!))"
                 ));
             }
         }
     }
     assert!(
         wrong.is_empty(),
-        "errors flattened to text below the command layer (a typed error with #[source]; \
-         lower STRING_ERRORS_LEFT when a file has fewer):\n{}",
+        "errors flattened to text below the command layer (return a typed error, the cause \
+         kept as #[source]):\n{}",
         wrong.join("\n")
     );
 }

@@ -1052,7 +1052,8 @@ fn justice(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     Some(b.done(
         level,
         format!(
-                "{n} of the 5 rules are implemented in code{}{}",
+                "{n} of the 5 rules {} implemented in code{}{}",
+                if n == 1 { "is" } else { "are" },
                 if n == 0 {
                     String::new()
                 } else {

@@ -1475,8 +1475,8 @@ mod tests {
 
     #[test]
     fn a_reducer_field_re_sent_is_not_called_a_whole_state_return() {
+        use crate::repo::python::graph::Defect;
         use crate::repo::python::graph::GraphFacts;
-        use crate::repo::python::runtime::Defect;
         let defect = |fields_only: bool| {
             let mut f = RepoFacts::default();
             f.python.graphs = vec![GraphFacts {

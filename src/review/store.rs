@@ -5,7 +5,7 @@
 
 use super::ledger::{Entry, Kind, NewEntry};
 use crate::batch::store::spec::StoreSpec;
-use crate::batch::store::{JobStatus, StoreError};
+use crate::batch::store::{JobStatus, StoreCause, StoreError};
 use rusqlite::{OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -70,17 +70,15 @@ impl SqliteReview {
     pub fn open(dir: &Path) -> Result<SqliteReview, StoreError> {
         let path = dir.join(crate::batch::store::sqlite::FILE_NAME);
         if !path.is_file() {
-            return Err(StoreError {
-                path: path.display().to_string(),
-                detail: "no batch store here: give the output directory of an `auditor batch` run (--out DIR), or --store postgres://… for a shared store".to_string(),
-            });
+            return Err(StoreError::new(
+                path.display().to_string(),
+                StoreCause::Refused("no batch store here: give the output directory of an `auditor batch` run (--out DIR), or --store postgres://… for a shared store".to_string()),
+            ));
         }
         // The batch store's own checks and schema (the review table included).
         drop(crate::batch::store::sqlite::Store::open(&path)?);
-        let err = |e: rusqlite::Error| StoreError {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        };
+        let err =
+            |e: rusqlite::Error| StoreError::new(path.display().to_string(), StoreCause::Sqlite(e));
         let conn = rusqlite::Connection::open(&path).map_err(err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
         Ok(SqliteReview {
@@ -89,17 +87,21 @@ impl SqliteReview {
         })
     }
 
-    fn err(&self, e: impl std::fmt::Display) -> StoreError {
-        StoreError {
-            path: self.path.display().to_string(),
-            detail: e.to_string(),
-        }
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        StoreError::new(self.path.display().to_string(), StoreCause::Sqlite(e))
+    }
+
+    fn refused(&self, why: &str) -> StoreError {
+        StoreError::new(
+            self.path.display().to_string(),
+            StoreCause::Refused(why.to_string()),
+        )
     }
 
     fn conn(&self) -> Result<std::sync::MutexGuard<'_, rusqlite::Connection>, StoreError> {
         self.conn
             .lock()
-            .map_err(|_| self.err("the store connection was poisoned by a panic"))
+            .map_err(|_| self.refused("the store connection was poisoned by a panic"))
     }
 
     fn jobs(&self, submission: Option<&str>, f: &JobFilter) -> Result<Vec<JobRow>, StoreError> {
@@ -195,7 +197,7 @@ impl ReviewStore for SqliteReview {
         )
         .optional()
         .map_err(|x| self.err(x))?
-        .ok_or_else(|| self.err("an entry just appended cannot be read back"))
+        .ok_or_else(|| self.refused("an entry just appended cannot be read back"))
     }
 
     fn history(&self, submission: Option<&str>) -> Result<Vec<Entry>, StoreError> {
@@ -238,10 +240,7 @@ fn pg_detail(e: &tokio_postgres::Error) -> String {
 impl PgReview {
     /// Connects; the batch store's migrations (the review table among them) are applied first.
     pub fn connect(config: &tokio_postgres::Config, shown: &str) -> Result<PgReview, StoreError> {
-        let err = |detail: String| StoreError {
-            path: shown.to_string(),
-            detail,
-        };
+        let err = |cause: StoreCause| StoreError::new(shown, cause);
         // Applies the migrations under the batch store's advisory lock, then closes.
         let opts = crate::batch::store::postgres::PgOptions::from_env().map_err(err)?;
         drop(crate::batch::store::postgres::PgStore::connect(
@@ -252,7 +251,12 @@ impl PgReview {
             .thread_name("review-postgres")
             .enable_all()
             .build()
-            .map_err(|e| err(format!("cannot start a runtime: {e}")))?;
+            .map_err(|e| {
+                err(StoreCause::System {
+                    doing: "cannot start a runtime",
+                    source: e,
+                })
+            })?;
         let mut cfg = config.clone();
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_secs(15));
@@ -262,7 +266,13 @@ impl PgReview {
             let (client, conn) = cfg
                 .connect(tokio_postgres::NoTls)
                 .await
-                .map_err(|e| err(format!("cannot connect: {}", pg_detail(&e))))?;
+                .map_err(|e| {
+                    err(StoreCause::Postgres {
+                        doing: Some("cannot connect"),
+                        detail: pg_detail(&e),
+                        source: e,
+                    })
+                })?;
             tokio::spawn(async move {
                 if let Err(e) = conn.await {
                     tracing::warn!(error = %pg_detail(&e), "the review's PostgreSQL connection closed");
@@ -277,11 +287,15 @@ impl PgReview {
         })
     }
 
-    fn err(&self, e: &tokio_postgres::Error) -> StoreError {
-        StoreError {
-            path: self.shown.clone(),
-            detail: pg_detail(e),
-        }
+    fn err(&self, e: tokio_postgres::Error) -> StoreError {
+        StoreError::new(
+            self.shown.clone(),
+            StoreCause::Postgres {
+                doing: None,
+                detail: pg_detail(&e),
+                source: e,
+            },
+        )
     }
 
     fn jobs(&self, submission: Option<&str>, f: &JobFilter) -> Result<Vec<JobRow>, StoreError> {
@@ -296,7 +310,7 @@ impl PgReview {
                  ORDER BY submission, updated_at DESC, id DESC",
                 &[&f.rubric_sha256, &f.judge_config, &submission],
             ))
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         rows.iter()
             .map(|r| {
                 Ok(JobRow {
@@ -311,7 +325,7 @@ impl PgReview {
                 })
             })
             .collect::<Result<Vec<_>, tokio_postgres::Error>>()
-            .map_err(|e| self.err(&e))
+            .map_err(|e| self.err(e))
     }
 }
 
@@ -377,8 +391,8 @@ impl ReviewStore for PgReview {
                     &e.by,
                 ],
             ))
-            .map_err(|x| self.err(&x))?;
-        entry_of_pg(&row).map_err(|x| self.err(&x))
+            .map_err(|x| self.err(x))?;
+        entry_of_pg(&row).map_err(|x| self.err(x))
     }
 
     fn history(&self, submission: Option<&str>) -> Result<Vec<Entry>, StoreError> {
@@ -390,11 +404,11 @@ impl ReviewStore for PgReview {
                 ),
                 &[&submission],
             ))
-            .map_err(|e| self.err(&e))?;
+            .map_err(|e| self.err(e))?;
         rows.iter()
             .map(entry_of_pg)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(&e))
+            .map_err(|e| self.err(e))
     }
 }
 

@@ -167,23 +167,40 @@ impl fmt::Debug for TelemetryConfig {
 pub enum TelemetryError {
     #[error("{var}: {problem}")]
     InvalidVariable { var: &'static str, problem: String },
+    #[error("{var}: {shown} is not valid UTF-8 once percent-decoded")]
+    NotUtf8 {
+        var: &'static str,
+        shown: String,
+        #[source]
+        source: std::str::Utf8Error,
+    },
     #[error(
         "{var}={value} is not supported: auditor exports traces with OTLP over HTTP. Set {var}=http/protobuf (or unset it) and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (usually 4318, not the gRPC port 4317)"
     )]
     UnsupportedProtocol { var: &'static str, value: String },
     #[error(
-        "{source_name} is not a valid log filter ({problem}): use e.g. RUST_LOG=info or RUST_LOG=auditor=debug,warn"
+        "{source_name} is not a valid log filter ({source}): use e.g. RUST_LOG=info or RUST_LOG=auditor=debug,warn"
     )]
     InvalidLogFilter {
         source_name: &'static str,
-        problem: String,
+        #[source]
+        source: tracing_subscriber::filter::ParseError,
     },
-    #[error("could not set up the OTLP exporter: {0}")]
-    Exporter(String),
+    /// The exporter refused its settings. The message shows the source's text redacted (a
+    /// header value may be in it): print this error, never the source's own text.
+    #[error("could not set up the OTLP exporter: {}", redact(&.0.to_string()))]
+    Exporter(#[source] opentelemetry_otlp::ExporterBuildError),
+    /// The last spans were not exported. The message shows the source's text redacted: print
+    /// this error, never the source's own text.
     #[error(
-        "the last spans could not be sent to {endpoint}: {problem} (is the collector running and reachable?)"
+        "the last spans could not be sent to {endpoint}: {} (is the collector running and reachable?)",
+        redact(&.source.to_string())
     )]
-    Flush { endpoint: String, problem: String },
+    Flush {
+        endpoint: String,
+        #[source]
+        source: opentelemetry_sdk::error::OTelSdkError,
+    },
     #[error("logging was already initialised in this process")]
     AlreadyInitialised,
 }
@@ -400,9 +417,10 @@ fn parse_key_values(
         }
         let v = percent_encoding::percent_decode_str(v.trim())
             .decode_utf8()
-            .map_err(|_| TelemetryError::InvalidVariable {
+            .map_err(|source| TelemetryError::NotUtf8 {
                 var,
-                problem: format!("{shown} is not valid UTF-8 once percent-decoded"),
+                shown: shown.clone(),
+                source,
             })?;
         out.push((k.to_string(), v.into_owned()));
     }
@@ -467,19 +485,18 @@ impl TelemetryGuard {
     pub fn shutdown(&mut self) -> Result<(), TelemetryError> {
         match self.provider.take() {
             None => Ok(()),
-            Some(p) => shutdown_provider(&p).map_err(|problem| TelemetryError::Flush {
+            Some(p) => shutdown_provider(&p).map_err(|source| TelemetryError::Flush {
                 endpoint: self.endpoint.clone(),
-                problem,
+                source,
             }),
         }
     }
 }
 
-fn shutdown_provider(p: &SdkTracerProvider) -> Result<(), String> {
+fn shutdown_provider(p: &SdkTracerProvider) -> opentelemetry_sdk::error::OTelSdkResult {
     // Shutting the batch processor down exports what is still queued, bounded by the timeout
     // (a collector that does not answer cannot hold the process for long).
     p.shutdown_with_timeout(SHUTDOWN_TIMEOUT)
-        .map_err(|e| redact(&e.to_string()).into_owned())
 }
 
 impl Drop for TelemetryGuard {
@@ -496,9 +513,9 @@ pub fn init(cfg: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
     type Boxed = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
     let filter = tracing_subscriber::EnvFilter::builder()
         .parse(&cfg.log_filter)
-        .map_err(|e| TelemetryError::InvalidLogFilter {
+        .map_err(|source| TelemetryError::InvalidLogFilter {
             source_name: cfg.log_filter_source,
-            problem: e.to_string(),
+            source,
         })?;
     let _ = USER_FORMAT.set(cfg.format);
     let ansi = cfg.format == LogFormat::Text
@@ -572,7 +589,7 @@ fn build_provider(otlp: &OtlpConfig) -> Result<SdkTracerProvider, TelemetryError
         .with_endpoint(otlp.traces_endpoint.clone())
         .with_headers(headers)
         .build()
-        .map_err(|e| TelemetryError::Exporter(redact(&e.to_string()).into_owned()))?;
+        .map_err(TelemetryError::Exporter)?;
     let resource = Resource::builder_empty()
         .with_detector(Box::new(
             opentelemetry_sdk::resource::TelemetryResourceDetector,

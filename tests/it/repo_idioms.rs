@@ -619,3 +619,27 @@ fn the_persona_collusion_figure_is_evidence_the_judges_see() {
             .any(|e| e.id == "repo.personas.collusion")
     );
 }
+
+/// A node after the judges that reads their opinions and asks a model for a verdict holding
+/// them is their Chief Justice, not one more judge: its branches are the ones searched.
+#[test]
+fn a_node_reading_the_judges_opinions_is_their_chief_justice_whatever_model_it_asks() {
+    let state = "import operator\nfrom typing import Annotated, List, TypedDict\nfrom pydantic import BaseModel\n\nclass Evidence(BaseModel):\n    goal: str\n    found: bool\n\nclass JudicialOpinion(BaseModel):\n    judge: str\n    criterion_id: str\n    score: int\n    argument: str\n\nclass Verdict(BaseModel):\n    scores: dict\n    opinions: List[JudicialOpinion]\n\nclass S(TypedDict):\n    evidences: Annotated[List[Evidence], operator.add]\n    opinions: Annotated[List[JudicialOpinion], operator.add]\n    verdict: dict\n";
+    let graph = "from langgraph.graph import StateGraph, START, END\nfrom langchain_openai import ChatOpenAI\nfrom src.state import S, Evidence, JudicialOpinion, Verdict\n\nllm = ChatOpenAI()\n\ndef look(state):\n    return {\"evidences\": [Evidence(goal=\"g\", found=True)]}\n\ndef weigh(state):\n    op = llm.with_structured_output(JudicialOpinion).invoke(str(state[\"evidences\"]))\n    return {\"opinions\": [op]}\n\ndef settle(state):\n    ops = state[\"opinions\"]\n    v = llm.with_structured_output(Verdict).invoke(str(ops))\n    scores = v.scores\n    for op in ops:\n        if op.judge == \"Prosecutor\" and \"shell=True\" in op.argument:\n            scores[op.criterion_id] = min(scores.get(op.criterion_id, 5), 3)\n    return {\"verdict\": scores}\n\ng = StateGraph(S)\ng.add_node(\"look\", look)\ng.add_node(\"weigh\", weigh)\ng.add_node(\"settle\", settle)\ng.add_edge(START, \"look\")\ng.add_edge(\"look\", \"weigh\")\ng.add_edge(\"weigh\", \"settle\")\ng.add_edge(\"settle\", END)\napp = g.compile()\n";
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", graph)]);
+    let g = &f.python.graphs[0];
+    assert_eq!(
+        g.roles.get("weigh"),
+        Some(&auditor::repo::python::graph::Role::Judge)
+    );
+    assert_eq!(g.roles.get("settle"), None, "{:?}", g.roles);
+    let j = &f.python.justice;
+    assert_eq!(j.location.as_deref(), Some("src/graph.py:14"), "{j:?}");
+    let security = j
+        .rules
+        .iter()
+        .find(|r| r.rule == "security_override")
+        .unwrap();
+    assert!(security.found, "{security:?}");
+    assert_eq!(security.location, "src/graph.py:19");
+}

@@ -92,11 +92,71 @@ pub trait BatchStore {
     }
 }
 
+/// A store call that failed: the store (its file, or its connection string redacted) and why.
 #[derive(Debug, thiserror::Error)]
-#[error("batch store {path}: {detail}")]
+#[error("batch store {path}: {cause}")]
 pub struct StoreError {
     pub path: String,
-    pub detail: String,
+    #[source]
+    pub cause: StoreCause,
+}
+
+impl StoreError {
+    pub fn new(path: impl Into<String>, cause: StoreCause) -> StoreError {
+        StoreError {
+            path: path.into(),
+            cause,
+        }
+    }
+}
+
+/// Why a store call failed. A database's own error is kept as the source; its text is shown
+/// too, since the user reads the one line printed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreCause {
+    /// SQLite refused a call.
+    #[error("{0}")]
+    Sqlite(#[source] rusqlite::Error),
+    /// SQLite refused while the store was being opened: the file may be corrupt.
+    #[error("{0}. If the file is corrupt, move it away to start the batch afresh.")]
+    SqliteOpen(#[source] rusqlite::Error),
+    /// PostgreSQL refused: `detail` is its message and SQLSTATE code (or the connection's error
+    /// chain), after what was being done, if said.
+    #[error("{}{detail}", .doing.map(|d| format!("{d}: ")).unwrap_or_default())]
+    Postgres {
+        doing: Option<&'static str>,
+        detail: String,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// The database stayed unreachable for longer than the store waits.
+    #[error(
+        "the database has been unreachable for {waited_secs:.0} s (AUDITOR_STORE_RETRY_SECS={limit_secs:.0}): {source}"
+    )]
+    Unreachable {
+        waited_secs: f64,
+        limit_secs: f64,
+        #[source]
+        source: Box<StoreCause>,
+    },
+    /// The system refused a thread or a runtime the store needs.
+    #[error("{doing}: {source}")]
+    System {
+        doing: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A setting of the environment out of its range.
+    #[error("{name}={value:?} is not valid: {expected}")]
+    Setting {
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    /// The store cannot be used as it is (a corrupt file, a schema of another version, a job
+    /// lost to another worker, the store's thread gone): the message says what to do.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// What identifies a job: a new commit, rubric or judge configuration is a new job.
@@ -201,4 +261,51 @@ pub struct Counters {
     pub cache_hits: u64,
     /// Answers in the cache.
     pub responses: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn a_store_error_says_which_store_and_why_and_keeps_the_cause() {
+        let e = StoreError::new(
+            "/out/batch.sqlite",
+            StoreCause::SqliteOpen(rusqlite::Error::QueryReturnedNoRows),
+        );
+        assert_eq!(
+            e.to_string(),
+            "batch store /out/batch.sqlite: Query returned no rows. If the file is corrupt, move it away to start the batch afresh."
+        );
+        let cause = e.source().expect("the cause");
+        assert!(
+            cause
+                .source()
+                .expect("SQLite's error")
+                .is::<rusqlite::Error>()
+        );
+        let setting = StoreError::new(
+            "postgres://u:***@h/db",
+            StoreCause::Setting {
+                name: "AUDITOR_BATCH_LEASE_SECS",
+                value: "0".into(),
+                expected: "give seconds from 0.5 to 86400 (default 60)",
+            },
+        );
+        assert_eq!(
+            setting.to_string(),
+            "batch store postgres://u:***@h/db: AUDITOR_BATCH_LEASE_SECS=\"0\" is not valid: give seconds from 0.5 to 86400 (default 60)"
+        );
+        let away = StoreCause::Unreachable {
+            waited_secs: 120.4,
+            limit_secs: 120.0,
+            source: Box::new(StoreCause::Refused("gone".into())),
+        };
+        assert_eq!(
+            away.to_string(),
+            "the database has been unreachable for 120 s (AUDITOR_STORE_RETRY_SECS=120): gone"
+        );
+        assert!(away.source().is_some());
+    }
 }

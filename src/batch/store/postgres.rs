@@ -32,7 +32,8 @@
 //! finished is lost, and the same command resumes.
 
 use super::{
-    BatchStore, Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreError,
+    BatchStore, Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreCause,
+    StoreError,
 };
 use futures::future::BoxFuture;
 use std::time::Duration;
@@ -123,15 +124,17 @@ pub struct PgOptions {
 }
 
 impl PgOptions {
-    pub fn from_env() -> Result<PgOptions, String> {
+    pub fn from_env() -> Result<PgOptions, StoreCause> {
         let lease = match std::env::var("AUDITOR_BATCH_LEASE_SECS").ok().as_deref() {
             None | Some("") => Duration::from_secs(60),
             Some(v) => match v.trim().parse::<f64>() {
                 Ok(s) if (0.5..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
                 _ => {
-                    return Err(format!(
-                        "AUDITOR_BATCH_LEASE_SECS={v:?} is not valid: give seconds from 0.5 to 86400 (default 60)"
-                    ));
+                    return Err(StoreCause::Setting {
+                        name: "AUDITOR_BATCH_LEASE_SECS",
+                        value: v.to_string(),
+                        expected: "give seconds from 0.5 to 86400 (default 60)",
+                    });
                 }
             },
         };
@@ -144,9 +147,11 @@ impl PgOptions {
             Some(v) => match v.trim().parse::<f64>() {
                 Ok(s) if (0.0..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
                 _ => {
-                    return Err(format!(
-                        "AUDITOR_STORE_RETRY_SECS={v:?} is not valid: give seconds from 0 to 86400 (default 120)"
-                    ));
+                    return Err(StoreCause::Setting {
+                        name: "AUDITOR_STORE_RETRY_SECS",
+                        value: v.to_string(),
+                        expected: "give seconds from 0 to 86400 (default 120)",
+                    });
                 }
             },
         };
@@ -176,22 +181,31 @@ fn default_worker_id() -> String {
 }
 
 type Cmd = Box<dyn for<'a> FnOnce(&'a mut Conn) -> BoxFuture<'a, ()> + Send>;
-type PgResult<T> = Result<T, String>;
+type PgResult<T> = Result<T, StoreCause>;
 
 /// Why a statement failed: the connection is gone (run it again on a new one), or the
 /// statement itself failed (final).
 enum Fail {
-    Gone(String),
-    Other(String),
+    Gone(tokio_postgres::Error),
+    Other(tokio_postgres::Error),
 }
 
 impl Fail {
-    fn of(e: &tokio_postgres::Error) -> Fail {
-        if connection_lost(e) {
-            Fail::Gone(pg_detail(e))
+    fn of(e: tokio_postgres::Error) -> Fail {
+        if connection_lost(&e) {
+            Fail::Gone(e)
         } else {
-            Fail::Other(pg_detail(e))
+            Fail::Other(e)
         }
+    }
+}
+
+/// PostgreSQL's refusal, while doing `doing` if said.
+fn refusal(doing: Option<&'static str>, e: tokio_postgres::Error) -> StoreCause {
+    StoreCause::Postgres {
+        doing,
+        detail: pg_detail(&e),
+        source: e,
     }
 }
 
@@ -250,11 +264,11 @@ impl Conn {
                 }
                 Err(e) => {
                     if since.elapsed() >= self.retry_for {
-                        return Err(format!(
-                            "the database has been unreachable for {:.0} s (AUDITOR_STORE_RETRY_SECS={:.0}): {e}",
-                            since.elapsed().as_secs_f64(),
-                            self.retry_for.as_secs_f64()
-                        ));
+                        return Err(StoreCause::Unreachable {
+                            waited_secs: since.elapsed().as_secs_f64(),
+                            limit_secs: self.retry_for.as_secs_f64(),
+                            source: Box::new(e),
+                        });
                     }
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(2));
@@ -288,13 +302,13 @@ impl Conn {
                     self.client = Some(client);
                     return Ok(v);
                 }
-                Err(Fail::Other(d)) => {
+                Err(Fail::Other(e)) => {
                     self.client = Some(client);
-                    return Err(d);
+                    return Err(refusal(None, e));
                 }
-                Err(Fail::Gone(d)) => {
+                Err(Fail::Gone(e)) => {
                     drop(client);
-                    self.went_away(&d);
+                    self.went_away(&pg_detail(&e));
                 }
             }
         }
@@ -350,7 +364,7 @@ async fn open_client(config: &tokio_postgres::Config, timeout: Duration) -> PgRe
     let (client, conn) = cfg
         .connect(NoTls)
         .await
-        .map_err(|e| format!("cannot connect: {}", pg_detail(&e)))?;
+        .map_err(|e| refusal(Some("cannot connect"), e))?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             tracing::debug!(error = %pg_detail(&e), "the PostgreSQL connection closed");
@@ -361,7 +375,7 @@ async fn open_client(config: &tokio_postgres::Config, timeout: Duration) -> PgRe
 
 /// Applies the missing migrations in one transaction, under an advisory lock.
 async fn migrate(c: &mut Client) -> PgResult<()> {
-    let e = |e: tokio_postgres::Error| format!("migrating the schema: {}", pg_detail(&e));
+    let e = |e: tokio_postgres::Error| refusal(Some("migrating the schema"), e);
     let tx = c.transaction().await.map_err(e)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
@@ -381,10 +395,10 @@ async fn migrate(c: &mut Client) -> PgResult<()> {
         .map_err(e)?;
     let have = have.unwrap_or(0).max(0) as usize;
     if have > MIGRATIONS.len() {
-        return Err(format!(
+        return Err(StoreCause::Refused(format!(
             "the database holds schema version {have}, newer than the version {} this auditor knows: use the auditor version that wrote it, or another database",
             MIGRATIONS.len()
-        ));
+        )));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(have) {
         tx.batch_execute(sql).await.map_err(e)?;
@@ -551,10 +565,7 @@ impl PgStore {
         shown: &str,
         opts: PgOptions,
     ) -> Result<PgStore, StoreError> {
-        let err = |detail: String| StoreError {
-            path: shown.to_string(),
-            detail,
-        };
+        let err = |cause: StoreCause| StoreError::new(shown, cause);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Cmd>();
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<PgResult<f64>>(1);
         let (config, worker, lease, retry_for) = (
@@ -572,7 +583,10 @@ impl PgStore {
                 {
                     Ok(rt) => rt,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(format!("cannot start a runtime: {e}")));
+                        let _ = ready_tx.send(Err(StoreCause::System {
+                            doing: "cannot start a runtime",
+                            source: e,
+                        }));
                         return;
                     }
                 };
@@ -584,9 +598,9 @@ impl PgStore {
                             .query_one("SELECT extract(epoch FROM now())::float8", &[])
                             .await
                             .and_then(|r| r.try_get(0))
-                            .map_err(|e| pg_detail(&e))?;
+                            .map_err(|e| refusal(None, e))?;
                         let beat = open_client(&config, Duration::from_secs(15)).await?;
-                        Ok::<_, String>((client, beat, started))
+                        Ok::<_, StoreCause>((client, beat, started))
                     };
                     let (client, beat, started) = match setup.await {
                         Ok(v) => v,
@@ -609,7 +623,12 @@ impl PgStore {
                     hb.abort();
                 });
             })
-            .map_err(|e| err(format!("cannot start the store thread: {e}")))?;
+            .map_err(|e| {
+                err(StoreCause::System {
+                    doing: "cannot start the store thread",
+                    source: e,
+                })
+            })?;
         let started = match ready_rx.recv() {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
@@ -618,7 +637,9 @@ impl PgStore {
             }
             Err(_) => {
                 let _ = thread.join();
-                return Err(err("the store thread stopped while connecting".into()));
+                return Err(err(StoreCause::Refused(
+                    "the store thread stopped while connecting".into(),
+                )));
             }
         };
         Ok(PgStore {
@@ -636,11 +657,8 @@ impl PgStore {
         &self.worker
     }
 
-    fn err(&self, detail: String) -> StoreError {
-        StoreError {
-            path: self.shown.clone(),
-            detail,
-        }
+    fn err(&self, cause: StoreCause) -> StoreError {
+        StoreError::new(self.shown.clone(), cause)
     }
 
     /// Runs `f` on the store thread with the connection and waits for its result; `f` runs
@@ -656,13 +674,17 @@ impl PgStore {
                 let _ = rtx.send(r);
             })
         });
-        let gone = || self.err("the PostgreSQL store thread stopped".into());
+        let gone = || {
+            self.err(StoreCause::Refused(
+                "the PostgreSQL store thread stopped".into(),
+            ))
+        };
         self.tx
             .as_ref()
             .ok_or_else(gone)?
             .send(cmd)
             .map_err(|_| gone())?;
-        rrx.recv().map_err(|_| gone())?.map_err(|d| self.err(d))
+        rrx.recv().map_err(|_| gone())?.map_err(|c| self.err(c))
     }
 
     /// Executes one statement; returns the rows it touched.
@@ -679,7 +701,7 @@ impl PgStore {
                     .iter()
                     .map(|p| p.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
                     .collect();
-                let r = c.execute(sql, &refs).await.map_err(|e| Fail::of(&e));
+                let r = c.execute(sql, &refs).await.map_err(Fail::of);
                 (c, r)
             })
         })
@@ -704,8 +726,8 @@ impl PgStore {
                         .iter()
                         .map(job_from_row)
                         .collect::<Result<Vec<Job>, _>>()
-                        .map_err(|e| Fail::of(&e)),
-                    Err(e) => Err(Fail::of(&e)),
+                        .map_err(Fail::of),
+                    Err(e) => Err(Fail::of(e)),
                 };
                 (c, r)
             })
@@ -713,10 +735,10 @@ impl PgStore {
     }
 
     fn lost(&self, job_id: i64) -> StoreError {
-        self.err(format!(
+        self.err(StoreCause::Refused(format!(
             "this worker no longer holds job {job_id}: its lease ({:.1}s without a heartbeat) expired and another worker took the job over; that worker's result stands",
             self.lease.as_secs_f64()
-        ))
+        )))
     }
 }
 
@@ -811,7 +833,7 @@ impl BatchStore for PgStore {
                     },
                 )
                 .await
-                .map_err(|e| Fail::of(&e));
+                .map_err(Fail::of);
                 (c, r)
             })
         })?;
@@ -925,7 +947,7 @@ impl BatchStore for PgStore {
                     .await
                     .and_then(|r| r.try_get::<_, i64>(0))
                     .map(|n| n.max(0) as u64)
-                    .map_err(|e| Fail::of(&e));
+                    .map_err(Fail::of);
                 (c, r)
             })
         })
@@ -955,7 +977,7 @@ impl BatchStore for PgStore {
                     }))
                 }
                 .await
-                .map_err(|e: tokio_postgres::Error| Fail::of(&e));
+                .map_err(Fail::of);
                 (c, r)
             })
         })
@@ -1021,7 +1043,7 @@ impl BatchStore for PgStore {
                     })
                 }
                 .await
-                .map_err(|e: tokio_postgres::Error| Fail::of(&e));
+                .map_err(Fail::of);
                 (c, r)
             })
         })
@@ -1048,7 +1070,7 @@ impl BatchStore for PgStore {
                     )
                     .await
                     .and_then(|row| row.map(|r| r.try_get::<_, Vec<u8>>(0)).transpose())
-                    .map_err(|e| Fail::of(&e));
+                    .map_err(Fail::of);
                 (c, r)
             })
         })
@@ -1091,7 +1113,7 @@ impl BatchStore for PgStore {
                         .collect::<Result<Vec<_>, tokio_postgres::Error>>()
                 }
                 .await
-                .map_err(|e| Fail::of(&e));
+                .map_err(Fail::of);
                 (c, r)
             })
         })

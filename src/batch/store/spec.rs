@@ -175,10 +175,7 @@ impl StoreSpec {
             StoreSpec::Postgres { config, shown, .. } => Ok(Box::new(PgStore::connect(
                 config,
                 shown,
-                PgOptions::from_env().map_err(|detail| StoreError {
-                    path: shown.clone(),
-                    detail,
-                })?,
+                PgOptions::from_env().map_err(|cause| StoreError::new(shown.clone(), cause))?,
             )?)),
         }
     }

@@ -18,7 +18,8 @@
 //! (slower: three commits per judge request on the System's thread).
 
 use super::{
-    BatchStore, Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreError,
+    BatchStore, Begin, CachedResponse, Counters, Job, JobKey, JobStatus, OpinionRecord, StoreCause,
+    StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -57,9 +58,8 @@ impl Store {
     }
 
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let err = |e: rusqlite::Error| StoreError {
-            path: path.display().to_string(),
-            detail: format!("{e}. If the file is corrupt, move it away to start the batch afresh."),
+        let err = |e: rusqlite::Error| {
+            StoreError::new(path.display().to_string(), StoreCause::SqliteOpen(e))
         };
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
@@ -70,12 +70,14 @@ impl Store {
             None | Some("") | Some("normal") => "NORMAL",
             Some("full") => "FULL",
             Some(other) => {
-                return Err(StoreError {
-                    path: path.display().to_string(),
-                    detail: format!(
-                        "AUDITOR_BATCH_SYNC={other:?} is not valid: use \"normal\" (default) or \"full\""
-                    ),
-                });
+                return Err(StoreError::new(
+                    path.display().to_string(),
+                    StoreCause::Setting {
+                        name: "AUDITOR_BATCH_SYNC",
+                        value: other.to_string(),
+                        expected: "use \"normal\" (default) or \"full\"",
+                    },
+                ));
             }
         };
         conn.pragma_update(None, "synchronous", sync).map_err(err)?;
@@ -87,13 +89,13 @@ impl Store {
             .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
             .map_err(err)?;
         if check != "ok" {
-            return Err(StoreError {
-                path: path.display().to_string(),
-                detail: format!(
+            return Err(StoreError::new(
+                path.display().to_string(),
+                StoreCause::Refused(format!(
                     "the batch store is corrupt ({check}). Move {} away (the reports already written stay in place) and run the same command again to regrade",
                     path.display()
-                ),
-            });
+                )),
+            ));
         }
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -169,12 +171,12 @@ impl Store {
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
             Some(v) => {
-                return Err(StoreError {
-                    path: path.display().to_string(),
-                    detail: format!(
+                return Err(StoreError::new(
+                    path.display().to_string(),
+                    StoreCause::Refused(format!(
                         "schema version {v} is not the version {SCHEMA_VERSION} this auditor writes; use another --out directory or the auditor version that wrote it"
-                    ),
-                });
+                    )),
+                ));
             }
         }
         Ok(Store {
@@ -187,11 +189,12 @@ impl Store {
         &self.path
     }
 
+    fn refused(&self, why: String) -> StoreError {
+        StoreError::new(self.path.display().to_string(), StoreCause::Refused(why))
+    }
+
     fn err(&self, e: rusqlite::Error) -> StoreError {
-        StoreError {
-            path: self.path.display().to_string(),
-            detail: e.to_string(),
-        }
+        StoreError::new(self.path.display().to_string(), StoreCause::Sqlite(e))
     }
 
     fn job_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
@@ -290,9 +293,8 @@ impl Store {
                 )
                 .map_err(|e| self.err(e))?;
             let id = self.conn.last_insert_rowid();
-            return Ok(Begin::Work(self.job(id)?.ok_or_else(|| StoreError {
-                path: self.path.display().to_string(),
-                detail: "a job just inserted cannot be read back".into(),
+            return Ok(Begin::Work(self.job(id)?.ok_or_else(|| {
+                self.refused("a job just inserted cannot be read back".into())
             })?));
         };
         let finished = matches!(job.status, JobStatus::Done | JobStatus::Failed);
@@ -318,10 +320,7 @@ impl Store {
                 .map_err(|e| self.err(e))?;
         }
         Ok(Begin::Work(self.job(job.id)?.ok_or_else(|| {
-            StoreError {
-                path: self.path.display().to_string(),
-                detail: format!("job {} disappeared", job.id),
-            }
+            self.refused(format!("job {} disappeared", job.id))
         })?))
     }
 

@@ -269,19 +269,33 @@ fn through_params(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str
     out
 }
 
-/// The branch caps a score: `min(`, a small constant assigned, or `if x > c: x = c`.
+/// The branch caps a score: `min(`, a small constant assigned, or `if x > c: x = c` (the
+/// comparison in the branch's test or in a test inside it: `if s.get(k, 5) > cap: s[k] = cap`).
 fn caps(condition: &str, body: &str) -> bool {
     static C: OnceLock<Regex> = OnceLock::new();
     static K: OnceLock<Regex> = OnceLock::new();
+    static A: OnceLock<Regex> = OnceLock::new();
     if body.contains("min(") {
         return true;
     }
     if re(r"(^|[^=!<>])=\s*[1-3](\.0)?\s*($|\n|#|\))", &K).is_match(body) {
         return true;
     }
-    re(r"([\w.\[\]'\x22]+)\s*>=?\s*([\w.]+)", &C)
+    static S: OnceLock<Regex> = OnceLock::new();
+    if re(r"([\w.\[\]'\x22]+)\s*>=?\s*([\w.]+)", &S)
         .captures_iter(condition)
         .any(|c| body.contains(&format!("{} = {}", &c[1], &c[2])))
+    {
+        return true;
+    }
+    // a named cap: `> cap` tested, `= cap` assigned
+    let assigned: Vec<&str> = re(r"(?m)[\w\]]\s*=\s*([A-Za-z_][\w.]*)\s*$", &A)
+        .captures_iter(body)
+        .filter_map(|c| c.get(1).map(|x| x.as_str()))
+        .collect();
+    re(r">=?\s*([A-Za-z_][\w.]*)\s*(?:$|:|\)|\band\b|\bor\b)", &C)
+        .captures_iter(&format!("{condition}\n{body}"))
+        .any(|c| assigned.contains(&&c[1]))
 }
 
 /// The condition reads detective evidence (the spec's `Evidence` fields).
@@ -555,6 +569,42 @@ fn quoted(shown: &str, body: &str, pick: impl Fn(&str) -> bool) -> String {
     }
 }
 
+/// A branch's test as quoted: its whitespace collapsed (a test written across lines reads as
+/// one), shortened.
+fn shown_condition(condition: &str) -> String {
+    super::syntax::truncate(
+        &condition.split_whitespace().collect::<Vec<_>>().join(" "),
+        70,
+    )
+}
+
+/// `if <condition>` and the statement that caps the score (`min(`, the bound the branch
+/// compares with assigned, a small constant assigned), else [`quoted_score`]'s.
+fn quoted_cap(shown: &str, condition: &str, body: &str) -> String {
+    static C: OnceLock<Regex> = OnceLock::new();
+    static K: OnceLock<Regex> = OnceLock::new();
+    let bounds: Vec<String> = re(r">=?\s*([A-Za-z_][\w.]*|\d+(?:\.\d+)?)", &C)
+        .captures_iter(&format!("{condition}\n{body}"))
+        .map(|c| c[1].to_string())
+        .collect();
+    let capping = |s: &str| {
+        let Some((lhs, rhs)) = s.split_once('=') else {
+            return false;
+        };
+        let rhs = rhs.trim();
+        !lhs.ends_with(['=', '!', '<', '>'])
+            && !rhs.starts_with('=')
+            && (rhs.contains("min(")
+                || bounds.iter().any(|b| b == rhs)
+                || re(r"^[1-3](\.0)?$", &K).is_match(rhs))
+    };
+    if first_statement(body, capping).is_some() {
+        quoted(shown, body, capping)
+    } else {
+        quoted_score(shown, body)
+    }
+}
+
 /// `if <condition>` and the statement that sets a score: one that weighs or bounds scores
 /// (`*`, `/`, `min(`, `max(`) first, then one setting a number, then any.
 fn quoted_score(shown: &str, body: &str) -> String {
@@ -583,7 +633,7 @@ fn rule_of(
     let body = &f.body;
     let lits = literals(&cond);
     let all_lits = format!("{lits} {}", literals(&expanded(modules, m, f, body)));
-    let shown = super::syntax::truncate(f.condition.trim(), 70);
+    let shown = shown_condition(&f.condition);
     let mut out = Vec::new();
     // a security matter named by the condition itself (or its locals), or by a function it
     // calls that does not read the detectives' evidence: a helper that matches evidence
@@ -594,7 +644,7 @@ fn rule_of(
     if security {
         out.push((
             JusticeRule::SecurityOverride,
-            quoted_score(&shown, body),
+            quoted_cap(&shown, &f.condition, body),
             false,
         ));
     }
@@ -613,7 +663,11 @@ fn rule_of(
     } {
         // a cap on a test of what the detectives gathered (the evidence key read, no finding's
         // `found` or `confidence`): fact supremacy in part
-        out.push((JusticeRule::FactSupremacy, quoted_score(&shown, body), true));
+        out.push((
+            JusticeRule::FactSupremacy,
+            quoted_cap(&shown, &f.condition, body),
+            true,
+        ));
     }
     if tech_lead_on_architecture(&all_lits) && sets_score(body) {
         out.push((
@@ -623,7 +677,25 @@ fn rule_of(
         ));
     }
     // the spread looked through two steps (`gap = hi - lo` after `hi = max(..)`)
-    if spread(&cond) || spread(&expanded(modules, m, f, &cond)) {
+    let on_spread = spread(&cond) || spread(&expanded(modules, m, f, &cond));
+    // the Tech Lead decides where the judges disagree: the spread's branch sets the score to
+    // the Tech Lead's (read through the function's locals to its persona label)
+    let tech_lead_score = |s: &str| {
+        tech_leads_value(s).is_some_and(|v| {
+            names_tech_lead(&literals(&format!(
+                "{v} {}",
+                expand(modules, m, f, v, false)
+            )))
+        })
+    };
+    if on_spread && first_statement(body, tech_lead_score).is_some() {
+        out.push((
+            JusticeRule::FunctionalityWeight,
+            quoted(&shown, body, tech_lead_score),
+            false,
+        ));
+    }
+    if on_spread {
         if reruns(modules, m, body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
@@ -648,10 +720,32 @@ fn rule_of(
     out
 }
 
-/// A key-like literal naming the Tech Lead (`"TechLead"`, `'tech_lead'`): a persona label.
+/// The value a statement sets when it is one judge's score taken whole (`final =
+/// tl.score`, `return int(scores["TechLead"])`): that value's text.
+fn tech_leads_value(statement: &str) -> Option<&str> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    if !sets_score(statement) {
+        return None;
+    }
+    let t = statement.trim();
+    let value = match t.strip_prefix("return") {
+        Some(rest) => rest.trim(),
+        None => t.split_once('=').map(|(_, v)| v.trim())?,
+    };
+    re(
+        r#"^(?:(?:int|round|float)\()?([A-Za-z_][\w.]*(?:\[[^\]\n]*\])?)\)?$"#,
+        &R,
+    )
+    .captures(value)
+    .and_then(|c| c.get(1))
+    .map(|v| v.as_str())
+}
+
+/// A key-like literal naming the Tech Lead (`"TechLead"`, `'tech_lead'`, `"TechLeadJudge"`): a
+/// persona label.
 fn names_tech_lead(text: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
-    re(r#"(?i)["']tech[\s_-]?lead["']"#, &R).is_match(text)
+    re(r#"(?i)["']tech[\s_-]?lead(?:[\s_-]?judge)?["']"#, &R).is_match(text)
 }
 
 /// The conditions of the `if`/`elif` chains line `line` of function `f` sits in (the chain
@@ -1154,10 +1248,7 @@ pub fn analyse(
                 })
                 .collect();
             for entry in rule_tables(modules, m) {
-                let shown = format!(
-                    "`if {}`",
-                    super::syntax::truncate(entry.condition.trim(), 70)
-                );
+                let shown = format!("`if {}`", shown_condition(&entry.condition));
                 for (r, how, partial) in rule_of(modules, m, &entry, evidence_keys) {
                     let how = how.replacen(
                         &shown,
@@ -1715,6 +1806,20 @@ def chief_justice(defense, evidences, criterion, score):
         // `if x > cap: x = cap` under a condition on the Prosecutor's security words.
         let src = "def f7(opinions):\n    final = mean(opinions)\n    if 'security' in opinions[0].argument:\n        if final > 3:\n            final = 3\n    return final\n";
         assert!(rule_at(src, "security_override").is_some());
+        // a named cap on a score read from a table: `if s.get(k, 5) > cap: s[k] = cap`
+        let src = "def f8(opinions, scores, cap):\n    for op in opinions:\n        if 'shell=True' in op.argument:\n            if scores.get(op.criterion_id, 5) > cap:\n                scores[op.criterion_id] = cap\n    return scores\n";
+        assert_eq!(
+            rule_at(src, "security_override").as_deref(),
+            Some("src/nodes/justice.py:3")
+        );
+        let how = rule(src, "security_override").how;
+        assert!(
+            how.contains("`if 'shell=True' in op.argument`: `scores[op.criterion_id] = cap`"),
+            "{how}"
+        );
+        // raised to the bound rather than capped at it: no cap
+        let other = src.replace(") > cap", ") < cap");
+        assert_eq!(rule_at(&other, "security_override"), None);
     }
 
     #[test]
@@ -1821,6 +1926,21 @@ def chief_justice(defense, evidences, criterion, score):
         // a weights table keyed by persona
         let table = "def decide(votes):\n    w = {'TechLead': 2, 'Prosecutor': 1, 'Defense': 1}\n    return sum(w[v.judge] * v.score for v in votes) / 4\n";
         assert!(rule(table, "functionality_weight").found);
+    }
+
+    #[test]
+    fn the_tech_leads_score_deciding_a_split_bench_is_the_functionality_weight() {
+        let src = "def decide(ops):\n    scores = [o.score for o in ops]\n    tl = next((o for o in ops if o.agent == 'TechLeadJudge'), None)\n    final = sum(scores) / len(scores)\n    spread = max(scores) - min(scores)\n    if spread >= 2 and tl:\n        final = tl.score\n    return final\n";
+        let r = rule(src, "functionality_weight");
+        assert!(r.found, "{r:?}");
+        assert_eq!(r.location, "src/nodes/bench.py:6");
+        assert!(r.how.contains("`final = tl.score`"), "{}", r.how);
+        // another judge's score deciding: no functionality weight
+        let other = src.replace("'TechLeadJudge'", "'Prosecutor'");
+        assert!(!rule(&other, "functionality_weight").found);
+        // a sum in the spread's branch in which the Tech Lead weighs no more: none either
+        let sum = src.replace("final = tl.score", "final = (tl.score + scores[0]) / 2");
+        assert!(!rule(&sum, "functionality_weight").found);
     }
 
     #[test]

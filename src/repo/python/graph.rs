@@ -138,6 +138,21 @@ pub enum Role {
     Detective,
 }
 
+/// A run-time defect of a graph, found by [`super::runtime`] (its kinds are listed there): plain
+/// data, kept with the graph's facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Defect {
+    pub kind: String,
+    pub nodes: Vec<String>,
+    pub location: String,
+    pub detail: String,
+    /// `whole_state_return` only: no node returns the whole state; each re-sends the current
+    /// value of an appending reducer field (`return {"errors": state["errors"]}`). The kind
+    /// stays the same (the doubling is the same); the report names it apart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fields_only: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphFacts {
     pub path: String,
@@ -164,7 +179,7 @@ pub struct GraphFacts {
     pub end_line: usize,
     /// What breaks at run time (see [`super::runtime`]).
     #[serde(default)]
-    pub defects: Vec<super::runtime::Defect>,
+    pub defects: Vec<Defect>,
     /// What the run-time analysis could not decide, and why it stayed silent.
     #[serde(default)]
     pub runtime_notes: Vec<String>,

@@ -10,8 +10,8 @@
 //!   that yields a key the rubric does not have (`"TechLead".lower()` is `techlead`, the
 //!   rubric's key is `tech_lead`).
 
+use super::graph::Defect;
 use super::names::Repo;
-use super::runtime::Defect;
 use super::state::StateFacts;
 use regex::Regex;
 use std::collections::BTreeSet;

@@ -455,6 +455,11 @@ pub fn analyse(
         .collect();
     let mut memo = effects::Memo::new();
     let mut roles = BTreeMap::new();
+    // what each judge reads and writes, and whether it writes opinions or is bound to a persona
+    // (a node after other judges that reads their opinions and writes none of their keys is
+    // their Chief Justice, whatever model it asks for)
+    let mut judge_reads: BTreeMap<String, (bool, BTreeSet<String>, BTreeSet<String>)> =
+        BTreeMap::new();
     for n in &g.nodes {
         let (start, e) = match &n.action {
             Some(Action::Func { module, line, .. }) => {
@@ -488,16 +493,26 @@ pub fn analyse(
             .filter(|k| !e.reads.contains_key(*k))
             .filter_map(|k| key_role(k))
             .collect();
-        let judge = written.contains(&Role::Judge)
+        let writes_opinions = written.contains(&Role::Judge);
+        let bound = persona_bound(repo, n, start);
+        let judge = writes_opinions
+            || bound
             || reached(repo, start)
                 .iter()
-                .any(|x| asks_opinions.contains(x))
-            || persona_bound(repo, n, start);
+                .any(|x| asks_opinions.contains(x));
         let detective = written.contains(&Role::Detective);
         // a node writing both (an aggregator re-filing everything) is neither
         match (judge, detective) {
             (true, false) => {
                 roles.insert(n.name.clone(), Role::Judge);
+                judge_reads.insert(
+                    n.name.clone(),
+                    (
+                        writes_opinions || bound,
+                        e.reads.keys().cloned().collect(),
+                        e.writes.keys().cloned().collect(),
+                    ),
+                );
             }
             (false, true) => {
                 roles.insert(n.name.clone(), Role::Detective);
@@ -505,5 +520,56 @@ pub fn analyse(
             _ => {}
         }
     }
+    // a judge that reads what other judges before it write, and writes none of what they
+    // write, is their Chief Justice
+    let typed = typed_keys(g, state, Role::Judge);
+    let synthesis: Vec<String> = judge_reads
+        .iter()
+        .filter(|(name, (certain, reads, writes))| {
+            let before: Vec<&BTreeSet<String>> = judge_reads
+                .iter()
+                .filter(|(other, _)| other != name && leads_to(g, other, name))
+                .map(|(_, (_, _, w))| w)
+                .collect();
+            let theirs = |k: &String| typed.contains(k) || before.iter().any(|w| w.contains(k));
+            !certain
+                && !before.is_empty()
+                && reads.iter().any(theirs)
+                && !writes.iter().any(|k| before.iter().any(|w| w.contains(k)))
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in synthesis {
+        roles.remove(&name);
+    }
     roles
+}
+
+/// A node of `g` leads to another along its edges and its routers' targets.
+fn leads_to(g: &GraphFacts, from: &str, to: &str) -> bool {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut todo = vec![from];
+    while let Some(x) = todo.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        let next = g
+            .edges
+            .iter()
+            .filter(|e| e.from == x)
+            .map(|e| e.to.as_str())
+            .chain(
+                g.routers
+                    .iter()
+                    .filter(|r| r.source == x)
+                    .flat_map(|r| r.targets.iter().map(String::as_str)),
+            );
+        for y in next {
+            if y == to {
+                return true;
+            }
+            todo.push(y);
+        }
+    }
+    false
 }

@@ -37,30 +37,16 @@
 
 use super::dict_keys;
 use super::effects::{self, Effects};
-use super::graph::{Action, GraphFacts};
+use super::graph::{Action, Defect, GraphFacts};
 use super::inputs::{self, Inputs};
 use super::names::Repo;
 use super::state::StateFacts;
 use super::supersteps::{BUDGET, MAX_CHOICES, Machine, NodeWrites, RouterSpec};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest graph analysed (a student graph has tens of nodes; a crafted one may have
 /// thousands, and the cycle search is quadratic).
 const MAX_NODES: usize = 400;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Defect {
-    pub kind: String,
-    pub nodes: Vec<String>,
-    pub location: String,
-    pub detail: String,
-    /// `whole_state_return` only: no node returns the whole state; each re-sends the current
-    /// value of an appending reducer field (`return {"errors": state["errors"]}`). The kind
-    /// stays the same (the doubling is the same); the report names it apart.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub fields_only: bool,
-}
 
 /// Reducers whose update is appended to the current value (so re-sending the value doubles it).
 fn appends(reducer: &str) -> bool {
