@@ -23,6 +23,8 @@ pub struct Field<'a> {
     pub from_input: BTreeSet<String>,
     /// Each node that writes it, with the keys its updates give it.
     pub writers: Vec<(&'a str, BTreeSet<String>)>,
+    /// Nodes that return the whole state (or a copy), re-sending the field's current value.
+    pub resenders: Vec<&'a str>,
 }
 
 impl Field<'_> {
@@ -53,6 +55,14 @@ impl Field<'_> {
         };
         let nodes = if self.writers.is_empty() {
             "no node writes it".to_string()
+                + &match self.resenders.as_slice() {
+                    [] => String::new(),
+                    [one] => format!(" ({one} returns the whole state, which re-sends its current value)"),
+                    many => format!(
+                        " ({} return the whole state, which re-sends its current value)",
+                        many.join(", ")
+                    ),
+                }
         } else {
             self.writers
                 .iter()

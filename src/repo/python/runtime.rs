@@ -707,10 +707,13 @@ fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::F
         return None;
     }
     let mut writers = Vec::new();
+    let mut resenders = Vec::new();
     for (n, e) in &ctx.effects {
         let e = e.as_ref()?;
         if e.writes.contains_key(f) {
             writers.push((*n, e.dict_writes.get(f)?.clone()?));
+        } else if e.whole_state.is_some() {
+            resenders.push(*n);
         }
     }
     if dict_keys::changed_in_place(repo, f) {
@@ -721,6 +724,7 @@ fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::F
         name,
         from_input,
         writers,
+        resenders,
     })
 }
 
