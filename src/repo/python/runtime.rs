@@ -21,7 +21,10 @@
 //! - `unbounded_loop`: a cycle with no exit, or whose exits test only keys that no node of the
 //!   cycle writes, so it runs until the recursion limit;
 //! - `undeclared_state_key`: a node's update holds a key the schema does not declare;
-//! - `unknown_state_key`: a router or node reads a key that nothing can set;
+//! - `unknown_state_key`: a router or node reads a key that nothing can set (declared but neither
+//!   written nor in the graph's input, see [`super::inputs`]; undeclared, so dropped even from the
+//!   input; or a key of a dict field that nothing puts into it, see [`super::dict_keys`]); a
+//!   router's route taken only when such a read finds something can never be taken;
 //! - `whole_state_return`: a node re-sends the current value of a list with an appending
 //!   reducer while it holds items (the whole state, a copy of it, `state["xs"] + [x]`, or a
 //!   local bound to the list, possibly grown in place first): the list is appended to itself;
