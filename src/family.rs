@@ -33,7 +33,9 @@ const TABLE: [(Family, &[&str]); 10] = [
     (Family::Structured, &["structured_output"]),
     (Family::Nuance, &["personas"]),
     (Family::Justice, &["justice"]),
-    (Family::Concepts, &["concept"]),
+    // `pdf.<criterion>.concept.x`; `pdf.<criterion>.tie.x`: whether its explanation names the
+    // repository's code
+    (Family::Concepts, &["concept", "tie"]),
     // `pdf.<criterion>.path.N`, `pdf.<criterion>.paths.summary`
     (Family::CrossReference, &["path", "paths"]),
     // `vision.<criterion>.no_diagram`, `vision.<criterion>.text_drawing`: what the scan found

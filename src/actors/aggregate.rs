@@ -36,6 +36,10 @@ pub fn aggregate(
             for (dimension, unchecked) in crate::pdf::cross_reference(pdf, &[], &doc_dims) {
                 state.replace_unverifiable(dimension, unchecked);
             }
+            state.merge(StateUpdate {
+                evidences: crate::pdf::cross_check_concepts(pdf, None, &doc_dims),
+                ..Default::default()
+            });
         }
         (Some(pdf), Some(repo)) => {
             let cross = crate::pdf::cross_reference(pdf, &repo.files, &doc_dims);
@@ -46,6 +50,12 @@ pub fn aggregate(
             let claims = crate::pdf::cross_check_claims(pdf, &repo.python, &doc_dims);
             state.merge(StateUpdate {
                 evidences: claims,
+                ..Default::default()
+            });
+            let ties =
+                crate::pdf::cross_check_concepts(pdf, Some((&repo.files, &repo.python)), &doc_dims);
+            state.merge(StateUpdate {
+                evidences: ties,
                 ..Default::default()
             });
         }

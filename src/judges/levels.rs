@@ -17,7 +17,7 @@
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona of a sentence or two (< 400 chars, in a shared prompt or not), one call for every criterion, a persona not speaking its role (each costs a level from 5 for full briefs, from 4 for shorter prompts), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role; full briefs not run in parallel or not validated; a judge missing its rubric instructions (at most 4) | full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured (bound or schema-parsed) replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented in code (read from what a branch tests and does, or a weighted sum) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
-//! | theoretical depth | no concept explained | 1 explained | 2–3 explained | all explained (the decided ones, for a report read in part) | (Defense only) |
+//! | theoretical depth | no concept explained | 1 explained | 2–3 explained, or all explained with one in generic terms only (no explaining passage names a file, class, function, graph node or state field the repository has) | all explained (the decided ones, for a report read in part), each in the names of the repository's own code | (Defense only) |
 //! | report cross-reference | > 50% of cited paths hallucinated | > 20% hallucinated or ≥ 3 contradicted claims | some hallucinated, one or two contradicted claims, or < 3 paths cited | ≥ 3 paths, all real, no contradiction | and ≥ 8 real paths, ≥ 3 supported claims |
 //! | architecture diagram | no image and no vector drawing in the report | only a diagram typed as text (ASCII/box art, Mermaid source) | (a picture: read by a vision model, never offline) | | |
 //!
@@ -1090,11 +1090,28 @@ fn concepts(ev: &[Evidence], b: Builder) -> Level {
         .iter()
         .filter(|e| e.found && e.kind == EvidenceKind::Fact)
         .count();
+    // the top level asks for explanations of this implementation: an explaining passage that
+    // names parts of the repository's code (`pdf.<criterion>.tie.<concept>`)
+    let tie_of = |concept: &Evidence| {
+        let id = concept.id.split('#').next().unwrap_or(&concept.id);
+        let tie = id.replacen(".concept.", ".tie.", 1);
+        ev.iter().find(|e| e.id == tie)
+    };
+    let explained_ones = concepts
+        .iter()
+        .filter(|e| e.found && e.kind == EvidenceKind::Fact);
+    let tied = explained_ones
+        .clone()
+        .filter(|c| tie_of(c).is_some_and(|t| t.found && t.kind == EvidenceKind::Fact))
+        .count();
+    let unchecked = explained_ones
+        .filter(|c| tie_of(c).is_none_or(|t| t.kind == EvidenceKind::Missing))
+        .count();
     let level = if explained == 0 {
         1
     } else if explained == 1 {
         2
-    } else if explained < decided {
+    } else if explained < decided || tied < explained {
         3
     } else {
         4
@@ -1102,8 +1119,23 @@ fn concepts(ev: &[Evidence], b: Builder) -> Level {
     b.done(
         level,
         format!(
-            "{explained} of {} concepts explained in terms of the code (others missing or keyword dropping){}",
+            "{explained} of {} concepts explained (others missing or keyword dropping){}{}{}",
             concepts.len(),
+            if explained == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", {tied} of them in the names of the repository's own code (its files, classes, functions, graph nodes, state fields)"
+                )
+            },
+            if unchecked > 0 {
+                format!(
+                    "; {} not checked against the code",
+                    crate::words::count(unchecked, "explanation", "explanations")
+                )
+            } else {
+                String::new()
+            },
             if undecided > 0 {
                 format!(
                     "; {} not decided: the report was read only in part",
@@ -1862,15 +1894,37 @@ mod tests {
 
     #[test]
     fn report_tables() {
+        // n of `of` concepts explained, each in the names of the repository's code
         let c = |n: usize, of: usize| -> Vec<Evidence> {
-            (0..of)
+            let mut v: Vec<Evidence> = (0..of)
                 .map(|i| f(&format!("pdf.d.concept.c{i}"), i < n))
-                .collect()
+                .collect();
+            v.extend((0..n).map(|i| f(&format!("pdf.d.tie.c{i}"), true)));
+            v
         };
         assert_eq!(level(&c(0, 4)), 1);
         assert_eq!(level(&c(1, 4)), 2);
         assert_eq!(level(&c(3, 4)), 3);
         assert_eq!(level(&c(4, 4)), 4);
+        // every concept explained, one of them only in generic terms: not the top level
+        let mut generic = c(4, 4);
+        generic.retain(|e| e.id != "pdf.d.tie.c2");
+        generic.push(f("pdf.d.tie.c2", false));
+        let l = assess(&generic).unwrap();
+        assert_eq!(l.level, 3, "{}", l.row);
+        assert!(
+            l.row
+                .contains("3 of them in the names of the repository's own code"),
+            "{}",
+            l.row
+        );
+        // an explanation not checked against the code (repository unread) is no tie
+        let mut unread = c(4, 4);
+        unread.retain(|e| e.id != "pdf.d.tie.c0");
+        unread.push(f("pdf.d.tie.c0", false).with_kind(EvidenceKind::Missing));
+        let l = assess(&unread).unwrap();
+        assert_eq!(l.level, 3, "{}", l.row);
+        assert!(l.row.contains("1 explanation not checked"), "{}", l.row);
         let mut interim = c(4, 4);
         interim[0].location = "repo:reports/interim-report.pdf p.2".into();
         assert_eq!(

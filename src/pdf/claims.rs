@@ -436,10 +436,45 @@ fn clause_before(padded: &str, at: usize) -> &str {
     &head[start..]
 }
 
-/// Whether `padded` (an affirmative sentence, lower case, after one space) claims `feature`.
-fn claims(padded: &str, feature: Feature) -> bool {
+/// The byte ranges (in `padded`, the sentence lower-cased after one space) of the CamelCase
+/// names of `text` (`RetryPolicyStore`, `JudgeRouter`): a cue inside one is part of a name the
+/// student chose, not a word of the sentence. Empty when lower-casing moved the bytes.
+fn camel_names(text: &str, padded: &str) -> Vec<(usize, usize)> {
+    if padded.len() != text.len() + 1 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut start = None;
+    let bytes = text.as_bytes();
+    for i in 0..=bytes.len() {
+        let word = i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_');
+        match (word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(from)) => {
+                let t = &text[from..i];
+                let camel = t
+                    .chars()
+                    .zip(t.chars().skip(1))
+                    .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+                if camel {
+                    out.push((from + 1, i + 1));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether `padded` (an affirmative sentence, lower case, after one space) claims `feature`;
+/// `names`: the CamelCase names in it (see [`camel_names`]), in which no cue counts.
+fn claims(padded: &str, feature: Feature, names: &[(usize, usize)]) -> bool {
     feature.cues().iter().any(|cue| {
         padded.match_indices(cue).any(|(at, _)| {
+            if names.iter().any(|(a, b)| *a <= at && at < *b) {
+                return false;
+            }
             // The 40 bytes before the cue (at a char boundary) must not deny it.
             let mut from = at.saturating_sub(40);
             while !padded.is_char_boundary(from) {
@@ -521,16 +556,18 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
             continue;
         }
         let padded = format!(" {lower}");
+        let names = camel_names(&s.text, &padded);
         let figure = overlap_figure(&lower);
         for feature in Feature::ALL {
             let claimed = match feature {
                 Feature::PromptOverlap => figure.is_some(),
                 Feature::StructuredRetry => {
-                    claims(&padded, feature) && RETRY_SUBJECTS.iter().any(|w| lower.contains(w))
+                    claims(&padded, feature, &names)
+                        && RETRY_SUBJECTS.iter().any(|w| lower.contains(w))
                 }
                 Feature::RawShell => uses_shell(&padded),
                 Feature::Inheritance => !inherited_bases(&s.text).is_empty(),
-                _ => claims(&padded, feature),
+                _ => claims(&padded, feature, &names),
             };
             let denied = !claimed
                 && feature.deniable()
@@ -1890,6 +1927,24 @@ mod tests {
                 false,
                 "Our tools use raw os.system() calls for git."
             )]
+        );
+    }
+
+    /// A cue inside a CamelCase name the student chose is part of the name, not a word of the
+    /// sentence: "each judge returns a RetryPolicyStore" claims no retry.
+    #[test]
+    fn a_cue_inside_a_camel_case_name_claims_nothing() {
+        assert!(
+            !features(&["Each judge returns a structured RetryXabcdefg object to the bench."])
+                .contains(&Feature::StructuredRetry)
+        );
+        assert!(
+            features(&["Each judge call is retried with the structured schema when it fails."])
+                .contains(&Feature::StructuredRetry)
+        );
+        assert!(
+            !features(&["The JudgeFanOutRouter object holds the scores of the bench."])
+                .contains(&Feature::ParallelExecution)
         );
     }
 

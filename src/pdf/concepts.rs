@@ -69,7 +69,23 @@ pub struct ConceptFinding {
     /// than by the concept's name ("reducers that merge the parallel writes into the state").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mechanism: Option<String>,
+    /// Every passage found explaining the concept (the quoted one first, then in the order of
+    /// the report; at most [`MAX_EXPLAINING`]): its page and the names of code it gives, for
+    /// checking at the aggregation barrier which of them the repository has (`pdf::ties`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explaining: Vec<Explaining>,
 }
+
+/// A passage that explains a concept: where, and the names of code it gives as the code would
+/// write them (`src/graph.py`, `evidence_aggregator`, `ChiefJusticeNode`, `state.opinions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explaining {
+    pub page: u32,
+    pub names: Vec<String>,
+}
+
+/// Most explaining passages kept per concept.
+pub const MAX_EXPLAINING: usize = 12;
 
 /// The quoted terms of a forensic instruction (`'Dialectical Synthesis'`, `"Metacognition"`),
 /// without the ones that are clearly labels rather than concepts (`'Keyword Dropping'`).
@@ -565,6 +581,10 @@ pub struct PassageContent {
     /// plan (a table row run together, "Add a conditional edge ..." or "we will ..." is none).
     #[serde(default)]
     pub statement: bool,
+    /// The names of code it gives as the code would write them (the identifiers among
+    /// `parts`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
 }
 
 /// Sentences longer than this are tables or code run together: only the words around the
@@ -590,6 +610,7 @@ impl PassageContent {
             for token in text.split_whitespace() {
                 if let Some(id) = identifier(token) {
                     if !c.parts.iter().any(|p| p.eq_ignore_ascii_case(&id)) {
+                        c.names.push(id.clone());
                         c.parts.push(id);
                         c.identifiers += 1;
                     }
@@ -841,6 +862,19 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
             let mut first: Option<Occurrence> = None;
             let mech = mechanism(concept);
             let mut by_mechanism: Option<(Occurrence, PassageContent)> = None;
+            // every explaining passage (page, names), by its name and by its mechanism
+            let mut by_name: Vec<Explaining> = Vec::new();
+            let mut by_mech: Vec<Explaining> = Vec::new();
+            let note = |list: &mut Vec<Explaining>, page: u32, c: &PassageContent| {
+                if list.len() < MAX_EXPLAINING
+                    && !list.iter().any(|e| e.page == page && e.names == c.names)
+                {
+                    list.push(Explaining {
+                        page,
+                        names: c.names.clone(),
+                    });
+                }
+            };
             for (i, s) in sentences.iter().enumerate() {
                 let hits = pats
                     .iter()
@@ -850,11 +884,14 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 if hits == 0 {
                     if let Some(m) = &mech
                         && let Some((occ, c)) = mechanism_occurrence(sentences, i, m, &others)
-                        && by_mechanism
+                    {
+                        note(&mut by_mech, occ.page, &c);
+                        if by_mechanism
                             .as_ref()
                             .is_none_or(|(_, best)| c.weight() > best.weight())
-                    {
-                        by_mechanism = Some((occ, c));
+                        {
+                            by_mechanism = Some((occ, c));
+                        }
                     }
                     continue;
                 }
@@ -871,6 +908,7 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                     // the fullest explanation is quoted (a summary on p.1 that merely says the
                     // layer is wired is not the section that explains it)
                     Some(c) if c.explains() => {
+                        note(&mut by_name, occ.page, &c);
                         if explained
                             .as_ref()
                             .is_none_or(|(_, best)| c.weight() > best.weight())
@@ -894,11 +932,27 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 }
             }
             let mut how = None;
+            let mut explaining = by_name;
             if explained.is_none()
                 && let Some(found) = by_mechanism
             {
                 how = mech.as_ref().map(|m| m.what.to_string());
                 explained = Some(found);
+            }
+            // a passage explaining the mechanism explains the concept too
+            for e in by_mech {
+                if explaining.len() < MAX_EXPLAINING && !explaining.contains(&e) {
+                    explaining.push(e);
+                }
+            }
+            // the quoted passage first
+            if let Some((o, c)) = &explained
+                && let Some(at) = explaining
+                    .iter()
+                    .position(|e| e.page == o.page && e.names == c.names)
+            {
+                let quoted = explaining.remove(at);
+                explaining.insert(0, quoted);
             }
             let (classification, occ, content) = match (explained, fullest, first) {
                 (Some((o, c)), _, _) => (Classification::Explained, Some(o), Some(c)),
@@ -918,6 +972,11 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 pages,
                 content,
                 mechanism: how,
+                explaining: if classification == Classification::Explained {
+                    explaining
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect()

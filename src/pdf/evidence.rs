@@ -73,14 +73,7 @@ pub fn document_evidence(
             evs.extend(kind_evidence(facts, &d.id));
         }
         if r.concepts {
-            let mut wanted = concepts::concepts_from_instruction(&d.forensic_instruction);
-            if wanted.is_empty() {
-                wanted = concepts::DEFAULT_CONCEPTS
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-            }
-            for f in concepts::classify(&wanted, &sentences) {
+            for f in concepts::classify(&wanted_concepts(d), &sentences) {
                 evs.push(concept_evidence(facts, &d.id, &f));
             }
         }
@@ -220,6 +213,167 @@ pub fn pages_read(facts: &PdfFacts) -> String {
             super::MAX_TEXT_PAGES
         )
     }
+}
+
+/// The concepts a theoretical-depth dimension names (its instruction's quoted terms), or the
+/// default ones.
+fn wanted_concepts(d: &Dimension) -> Vec<String> {
+    let wanted = concepts::concepts_from_instruction(&d.forensic_instruction);
+    if wanted.is_empty() {
+        concepts::DEFAULT_CONCEPTS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        wanted
+    }
+}
+
+/// The id of the fact that says whether a concept's explanation is tied to the code.
+fn tie_id(dimension: &str, concept: &str) -> String {
+    format!("pdf.{dimension}.tie.{}", crate::text::ident(concept))
+}
+
+fn tie_goal(concept: &str) -> String {
+    format!(
+        "'{concept}' is explained in terms of this implementation: the explaining passage names parts of the repository's code"
+    )
+}
+
+/// Evidence computed at the aggregation barrier, one per concept the report explains: whether
+/// an explaining passage names parts of the repository's own code (files, classes, functions,
+/// graph nodes, state fields; see `pdf::ties`), or only generic ones.
+pub fn tie_evidence(
+    facts: &PdfFacts,
+    files: &[String],
+    code: &crate::repo::python::PythonFacts,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    let sentences = ingest::sentences(&facts.page_text);
+    let src = facts.display_name();
+    for d in dimensions {
+        if d.target_artifact != TargetArtifact::PdfReport || !route(d).concepts {
+            continue;
+        }
+        for f in concepts::classify(&wanted_concepts(d), &sentences) {
+            if f.classification != Classification::Explained {
+                continue;
+            }
+            let id = tie_id(&d.id, &f.concept);
+            let e = match super::ties::tied(&f.explaining, files, code) {
+                Some((page, parts)) => Evidence::fact(
+                    id,
+                    Detective::DocAnalyst,
+                    tie_goal(&f.concept),
+                    true,
+                    format!("{src} p.{page}"),
+                    format!(
+                        "the passage on p.{page} that explains '{}' names {} of the repository's code: {}",
+                        f.concept,
+                        crate::words::count(parts.len(), "part", "parts"),
+                        parts
+                            .iter()
+                            .map(super::ties::CodePart::describe)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    conf(0.8),
+                ),
+                None => {
+                    let mut pages: Vec<u32> = f.explaining.iter().map(|e| e.page).collect();
+                    pages.sort_unstable();
+                    pages.dedup();
+                    let mut names: Vec<&str> = Vec::new();
+                    for n in f.explaining.iter().flat_map(|e| &e.names) {
+                        if !names.contains(&n.as_str()) {
+                            names.push(n);
+                        }
+                    }
+                    let one = pages.len() <= 1;
+                    let given = if names.is_empty() {
+                        format!(
+                            "{} no file, class or function at all",
+                            if one { "names" } else { "name" }
+                        )
+                    } else {
+                        format!(
+                            "{} {}{}, which the repository's code does not define",
+                            if one { "names" } else { "name" },
+                            names
+                                .iter()
+                                .take(6)
+                                .map(|n| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if names.len() > 6 { ", ..." } else { "" }
+                        )
+                    };
+                    let first = pages.first().copied().unwrap_or(f.page);
+                    Evidence::fact(
+                        id,
+                        Detective::DocAnalyst,
+                        tie_goal(&f.concept),
+                        false,
+                        format!("{src} p.{first}"),
+                        format!(
+                            "a generic explanation: {} that {} '{}' {given} (searched: {})",
+                            if one {
+                                format!("the passage on p.{first}")
+                            } else {
+                                format!("the passages on pages {}", join_pages(&pages))
+                            },
+                            if one { "explains" } else { "explain" },
+                            f.concept,
+                            super::ties::searched(files, code),
+                        ),
+                        conf(0.75),
+                    )
+                    .with_fix(format!(
+                        "on p.{first}, say which of the repository's files, functions or graph nodes do '{}', by the names the code gives them",
+                        f.concept
+                    ))
+                }
+            };
+            out.entry(d.id.clone()).or_default().push(e);
+        }
+    }
+    out
+}
+
+/// Without a readable repository: no explanation can be checked against the code (evidence
+/// missing, grader side).
+pub fn tie_unchecked(
+    facts: &PdfFacts,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    let sentences = ingest::sentences(&facts.page_text);
+    let src = facts.display_name();
+    for d in dimensions {
+        if d.target_artifact != TargetArtifact::PdfReport || !route(d).concepts {
+            continue;
+        }
+        for f in concepts::classify(&wanted_concepts(d), &sentences) {
+            if f.classification != Classification::Explained {
+                continue;
+            }
+            out.entry(d.id.clone()).or_default().push(
+                Evidence::missing(
+                    tie_id(&d.id, &f.concept),
+                    Detective::DocAnalyst,
+                    tie_goal(&f.concept),
+                    format!("{src} p.{}", f.page),
+                    format!(
+                        "the passage on p.{} that explains '{}' could not be checked against the code: the repository was not read",
+                        f.page, f.concept
+                    ),
+                )
+                .with_fix("audit again once the repository can be cloned"),
+            );
+        }
+    }
+    out
 }
 
 /// The evidence for one concept of a theoretical-depth dimension. Explained: where, and what
@@ -703,6 +857,56 @@ mod tests {
                 paths: true
             }
         );
+    }
+
+    /// An explanation is of this implementation when its passage names parts of the
+    /// repository's code; the same passage against a repository without them is generic.
+    #[test]
+    fn an_explanation_is_tied_to_the_code_by_the_names_the_repository_defines() {
+        let v3 = rubric("official-v3.0.0.json");
+        let dims = v3.dimensions_for(TargetArtifact::PdfReport);
+        let facts = PdfFacts::from_pages(
+            "repo:reports/final_report.pdf",
+            &[
+                "Intro.".into(),
+                "Dialectical Synthesis is implemented by three judge nodes in src/nodes/judges.py that run in parallel; the chief justice merges their opinions. The ChiefJustice node applies deterministic rules to them.".into(),
+            ],
+        );
+        let project = |justice: &str| {
+            let sources = vec![("src/nodes/justice.py".to_string(), justice.to_string())];
+            let files: Vec<String> = sources.iter().map(|(p, _)| p.clone()).collect();
+            (files, crate::repo::python::analyse(sources, &[]))
+        };
+        let tie = |files: &[String], code| {
+            let ev = tie_evidence(&facts, files, code, &dims);
+            let td = &ev["theoretical_depth"];
+            assert_eq!(td.len(), 1, "one per explained concept: {td:?}");
+            td[0].clone()
+        };
+        let (files, code) = project("class ChiefJustice:\n    pass\n");
+        let e = tie(&files, &code);
+        assert_eq!(e.id, "pdf.theoretical_depth.tie.dialectical_synthesis");
+        assert!(e.found, "{}", e.rationale);
+        assert_eq!(e.location, "reports/final_report.pdf p.2");
+        assert!(
+            e.rationale.contains(
+                "the passage on p.2 that explains 'Dialectical Synthesis' names 1 part of the repository's code: `ChiefJustice` (a class, src/nodes/justice.py:1)"
+            ),
+            "{}",
+            e.rationale
+        );
+        let (files, code) = project("def synthesise(opinions):\n    return opinions\n");
+        let e = tie(&files, &code);
+        assert!(!e.found, "{}", e.rationale);
+        assert!(
+            e.rationale.starts_with("a generic explanation: the passage on p.2 that explains 'Dialectical Synthesis' names `src/nodes/judges.py`, `ChiefJustice`, which the repository's code does not define (searched: 1 file, 0 classes, 1 function or module-level name, 0 graph nodes and state fields)"),
+            "{}",
+            e.rationale
+        );
+        assert!(e.fix.as_deref().is_some_and(|f| f.contains("on p.2")));
+        // without the repository: not checked (grader side), never a verdict
+        let ev = tie_unchecked(&facts, &dims);
+        assert_eq!(ev["theoretical_depth"][0].kind, EvidenceKind::Missing);
     }
 
     #[test]

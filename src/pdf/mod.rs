@@ -30,6 +30,7 @@ pub mod kind;
 pub(crate) mod paths;
 pub mod pdfium;
 pub(crate) mod retrieval;
+pub(crate) mod ties;
 pub(crate) mod tree;
 
 pub use concepts::{Classification, ConceptFinding};
@@ -547,6 +548,20 @@ pub fn cross_check_claims(
 ) -> BTreeMap<String, Vec<Evidence>> {
     claims::check(&mut facts.feature_claims, code);
     evidence::claim_evidence(facts, dimensions)
+}
+
+/// Evidence computed at the aggregation barrier: whether each concept the report explains is
+/// explained in the names of the repository's own code (`ties`); without the repository
+/// (`code` = `None`), that it could not be checked.
+pub fn cross_check_concepts(
+    facts: &PdfFacts,
+    repo: Option<(&[String], &crate::repo::python::PythonFacts)>,
+    dimensions: &[Dimension],
+) -> BTreeMap<String, Vec<Evidence>> {
+    match repo {
+        Some((files, code)) => evidence::tie_evidence(facts, files, code, dimensions),
+        None => evidence::tie_unchecked(facts, dimensions),
+    }
 }
 
 /// Excerpts of the report relevant to a question, bounded in size, with page numbers.

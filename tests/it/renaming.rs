@@ -8,6 +8,8 @@
 //! - functions, classes, methods (where defined and where called as `obj.method(...)`),
 //!   variables, parameters, constants;
 //! - module files and directories, with the imports that name them, and the report's paths;
+//! - the code's names the report gives as code (`evidence_aggregator`, `state.opinions`, and
+//!   `DocAnalyst`, the CamelCase of the node `doc_analyst`): the report names the same parts;
 //! - graph node names (`add_node("x", ...)` and every string naming them) and the state's own
 //!   keys (the fields of the graph's state class): the challenge does not fix them, and the
 //!   detectors read a key by the type the state declares for it;
@@ -118,6 +120,9 @@ struct Renaming {
     /// Methods the student defines in a class: renamed where they are called as attributes
     /// (`Bench().settle(state)`) too; any other attribute name belongs to an API.
     methods: BTreeSet<String>,
+    /// The CamelCase a report writes a snake_case name in (`DocAnalyst` for the node
+    /// `doc_analyst`), renamed to the new name's CamelCase.
+    prose: BTreeMap<String, String>,
 }
 
 impl Renaming {
@@ -173,7 +178,8 @@ impl Renaming {
                     let mut up = true;
                     new.chars()
                         .map(|c| {
-                            let c = if c == '_' { 'x' } else { c };
+                            // an inner capital, as CamelCase has (`PersonaXirols`)
+                            let c = if c == '_' { 'X' } else { c };
                             let c = if up { c.to_ascii_uppercase() } else { c };
                             up = false;
                             c
@@ -194,11 +200,35 @@ impl Renaming {
                 }
             }
         }
-        let back = map.iter().map(|(a, b)| (b.clone(), a.clone())).collect();
+        let mut back: BTreeMap<String, String> =
+            map.iter().map(|(a, b)| (b.clone(), a.clone())).collect();
+        let camel = |n: &str| -> String {
+            n.split('_')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let mut c = p.chars();
+                    c.next()
+                        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let mut prose = BTreeMap::new();
+        for (old, new) in &map {
+            let body = old.trim_start_matches('_');
+            if body.contains('_') && body.chars().all(|c| !c.is_uppercase()) {
+                let (co, cn) = (camel(old), camel(new));
+                if !map.contains_key(&co) && !back.contains_key(&cn) {
+                    back.insert(cn.clone(), co.clone());
+                    prose.insert(co, cn);
+                }
+            }
+        }
         Renaming {
             map,
             back,
             methods: BTreeSet::new(),
+            prose,
         }
     }
 
@@ -221,6 +251,39 @@ impl Renaming {
             })
             .collect::<Vec<_>>()
             .join("/")
+    }
+
+    /// A word of the report that names code as the code writes it (a snake_case, CamelCase,
+    /// dotted or called name: `doc_analyst`, `DocAnalyst`, `state.opinions`): each of its names
+    /// renamed. A plain word (`state`, `evidence`) is prose and stays.
+    fn code_word(&self, core: &str) -> String {
+        let inner_capital = core
+            .chars()
+            .zip(core.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        if !(core.contains(['_', '.', '(']) || inner_capital) {
+            return core.to_string();
+        }
+        let mut out = String::with_capacity(core.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            let new = self
+                .map
+                .get(word.as_str())
+                .or_else(|| self.prose.get(word.as_str()));
+            out.push_str(new.map_or(word.as_str(), String::as_str));
+            word.clear();
+        };
+        for c in core.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
     }
 
     /// Every identifier-like token of `text` that is a new name, mapped back.
@@ -357,7 +420,8 @@ fn rename_submission(s: &Submission, r: &Renaming) -> (Vec<FixtureCommit>, Vec<P
         })
         .collect();
     // the report names the files by their new paths, and the directories of the paths it
-    // claims by their new names (a file it invents keeps its own name)
+    // claims by their new names (a file it invents keeps its own name); the code's names it
+    // gives (`evidence_aggregator`, `DocAnalyst` for the node `doc_analyst`) by their new names
     let pages = s
         .pages
         .iter()
@@ -370,8 +434,10 @@ fn rename_submission(s: &Submission, r: &Renaming) -> (Vec<FixtureCommit>, Vec<P
                         let core = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
                         if core.contains('/') {
                             w.replace(core, &r.path(core))
-                        } else {
+                        } else if core.is_empty() {
                             w.to_string()
+                        } else {
+                            w.replace(core, &r.code_word(core))
                         }
                     })
                     .collect::<Vec<_>>()

@@ -57,7 +57,9 @@ impl Field<'_> {
             "no node writes it".to_string()
                 + &match self.resenders.as_slice() {
                     [] => String::new(),
-                    [one] => format!(" ({one} returns the whole state, which re-sends its current value)"),
+                    [one] => format!(
+                        " ({one} returns the whole state, which re-sends its current value)"
+                    ),
                     many => format!(
                         " ({} return the whole state, which re-sends its current value)",
                         many.join(", ")

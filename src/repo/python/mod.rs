@@ -63,6 +63,21 @@ pub struct Symbols {
     pub star_import: bool,
     /// More symbols than [`MAX_SYMBOLS`]: the lists are incomplete.
     pub truncated: bool,
+    /// The functions and module- or class-level names the project defines itself (imports
+    /// aside), with where, for checking which names a report gives are the code's own.
+    #[serde(default)]
+    pub defined: Vec<NameSymbol>,
+}
+
+/// A function, method or module- or class-level name the project defines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NameSymbol {
+    pub name: String,
+    pub path: String,
+    /// 1-based; 0 when the line of an assignment could not be told.
+    pub line: usize,
+    /// A function or method (`def`), else an assigned name.
+    pub function: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +124,31 @@ impl Symbols {
                         .map(|k| k.rsplit('.').next().unwrap_or(k)),
                 )
                 .chain(m.functions.iter().map(|f| f.name.as_str()));
+            for f in &m.functions {
+                if out.defined.len() < MAX_SYMBOLS {
+                    out.defined.push(NameSymbol {
+                        name: f.name.clone(),
+                        path: m.path.clone(),
+                        line: f.line,
+                        function: true,
+                    });
+                } else {
+                    out.truncated = true;
+                }
+            }
+            for k in m.constants.keys() {
+                let name = k.rsplit('.').next().unwrap_or(k);
+                if out.defined.len() < MAX_SYMBOLS {
+                    out.defined.push(NameSymbol {
+                        name: name.to_string(),
+                        path: m.path.clone(),
+                        line: assignment_line(&m.source, name),
+                        function: false,
+                    });
+                } else {
+                    out.truncated = true;
+                }
+            }
             for n in bound {
                 if n.starts_with('*') {
                     out.star_import = true;
@@ -134,6 +174,22 @@ impl Symbols {
             Some(false)
         }
     }
+}
+
+/// The first line (1-based) that assigns `name` at its start (`NAME = ...`, `NAME: T = ...`,
+/// indented for a class-level name); 0 when none does.
+fn assignment_line(source: &str, name: &str) -> usize {
+    source
+        .lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(name)
+                .map(str::trim_start)
+                .is_some_and(|rest| {
+                    rest.starts_with(':') || rest.starts_with('=') && !rest.starts_with("==")
+                })
+        })
+        .map_or(0, |i| i + 1)
 }
 
 /// Analyses Python sources (`(repo-relative path, text)`) plus non-Python text files that may

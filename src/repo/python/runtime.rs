@@ -2231,7 +2231,10 @@ mod tests {
         };
         let d = defects(&graph("return {'general': ['x']}", "pass"));
         let k = kinds(&d);
-        assert!(k.contains(&("unreachable_node", vec!["error_handler"])), "{k:?}");
+        assert!(
+            k.contains(&("unreachable_node", vec!["error_handler"])),
+            "{k:?}"
+        );
         let unknown = d
             .iter()
             .find(|x| x.kind == "unknown_state_key")
@@ -2275,11 +2278,16 @@ mod tests {
     fn reads_through_a_wrapper_and_a_method_called_with_the_state_are_reads() {
         let graph = "class Judge:\n    def decide(self, state):\n        src = state.get('pdf_source', 'x')\n        return {'report': src}\ndef judge_node(state):\n    result = Judge().decide(state)\n    return result\ndef safe(fn, name):\n    def wrapper(state):\n        try:\n            return fn(state)\n        except Exception as e:\n            return {'report': str(e)}\n    return wrapper\ng = StateGraph(AgentState)\ng.add_node('judge', safe(judge_node, 'Judge'))\ng.add_edge(START, 'judge')\ng.add_edge('judge', END)\napp = g.compile()\ndef main():\n    return app.invoke({'repo_url': 'u', 'pdf_source': 'p.pdf', 'opinions': []})\n";
         let d = defects(graph);
-        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["judge"])], "{d:?}");
+        assert_eq!(
+            kinds(&d),
+            vec![("unknown_state_key", vec!["judge"])],
+            "{d:?}"
+        );
         // said where the read is, and that the input's key is dropped
         assert_eq!(d[0].location, "src/graph.py:10");
         assert!(
-            d[0].detail.contains("graph's input gives it (src/graph.py:28)"),
+            d[0].detail
+                .contains("graph's input gives it (src/graph.py:28)"),
             "{}",
             d[0].detail
         );
