@@ -64,6 +64,17 @@ pub struct Effects {
     /// same integer (`{"attempts": state["attempts"] + 1}`), each in a plain dict literal of
     /// this function: after the node runs, the key holds what it held plus that step.
     pub stepped: BTreeMap<String, i64>,
+    /// For a written key, the keys of the dict every write of it holds, when each write is a
+    /// dict literal with literal keys or a re-send of the key's current value (no new keys):
+    /// a `dict` field written only so holds no other keys. A written key missing here, or
+    /// mapped to `None`, may hold anything.
+    pub dict_writes: BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
+    /// Reads of one key of a dict field (`state.get("f", {}).get("k", [])`,
+    /// `state["f"]["k"]`, `state.f.get("k")`): (field, key) with the line of the first read.
+    pub sub_reads: BTreeMap<(String, String), usize>,
+    /// Reads made inside a function called with the state (see `reads`, whose line is then
+    /// the call's): where the read itself is, `path:line`.
+    pub read_in: BTreeMap<String, String>,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -134,6 +145,9 @@ struct Patterns {
     sub: Regex,
     attr: Regex,
     getattr: Regex,
+    /// A read of one key of a dict field (see [`Effects::sub_reads`]); group 6 is an
+    /// assignment after it (a write, not a read).
+    sub_read: Regex,
 }
 
 /// The patterns for a parameter name, compiled once per name (almost always `state`).
@@ -164,6 +178,10 @@ fn compile(p: &str) -> Patterns {
         ))
         .expect("regex"),
         getattr: Regex::new(&format!(r#"getattr\(\s*{p}\s*,\s*["'](\w+)["']"#)).expect("regex"),
+        sub_read: Regex::new(&format!(
+            r#"\b{p}(?:\.get\(\s*["'](\w+)["']\s*(?:,\s*(?:\{{\}}|dict\(\)|None)\s*)?\)|\[\s*["'](\w+)["']\s*\]|\.([A-Za-z_]\w*))(?:\.get\(\s*["'](\w+)["']|\[\s*["'](\w+)["']\s*\](\s*(?:=[^=]|\+=|\|=))?)"#
+        ))
+        .expect("regex"),
     }
 }
 
@@ -267,6 +285,23 @@ fn read_function(
             }
             e.reads.entry(c[1].to_string()).or_insert(*n);
         }
+        for c in pats.sub_read.captures_iter(code) {
+            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
+                continue;
+            }
+            if c.get(6).is_some() {
+                continue;
+            }
+            let field = c
+                .get(1)
+                .or(c.get(2))
+                .or(c.get(3))
+                .map_or("", |x| x.as_str());
+            let key = c.get(4).or(c.get(5)).map_or("", |x| x.as_str());
+            e.sub_reads
+                .entry((field.to_string(), key.to_string()))
+                .or_insert(*n);
+        }
         let accesses = (pats.sub.captures_iter(code).map(|c| (c, false)))
             .chain(pats.attr.captures_iter(code).map(|c| (c, true)));
         for (c, attribute) in accesses {
@@ -290,6 +325,40 @@ fn read_function(
         }
         if return_whole(code, &p) {
             e.whole_state.get_or_insert(*n);
+        }
+    }
+    // a function called with the state reads what it reads (`report = build(state)`,
+    // `ChiefJustice().synthesize(state)`), whatever becomes of its result
+    if depth < 2 {
+        let fi = module.functions.iter().position(|x| x.line == f.line);
+        for c in module
+            .calls
+            .iter()
+            .filter(|c| fi.is_some() && c.func == fi)
+            .filter(|c| c.args.first() == Some(&Expr::Name(p.clone())))
+        {
+            let Some((hm, h)) = callee(repo, m, f, c) else {
+                continue;
+            };
+            if hm == m && h.line == f.line {
+                continue;
+            }
+            let inner = of_function_depth(repo, hm, h, depth + 1, memo);
+            for (k, l) in inner.reads {
+                if e.reads.contains_key(&k) {
+                    continue;
+                }
+                let at = inner
+                    .read_in
+                    .get(&k)
+                    .cloned()
+                    .unwrap_or_else(|| format!("{}:{l}", repo.modules[hm].path));
+                e.read_in.insert(k.clone(), at);
+                e.reads.insert(k, c.line);
+            }
+            for (k, _) in inner.sub_reads {
+                e.sub_reads.entry(k).or_insert(c.line);
+            }
         }
     }
     let return_lines: Vec<&(usize, String)> = lines
@@ -344,6 +413,7 @@ fn read_function(
                     for (n, l) in &lines {
                         for c in re.captures_iter(l) {
                             e.writes.entry(c[1].to_string()).or_insert(*n);
+                            vals.subs.insert(c[1].to_string(), None);
                         }
                     }
                 }
@@ -365,6 +435,7 @@ fn read_function(
                 } else if last == "dict" {
                     for (k, _) in kwargs {
                         e.writes.entry(k.clone()).or_insert(return_line("dict("));
+                        vals.subs.insert(k.clone(), None);
                     }
                     if !args.is_empty() {
                         e.known = false;
@@ -374,8 +445,26 @@ fn read_function(
                     && let Some((hm, h)) = repo.function(m, &name)
                 {
                     let inner = of_function_depth(repo, hm, h, depth + 1, memo);
+                    for (k, sub) in inner.dict_writes {
+                        merge_sub(&mut vals.subs, &k, sub);
+                    }
+                    for k in inner.writes.keys() {
+                        vals.subs.entry(k.clone()).or_insert(None);
+                    }
+                    e.sub_reads.extend(inner.sub_reads);
                     e.writes.extend(inner.writes);
-                    e.reads.extend(inner.reads);
+                    for (k, l) in inner.reads {
+                        if e.reads.contains_key(&k) {
+                            continue;
+                        }
+                        let at = inner
+                            .read_in
+                            .get(&k)
+                            .cloned()
+                            .unwrap_or_else(|| format!("{}:{l}", repo.modules[hm].path));
+                        e.read_in.insert(k.clone(), at);
+                        e.reads.insert(k, return_line(last));
+                    }
                     e.resends.extend(inner.resends);
                     e.fills.extend(inner.fills);
                     e.adds.extend(inner.adds);
@@ -393,6 +482,7 @@ fn read_function(
             _ => e.known = false,
         }
     }
+    let inplace_keys: std::collections::BTreeSet<String> = inplace.keys().cloned().collect();
     if e.whole_state.is_some() {
         for (k, n) in inplace {
             e.writes.entry(k).or_insert(n);
@@ -451,6 +541,22 @@ fn read_function(
         .filter_map(|(k, v)| Some((k, v?)))
         .filter(|(k, _)| e.writes.contains_key(k))
         .collect();
+    // dict keys: every write of the key went through a dict literal or a re-send read here
+    // (a whole-state return re-sends each key it holds; keys it assigned in place are not read)
+    e.dict_writes = e
+        .writes
+        .keys()
+        .map(|k| {
+            let sub = match vals.subs.get(k) {
+                Some(sub) => sub.clone(),
+                None if e.whole_state.is_some() && !inplace_keys.contains(k) => {
+                    Some(std::collections::BTreeSet::new())
+                }
+                None => None,
+            };
+            (k.clone(), sub)
+        })
+        .collect();
     // a key also written by a helper whose value was not read is not known to be constant
     for k in e.writes.keys() {
         if !vals.seen.contains(k) {
@@ -480,6 +586,100 @@ fn read_function(
     e
 }
 
+/// What a node does when its function runs inside a wrapper (see
+/// [`super::graph::Action::Func`]'s `wrapper`): the reads and writes of both; never `known`
+/// (the wrapper's own returns, such as an error path, are not followed), so nothing is claimed
+/// complete, constant or settled from it.
+pub fn wrapped(inner: Effects, wrapper: Option<Effects>) -> Effects {
+    let mut e = inner;
+    if let Some(w) = wrapper {
+        for (k, l) in w.reads {
+            e.reads.entry(k).or_insert(l);
+        }
+        for (k, l) in w.sub_reads {
+            e.sub_reads.entry(k).or_insert(l);
+        }
+        for (k, l) in w.writes {
+            e.writes.entry(k).or_insert(l);
+        }
+        e.whole_state = e.whole_state.or(w.whole_state);
+    }
+    e.known = false;
+    e.constants.clear();
+    e.settled.clear();
+    e.stepped.clear();
+    for v in e.dict_writes.values_mut() {
+        *v = None;
+    }
+    for k in e.writes.keys() {
+        e.dict_writes.insert(k.clone(), None);
+    }
+    e
+}
+
+/// The repository function a call runs: a function or method by its dotted name, a method of
+/// the class of a local bound to a constructor call (`cj = ChiefJustice(); cj.synthesize(s)`
+/// or `ChiefJustice().synthesize(s)`), or `self.method` in the caller's class.
+fn callee<'r>(
+    repo: &Repo<'r>,
+    m: usize,
+    f: &FuncInfo,
+    c: &super::syntax::CallInfo,
+) -> Option<(usize, &'r FuncInfo)> {
+    let method = |class: &str, name: &str| -> Option<(usize, &'r FuncInfo)> {
+        let q = format!("{class}.{name}");
+        let mut found = repo.modules.iter().enumerate().flat_map(|(i, md)| {
+            md.functions
+                .iter()
+                .filter(|x| x.qualname == q)
+                .map(move |x| (i, x))
+        });
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    };
+    let receiver = c.receiver.as_deref().map(str::trim);
+    match receiver {
+        None => repo.function(m, c.callee.as_deref()?),
+        Some("self") => {
+            let (class, _) = f.qualname.rsplit_once('.')?;
+            method(class, &c.method)
+        }
+        Some(r) => {
+            // `Class().method(s)` or a local bound once to `Class(...)`
+            let class_call = |e: &Expr| -> Option<String> {
+                let Expr::Call { func, .. } = e else {
+                    return None;
+                };
+                let d = func.dotted()?;
+                Some(d.rsplit('.').next().unwrap_or(&d).to_string())
+            };
+            let class = if let Some(ctor) = r.strip_suffix("()") {
+                Some(ctor.rsplit('.').next().unwrap_or(ctor).to_string())
+            } else {
+                match f.locals.get(r).map(Vec::as_slice) {
+                    Some([v]) => class_call(v),
+                    _ => None,
+                }
+            };
+            match class {
+                Some(cls)
+                    if repo
+                        .modules
+                        .iter()
+                        .any(|md| md.classes.iter().any(|k| k.name == cls)) =>
+                {
+                    method(&cls, &c.method)
+                }
+                // `module.func(s)` through an import; any other object's method is not read
+                _ if repo.modules[m].imports.contains_key(r) => {
+                    repo.function(m, c.callee.as_deref()?)
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
 /// What the values of an update say: re-sent current values and literal-only keys.
 #[derive(Default)]
 struct Values {
@@ -493,6 +693,8 @@ struct Values {
     /// key -> the one step every write adds to the key's own value (`None`: some write is not
     /// such an increment)
     steps: BTreeMap<String, Option<i64>>,
+    /// key -> the keys of the dict literal every write gives it (see [`Effects::dict_writes`])
+    subs: BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
 }
 
 impl Values {
@@ -506,6 +708,17 @@ impl Values {
                     self.adds.insert(k.to_string());
                 }
             }
+            let sub = match v {
+                Expr::Dict(items) => items
+                    .iter()
+                    .map(|(sk, _)| sk.as_str().map(str::to_string))
+                    .collect::<Option<std::collections::BTreeSet<String>>>(),
+                v if !matches!(v, Expr::BinOp { .. }) && reads_own(v, p, k) => {
+                    Some(std::collections::BTreeSet::new())
+                }
+                _ => None,
+            };
+            merge_sub(&mut self.subs, k, sub);
             let step = increment(v, p, k);
             let entry = self.steps.entry(k.to_string()).or_insert(step);
             if *entry != step {
@@ -521,6 +734,21 @@ impl Values {
         if *entry != lit {
             *entry = None;
         }
+    }
+}
+
+/// Adds one write's dict keys to what `subs` holds for `k` (`None` absorbs).
+fn merge_sub(
+    subs: &mut BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
+    k: &str,
+    sub: Option<std::collections::BTreeSet<String>>,
+) {
+    let entry = subs
+        .entry(k.to_string())
+        .or_insert_with(|| Some(std::collections::BTreeSet::new()));
+    match (entry.as_mut(), sub) {
+        (Some(have), Some(more)) => have.extend(more),
+        _ => *entry = None,
     }
 }
 

@@ -50,6 +50,10 @@ pub enum Action {
         module: usize,
         line: usize,
         bound: Vec<String>,
+        /// The nested function a wrapper factory returned around it (`safe(node_fn, ...)`
+        /// returning `def wrapper(state): ... return node_fn(state)`): (module, line of its
+        /// `def`). Its own returns (an error path) add to what the node does.
+        wrapper: Option<(usize, usize)>,
     },
     /// `lambda s: s`: returns its input unchanged.
     Identity,
@@ -1071,6 +1075,7 @@ fn node_action(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<Action> {
                     module: fm,
                     line: f.line,
                     bound: literals(args, kwargs),
+                    wrapper: None,
                 })
             }
             _ => None,
@@ -1084,8 +1089,10 @@ fn node_action(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<Action> {
                 module: fm,
                 line: f.line,
                 bound: literals(&args[1..], kwargs),
+                wrapper: None,
             })
         }
+        Expr::Call { func, args, kwargs } => wrapped(repo, m, func, args, kwargs),
         other => {
             let name = other.dotted()?;
             let (fm, f) = repo.function(m, &name)?;
@@ -1093,9 +1100,55 @@ fn node_action(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<Action> {
                 module: fm,
                 line: f.line,
                 bound: Vec::new(),
+                wrapper: None,
             })
         }
     }
+}
+
+/// `factory(node_fn, ...)` where the repository function `factory` returns a function nested
+/// in it that calls one of `factory`'s parameters with its own state argument: the node runs
+/// that argument's function, inside the nested one.
+fn wrapped(
+    repo: &Repo<'_>,
+    m: usize,
+    func: &Expr,
+    args: &[Expr],
+    kwargs: &[(String, Expr)],
+) -> Option<Action> {
+    let (fm, factory) = repo.function(m, &func.dotted()?)?;
+    let module = &repo.modules[fm];
+    let [Expr::Name(inner)] = factory.returns.as_slice() else {
+        return None;
+    };
+    let (ci, closure) = module.functions.iter().enumerate().find(|(_, x)| {
+        x.name == *inner && x.line > factory.line && x.end_line <= factory.end_line
+    })?;
+    let state = closure
+        .params
+        .iter()
+        .find(|p| *p != "self" && *p != "cls")?;
+    let params: Vec<&String> = factory.params.iter().filter(|p| *p != "self").collect();
+    // the factory's parameter the nested function calls with its state
+    let called = module.calls.iter().find_map(|c| {
+        (c.func == Some(ci)
+            && c.receiver.is_none()
+            && c.args.first() == Some(&Expr::Name(state.clone())))
+        .then(|| params.iter().position(|p| **p == c.method))
+        .flatten()
+    })?;
+    let arg = kwargs
+        .iter()
+        .find(|(k, _)| *k == *params[called])
+        .map(|(_, v)| v)
+        .or_else(|| args.get(called))?;
+    let (wm, w) = repo.function(m, &arg.dotted()?)?;
+    Some(Action::Func {
+        module: wm,
+        line: w.line,
+        bound: Vec::new(),
+        wrapper: Some((fm, closure.line)),
+    })
 }
 
 /// `Command` from `langgraph.types` (or a bare `Command` when its import is not seen).

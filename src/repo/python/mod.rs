@@ -10,9 +10,11 @@
 //! detectives apart by what their updates write, never by their names.
 
 pub(crate) mod conflict_rules;
+pub(crate) mod dict_keys;
 pub(crate) mod effects;
 pub(crate) mod expr;
 pub mod graph;
+pub(crate) mod inputs;
 pub(crate) mod names;
 pub(crate) mod persona_names;
 pub(crate) mod persona_prompts;

@@ -21,7 +21,10 @@
 //! - `unbounded_loop`: a cycle with no exit, or whose exits test only keys that no node of the
 //!   cycle writes, so it runs until the recursion limit;
 //! - `undeclared_state_key`: a node's update holds a key the schema does not declare;
-//! - `unknown_state_key`: a router or node reads a key that nothing can set;
+//! - `unknown_state_key`: a router or node reads a key that nothing can set (declared but neither
+//!   written nor in the graph's input, see [`super::inputs`]; undeclared, so dropped even from the
+//!   input; or a key of a dict field that nothing puts into it, see [`super::dict_keys`]); a
+//!   router's route taken only when such a read finds something can never be taken;
 //! - `whole_state_return`: a node re-sends the current value of a list with an appending
 //!   reducer while it holds items (the whole state, a copy of it, `state["xs"] + [x]`, or a
 //!   local bound to the list, possibly grown in place first): the list is appended to itself;
@@ -35,8 +38,10 @@
 //! wiring, a node whose function cannot be read, an unknown schema), the analysis stays silent
 //! and says why in `runtime_notes`.
 
+use super::dict_keys;
 use super::effects::{self, Effects};
 use super::graph::{Action, Defect, GraphFacts};
+use super::inputs::{self, Inputs};
 use super::names::Repo;
 use super::state::StateFacts;
 use super::supersteps::{BUDGET, MAX_CHOICES, Machine, NodeWrites, RouterSpec};
@@ -129,133 +134,6 @@ fn class_named<'s>(
     all.into_iter().find(|c| &c.path == path)
 }
 
-/// Keys given to `invoke`/`stream` as a literal dict anywhere in the repository, or `None`.
-fn input_keys(repo: &Repo<'_>) -> Option<BTreeSet<String>> {
-    input_values(repo).map(|v| v.into_keys().collect())
-}
-
-/// Keys given to `invoke`/`stream` as a literal dict, each with whether its value may hold items
-/// (anything but an empty literal list, dict, tuple or string); `None` when no such call is seen.
-fn input_values(repo: &Repo<'_>) -> Option<BTreeMap<String, bool>> {
-    use super::expr::Expr;
-    let mut keys: BTreeMap<String, bool> = BTreeMap::new();
-    let mut any = false;
-    for m in repo.modules {
-        for c in &m.calls {
-            if matches!(
-                c.method.as_str(),
-                "invoke" | "ainvoke" | "stream" | "astream"
-            ) && let Some(Expr::Dict(pairs)) = input_dict(m, c)
-            {
-                let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
-                // a graph input names the audit's inputs, not an LLM prompt's variables
-                if ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
-                    any = true;
-                    for (k, v) in pairs {
-                        let Some(k) = k.as_str() else { continue };
-                        let empty = match v {
-                            Expr::List(items) => items.is_empty(),
-                            Expr::Dict(items) => items.is_empty(),
-                            Expr::Str { value, .. } => value.is_empty(),
-                            Expr::None => true,
-                            _ => false,
-                        };
-                        *keys.entry(k.to_string()).or_insert(false) |= !empty;
-                    }
-                }
-            }
-        }
-    }
-    any.then_some(keys)
-}
-
-/// The literal dict a call's first argument is: written in the call, or a local of the calling
-/// function assigned once from a dict literal and never changed by key afterwards
-/// (`initial = {...}; graph.invoke(initial)`).
-fn input_dict<'m>(
-    m: &'m super::syntax::ModuleInfo,
-    c: &'m super::syntax::CallInfo,
-) -> Option<&'m super::expr::Expr> {
-    use super::expr::Expr;
-    match c.args.first()? {
-        d @ Expr::Dict(_) => Some(d),
-        Expr::Name(local) => {
-            let f = m.functions.get(c.func?)?;
-            let [d @ Expr::Dict(_)] = f.locals.get(local)?.as_slice() else {
-                return None;
-            };
-            // `initial["k"] = v`, `initial.update(..)`: keys the literal does not show
-            let changed = regex::Regex::new(&format!(
-                r"\b{}\s*(?:\[|\.(?:update|setdefault|pop)\()",
-                regex::escape(local)
-            ))
-            .ok()?;
-            let body = m
-                .source
-                .lines()
-                .skip(f.line)
-                .take(f.end_line.saturating_sub(f.line));
-            (!body.into_iter().any(|l| changed.is_match(l))).then_some(d)
-        }
-        _ => None,
-    }
-}
-
-/// Keys every literal input dict of `invoke`/`stream` (those [`input_values`] reads) gives one
-/// and the same literal value.
-fn input_literals(repo: &Repo<'_>) -> BTreeMap<String, String> {
-    use super::expr::Expr;
-    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
-    let mut dicts = 0usize;
-    for m in repo.modules {
-        for c in &m.calls {
-            if matches!(
-                c.method.as_str(),
-                "invoke" | "ainvoke" | "stream" | "astream"
-            ) && let Some(Expr::Dict(pairs)) = input_dict(m, c)
-            {
-                let ks: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.as_str()).collect();
-                if !ks.iter().any(|k| k.contains("repo") || k.contains("pdf")) {
-                    continue;
-                }
-                dicts += 1;
-                for (k, v) in pairs {
-                    let Some(k) = k.as_str() else { continue };
-                    let lit = effects::literal(v);
-                    let e = seen.entry(k.to_string()).or_insert(lit.clone());
-                    if *e != lit {
-                        *e = None;
-                    }
-                }
-            }
-        }
-    }
-    // a key some input dict does not give is not known
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for m in repo.modules {
-        for c in &m.calls {
-            if let Some(Expr::Dict(pairs)) = c.args.first()
-                && matches!(
-                    c.method.as_str(),
-                    "invoke" | "ainvoke" | "stream" | "astream"
-                )
-                && pairs
-                    .iter()
-                    .filter_map(|(k, _)| k.as_str())
-                    .any(|k| k.contains("repo") || k.contains("pdf"))
-            {
-                for k in pairs.iter().filter_map(|(k, _)| k.as_str()) {
-                    *count.entry(k.to_string()).or_default() += 1;
-                }
-            }
-        }
-    }
-    seen.into_iter()
-        .filter(|(k, _)| count.get(k) == Some(&dicts))
-        .filter_map(|(k, v)| Some((k, v?)))
-        .collect()
-}
-
 struct Ctx<'a, 'r> {
     repo: &'a Repo<'r>,
     g: &'a GraphFacts,
@@ -265,6 +143,8 @@ struct Ctx<'a, 'r> {
     routers: Vec<Option<Effects>>,
     declared: Option<BTreeSet<String>>,
     reducers: BTreeMap<String, String>,
+    /// What the graph's invocations pass, when every one of them can be read.
+    inputs: Option<Inputs>,
 }
 
 impl Ctx<'_, '_> {
@@ -382,11 +262,27 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
                 known: true,
                 ..Effects::default()
             }),
-            Some(Action::Func { module, line, .. }) => repo.modules[*module]
+            Some(Action::Func {
+                module,
+                line,
+                wrapper,
+                ..
+            }) => repo.modules[*module]
                 .functions
                 .iter()
                 .find(|f| f.line == *line)
-                .map(|f| effects::of_function_memo(repo, *module, f, &mut memo)),
+                .map(|f| effects::of_function_memo(repo, *module, f, &mut memo))
+                .map(|e| match wrapper {
+                    Some((wm, wl)) => {
+                        let w = repo.modules[*wm]
+                            .functions
+                            .iter()
+                            .find(|f| f.line == *wl)
+                            .map(|f| effects::of_function_memo(repo, *wm, f, &mut memo));
+                        effects::wrapped(e, w)
+                    }
+                    None => e,
+                }),
             None => None,
         };
         effects.insert(n.name.as_str(), e);
@@ -407,6 +303,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         routers,
         declared,
         reducers,
+        inputs: inputs::of_graph(repo, g),
     };
     let mut defects = Vec::new();
     defects.extend(broken_imports(repo, graph_module));
@@ -414,8 +311,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     let (unknown, dead) = unknown_keys(&ctx, repo, &mut notes);
     defects.extend(unknown);
     let (loop_defects, loops_decided, stuck) = loops(&ctx, &mut notes);
-    let inputs = input_values(repo);
-    let sim = simulate(&ctx, &dead, &stuck, inputs.as_ref(), &mut notes);
+    let sim = simulate(&ctx, &dead, &stuck, &mut notes);
     // a loop no run enters never runs (its nodes are reported unreachable)
     defects.extend(loop_defects.into_iter().filter(|d| {
         sim.reached
@@ -611,7 +507,7 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
         .flat_map(|e| e.writes.keys().map(String::as_str))
         .filter(|k| declared.contains(*k))
         .collect();
-    let inputs = input_keys(repo);
+    let inputs = ctx.inputs.as_ref().map(|i| &i.keys);
     let complete = ctx.all_known();
     let settable = |k: &str| -> bool {
         if !declared.contains(k) {
@@ -622,7 +518,7 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
         }
         // a declared key nobody writes may still be an input, unless the inputs are known
         // and every node's update could be read
-        !(complete && inputs.as_ref().is_some_and(|i| !i.contains(k)))
+        !(complete && inputs.is_some_and(|i| !i.contains_key(k)))
     };
     let mut by_key: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
     for r in &ctx.g.routers {
@@ -666,16 +562,72 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             // a key read only as an optional extra by the node that also could not be written
             by_key
                 .entry(k.clone())
-                .or_insert_with(|| (Vec::new(), ctx.effects_loc(n, *line)))
+                .or_insert_with(|| {
+                    let at = e.read_in.get(k).cloned();
+                    (Vec::new(), at.unwrap_or_else(|| ctx.effects_loc(n, *line)))
+                })
                 .0
                 .push(n.to_string());
         }
     }
+    // keys of a dict field that nothing ever puts into it
+    let mut sub_why: BTreeMap<String, String> = BTreeMap::new();
+    let sent_to: BTreeSet<&str> = ctx
+        .g
+        .sends
+        .values()
+        .flat_map(|o| o.values().flatten())
+        .map(String::as_str)
+        .collect();
+    let mut fields: BTreeMap<String, Option<dict_keys::Field>> = BTreeMap::new();
+    let mut absent = |f: &str, k: &str| -> Option<String> {
+        let field = fields
+            .entry(f.to_string())
+            .or_insert_with(|| dict_field(ctx, repo, f));
+        let field = field.as_ref()?;
+        (!field.keys().contains(k)).then(|| field.why_absent(k))
+    };
+    for r in &ctx.g.routers {
+        let Some(e) = ctx.router_effects(r) else {
+            continue;
+        };
+        for ((f, k), line) in &e.sub_reads {
+            let Some(why) = absent(f, k) else { continue };
+            let label = format!("{f}[\"{k}\"]");
+            let entry = by_key.entry(label.clone()).or_insert_with(|| {
+                let (m, _) = r.func.unwrap_or((0, 0));
+                (Vec::new(), format!("{}:{line}", repo.modules[m].path))
+            });
+            entry.0.push(format!("{} (router {})", r.source, r.router));
+            sub_why.insert(label.clone(), why);
+            for t in empty_guarded_targets(ctx, r, f, k) {
+                dead.push((r.source.clone(), t, label.clone()));
+            }
+        }
+    }
+    for (n, e) in &ctx.effects {
+        let Some(e) = e else { continue };
+        // a node a `Send` starts reads the payload it is sent, not the state
+        if sent_to.contains(n) {
+            continue;
+        }
+        for ((f, k), line) in &e.sub_reads {
+            let Some(why) = absent(f, k) else { continue };
+            let label = format!("{f}[\"{k}\"]");
+            by_key
+                .entry(label.clone())
+                .or_insert_with(|| (Vec::new(), ctx.effects_loc(n, *line)))
+                .0
+                .push(n.to_string());
+            sub_why.insert(label, why);
+        }
+    }
     if inputs.is_none() {
         notes.push(
-            "the graph's input keys are not visible (no invoke() with a literal dict): declared keys that no node writes are assumed to be inputs".into(),
+            "the graph's input keys are not known (no invocation of the compiled graph seen, or one whose input is not a literal dict): declared keys that no node writes are assumed to be inputs".into(),
         );
     }
+    let passed = inputs::passed_somewhere(repo, ctx.g);
     let defects = by_key
         .into_iter()
         .map(|(k, (nodes, location))| {
@@ -685,11 +637,15 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 .filter(|(_, e)| e.as_ref().is_some_and(|e| e.writes.contains_key(&k)))
                 .map(|(n, _)| *n)
                 .collect();
-            let why = if declared.contains(&k) {
+            let why = if let Some(why) = sub_why.get(&k) {
+                why.clone()
+            } else if declared.contains(&k) {
                 "is declared but no node writes it and the graph's input does not provide it"
                     .to_string()
-            } else if writers.is_empty() && inputs.as_ref().is_some_and(|i| i.contains(&k)) {
-                "is not declared in the state schema: the graph's input gives it, but LangGraph drops input keys the schema does not declare, and no node sets it".to_string()
+            } else if writers.is_empty()
+                && let Some(at) = passed.get(&k)
+            {
+                format!("is not declared in the state schema: the graph's input gives it ({at}), but LangGraph drops input keys the schema does not declare, and no node sets it")
             } else if writers.is_empty() {
                 "is not declared in the state schema and no node sets it".to_string()
             } else {
@@ -727,6 +683,106 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
         })
         .collect();
     (defects, dead)
+}
+
+/// The dict field `f` when the keys it can ever hold are known (see [`dict_keys`]): declared,
+/// always a dict (a merging reducer starts it as `{}`, or every invocation passes a dict
+/// literal), every node's update read, every write of it a dict literal or a re-send, nothing
+/// changing it in place.
+fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::Field<'c>> {
+    let declared = ctx.declared.as_ref()?;
+    let inputs = ctx.inputs.as_ref()?;
+    if !declared.contains(f) || !ctx.all_known() {
+        return None;
+    }
+    let from_input = match inputs.dict_keys.get(f) {
+        Some(Some(keys)) => keys.clone(),
+        Some(None) => return None,
+        None => BTreeSet::new(),
+    };
+    let always_dict = match ctx.reducers.get(f) {
+        Some(r) => dict_keys::merges(r),
+        // without a reducer the field holds what was written last: a dict only when every
+        // invocation passes one
+        None => inputs.always.contains(f) && matches!(inputs.dict_keys.get(f), Some(Some(_))),
+    };
+    if !always_dict {
+        return None;
+    }
+    let mut writers = Vec::new();
+    let mut resenders = Vec::new();
+    for (n, e) in &ctx.effects {
+        let e = e.as_ref()?;
+        if e.writes.contains_key(f) {
+            writers.push((*n, e.dict_writes.get(f)?.clone()?));
+        } else if e.whole_state.is_some() {
+            resenders.push(*n);
+        }
+    }
+    if dict_keys::changed_in_place(repo, f) {
+        return None;
+    }
+    let name = declared.get(f)?;
+    Some(dict_keys::Field {
+        name,
+        from_input,
+        writers,
+        resenders,
+    })
+}
+
+/// Targets a router returns only when the read of `f["k"]` finds nothing (a local bound to
+/// `state.get("f", {}).get("k", [])` tested for items, `any(...)` over it, its `len`): every
+/// return of the target sits under a condition that is false on an empty value, and every
+/// other return of the router names a target.
+fn empty_guarded_targets(ctx: &Ctx, r: &super::graph::Router, f: &str, k: &str) -> Vec<String> {
+    let Some(b) = router_branches(ctx, r) else {
+        return Vec::new();
+    };
+    let Some((m, line)) = r.func else {
+        return Vec::new();
+    };
+    let Some(func) = ctx.repo.modules[m]
+        .functions
+        .iter()
+        .find(|x| x.line == line)
+    else {
+        return Vec::new();
+    };
+    let p = b.param.as_str();
+    let bound: BTreeSet<&str> = func
+        .locals
+        .iter()
+        .filter(|(_, vs)| {
+            matches!(vs.as_slice(), [v] if dict_keys::empty_sub_get(v, p) == Some((f.to_string(), k.to_string())))
+        })
+        .map(|(l, _)| l.as_str())
+        .collect();
+    if bound.is_empty() {
+        return Vec::new();
+    }
+    let is_v = |t: &str| bound.contains(t);
+    if b.returns.iter().any(|(_, ret)| b.target(ret, r).is_none()) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for t in &r.targets {
+        let rets: Vec<&(Vec<(String, bool)>, String)> = b
+            .returns
+            .iter()
+            .filter(|(_, ret)| b.target(ret, r).as_deref() == Some(t.as_str()))
+            .collect();
+        let never = !rets.is_empty()
+            && rets.iter().all(|(conds, _)| {
+                conds.iter().any(|(c, positive)| {
+                    c != "<block>" && dict_keys::when_empty(c, &is_v) == Some(!*positive)
+                })
+            });
+        if never {
+            out.push(t.clone());
+        }
+    }
+    out
 }
 
 /// Targets a router returns only under a truthy test of `key` (`if state.get("error"): return
@@ -1433,9 +1489,9 @@ fn simulate(
     ctx: &Ctx,
     dead: &Dead,
     stuck: &[(BTreeSet<String>, Vec<usize>)],
-    inputs: Option<&BTreeMap<String, bool>>,
     notes: &mut Vec<String>,
 ) -> Simulated {
+    let inputs = ctx.inputs.as_ref().map(|i| &i.keys);
     let g = ctx.g;
     let mut sim = Simulated {
         defects: Vec::new(),
@@ -1645,8 +1701,9 @@ fn simulate(
         .flatten()
         .flat_map(|e| e.writes.keys().map(String::as_str))
         .collect();
-    let start_values: BTreeMap<String, String> = if inputs.is_some() {
-        input_literals(ctx.repo)
+    let start_values: BTreeMap<String, String> = if let Some(i) = &ctx.inputs {
+        i.literals
+            .clone()
             .into_iter()
             .filter(|(k, _)| written_by_nodes.contains(k.as_str()))
             .collect()
@@ -2161,6 +2218,79 @@ mod tests {
             "    initial = {'repo_url': 'u', 'opinions': []}\n    initial['report'] = 'r'\n    app.invoke(initial)\n",
         ));
         assert_eq!(kinds(&d), vec![]);
+    }
+
+    #[test]
+    fn a_key_of_a_dict_field_nothing_puts_into_it_is_unknown_and_its_route_dead() {
+        // the detective writes `general` at the top level (dropped), never into `evidences`:
+        // the router's read always finds the empty default, so `error_handler` never runs
+        let graph = |detective: &str, extra: &str| {
+            format!(
+                "def det(state):\n    {detective}\ndef agg(state):\n    {extra}\n    return {{}}\ndef check(state):\n    evs = state.get('evidences', {{}}).get('general', [])\n    if any(not e for e in evs):\n        return 'error_handler'\n    return 'judges'\ndef error_handler(state):\n    return {{'report': 'failed'}}\ndef judges(state):\n    return {{'opinions': ['o']}}\ng = StateGraph(AgentState)\ng.add_node('det', det)\ng.add_node('agg', agg)\ng.add_node('error_handler', error_handler)\ng.add_node('judges', judges)\ng.add_edge(START, 'det')\ng.add_edge('det', 'agg')\ng.add_conditional_edges('agg', check, {{'error_handler': 'error_handler', 'judges': 'judges'}})\ng.add_edge('error_handler', END)\ng.add_edge('judges', END)\napp = g.compile()\ndef main():\n    return app.invoke({{'repo_url': 'u', 'evidences': {{}}, 'opinions': [], 'count': 0, 'report': ''}})\n"
+            )
+        };
+        let d = defects(&graph("return {'general': ['x']}", "pass"));
+        let k = kinds(&d);
+        assert!(
+            k.contains(&("unreachable_node", vec!["error_handler"])),
+            "{k:?}"
+        );
+        let unknown = d
+            .iter()
+            .find(|x| x.kind == "unknown_state_key")
+            .expect("unknown key");
+        assert_eq!(unknown.nodes, vec!["agg (router check)"]);
+        assert!(
+            unknown.detail.contains("`evidences[\"general\"]`")
+                && unknown.detail.contains("agg -> error_handler"),
+            "{}",
+            unknown.detail
+        );
+        assert_eq!(unknown.location, "src/graph.py:14");
+        // a node that puts `general` into `evidences`: the route can be taken
+        let d = defects(&graph("return {'evidences': {'general': ['x']}}", "pass"));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+        // a node that may change the dict in place: not decided
+        let d = defects(&graph(
+            "return {'general': ['x']}",
+            "state['evidences'].setdefault('general', [])",
+        ));
+        assert!(
+            !d.iter()
+                .any(|x| x.kind == "unreachable_node" || x.kind == "unknown_state_key"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn the_graphs_input_is_its_invocation_whatever_the_keys_are_called() {
+        // keys with no `repo` or `pdf` in their names: still the graph's input, so `report`
+        // (declared, written by no node, not passed) is known to be missing
+        let graph = "def reader(state):\n    return {'opinions': [state['report']]}\ng = StateGraph(AgentState)\ng.add_node('reader', reader)\ng.add_edge(START, 'reader')\ng.add_edge('reader', END)\napp = g.compile()\ndef main():\n    return app.invoke({'count': 0, 'opinions': []})\n";
+        let d = defects(graph);
+        assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["reader"])]);
+        // a tool's `.invoke` with a literal dict is not the graph's input: nothing is known
+        let tool = graph.replace("app.invoke(", "search_tool.invoke(");
+        assert_eq!(kinds(&defects(&tool)), vec![]);
+    }
+
+    #[test]
+    fn reads_through_a_wrapper_and_a_method_called_with_the_state_are_reads() {
+        let graph = "class Judge:\n    def decide(self, state):\n        src = state.get('pdf_source', 'x')\n        return {'report': src}\ndef judge_node(state):\n    result = Judge().decide(state)\n    return result\ndef safe(fn, name):\n    def wrapper(state):\n        try:\n            return fn(state)\n        except Exception as e:\n            return {'report': str(e)}\n    return wrapper\ng = StateGraph(AgentState)\ng.add_node('judge', safe(judge_node, 'Judge'))\ng.add_edge(START, 'judge')\ng.add_edge('judge', END)\napp = g.compile()\ndef main():\n    return app.invoke({'repo_url': 'u', 'pdf_source': 'p.pdf', 'opinions': []})\n";
+        let d = defects(graph);
+        assert_eq!(
+            kinds(&d),
+            vec![("unknown_state_key", vec!["judge"])],
+            "{d:?}"
+        );
+        // said where the read is, and that the input's key is dropped
+        assert_eq!(d[0].location, "src/graph.py:10");
+        assert!(
+            d[0].detail
+                .contains("graph's input gives it (src/graph.py:28)"),
+            "{}",
+            d[0].detail
+        );
     }
 
     #[test]
