@@ -2,12 +2,14 @@
 //! and each submission of `auditor batch` (in process, or in its isolated evidence child).
 //!
 //! [`AuditBuilder`] assembles the [`AuditInput`] (the defaults live here, once); [`run`] and
-//! [`collect_evidence`] start a coordinator in a fresh actix system and stop it on Ctrl-C.
+//! [`collect_evidence`] start a coordinator in a fresh actix system and stop it on Ctrl-C;
+//! [`Launched`] starts one in the system already running (a batch grades many submissions in
+//! one), asked for the evidence and then for the judgement.
 
 use crate::actors::{
     AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
 };
-use crate::actors::{CollectEvidence, Collected};
+use crate::actors::{CollectEvidence, Collected, JudgeCollected};
 use crate::exit::CliError;
 use crate::judges::JudgeService;
 use crate::llm::LlmSession;
@@ -138,6 +140,40 @@ where
         }
     })
     // `system` is dropped here: on Ctrl-C the graph's futures are dropped and their spans end.
+}
+
+/// An audit launched in the actix system already running: its coordinator, started here. The
+/// caller collects the evidence (or reads it back from a store), then has it judged.
+pub struct Launched {
+    coordinator: actix::Addr<Coordinator>,
+}
+
+impl Launched {
+    /// Starts the audit's coordinator with its judges. Must be called inside an actix system.
+    pub fn start(judges: Rc<dyn JudgeService>) -> Launched {
+        Launched {
+            coordinator: Coordinator::new(judges).start(),
+        }
+    }
+
+    /// Runs the detectives only.
+    pub async fn collect_evidence(
+        &self,
+        input: AuditInput,
+    ) -> Result<Collected, actix::MailboxError> {
+        self.coordinator.send(CollectEvidence(input)).await
+    }
+
+    /// Runs the judges and the Chief Justice on evidence collected before.
+    pub async fn judge(
+        &self,
+        input: AuditInput,
+        collected: Collected,
+    ) -> Result<AuditOutcome, actix::MailboxError> {
+        self.coordinator
+            .send(JudgeCollected { input, collected })
+            .await
+    }
 }
 
 #[cfg(test)]

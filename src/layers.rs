@@ -443,8 +443,40 @@ fn without_test_items(text: &str) -> String {
 
 /// How many places of `code` flatten an error to text: `Result<_, String>`, a `map_err` that
 /// makes a string of the cause, `Err(format!(..))`.
+/// How many `Result<_, String>` the code names: a `Result` whose second type argument is
+/// `String` (`Result<BTreeMap<String, String>, E>` is not one).
+fn results_of_string(code: &str) -> usize {
+    let result = regex::Regex::new(r"\bResult<").expect("a regex");
+    let mut n = 0;
+    for m in result.find_iter(code) {
+        let rest = &code[m.end()..];
+        let (mut depth, mut start, mut args) = (0usize, 0, Vec::new());
+        let mut prev = ' ';
+        for (k, c) in rest.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' if prev == '-' => {}
+                '>' | ')' | ']' if depth > 0 => depth -= 1,
+                '>' => {
+                    args.push(rest[start..k].trim());
+                    args.retain(|a| !a.is_empty()); // a trailing comma
+                    n += usize::from(args.len() == 2 && args[1] == "String");
+                    break;
+                }
+                ',' if depth == 0 => {
+                    args.push(rest[start..k].trim());
+                    start = k + 1;
+                }
+                ';' | '{' | '}' => break,
+                _ => {}
+            }
+            prev = c;
+        }
+    }
+    n
+}
+
 fn string_errors(code: &str) -> [usize; 3] {
-    let result_string = regex::Regex::new(r"Result<[^;{}]*?,\s*String\s*>").expect("a regex");
     let err_format = regex::Regex::new(r"Err\(\s*format!").expect("a regex");
     let map_err = regex::Regex::new(r"\bmap_err\(").expect("a regex");
     let mut flattening = 0;
@@ -467,7 +499,7 @@ fn string_errors(code: &str) -> [usize; 3] {
         }
     }
     [
-        result_string.find_iter(code).count(),
+        results_of_string(code),
         flattening,
         err_format.find_iter(code).count(),
     ]
@@ -542,6 +574,16 @@ fn the_check_sees_string_errors() {
     assert_eq!(
         string_errors("fn ok() -> Result<(), Typed> { Ok(()) }"),
         [0; 3]
+    );
+    assert_eq!(
+        results_of_string(
+            "fn a() -> Result<BTreeMap<String, String>, E>;\n\
+             fn b() -> Result<(String, u8), Vec<String>>;\n\
+             fn c() -> Result<Box<dyn Fn(u8) -> u8>, String>;\n\
+             fn d() -> Result<\n    Vec<(u8, String)>,\n    String,\n>;\n\
+             fn e() -> io::Result<String>;"
+        ),
+        2
     );
 }
 

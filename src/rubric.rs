@@ -122,6 +122,14 @@ pub enum RubricError {
         #[source]
         source: serde_json::Error,
     },
+    #[error(
+        "rubric {file}: {source}: name each field once (remove the repeated one, or rename it)"
+    )]
+    Repeated {
+        file: String,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error("rubric {file}: {location}: field `{field}` {problem}")]
     Invalid {
         file: String,
@@ -150,12 +158,7 @@ impl Rubric {
     /// byte-order mark (Windows editors write one) is skipped.
     pub fn parse(text: &str, file: &str) -> Result<Rubric, RubricError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|source| RubricError::Syntax {
-                file: file.to_string(),
-                source,
-            })?;
-        validate(&value, file)
+        validate(text, file)
     }
 
     /// Loads the rubric: the given path, else the copy built into the binary. Never a file
@@ -191,242 +194,438 @@ fn invalid(file: &str, location: &str, field: &str, problem: impl Into<String>) 
     }
 }
 
-fn required_str(
-    obj: &serde_json::Map<String, serde_json::Value>,
-    file: &str,
-    location: &str,
-    field: &str,
-) -> Result<String, RubricError> {
-    match obj.get(field) {
-        None => Err(invalid(
-            file,
-            location,
-            field,
-            "is missing (it is required)",
-        )),
-        Some(serde_json::Value::String(s)) if s.trim().is_empty() => {
-            Err(invalid(file, location, field, "is empty"))
+/// The rubric file as serde reads it: every field typed by what the rubric needs there, and
+/// anything else found there told by its JSON kind, so that validation can say what was wrong,
+/// where, and how to fix it (serde's own messages would not). Fields the rubric does not use are
+/// ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawRubric {
+    rubric_metadata: Object<RawMetadata>,
+    dimensions: Array<Object<RawDimension>>,
+    synthesis_rules: Object<Entries>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawMetadata {
+    rubric_name: Text,
+    grading_target: Text,
+    version: Text,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawDimension {
+    id: Text,
+    name: Text,
+    target_artifact: Text,
+    forensic_instruction: Text,
+    success_pattern: Text,
+    failure_pattern: Text,
+    judicial_logic: Object<RawJudicialLogic>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawJudicialLogic {
+    prosecutor: Text,
+    defense: Text,
+    tech_lead: Text,
+}
+
+/// Where a string is expected: absent, a string, or the kind of JSON found instead.
+#[derive(Debug, Default)]
+enum Text {
+    #[default]
+    Absent,
+    Str(String),
+    Other(&'static str),
+}
+
+/// An object of strings, its entries in the file's order (a repeated key keeps its first place
+/// and its last value, as `serde_json`'s map does).
+#[derive(Debug, Default)]
+struct Entries(Vec<(String, Text)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Entries, A::Error> {
+                let mut out: Vec<(String, Text)> = Vec::new();
+                let mut at: std::collections::HashMap<String, usize> = Default::default();
+                while let Some((k, v)) = map.next_entry::<String, Text>()? {
+                    match at.get(&k) {
+                        Some(&i) => out[i].1 = v,
+                        None => {
+                            at.insert(k.clone(), out.len());
+                            out.push((k, v));
+                        }
+                    }
+                }
+                Ok(Entries(out))
+            }
         }
-        Some(serde_json::Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(invalid(
-            file,
-            location,
-            field,
-            format!("must be a string, found {}", json_kind(other)),
-        )),
+        d.deserialize_map(V)
     }
 }
 
-fn optional_str(
-    obj: &serde_json::Map<String, serde_json::Value>,
-    file: &str,
-    location: &str,
-    field: &str,
-) -> Result<Option<String>, RubricError> {
-    match obj.get(field) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(invalid(
-            file,
-            location,
-            field,
-            format!("must be a string, found {}", json_kind(other)),
-        )),
-    }
+/// Where an object is expected: absent, the object read as `T`, or the kind found instead.
+#[derive(Debug, Default)]
+enum Object<T> {
+    #[default]
+    Absent,
+    Is(T),
+    Other(&'static str),
 }
 
-fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
+/// Where an array is expected: absent, its items read as `T`, or the kind found instead.
+#[derive(Debug, Default)]
+enum Array<T> {
+    #[default]
+    Absent,
+    Is(Vec<T>),
+    Other(&'static str),
 }
 
-fn validate(value: &serde_json::Value, file: &str) -> Result<Rubric, RubricError> {
-    let top = value
-        .as_object()
-        .ok_or_else(|| invalid(file, "top level", "(root)", "must be a JSON object"))?;
-
-    let meta = match top.get("rubric_metadata") {
-        Some(serde_json::Value::Object(m)) => m,
-        Some(other) => {
-            return Err(invalid(
-                file,
-                "top level",
-                "rubric_metadata",
-                format!("must be an object, found {}", json_kind(other)),
-            ));
-        }
-        None => {
-            return Err(invalid(
-                file,
-                "top level",
-                "rubric_metadata",
-                "is missing (it is required)",
-            ));
+/// The visitor methods of the JSON kinds a visitor does not expect: each gives the kind's name
+/// (an array or an object found instead is read through and dropped).
+macro_rules! other_kinds {
+    ($out:expr, [$($kind:ident),*]) => {
+        $(other_kinds!(@one $out, $kind);)*
+    };
+    (@one $out:expr, null) => {
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($out("null"))
         }
     };
-    let rubric_metadata = RubricMetadata {
-        rubric_name: required_str(meta, file, "rubric_metadata", "rubric_name")?,
-        grading_target: optional_str(meta, file, "rubric_metadata", "grading_target")?
+    (@one $out:expr, bool) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($out("a boolean"))
+        }
+    };
+    (@one $out:expr, number) => {
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($out("a number"))
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($out("a number"))
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($out("a number"))
+        }
+    };
+    (@one $out:expr, string) => {
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($out("a string"))
+        }
+    };
+    (@one $out:expr, array) => {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            serde::de::Visitor::visit_seq(serde::de::IgnoredAny, seq)?;
+            Ok($out("an array"))
+        }
+    };
+    (@one $out:expr, object) => {
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            serde::de::Visitor::visit_map(serde::de::IgnoredAny, map)?;
+            Ok($out("an object"))
+        }
+    };
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text, E> {
+                Ok(Text::Str(s.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text, E> {
+                Ok(Text::Str(s))
+            }
+            other_kinds!(Text::Other, [null, bool, number, array, object]);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Object<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Object::Is)
+            }
+            other_kinds!(Object::Other, [null, bool, number, string, array]);
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Array<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = Array<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Array<T>, A::Error> {
+                Vec::<T>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(Array::Is)
+            }
+            other_kinds!(Array::Other, [null, bool, number, string, object]);
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Where in the rubric file a value was read: the file and the location (`top level`,
+/// `rubric_metadata`, `dimension 3 ("graph_orchestration")`, …).
+struct Place<'a> {
+    file: &'a str,
+    location: &'a str,
+}
+
+impl Place<'_> {
+    fn invalid(&self, field: &str, problem: impl Into<String>) -> RubricError {
+        invalid(self.file, self.location, field, problem)
+    }
+
+    /// A string that must be given and not blank.
+    fn required(&self, field: &str, value: Text) -> Result<String, RubricError> {
+        match value {
+            Text::Absent => Err(self.invalid(field, "is missing (it is required)")),
+            Text::Str(s) if s.trim().is_empty() => Err(self.invalid(field, "is empty")),
+            Text::Str(s) => Ok(s),
+            Text::Other(kind) => {
+                Err(self.invalid(field, format!("must be a string, found {kind}")))
+            }
+        }
+    }
+
+    /// A string that may be left out (or `null`).
+    fn optional(&self, field: &str, value: Text) -> Result<Option<String>, RubricError> {
+        match value {
+            Text::Absent | Text::Other("null") => Ok(None),
+            Text::Str(s) => Ok(Some(s)),
+            Text::Other(kind) => {
+                Err(self.invalid(field, format!("must be a string, found {kind}")))
+            }
+        }
+    }
+}
+
+/// The rubric file read into the raw types (only a syntax error or a repeated field fails
+/// here: the raw types take any JSON value), then checked.
+fn validate(text: &str, file: &str) -> Result<Rubric, RubricError> {
+    let raw: Object<RawRubric> = serde_json::from_str(text).map_err(|source| {
+        let file = file.to_string();
+        // The raw types take any value: the data errors left are a field given twice.
+        match source.classify() {
+            serde_json::error::Category::Data => RubricError::Repeated { file, source },
+            _ => RubricError::Syntax { file, source },
+        }
+    })?;
+    let Object::Is(raw) = raw else {
+        return Err(invalid(
+            file,
+            "top level",
+            "(root)",
+            "must be a JSON object",
+        ));
+    };
+    let top = Place {
+        file,
+        location: "top level",
+    };
+    Ok(Rubric {
+        rubric_metadata: metadata(&top, raw.rubric_metadata)?,
+        dimensions: dimensions(&top, raw.dimensions)?,
+        synthesis_rules: synthesis_rules(&top, raw.synthesis_rules)?,
+    })
+}
+
+fn metadata(top: &Place, raw: Object<RawMetadata>) -> Result<RubricMetadata, RubricError> {
+    let meta = match raw {
+        Object::Is(m) => m,
+        Object::Other(kind) => {
+            return Err(top.invalid(
+                "rubric_metadata",
+                format!("must be an object, found {kind}"),
+            ));
+        }
+        Object::Absent => {
+            return Err(top.invalid("rubric_metadata", "is missing (it is required)"));
+        }
+    };
+    let at = Place {
+        file: top.file,
+        location: "rubric_metadata",
+    };
+    Ok(RubricMetadata {
+        rubric_name: at.required("rubric_name", meta.rubric_name)?,
+        grading_target: at
+            .optional("grading_target", meta.grading_target)?
             .unwrap_or_default(),
-        version: required_str(meta, file, "rubric_metadata", "version")?,
-    };
+        version: at.required("version", meta.version)?,
+    })
+}
 
-    let dims = match top.get("dimensions") {
-        Some(serde_json::Value::Array(a)) if a.is_empty() => {
-            return Err(invalid(
-                file,
-                "top level",
+fn dimensions(
+    top: &Place,
+    raw: Array<Object<RawDimension>>,
+) -> Result<Vec<Dimension>, RubricError> {
+    let dims = match raw {
+        Array::Is(a) if a.is_empty() => {
+            return Err(top.invalid(
                 "dimensions",
                 "is empty (at least one dimension is required)",
             ));
         }
-        Some(serde_json::Value::Array(a)) => a,
-        Some(other) => {
-            return Err(invalid(
-                file,
-                "top level",
-                "dimensions",
-                format!("must be an array, found {}", json_kind(other)),
-            ));
+        Array::Is(a) => a,
+        Array::Other(kind) => {
+            return Err(top.invalid("dimensions", format!("must be an array, found {kind}")));
         }
-        None => {
-            return Err(invalid(
-                file,
-                "top level",
-                "dimensions",
-                "is missing (it is required)",
-            ));
-        }
+        Array::Absent => return Err(top.invalid("dimensions", "is missing (it is required)")),
     };
-
     let mut seen = HashSet::new();
-    let mut dimensions = Vec::with_capacity(dims.len());
-    for (i, d) in dims.iter().enumerate() {
-        let n = i + 1;
-        let obj = d.as_object().ok_or_else(|| {
-            invalid(
-                file,
-                &format!("dimension {n}"),
-                "(dimension)",
-                "must be an object",
-            )
-        })?;
-        let id = required_str(obj, file, &format!("dimension {n}"), "id")?;
-        let loc = format!("dimension {n} ({id:?})");
-        if !seen.insert(id.clone()) {
-            return Err(invalid(
-                file,
-                &loc,
-                "id",
-                format!("duplicates the id of an earlier dimension: ids must be unique ({id:?})"),
-            ));
-        }
-        let name = required_str(obj, file, &loc, "name")?;
-        let target_raw = required_str(obj, file, &loc, "target_artifact")?;
-        let target_artifact = TargetArtifact::parse(&target_raw).ok_or_else(|| {
-            invalid(
-                file,
-                &loc,
-                "target_artifact",
-                format!(
-                    "has unknown value {target_raw:?}; expected one of {}",
-                    TargetArtifact::KNOWN.join(", ")
-                ),
-            )
-        })?;
-        let forensic_instruction = required_str(obj, file, &loc, "forensic_instruction")?;
-        let success_pattern = optional_str(obj, file, &loc, "success_pattern")?;
-        let failure_pattern = optional_str(obj, file, &loc, "failure_pattern")?;
-        let judicial_logic = match obj.get("judicial_logic") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::Object(jl)) => {
-                let jloc = format!("{loc} judicial_logic");
-                Some(JudicialLogic {
-                    prosecutor: required_str(jl, file, &jloc, "prosecutor")?,
-                    defense: required_str(jl, file, &jloc, "defense")?,
-                    tech_lead: required_str(jl, file, &jloc, "tech_lead")?,
-                })
-            }
-            Some(other) => {
-                return Err(invalid(
-                    file,
-                    &loc,
-                    "judicial_logic",
-                    format!(
-                        "must be an object with prosecutor, defense and tech_lead, found {}",
-                        json_kind(other)
-                    ),
-                ));
-            }
-        };
-        dimensions.push(Dimension {
-            id,
-            name,
-            target_artifact,
-            forensic_instruction,
-            success_pattern,
-            failure_pattern,
-            judicial_logic,
-        });
-    }
+    dims.into_iter()
+        .enumerate()
+        .map(|(i, d)| dimension(top.file, i + 1, d, &mut seen))
+        .collect()
+}
 
-    let synthesis_rules = match top.get("synthesis_rules") {
-        Some(serde_json::Value::Object(rules)) if rules.is_empty() => {
-            return Err(invalid(
-                file,
-                "top level",
+/// Dimension `n` (counted from 1); `seen` holds the ids of the dimensions before it.
+fn dimension(
+    file: &str,
+    n: usize,
+    raw: Object<RawDimension>,
+    seen: &mut HashSet<String>,
+) -> Result<Dimension, RubricError> {
+    let numbered = format!("dimension {n}");
+    let Object::Is(d) = raw else {
+        return Err(invalid(file, &numbered, "(dimension)", "must be an object"));
+    };
+    let id = Place {
+        file,
+        location: &numbered,
+    }
+    .required("id", d.id)?;
+    let loc = format!("dimension {n} ({id:?})");
+    let at = Place {
+        file,
+        location: &loc,
+    };
+    if !seen.insert(id.clone()) {
+        return Err(at.invalid(
+            "id",
+            format!("duplicates the id of an earlier dimension: ids must be unique ({id:?})"),
+        ));
+    }
+    Ok(Dimension {
+        name: at.required("name", d.name)?,
+        target_artifact: target_artifact(&at, d.target_artifact)?,
+        forensic_instruction: at.required("forensic_instruction", d.forensic_instruction)?,
+        success_pattern: at.optional("success_pattern", d.success_pattern)?,
+        failure_pattern: at.optional("failure_pattern", d.failure_pattern)?,
+        judicial_logic: judicial_logic(&at, d.judicial_logic)?,
+        id,
+    })
+}
+
+fn target_artifact(at: &Place, raw: Text) -> Result<TargetArtifact, RubricError> {
+    let raw = at.required("target_artifact", raw)?;
+    TargetArtifact::parse(&raw).ok_or_else(|| {
+        at.invalid(
+            "target_artifact",
+            format!(
+                "has unknown value {raw:?}; expected one of {}",
+                TargetArtifact::KNOWN.join(", ")
+            ),
+        )
+    })
+}
+
+fn judicial_logic(
+    at: &Place,
+    raw: Object<RawJudicialLogic>,
+) -> Result<Option<JudicialLogic>, RubricError> {
+    match raw {
+        Object::Absent | Object::Other("null") => Ok(None),
+        Object::Is(jl) => {
+            let loc = format!("{} judicial_logic", at.location);
+            let jat = Place {
+                file: at.file,
+                location: &loc,
+            };
+            Ok(Some(JudicialLogic {
+                prosecutor: jat.required("prosecutor", jl.prosecutor)?,
+                defense: jat.required("defense", jl.defense)?,
+                tech_lead: jat.required("tech_lead", jl.tech_lead)?,
+            }))
+        }
+        Object::Other(kind) => Err(at.invalid(
+            "judicial_logic",
+            format!("must be an object with prosecutor, defense and tech_lead, found {kind}"),
+        )),
+    }
+}
+
+fn synthesis_rules(
+    top: &Place,
+    raw: Object<Entries>,
+) -> Result<BTreeMap<String, String>, RubricError> {
+    let rules = match raw {
+        Object::Is(Entries(rules)) if rules.is_empty() => {
+            return Err(top.invalid(
                 "synthesis_rules",
                 "is empty (name at least one rule, e.g. security_override)",
             ));
         }
-        Some(serde_json::Value::Object(rules)) => {
-            let mut out = BTreeMap::new();
-            for (k, v) in rules {
-                match v {
-                    serde_json::Value::String(s) => {
-                        out.insert(k.clone(), s.clone());
-                    }
-                    other => {
-                        return Err(invalid(
-                            file,
-                            "synthesis_rules",
-                            k,
-                            format!("must be a string, found {}", json_kind(other)),
-                        ));
-                    }
-                }
-            }
-            out
-        }
-        Some(other) => {
-            return Err(invalid(
-                file,
-                "top level",
+        Object::Is(Entries(rules)) => rules,
+        Object::Other(kind) => {
+            return Err(top.invalid(
                 "synthesis_rules",
-                format!("must be an object, found {}", json_kind(other)),
+                format!("must be an object, found {kind}"),
             ));
         }
-        None => {
-            return Err(invalid(
-                file,
-                "top level",
-                "synthesis_rules",
-                "is missing (it is required)",
-            ));
+        Object::Absent => {
+            return Err(top.invalid("synthesis_rules", "is missing (it is required)"));
         }
     };
-
-    Ok(Rubric {
-        rubric_metadata,
-        dimensions,
-        synthesis_rules,
-    })
+    let at = Place {
+        file: top.file,
+        location: "synthesis_rules",
+    };
+    rules
+        .into_iter()
+        .map(|(k, v)| match v {
+            Text::Str(s) => Ok((k, s)),
+            Text::Other(kind) => Err(at.invalid(&k, format!("must be a string, found {kind}"))),
+            Text::Absent => Err(at.invalid(&k, "is missing (it is required)")),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -502,6 +701,63 @@ mod tests {
                 "dimensions":[{"id":"a","name":"A","target_artifact":"pdf_report","forensic_instruction":"x"}]}"#);
         assert!(
             e.contains("synthesis_rules") && e.contains("missing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_kind_is_named_by_its_kind() {
+        let e = err(&with_dimension(
+            r#"{"id":"a","name":3,"target_artifact":"github_repo","forensic_instruction":"x"}"#,
+        ));
+        assert_eq!(
+            e,
+            "rubric my.json: dimension 1 (\"a\"): field `name` must be a string, found a number"
+        );
+        let e = err(r#"{"rubric_metadata":null}"#);
+        assert_eq!(
+            e,
+            "rubric my.json: top level: field `rubric_metadata` must be an object, found null"
+        );
+        let e = err("[1, 2]");
+        assert_eq!(
+            e,
+            "rubric my.json: top level: field `(root)` must be a JSON object"
+        );
+        let e = err(&with_dimension(r#"["a"]"#));
+        assert_eq!(
+            e,
+            "rubric my.json: dimension 1: field `(dimension)` must be an object"
+        );
+        // a null optional field is absent; a null judicial_logic too
+        let ok = with_dimension(
+            r#"{"id":"a","name":"A","target_artifact":"pdf_report","forensic_instruction":"x",
+                "success_pattern":null,"judicial_logic":null,"unused":[1,{"b":2}]}"#,
+        );
+        let r = Rubric::parse(&ok, "my.json").unwrap();
+        assert_eq!(r.dimensions[0].success_pattern, None);
+        assert_eq!(r.dimensions[0].judicial_logic, None);
+    }
+
+    #[test]
+    fn the_first_bad_synthesis_rule_in_the_file_is_named() {
+        let e = err(r#"{"rubric_metadata":{"rubric_name":"r","version":"1"},
+                "dimensions":[{"id":"a","name":"A","target_artifact":"pdf_report","forensic_instruction":"x"}],
+                "synthesis_rules":{"zeta":1,"alpha":true,"ok":"x"}}"#);
+        assert_eq!(
+            e,
+            "rubric my.json: synthesis_rules: field `zeta` must be a string, found a number"
+        );
+    }
+
+    #[test]
+    fn a_field_given_twice_is_named_with_its_line() {
+        let e = err(&with_dimension(
+            r#"{"id":"a","id":"b","name":"A","target_artifact":"pdf_report","forensic_instruction":"x"}"#,
+        ));
+        assert!(
+            e.starts_with("rubric my.json: duplicate field `id` at line 2")
+                && e.ends_with("name each field once (remove the repeated one, or rename it)"),
             "{e}"
         );
     }

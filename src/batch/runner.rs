@@ -25,12 +25,10 @@ use super::resolve::{self, ResolveError};
 use super::store::BatchStore;
 use super::store::{Begin, JobKey, JobStatus};
 use super::stored::{from_stored, to_stored};
-use crate::actors::{CollectEvidence, JudgeCollected};
-use crate::actors::{Coordinator, RestartPolicy, Timeouts};
+use crate::actors::{RestartPolicy, Timeouts};
 use crate::interrupt::Interrupt;
-use crate::launch::AuditBuilder;
+use crate::launch::{AuditBuilder, Launched};
 use crate::rubric::LoadedRubric;
-use actix::Actor;
 use futures::{FutureExt, StreamExt};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
@@ -383,7 +381,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         job_id: job.id,
         generation: job.generation,
     });
-    let coordinator = Coordinator::new(service).start();
+    let audit = Launched::start(service);
     let input = AuditBuilder::new(sub.repo.clone(), cfg.rubric.clone())
         // Pinned: the evidence is collected at exactly the commit of the job key.
         .git_ref(Some(commit.clone()))
@@ -434,7 +432,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
                     }
                 }
                 None => {
-                    let fresh = match coordinator.send(CollectEvidence(input.clone())).await {
+                    let fresh = match audit.collect_evidence(input.clone()).await {
                         Ok(c) => c,
                         Err(e) => {
                             return fail(
@@ -461,7 +459,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         }
     };
 
-    let outcome = match coordinator.send(JudgeCollected { input, collected }).await {
+    let outcome = match audit.judge(input, collected).await {
         Ok(o) => o,
         Err(e) => {
             return fail(
@@ -472,7 +470,7 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             );
         }
     };
-    drop(coordinator);
+    drop(audit);
     let sidecar = crate::report::Sidecar::new(
         &outcome.report,
         &outcome.state,

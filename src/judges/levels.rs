@@ -782,7 +782,7 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
         } else if s.json_text {
             b.done(
                 2,
-                "no binding: JSON is cut out of free text with a regex (Hallucination Liability)",
+                "no binding: JSON is cut out of the reply text with a regex",
             )
         } else {
             b.done(1, "judges' output is free text with no schema at all")
@@ -911,7 +911,7 @@ fn nuance(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     if !n.structured {
         b.cap(
             3,
-            "the judges' replies are free text, not validated opinions (loosely typed: at most 3)",
+            "the judges' replies are neither bound to a schema nor parsed by a schema's parser (loosely typed: at most 3)",
         );
     }
     // full briefs start from 5, short prompts from 4; each weakness costs a level

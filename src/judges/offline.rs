@@ -9,7 +9,7 @@
 //!   "Technical Debt" where they apply.
 //! - **Prosecutor** (strict): charges each gap the facts show, one point below the table from
 //!   level 3 up; names "Orchestration Fraud" (linear graph) and "Hallucination Liability"
-//!   (free-text judges) where the table lands on them.
+//!   (free-text judges with no schema at all) where the table lands on them.
 //! - **Defense** (generous): credits each strength ("Statute of Effort"), one point above the
 //!   table, never above the cap a run-time defect or a statute sets.
 //!
@@ -150,7 +150,9 @@ fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>
             if l.family == Family::Graph && l.level == 1 {
                 a.push("Orchestration Fraud (Statute of Orchestration): no parallel fan-out, maximum score 1.".into());
             }
-            if l.family == Family::Structured && l.level <= 2 {
+            // the statute's charge: free text with no schema at all (JSON cut out of the
+            // text may still be validated by hand, which the table does not read)
+            if l.family == Family::Structured && l.level <= 1 {
                 a.push("Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data, maximum score 2.".into());
             }
             if charge {
@@ -572,6 +574,28 @@ mod tests {
             free_text,
         ));
         assert_eq!(p.score.get(), 2);
+        // JSON cut out of the text may be validated by hand: no charge of unvalidated output
+        assert!(
+            !p.argument.contains("Hallucination Liability"),
+            "{}",
+            p.argument
+        );
+        // free text with no schema at all: charged
+        let no_schema = vec![
+            typed(StructuredFact::Binding {
+                bound: vec![],
+                parsers: vec![],
+                json_text: vec![],
+                files: 3,
+            }),
+            typed(StructuredFact::Retry { calls: vec![] }),
+        ];
+        let p = judge(&request(
+            Judge::Prosecutor,
+            "structured_output_enforcement",
+            no_schema,
+        ));
+        assert_eq!(p.score.get(), 1);
         assert!(
             p.argument.contains("Hallucination Liability"),
             "{}",

@@ -517,6 +517,10 @@ impl Stated for SafetyFact {
                                 .iter()
                                 .take(3)
                                 .map(|c| format!("{} at {}", c.call.callee, c.call.at))
+                                .chain(
+                                    (without.len() > 3)
+                                        .then(|| format!("{} more", without.len() - 3)),
+                                )
                                 .collect::<Vec<_>>()
                         )
                     )
@@ -724,11 +728,31 @@ impl Stated for SafetyFact {
                     .find(|c| c.timeout.is_none() && c.clone)
                     .or_else(|| calls.iter().find(|c| c.timeout.is_none()))?;
                 let more = calls.iter().filter(|c| c.timeout.is_none()).count() - 1;
+                let callee = c.call.callee.as_str();
+                let how = if callee.ends_with("clone_from") || callee.ends_with("clone_repository")
+                {
+                    format!(
+                        "the `{callee}` takes no timeout (GitPython hands its keyword arguments to `git clone` as options): run `git clone` through `subprocess.run([...], timeout=120)` and catch `subprocess.TimeoutExpired`"
+                    )
+                } else if callee.starts_with("requests.") {
+                    format!(
+                        "pass `timeout=` to the `{callee}` (e.g. `timeout=30`, and catch `requests.Timeout`)"
+                    )
+                } else if callee.starts_with("httpx.") {
+                    format!(
+                        "pass `timeout=` to the `{callee}` (e.g. `timeout=30`, and catch `httpx.TimeoutException`)"
+                    )
+                } else if callee.starts_with("subprocess.") {
+                    format!(
+                        "pass `timeout=` to the `{callee}` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`)"
+                    )
+                } else {
+                    format!("pass `timeout=` to the `{callee}` (e.g. `timeout=30`)")
+                };
                 Fix::at(
                     &c.call.at,
                     format!(
-                        "pass `timeout=` to the `{}` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`){}",
-                        c.call.callee,
+                        "{how}{}",
                         if more > 0 {
                             format!(
                                 "; {} without one",
@@ -1056,7 +1080,7 @@ impl Stated for StructuredFact {
             },
             StructuredFact::Retry { calls } => {
                 if calls.is_empty() {
-                    return "no structured LLM call to retry".into();
+                    return "no LLM call bound to a schema, so no structured call to retry (a loop around a plain call is not read as one)".into();
                 }
                 let retried: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_some()).collect();
                 let not: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_none()).collect();
@@ -2033,6 +2057,35 @@ mod tests {
             "the clone passes a timeout (timeout=120 at tools/git.py:31); 1 of the 2 subprocess, git and network calls passes no timeout: subprocess.run at tools/git.py:40"
         );
         assert_eq!(part.fix().and_then(|f| f.at), Some(site(40)));
+        // GitPython's clone takes no timeout: the fix says what to use instead
+        let gitpython = SafetyFact::Timeouts {
+            calls: vec![External {
+                call: Call::new(site(42), "git.Repo.clone_from"),
+                timeout: None,
+                clone: true,
+            }],
+            files: 1,
+        };
+        let fix = gitpython.fix().expect("a fix").line();
+        assert!(
+            fix.contains("takes no timeout") && fix.contains("subprocess.run([...], timeout=120)"),
+            "{fix}"
+        );
+        // more than three without: the list says how many it leaves out
+        let many = SafetyFact::Timeouts {
+            calls: (1..=5)
+                .map(|l| external(l * 10, None, false))
+                .chain([external(60, Some("5"), false)])
+                .collect(),
+            files: 3,
+        };
+        assert!(
+            many.statement().ends_with(
+                "subprocess.run at tools/git.py:10, subprocess.run at tools/git.py:20, subprocess.run at tools/git.py:30 and 2 more"
+            ),
+            "{}",
+            many.statement()
+        );
     }
 
     #[test]

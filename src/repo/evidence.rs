@@ -1147,17 +1147,39 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
         .map(|(_, m, _)| m)
         .or_else(|| f.python.state.class("JudicialOpinion"));
     let need = ["score", "argument", "cited_evidence"];
+    // each needed field as the model writes it (the citations may be `cited_evidence_ids` or
+    // `evidence_refs`: a list of evidence; the argument may be a `reasoning` text)
+    let field_for = |n: &str| -> Option<String> {
+        let m = model?;
+        let list = |a: &str| {
+            let a = a.to_lowercase();
+            a.starts_with("list") || a.starts_with("sequence") || a.starts_with("tuple")
+        };
+        m.fields
+            .iter()
+            .find(|x| x.name == n)
+            .or_else(|| match n {
+                "cited_evidence" => m.fields.iter().find(|x| {
+                    let name = x.name.to_lowercase();
+                    (name.contains("evidence") || name.contains("citation")) && list(&x.annotation)
+                }),
+                "argument" => m.fields.iter().find(|x| {
+                    matches!(
+                        x.name.as_str(),
+                        "reasoning" | "rationale" | "justification" | "explanation"
+                    ) && x.annotation.trim() == "str"
+                }),
+                _ => None,
+            })
+            .map(|x| x.name.clone())
+    };
     v.push(fact(
         StructuredFact::SchemaFields {
             model: model.map(|m| (m.name.clone(), at(&m.path, m.line))),
-            have: need
-                .iter()
-                .filter(|n| model.is_some_and(|m| m.fields.iter().any(|x| x.name == **n)))
-                .map(|n| n.to_string())
-                .collect(),
+            have: need.iter().filter_map(|n| field_for(n)).collect(),
             missing: need
                 .iter()
-                .filter(|n| !model.is_some_and(|m| m.fields.iter().any(|x| x.name == **n)))
+                .filter(|n| field_for(n).is_none())
                 .map(|n| n.to_string())
                 .collect(),
         },
@@ -1471,6 +1493,43 @@ mod tests {
                 assert_eq!(Family::of(&e.id), Some(family), "{}", e.id);
             }
         }
+    }
+
+    #[test]
+    fn an_opinion_models_citations_are_found_under_the_name_it_gives_them() {
+        let schema = |citations: &str| {
+            let f = RepoFacts {
+                python: crate::repo::python::analyse(
+                    vec![(
+                        "src/state.py".into(),
+                        format!(
+                            "from typing import List\nfrom pydantic import BaseModel\n\nclass JudicialOpinion(BaseModel):\n    score: int\n    argument: str\n    {citations}\n"
+                        ),
+                    )],
+                    &[],
+                ),
+                ..RepoFacts::default()
+            };
+            family_facts(&f, Family::Structured)
+                .into_iter()
+                .find(|e| e.id.ends_with("schema_fields"))
+                .expect("the schema's fields")
+        };
+        let ids = schema("cited_evidence_ids: List[str]");
+        assert!(ids.found, "{}", ids.rationale);
+        assert!(
+            ids.rationale.contains("cited_evidence_ids"),
+            "{}",
+            ids.rationale
+        );
+        // a text that names evidence is no list of citations
+        let text = schema("evidence_note: str");
+        assert!(!text.found, "{}", text.rationale);
+        assert!(
+            text.rationale.contains("lacks cited_evidence"),
+            "{}",
+            text.rationale
+        );
     }
 
     #[test]

@@ -1420,17 +1420,35 @@ pub fn analyse(
         if hit.is_none() && rule == JusticeRule::DissentRequirement {
             hit = justice.iter().find_map(|(m, _)| {
                 m.source.lines().enumerate().find_map(|(i, l)| {
-                    (l.contains(" if ") && l.contains(" else ") && spread(l) && writes_text(l))
-                        .then(|| {
-                            (
-                                format!("{}:{}", m.path, i + 1),
-                                l.trim().to_string(),
-                                format!(
-                                    "a conditional expression on the spread writes a dissent: `{}`",
-                                    super::syntax::truncate(l.trim(), 70)
-                                ),
-                            )
-                        })
+                    if !(l.contains(" if ") && l.contains(" else ")) {
+                        return None;
+                    }
+                    // the line with what it reads looked through: the spread computed in a
+                    // local, the dissent written by a function it calls
+                    let probe = IfInfo {
+                        line: i + 1,
+                        func: m
+                            .functions
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, f)| f.line <= i + 1 && i < f.end_line)
+                            .max_by_key(|(_, f)| f.line)
+                            .map(|(fi, _)| fi),
+                        condition: l.to_string(),
+                        text: String::new(),
+                        body: String::new(),
+                    };
+                    let seen = expanded(modules, m, &probe, l);
+                    (spread(&seen) && writes_text(&seen)).then(|| {
+                        (
+                            format!("{}:{}", m.path, i + 1),
+                            l.trim().to_string(),
+                            format!(
+                                "a conditional expression on the spread writes a dissent: `{}`",
+                                super::syntax::truncate(l.trim(), 70)
+                            ),
+                        )
+                    })
                 })
             });
         }
@@ -1863,6 +1881,18 @@ def chief_justice(defense, evidences, criterion, score):
             rule_at(src, "dissent_requirement").as_deref(),
             Some("src/nodes/justice.py:5")
         );
+    }
+
+    #[test]
+    fn a_dissent_written_by_a_function_a_conditional_expression_calls_is_the_dissent_requirement() {
+        let src = "def summarize(ops):\n    lines = [f\"{o.judge}: {o.score}\" for o in ops]\n    return \"\\n\".join(lines)\n\ndef chief_justice(ops):\n    scores = [o.score for o in ops]\n    variance = max(scores) - min(scores)\n    dissent = summarize(ops) if variance > 2 else None\n    return dissent\n";
+        assert_eq!(
+            rule_at(src, "dissent_requirement").as_deref(),
+            Some("src/nodes/justice.py:8")
+        );
+        // a number chosen on the spread writes no dissent
+        let number = src.replace("summarize(ops) if", "min(scores) if");
+        assert_eq!(rule_at(&number, "dissent_requirement"), None);
     }
 
     fn rule(src: &str, rule: &str) -> RuleFact {

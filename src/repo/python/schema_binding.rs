@@ -500,6 +500,50 @@ fn skipped(repo: &Repo<'_>, bound: &[Holder], raw: &[Holder]) -> Option<Site> {
     })
 }
 
+/// The tests a line of `module` runs under, innermost first: each enclosing `if`/`elif`'s
+/// condition (whitespace collapsed) and whether the line is in its `else:` block.
+fn branches_of(module: &ModuleInfo, line: usize) -> Vec<(String, bool)> {
+    let lines: Vec<&str> = module.source.lines().collect();
+    let indent = |t: &str| t.len() - t.trim_start().len();
+    let mut out = Vec::new();
+    let Some(text) = lines.get(line.saturating_sub(1)) else {
+        return out;
+    };
+    let mut level = indent(text);
+    let mut n = line.saturating_sub(1);
+    while n > 0 && level > 0 {
+        n -= 1;
+        let t = lines[n];
+        if t.trim().is_empty() || t.trim_start().starts_with('#') || indent(t) >= level {
+            continue;
+        }
+        level = indent(t);
+        let head = t.trim();
+        let cond = |h: &str| {
+            h.trim_end_matches(':')
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if let Some(c) = head
+            .strip_prefix("if ")
+            .or_else(|| head.strip_prefix("elif "))
+        {
+            out.push((cond(c), false));
+        } else if head.starts_with("else") {
+            // the `if` this `else` closes: the nearest one above at the same indentation
+            if let Some(c) = lines[..n].iter().rev().find_map(|u| {
+                (indent(u) == level)
+                    .then(|| u.trim().strip_prefix("if "))
+                    .flatten()
+            }) {
+                out.push((cond(c), true));
+            }
+        }
+    }
+    out
+}
+
 /// One use of a bound runnable: a call invoking it, or a call handing its invoke method to a
 /// function (`helper(s.invoke, p)`, argument `handed`).
 struct Use<'r> {
@@ -923,8 +967,23 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
                         && u.call.handler.as_ref().map(|(l, _)| *l) == o.call.try_line
                 })
             };
+            // what holds the bound runnable is given the unbound model under a test: an
+            // invocation under the same test runs the unbound model (no structured call)
+            let skipped_at = skipped(repo, &bound, &raw);
+            let unbound_when: Vec<(String, bool)> = skipped_at
+                .as_ref()
+                .and_then(|at| {
+                    let sm = repo.modules.iter().find(|x| x.path == at.path)?;
+                    branches_of(sm, at.line).into_iter().next()
+                })
+                .into_iter()
+                .collect();
+            let unbound_only = |u: &Use<'_>| {
+                let mine = branches_of(&repo.modules[u.m], u.call.line);
+                unbound_when.iter().any(|w| mine.contains(w))
+            };
             let mut invoked: Vec<Invoked> = Vec::new();
-            for u in found.iter().filter(|u| !again(u)) {
+            for u in found.iter().filter(|u| !again(u) && !unbound_only(u)) {
                 let at = site(&repo.modules[u.m], u.call.line);
                 if invoked.iter().any(|i| i.at == at) {
                     continue;
@@ -966,7 +1025,7 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
                 retry_by,
                 transport: transport(repo, m),
                 handled,
-                skipped: skipped(repo, &bound, &raw),
+                skipped: skipped_at,
                 judges: Vec::new(),
                 invoked,
             });
@@ -1293,6 +1352,43 @@ class Assessor:
         // always bound: nothing skipped
         let always = src.replace("self.runner = self.client\n", "self.runner = None\n");
         assert_eq!(facts(&always).calls[0].skipped, None);
+    }
+
+    #[test]
+    fn an_invocation_under_the_test_that_gives_the_unbound_model_is_no_structured_call() {
+        let src = "\
+class Assessor:
+    def __init__(self, client, plain):
+        self.client = client
+        self.plain = plain
+        if self.plain:
+            self.runner = self.client
+        else:
+            self.runner = self.client.with_structured_output(Score)
+
+    def assess(self, p):
+        if self.plain:
+            return self.runner.invoke(p + ' as JSON')
+        return self.runner.invoke(p)
+";
+        let f = facts(src);
+        assert_eq!(
+            f.calls[0].skipped,
+            Some(Site::new("src/nodes/judges.py", 6))
+        );
+        let at: Vec<usize> = f.calls[0].invoked.iter().map(|i| i.at.line).collect();
+        assert_eq!(at, vec![13]);
+        // under another test: both invocations may run the bound runnable
+        let other = src.replace(
+            "        if self.plain:\n            return",
+            "        if p:\n            return",
+        );
+        let at: Vec<usize> = facts(&other).calls[0]
+            .invoked
+            .iter()
+            .map(|i| i.at.line)
+            .collect();
+        assert_eq!(at, vec![12, 13]);
     }
 
     #[test]
