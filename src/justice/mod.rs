@@ -785,6 +785,44 @@ pub fn compose(
     errors: Vec<AuditError>,
     evidence: &BTreeMap<String, Vec<Evidence>>,
 ) -> AuditReport {
+    let criteria = in_rubric_order(rubric, results);
+    let assessed: Vec<&CriterionResult> = criteria.iter().filter(|c| c.is_assessed()).collect();
+    let mean = mean_score(&assessed);
+    let security: Vec<&Evidence> = evidence
+        .values()
+        .flatten()
+        .filter(|e| e.kind == EvidenceKind::SecurityFinding && e.found)
+        .collect();
+    let cap = f64::from(SECURITY_CAP);
+    let overall_score = match mean {
+        Some(m) if !security.is_empty() && m > cap => Some(cap),
+        other => other,
+    };
+    let verdict = verdict(overall_score, assessed.len(), criteria.len());
+    let summary = summary(
+        &criteria,
+        &assessed,
+        (mean, overall_score),
+        &security,
+        &errors,
+    );
+    let remediation_plan = remediation_plan(&criteria);
+    AuditReport {
+        repo_url: repo_url.to_string(),
+        commit,
+        verdict,
+        executive_summary: summary,
+        overall_score,
+        criteria,
+        remediation_plan,
+        metadata,
+        errors,
+    }
+}
+
+/// Every rubric dimension once: a dimension without a result is added as not assessed (never
+/// dropped), in the rubric's order; results for ids outside the rubric go last.
+fn in_rubric_order(rubric: &Rubric, results: Vec<CriterionResult>) -> Vec<CriterionResult> {
     let mut criteria = results;
     for d in &rubric.dimensions {
         if !criteria.iter().any(|c| c.dimension_id == d.id) {
@@ -796,7 +834,6 @@ pub fn compose(
             ));
         }
     }
-    // Keep the rubric's order; results for ids outside the rubric go last.
     let position = |id: &str| {
         rubric
             .dimensions
@@ -805,31 +842,25 @@ pub fn compose(
             .unwrap_or(usize::MAX)
     };
     criteria.sort_by_key(|c| position(&c.dimension_id));
+    criteria
+}
 
-    let assessed: Vec<&CriterionResult> = criteria.iter().filter(|c| c.is_assessed()).collect();
-    let mean = if assessed.is_empty() {
-        None
-    } else {
-        let sum: u32 = assessed
-            .iter()
-            .filter_map(|c| c.final_score)
-            .map(|s| u32::from(s.get()))
-            .sum();
-        Some(round2(f64::from(sum) / assessed.len() as f64))
-    };
-    let security: Vec<&Evidence> = evidence
-        .values()
-        .flatten()
-        .filter(|e| e.kind == EvidenceKind::SecurityFinding && e.found)
-        .collect();
-    let cap = f64::from(SECURITY_CAP);
-    let overall_score = match mean {
-        Some(m) if !security.is_empty() && m > cap => Some(cap),
-        other => other,
-    };
+/// The mean of the assessed criteria's final scores, rounded to two decimals (`None`: none).
+fn mean_score(assessed: &[&CriterionResult]) -> Option<f64> {
+    if assessed.is_empty() {
+        return None;
+    }
+    let sum: u32 = assessed
+        .iter()
+        .filter_map(|c| c.final_score)
+        .map(|s| u32::from(s.get()))
+        .sum();
+    Some(round2(f64::from(sum) / assessed.len() as f64))
+}
 
-    let n = criteria.len();
-    let verdict = match overall_score {
+/// The verdict's band and overall score over `assessed` of the `n` criteria.
+fn verdict(overall_score: Option<f64>, assessed: usize, n: usize) -> String {
+    match overall_score {
         None => format!(
             "No verdict: none of the {n} criteria could be assessed automatically; a human must review the evidence."
         ),
@@ -844,15 +875,23 @@ pub fn compose(
                 "Insufficient"
             };
             format!(
-                "{band}: overall {s:.2}/5 over {} of {n} {}.",
-                assessed.len(),
+                "{band}: overall {s:.2}/5 over {assessed} of {n} {}.",
                 if n == 1 { "criterion" } else { "criteria" }
             )
         }
-    };
+    }
+}
 
-    // The repository, commit, rubric and judges are the report's metadata (shown above the
-    // summary): the summary says only what the scores mean.
+/// The executive summary: what the scores mean (strongest and weakest, the security cap, what
+/// was not assessed, flags, errors). The repository, commit, rubric and judges are the report's
+/// metadata, shown above it.
+fn summary(
+    criteria: &[CriterionResult],
+    assessed: &[&CriterionResult],
+    (mean, overall_score): (Option<f64>, Option<f64>),
+    security: &[&Evidence],
+    errors: &[AuditError],
+) -> String {
     let mut summary = String::new();
     // Strongest / weakest only mean something with at least two assessed criteria and two
     // different scores; a tie is named as a tie, never as one "strongest" criterion.
@@ -864,8 +903,8 @@ pub fn compose(
         if assessed.len() >= 2 && hi > lo {
             summary.push_str(&format!(
                 "Strongest: {}. Weakest: {}. ",
-                extreme(&assessed, hi),
-                extreme(&assessed, lo)
+                extreme(assessed, hi),
+                extreme(assessed, lo)
             ));
         }
     }
@@ -874,7 +913,7 @@ pub fn compose(
             summary.push_str(&format!(
                 "Security override: {} ({}) cap the overall score at {SECURITY_CAP} (mean of criteria {m:.2}). ",
                 count(security.len(), "confirmed security finding", "confirmed security findings"),
-                facts::describe_located(&security, 3)
+                facts::describe_located(security, 3)
             ));
         } else if !security.is_empty() {
             summary.push_str(&format!(
@@ -884,7 +923,7 @@ pub fn compose(
                     "confirmed security finding",
                     "confirmed security findings"
                 ),
-                facts::describe_located(&security, 3)
+                facts::describe_located(security, 3)
             ));
         }
     }
@@ -920,13 +959,16 @@ pub fn compose(
             count(errors.len(), "error", "errors")
         ));
     }
-    let summary = summary.trim_end().to_string();
+    summary.trim_end().to_string()
+}
 
-    let mut remediation_plan: Vec<(usize, RemediationItem)> = criteria
+/// The remediation plan: each assessed criterion below 5, most points to gain first (ties keep
+/// the rubric's order). A criterion the grader could not assess is not the student's to fix.
+fn remediation_plan(criteria: &[CriterionResult]) -> Vec<RemediationItem> {
+    let mut plan: Vec<(usize, RemediationItem)> = criteria
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            // A criterion the grader could not assess is not the student's to remediate.
             let impact = 5 - c.final_score.filter(|_| c.is_assessed())?.get();
             (impact > 0).then(|| {
                 (
@@ -941,19 +983,8 @@ pub fn compose(
             })
         })
         .collect();
-    remediation_plan.sort_by_key(|(i, item)| (std::cmp::Reverse(item.impact), *i));
-
-    AuditReport {
-        repo_url: repo_url.to_string(),
-        commit,
-        verdict,
-        executive_summary: summary,
-        overall_score,
-        criteria,
-        remediation_plan: remediation_plan.into_iter().map(|(_, r)| r).collect(),
-        metadata,
-        errors,
-    }
+    plan.sort_by_key(|(i, item)| (std::cmp::Reverse(item.impact), *i));
+    plan.into_iter().map(|(_, r)| r).collect()
 }
 
 #[cfg(test)]
