@@ -274,7 +274,11 @@ pub fn tie_evidence(
                         crate::words::count(parts.len(), "part", "parts"),
                         parts
                             .iter()
+                            .take(5)
                             .map(super::ties::CodePart::describe)
+                            .chain(
+                                (parts.len() > 5).then(|| format!("and {} more", parts.len() - 5))
+                            )
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),

@@ -231,7 +231,7 @@ pub fn code_part(named: &str, files: &[String], code: &PythonFacts) -> Option<Co
 }
 
 /// The first explaining passage whose names include parts of the repository's code: its page
-/// and those parts (at most five).
+/// and those parts (every one, in the passage's order).
 pub fn tied(
     passages: &[Explaining],
     files: &[String],
@@ -242,7 +242,6 @@ pub fn tied(
             .names
             .iter()
             .filter_map(|n| code_part(n, files, code))
-            .take(5)
             .collect();
         (!parts.is_empty()).then_some((p.page, parts))
     })
