@@ -269,33 +269,52 @@ fn through_params(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str
     out
 }
 
-/// The branch caps a score: `min(`, a small constant assigned, or `if x > c: x = c` (the
-/// comparison in the branch's test or in a test inside it: `if s.get(k, 5) > cap: s[k] = cap`).
+/// The branch caps a score: `min(`, a small constant assigned, or a value set to a bound that
+/// the branch's test (or a test inside it) holds another value above (`if x > cap: y = cap`,
+/// `if s.get(k, 5) > cap: s[k] = cap`): read from the syntax of the test and of each statement,
+/// whatever the names.
 fn caps(condition: &str, body: &str) -> bool {
-    static C: OnceLock<Regex> = OnceLock::new();
     static K: OnceLock<Regex> = OnceLock::new();
-    static A: OnceLock<Regex> = OnceLock::new();
     if body.contains("min(") {
         return true;
     }
     if re(r"(^|[^=!<>])=\s*[1-3](\.0)?\s*($|\n|#|\))", &K).is_match(body) {
         return true;
     }
-    static S: OnceLock<Regex> = OnceLock::new();
-    if re(r"([\w.\[\]'\x22]+)\s*>=?\s*([\w.]+)", &S)
-        .captures_iter(condition)
-        .any(|c| body.contains(&format!("{} = {}", &c[1], &c[2])))
-    {
-        return true;
-    }
-    // a named cap: `> cap` tested, `= cap` assigned
-    let assigned: Vec<&str> = re(r"(?m)[\w\]]\s*=\s*([A-Za-z_][\w.]*)\s*$", &A)
-        .captures_iter(body)
-        .filter_map(|c| c.get(1).map(|x| x.as_str()))
+    let statements: Vec<super::syntax::Shape> = statements(body)
+        .iter()
+        .map(|s| super::syntax::shape(&as_statement(s)))
         .collect();
-    re(r">=?\s*([A-Za-z_][\w.]*)\s*(?:$|:|\)|\band\b|\bor\b)", &C)
-        .captures_iter(&format!("{condition}\n{body}"))
-        .any(|c| assigned.contains(&&c[1]))
+    // the bounds a value is tested to exceed (`x > b`, `b < x`)
+    let test = super::syntax::shape(condition);
+    let bounds: Vec<&str> = std::iter::once(&test)
+        .chain(&statements)
+        .flat_map(|s| &s.comparisons)
+        .filter_map(|(a, op, b)| match op.as_str() {
+            ">" | ">=" => Some(b.as_str()),
+            "<" | "<=" => Some(a.as_str()),
+            _ => None,
+        })
+        .collect();
+    statements
+        .iter()
+        .flat_map(|s| &s.assignments)
+        .any(|(_, value)| bounds.contains(&value.as_str()))
+}
+
+/// A statement as [`statements`] collapses it, made whole: a block's header (`if a > b:`) gets
+/// an empty body, an `elif`/`else` header reads as an `if`.
+fn as_statement(s: &str) -> String {
+    let t = s.trim();
+    let t = match t.strip_prefix("elif ") {
+        Some(rest) => format!("if {rest}"),
+        None => t.to_string(),
+    };
+    if t.ends_with(':') {
+        format!("{t} pass")
+    } else {
+        t
+    }
 }
 
 /// The condition reads detective evidence (the spec's `Evidence` fields).
@@ -1838,6 +1857,25 @@ def chief_justice(defense, evidences, criterion, score):
         // raised to the bound rather than capped at it: no cap
         let other = src.replace(") > cap", ") < cap");
         assert_eq!(rule_at(&other, "security_override"), None);
+        // the bound computed by a helper that tests the Prosecutor's words for a security
+        // matter, another value compared with it, the score set to it (the test written
+        // across lines; a statement after the capping one)
+        let src = "def lim(ops):\n    for o in ops:\n        if o.score <= 2 and 'unsafe' in o.argument.lower():\n            return 2.0\n    return None\n\ndef decide(ops):\n    w = mean(ops)\n    z = w\n    k = lim(ops)\n    if (k is not None\n            and w > k):\n        z = k\n        msg = f'capped at {k}'\n    return z\n";
+        assert_eq!(
+            rule_at(src, "security_override").as_deref(),
+            Some("src/nodes/justice.py:11")
+        );
+        let how = rule(src, "security_override").how;
+        assert!(how.contains("`z = k`"), "{how}");
+        // the value raised to the bound, or set to something else: no cap
+        assert_eq!(
+            rule_at(&src.replace("w > k", "w < k"), "security_override"),
+            None
+        );
+        assert_eq!(
+            rule_at(&src.replace("z = k\n", "z = w\n"), "security_override"),
+            None
+        );
     }
 
     #[test]

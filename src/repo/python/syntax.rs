@@ -1328,6 +1328,76 @@ impl<'s, 't> Walker<'s, 't> {
     }
 }
 
+/// The comparisons and plain assignments of a short piece of code (a branch's test, one
+/// statement), read from its syntax tree. Operands and values are as written, their whitespace
+/// collapsed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Shape {
+    /// `a > b` as `(a, ">", b)`; a chained comparison (`a < b < c`) as its pairs.
+    pub comparisons: Vec<(String, String, String)>,
+    /// `target = value` (a plain `=` with one target), as `(target, value)`.
+    pub assignments: Vec<(String, String)>,
+}
+
+/// At most this many bytes of code are read by [`shape`] (a test, a statement).
+const SHAPE_MAX: usize = 4_000;
+
+/// The [`Shape`] of `code`: empty when it is longer than a statement may be or cannot be
+/// parsed.
+pub fn shape(code: &str) -> Shape {
+    let mut out = Shape::default();
+    if code.len() > SHAPE_MAX {
+        return out;
+    }
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = match slot.take() {
+            Some(p) => slot.insert(p),
+            None => slot.insert(new_parser().ok()?),
+        };
+        parser.parse(code.as_bytes(), None)
+    });
+    let Some(tree) = tree else { return out };
+    let text = |n: Node<'_>| {
+        code.get(n.byte_range())
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut todo = vec![tree.root_node()];
+    while let Some(n) = todo.pop() {
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+        match kind(n) {
+            "comparison_operator" => {
+                // operands and operators alternate
+                let parts: Vec<Node<'_>> = kids
+                    .iter()
+                    .copied()
+                    .filter(|k| kind(*k) != "comment")
+                    .collect();
+                for w in parts.windows(3).step_by(2) {
+                    if w[0].is_named() && !w[1].is_named() && w[2].is_named() {
+                        out.comparisons.push((text(w[0]), text(w[1]), text(w[2])));
+                    }
+                }
+            }
+            "assignment" => {
+                let right = n.field(F_RIGHT);
+                if let (Some(l), Some(r)) = (n.field(F_LEFT), right)
+                    && kind(r) != "assignment"
+                {
+                    out.assignments.push((text(l), text(r)));
+                }
+            }
+            _ => {}
+        }
+        todo.extend(kids.into_iter().rev());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
