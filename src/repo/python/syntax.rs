@@ -1337,6 +1337,10 @@ pub struct Shape {
     pub comparisons: Vec<(String, String, String)>,
     /// `target = value` (a plain `=` with one target), as `(target, value)`.
     pub assignments: Vec<(String, String)>,
+    /// Every sum (`a + b * 2 + (c / 2)`, the longest chain of `+`, parentheses looked
+    /// through): its text and its terms, each with the number it is multiplied by (`x * 2`,
+    /// `2 * x`; `x / 2` is `0.5`; a term with no number is `1`).
+    pub sums: Vec<(String, Vec<(String, f64)>)>,
 }
 
 /// At most this many bytes of code are read by [`shape`] (a test, a statement).
@@ -1365,11 +1369,24 @@ pub fn shape(code: &str) -> Shape {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let mut absorbed = std::collections::HashSet::new();
     let mut todo = vec![tree.root_node()];
     while let Some(n) = todo.pop() {
         let mut c = n.walk();
         let kids: Vec<Node<'_>> = n.children(&mut c).collect();
         match kind(n) {
+            "binary_operator" if operator(n, code) == "+" && absorbed.insert(n.id()) => {
+                let mut terms = Vec::new();
+                add_terms(n, code, &mut terms, &mut absorbed);
+                let terms = terms
+                    .into_iter()
+                    .map(|t| {
+                        let (t, w) = weighted(t, code);
+                        (text(t), w)
+                    })
+                    .collect();
+                out.sums.push((text(n), terms));
+            }
             "comparison_operator" => {
                 // operands and operators alternate
                 let parts: Vec<Node<'_>> = kids
@@ -1396,6 +1413,65 @@ pub fn shape(code: &str) -> Shape {
         todo.extend(kids.into_iter().rev());
     }
     out
+}
+
+/// A binary operator's operator, as written.
+fn operator<'a>(n: Node<'_>, code: &'a str) -> &'a str {
+    n.field(F_OPERATOR)
+        .and_then(|o| code.get(o.byte_range()))
+        .unwrap_or("")
+}
+
+/// `(x)` read as `x`.
+fn unparenthesized(mut n: Node<'_>) -> Node<'_> {
+    while kind(n) == "parenthesized_expression" {
+        let mut c = n.walk();
+        let Some(inner) = n.named_children(&mut c).find(|k| kind(*k) != "comment") else {
+            break;
+        };
+        n = inner;
+    }
+    n
+}
+
+/// The terms of a chain of `+` (parentheses looked through), each inner `+` marked absorbed.
+fn add_terms<'t>(
+    n: Node<'t>,
+    code: &str,
+    out: &mut Vec<Node<'t>>,
+    absorbed: &mut std::collections::HashSet<usize>,
+) {
+    let n = unparenthesized(n);
+    if kind(n) == "binary_operator" && operator(n, code) == "+" {
+        absorbed.insert(n.id());
+        for side in [n.field(F_LEFT), n.field(F_RIGHT)].into_iter().flatten() {
+            add_terms(side, code, out, absorbed);
+        }
+    } else {
+        out.push(n);
+    }
+}
+
+/// A term and the number it is multiplied by (`x * 2`, `2 * x`, `x / 4`), else itself and 1.
+fn weighted<'t>(n: Node<'t>, code: &str) -> (Node<'t>, f64) {
+    let n = unparenthesized(n);
+    let number = |x: Node<'_>| {
+        let x = unparenthesized(x);
+        matches!(kind(x), "integer" | "float")
+            .then(|| code.get(x.byte_range())?.parse::<f64>().ok())
+            .flatten()
+    };
+    if kind(n) == "binary_operator"
+        && let (Some(l), Some(r)) = (n.field(F_LEFT), n.field(F_RIGHT))
+    {
+        match (operator(n, code), number(l), number(r)) {
+            ("*", None, Some(w)) => return (unparenthesized(l), w),
+            ("*", Some(w), None) => return (unparenthesized(r), w),
+            ("/", None, Some(d)) if d != 0.0 => return (unparenthesized(l), 1.0 / d),
+            _ => {}
+        }
+    }
+    (n, 1.0)
 }
 
 #[cfg(test)]
