@@ -234,6 +234,98 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
     })
 }
 
+/// What the family's table asks for at `level`, as something a student can do (the cell of
+/// the module's table); `None` where no fact lifts a criterion to that level (above the
+/// table's top: a 5 only the Defense argues, or a diagram read by a vision model).
+pub fn asks(family: Family, level: u8) -> Option<&'static str> {
+    Some(match (family, level) {
+        (Family::History, 2) => "more than one commit: not a single dump of the code",
+        (Family::History, 3) => {
+            "no bulk upload: the two largest deliveries under 75% of the code, the largest commit under 55%, the commits spread over time and no single sitting holding half of the code"
+        }
+        (Family::History, 4) => {
+            "more than 10 commits spread over time: the two largest deliveries under 60% of the code, staged sessions under a third of it, fewer than 40% of the commits within two minutes of the previous one"
+        }
+        (Family::History, 5) => {
+            "at least 20 commits, none adding more than 15% of the code, no staged session, fewer than 10% of the commits within two minutes of the previous one, a visible progression and descriptive messages"
+        }
+        (Family::Graph, 2) => "a fan-out: nodes that run in parallel",
+        (Family::Graph, 3) => {
+            "both fan-out/fan-in layers: the detectives and the judges each run in parallel and join"
+        }
+        (Family::Graph, 4) => {
+            "a conditional edge that changes the path by the state (missing evidence, a failed node)"
+        }
+        (Family::Graph, 5) => {
+            "a conditional route after each layer: missing evidence after the detectives, a failed judge after the judges"
+        }
+        (Family::State, 2) => "a TypedDict or BaseModel state",
+        (Family::State, 3) => {
+            "Pydantic models for the evidence and the opinions, or reducers on the collections parallel nodes write"
+        }
+        (Family::State, 4) => {
+            "Evidence and JudicialOpinion models held in the state with operator.add and operator.ior reducers, and at most one run-time state defect"
+        }
+        (Family::Safety, 2) => "no raw shell call built from input",
+        (Family::Safety, 3) => {
+            "the repository cloned without a shell into a temporary directory, the clone's failure handled"
+        }
+        (Family::Safety, 4) => {
+            "one of the four safeguards on the clone: a timeout, the URL checked before it, its failures told apart, the directory removed"
+        }
+        (Family::Safety, 5) => {
+            "three of the four safeguards on the clone (a timeout, the URL checked before it, its failures told apart, the directory removed), its failure handled, the full history cloned and read before the directory is removed"
+        }
+        (Family::Structured, 2) => "a schema for the judges' output",
+        (Family::Structured, 3) => {
+            "the opinion schema bound to the judges' calls, or a schema's parser reading the reply"
+        }
+        (Family::Structured, 4) => {
+            "the opinion schema bound to the judges' calls, and a call made again when its reply is invalid (a retry loop, a retry decorator, `.with_retry`, a node `RetryPolicy`)"
+        }
+        (Family::Structured, 5) => {
+            "every judge call bound by the API to the full opinion schema (score, argument, cited evidence; not JSON mode) and made again on failure"
+        }
+        (Family::Nuance, 2) => "persona prompts for the judges",
+        (Family::Nuance, 3) => "a distinct prompt for each of the three personas",
+        (Family::Nuance, 4) => {
+            "three distinct persona prompts, each speaking its role, asked with structured replies"
+        }
+        (Family::Nuance, 5) => {
+            "full persona briefs (1000 characters or more each), asked per criterion, in parallel, with structured replies"
+        }
+        (Family::Justice, 2) => "Chief Justice code",
+        (Family::Justice, 3) => {
+            "two of the five rules in code (security override, fact supremacy, functionality weight, dissent, variance re-evaluation)"
+        }
+        (Family::Justice, 4) => {
+            "four of the five rules in code, a deterministic verdict and a Markdown report with its sections"
+        }
+        (Family::Justice, 5) => {
+            "all five rules in code (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), a deterministic verdict and a Markdown report"
+        }
+        (Family::Concepts, 2) => "one concept of the rubric explained",
+        (Family::Concepts, 3) => "two concepts of the rubric explained",
+        (Family::Concepts, 4) => {
+            "every concept explained, each in the names of the repository's own code (a file, class, function, graph node or state field)"
+        }
+        (Family::CrossReference, 2) => {
+            "at most half of the cited paths missing from the repository"
+        }
+        (Family::CrossReference, 3) => {
+            "at most a fifth of the cited paths missing from the repository and fewer than 3 claims the code contradicts"
+        }
+        (Family::CrossReference, 4) => {
+            "at least 3 cited paths, every one of them in the repository, and no claim the code contradicts"
+        }
+        (Family::CrossReference, 5) => {
+            "at least 8 cited paths that exist and at least 3 feature claims the code supports"
+        }
+        (Family::Diagram, 2) => "an architecture diagram in the report",
+        _ => return None,
+    })
+}
+
 /// The history's figures, as the RepoInvestigator measured them (on `repo.history.commit_count`).
 fn history_measure(ev: &[Evidence]) -> Option<&HistoryMeasure> {
     ev.iter()
