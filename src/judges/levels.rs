@@ -87,6 +87,9 @@ pub struct Level {
     pub cap: Option<(u8, String)>,
     /// The evidence ids the level rests on.
     pub cited: Vec<String>,
+    /// The conditions of the next level the facts fail, each with its measured figure (empty
+    /// where the table has no figures to say: [`asks`] says what the next level asks).
+    pub short_of: Vec<String>,
     /// The submission lacks the artifact the criterion grades: level 1 without reading any
     /// table (`family` is then only a guess from the evidence and is not named).
     pub absent: bool,
@@ -127,6 +130,7 @@ struct Builder {
     credits: Vec<String>,
     cap: Option<(u8, String)>,
     cited: Vec<String>,
+    short_of: Vec<String>,
 }
 
 impl Builder {
@@ -137,6 +141,7 @@ impl Builder {
             credits: vec![],
             cap: None,
             cited: vec![],
+            short_of: vec![],
         };
         for e in ev {
             match (e.kind, e.found) {
@@ -173,6 +178,7 @@ impl Builder {
             credits: self.credits,
             cap: self.cap,
             cited: self.cited,
+            short_of: self.short_of,
             absent: false,
         }
     }
@@ -358,6 +364,14 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     let (session, session_commits, session_minutes) = m.largest_session.unwrap_or((0.0, 0, 0));
     let spread = met(ev, "timing");
     let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    // the next level's conditions the figures fail, each with its figure
+    let failing = |conditions: Vec<(bool, String)>| -> Vec<String> {
+        conditions
+            .into_iter()
+            .filter(|(holds, _)| !holds)
+            .map(|(_, text)| text)
+            .collect()
+    };
     // the figures near a threshold, in words
     let near = |x: f64, t: f64| (x - t).abs() <= BORDERLINE;
     let mut borderline: Vec<String> = Vec::new();
@@ -399,7 +413,38 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             "a single commit or one dump of the code: no history to read",
         ));
     }
+    let next_to_bulk = || {
+        failing(vec![
+            (
+                top2 < BULK_TOP2,
+                format!(
+                    "the two largest deliveries under 75% of the code (here {})",
+                    pct(top2)
+                ),
+            ),
+            (
+                largest < BULK_LARGEST,
+                format!("the largest commit under 55% (here {})", pct(largest)),
+            ),
+            (
+                pattern != "few_large",
+                format!("no few-large-commits pattern (here {pattern})"),
+            ),
+            (
+                spread,
+                "commits spread over time, not within 30 minutes".to_string(),
+            ),
+            (
+                session < BULK_SESSION,
+                format!(
+                    "no sitting holding half of the code (here {})",
+                    pct(session)
+                ),
+            ),
+        ])
+    };
     if pattern == "few_large" || top2 >= BULK_TOP2 || largest >= BULK_LARGEST || !spread {
+        b.short_of = next_to_bulk();
         b.gaps.push(format!(
             "bulk upload: the largest commit holds {} of the code, the two largest deliveries {} (pattern {pattern})",
             pct(largest),
@@ -411,6 +456,7 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         ));
     }
     if session >= BULK_SESSION {
+        b.short_of = next_to_bulk();
         b.gaps.push(format!(
             "staged upload: {session_commits} commits within {session_minutes} minutes, each less than ten minutes after the previous, hold {} of the code",
             pct(session)
@@ -421,6 +467,33 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         ));
     }
     if commits <= 10 || top2 >= THIN_TOP2 || staged >= STAGED || bursts >= BURSTS {
+        b.short_of = failing(vec![
+            (
+                commits > 10,
+                format!("more than 10 commits (here {commits})"),
+            ),
+            (
+                top2 < THIN_TOP2,
+                format!(
+                    "the two largest deliveries under 60% of the code (here {})",
+                    pct(top2)
+                ),
+            ),
+            (
+                staged < STAGED,
+                format!(
+                    "staged sessions under a third of the code (here {})",
+                    pct(staged)
+                ),
+            ),
+            (
+                bursts < BURSTS,
+                format!(
+                    "under 40% of the commits within two minutes of the previous one (here {})",
+                    pct(bursts)
+                ),
+            ),
+        ]);
         if staged >= STAGED {
             b.gaps.push(format!(
                 "{} of the code arrived in staged sessions (runs of commits minutes apart)",
@@ -442,6 +515,35 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             ),
         ));
     }
+    b.short_of = failing(vec![
+        (
+            commits >= 20,
+            format!("at least 20 commits (here {commits})"),
+        ),
+        (
+            largest <= 0.15,
+            format!(
+                "no commit adding more than 15% of the code (here {})",
+                pct(largest)
+            ),
+        ),
+        (
+            bursts < 0.1,
+            format!(
+                "under 10% of the commits within two minutes of the previous one (here {})",
+                pct(bursts)
+            ),
+        ),
+        (
+            session == 0.0,
+            format!("no staged session (the largest holds {})", pct(session)),
+        ),
+        (met(ev, "progression"), "a visible progression".to_string()),
+        (
+            met(ev, "messages"),
+            "descriptive commit messages".to_string(),
+        ),
+    ]);
     if commits >= 20
         && largest <= 0.15
         && met(ev, "progression")
@@ -1304,6 +1406,39 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
     } else {
         4
     };
+    let mut b = b;
+    let next: Vec<(bool, String)> = match level {
+        3 => vec![
+            (
+                hallucinated == 0,
+                format!("no cited path missing from the repository (here {hallucinated})"),
+            ),
+            (
+                contradicted == 0,
+                format!("no claim the code contradicts (here {contradicted})"),
+            ),
+            (
+                verified >= 3,
+                format!("at least 3 cited paths that exist (here {verified})"),
+            ),
+        ],
+        4 => vec![
+            (
+                verified >= 8,
+                format!("at least 8 cited paths that exist (here {verified})"),
+            ),
+            (
+                supported >= 3,
+                format!("at least 3 feature claims the code supports (here {supported})"),
+            ),
+        ],
+        _ => vec![],
+    };
+    b.short_of = next
+        .into_iter()
+        .filter(|(holds, _)| !holds)
+        .map(|(_, t)| t)
+        .collect();
     b.done(level, what)
 }
 
@@ -1419,8 +1554,24 @@ mod tests {
             "{:?}",
             l.gaps
         );
+        // the next level's conditions the figures fail, each with its figure
+        assert_eq!(
+            l.short_of,
+            [
+                "no commit adding more than 15% of the code (here 16%)",
+                "no staged session (the largest holds 32%)"
+            ]
+        );
         // iterative but thin
-        assert_eq!(level(&history(9, 26, 62, &slow[..8])), 3);
+        let l = assess(&history(9, 26, 62, &slow[..8])).unwrap();
+        assert_eq!(l.level, 3);
+        assert_eq!(
+            l.short_of,
+            [
+                "more than 10 commits (here 9)",
+                "the two largest deliveries under 60% of the code (here 62%)"
+            ]
+        );
         // iterative
         assert_eq!(level(&history(29, 16, 43, &slow[..24])), 4);
         // atomic, no dominant commit

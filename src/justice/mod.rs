@@ -627,14 +627,17 @@ fn held_at(evidence: &[Evidence], final_score: u8) -> String {
             upper_first(why)
         );
     }
-    match levels::asks(level.family, final_score + 1) {
-        Some(next) => format!(
-            "{} (level {final_score} of the {table} table). Level {} asks for {next}.",
-            upper_first(&level.row),
-            final_score + 1
-        ),
+    let next = final_score + 1;
+    if !level.short_of.is_empty() {
+        return format!(
+            "Level {next} of the {table} table asks for {}.",
+            crate::model::fact::join_and(&level.short_of)
+        );
+    }
+    match levels::asks(level.family, next) {
+        Some(asks) => format!("Level {next} of the {table} table asks for {asks}."),
         None => format!(
-            "Nothing to fix: every check of the detectives passes, and {final_score}/5 is the most the {table} table gives from the code's facts; a 5 is for what a reader of the code (an LLM judge, the instructor) credits against the rubric's target."
+            "Nothing to fix: every check of the detectives passes; {final_score}/5 is the most the {table} table gives from facts alone (a 5 is a reader's call against the target)."
         ),
     }
 }
