@@ -1942,6 +1942,7 @@ mod tests {
                 at: site(40 + i),
                 chars,
                 sentences: 3,
+                levels: 0,
             })
             .collect();
         let mut v = vec![

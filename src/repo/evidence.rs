@@ -1241,6 +1241,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         at: at(&x.path, x.line),
         chars: x.chars,
         sentences: x.sentences,
+        levels: x.levels,
     };
     let found: Vec<Prompt> = p.prompts.iter().map(prompt).collect();
     let missing: Vec<String> = PERSONAS
