@@ -457,8 +457,9 @@ pub fn score_levels(text: &str) -> usize {
             .get(2)
             .and_then(|m| m.as_str().parse().ok())
             .unwrap_or(from);
-        for level in from.min(to).max(1)..=from.max(to).min(5) {
-            seen[level] = true;
+        let (low, high) = (from.min(to).max(1), from.max(to).min(5));
+        if low <= high {
+            seen[low..=high].iter_mut().for_each(|s| *s = true);
         }
     }
     seen[1..].iter().filter(|s| **s).count()
