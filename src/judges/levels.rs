@@ -12,7 +12,7 @@
 //! |---|---|---|---|---|---|
 //! | git history | ≤ 1 commit, or one dump | bulk: the two largest deliveries ≥ 75% of the code, the largest commit ≥ 55%, a `few_large`/`single_init_dump` pattern, commits clustered in 30 minutes, or one staged session (commits each < 10 min apart) holding ≥ 50% of the code | few commits (≤ 10), the two largest deliveries ≥ 60%, staged sessions holding ≥ a third of the code, or ≥ 40% of the commits < 2 min after the previous | iterative, > 10 commits spread over time | and no commit above 15%, no staged session, bursts < 10%, ≥ 20 commits, progression and descriptive messages |
 //! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
-//! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
+//! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers (or functions of the repository that keep both values of a list or a dict), ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona of a sentence or two (< 400 chars, in a shared prompt or not), one call for every criterion, a persona not speaking its role (each costs a level from 5 for full briefs, from 4 for shorter prompts), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role; full briefs not run in parallel or not validated; a judge missing its rubric instructions (at most 4) | full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured (bound or schema-parsed) replies |
@@ -650,7 +650,7 @@ fn graph(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     Some(match g.routes {
         (true, true, _) => b.done(
             5,
-            "both fan-out/fan-in layers, each followed by a conditional route (missing evidence after the detectives, a failed judge after the judges)",
+            "both fan-out/fan-in layers, each followed by a conditional route that changes the path by the state (the routes are named in the evidence)",
         ),
         (_, _, true) => b.done(
             4,
@@ -750,7 +750,7 @@ fn state(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     }
     Some(b.done(
         4,
-        "typed state with Evidence and JudicialOpinion models and operator.add / operator.ior reducers",
+        "typed state with Evidence and JudicialOpinion models, and reducers that keep parallel writes (lists concatenated, dicts merged)",
     ))
 }
 
