@@ -25,7 +25,7 @@ use super::resolve::{self, ResolveError};
 use super::store::BatchStore;
 use super::store::{Begin, Job, JobKey, JobStatus};
 use super::stored::{from_stored, to_stored};
-use crate::actors::{AuditInput, AuditOutcome, Collected, RestartPolicy, Timeouts};
+use crate::audit::{AuditInput, AuditOutcome, Collected, RestartPolicy, Timeouts};
 use crate::interrupt::Interrupt;
 use crate::launch::{AuditBuilder, Launched};
 use crate::rubric::LoadedRubric;
@@ -239,9 +239,20 @@ async fn pass(
     busy
 }
 
-fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outcome {
-    failed(ctx, sub, job_id, reason, true)
+/// The submission failed: `reason` recorded with its job and written as its `failed.md`.
+fn fail(
+    ctx: &Ctx,
+    sub: &Submission,
+    job_id: Option<i64>,
+    reason: impl std::fmt::Display,
+) -> Outcome {
+    failed(ctx, sub, job_id, &reason.to_string(), true)
 }
+
+/// The audit's coordinator stopped while doing something (a mailbox error).
+#[derive(Debug, thiserror::Error)]
+#[error("the coordinator stopped while {0}: {1}")]
+struct CoordinatorStopped(&'static str, #[source] actix::MailboxError);
 
 /// The store failed, not the submission: recorded as a failure, its report kept.
 fn store_fail(
@@ -328,10 +339,10 @@ async fn grade_steps(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) 
         .vision(cfg.vision.clone())
         .build();
     let collected = evidence(sub, ctx, &job, prior.as_ref(), &audit, &input, &commit).await?;
-    let outcome = audit.judge(input, collected).await.map_err(|e| {
-        let reason = format!("the coordinator stopped while judging: {e}");
-        fail(ctx, sub, Some(job.id), &reason)
-    })?;
+    let outcome = audit
+        .judge(input, collected)
+        .await
+        .map_err(|e| fail(ctx, sub, Some(job.id), CoordinatorStopped("judging", e)))?;
     drop(audit);
     record(sub, ctx, &job, &outcome)
 }
@@ -445,16 +456,18 @@ fn pinned(
     job: &Job,
     commit: Result<String, NoCommit>,
 ) -> Step<String> {
-    commit.map_err(|reason| {
-        let reason = if super::manifest::is_relative_local(&sub.repo_shown) {
-            format!(
-                "{reason} (a relative path in a manifest is read from the manifest's folder, not the current directory)"
-            )
-        } else {
-            reason.to_string()
-        };
-        fail(ctx, sub, Some(job.id), &reason)
-    })
+    let reason = match commit {
+        Ok(commit) => return Ok(commit),
+        Err(reason) => reason,
+    };
+    let reason = if super::manifest::is_relative_local(&sub.repo_shown) {
+        format!(
+            "{reason} (a relative path in a manifest is read from the manifest's folder, not the current directory)"
+        )
+    } else {
+        reason.to_string()
+    };
+    Err(fail(ctx, sub, Some(job.id), reason))
 }
 
 /// Evidence: restored when a previous run persisted it, else collected and persisted. The
@@ -489,7 +502,7 @@ async fn evidence(
     if let Err(e) = ctx.store.save_evidence(job.id, &json) {
         return Err(store_fail(ctx, sub, Some(job.id), e));
     }
-    from_stored(&json).map_err(|e| fail(ctx, sub, Some(job.id), &e.to_string()))
+    from_stored(&json).map_err(|e| fail(ctx, sub, Some(job.id), e))
 }
 
 /// The evidence collected in a child process, as stored JSON.
@@ -514,9 +527,11 @@ async fn collect_isolated(
         vision: cfg.vision.is_some(),
         prompts: iso.prompts.clone(),
     };
-    super::isolate::collect(iso, &req)
-        .await
-        .map_err(|e| fail(ctx, sub, Some(job.id), &sub.repo.scrub(&e.to_string())))
+    match super::isolate::collect(iso, &req).await {
+        Ok(json) => Ok(json),
+        // The child's error may quote the repository's address: shown redacted.
+        Err(e) => Err(fail(ctx, sub, Some(job.id), sub.repo.scrub(&e.to_string()))),
+    }
 }
 
 /// The evidence collected by the audit's own coordinator, as stored JSON.
@@ -528,10 +543,14 @@ async fn collect_in_process(
     input: &AuditInput,
 ) -> Step<String> {
     let fresh = audit.collect_evidence(input.clone()).await.map_err(|e| {
-        let reason = format!("the coordinator stopped while collecting evidence: {e}");
-        fail(ctx, sub, Some(job.id), &reason)
+        fail(
+            ctx,
+            sub,
+            Some(job.id),
+            CoordinatorStopped("collecting evidence", e),
+        )
     })?;
-    to_stored(&fresh).map_err(|e| fail(ctx, sub, Some(job.id), &e.to_string()))
+    to_stored(&fresh).map_err(|e| fail(ctx, sub, Some(job.id), e))
 }
 
 /// The judged submission's report stored (the job finished) and written.
