@@ -32,7 +32,7 @@ pub mod similarity;
 pub mod store;
 pub mod stored;
 
-use crate::actors::{RestartPolicy, Timeouts};
+use crate::audit::{RestartPolicy, Timeouts};
 use crate::exit::{self, CliError};
 use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
