@@ -1256,6 +1256,11 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             }
         }
     }
+    // where the graph's judge nodes are seen running some of these calls, a call no judge node
+    // runs (a debate the Chief Justice routes to, asking for one more opinion) is no judge's
+    if calls.iter().any(|c| !c.judges.is_empty()) {
+        calls.retain(|c| !c.judges.is_empty());
+    }
     v.push(fact(StructuredFact::Retry { calls }, 0.8));
     v
 }

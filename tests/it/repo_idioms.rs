@@ -682,3 +682,70 @@ fn instances_run_through_their_call_method_have_the_role_of_what_it_does() {
         .expect("the judges' fan-out fact");
     assert!(parallel.found, "{}", parallel.rationale);
 }
+
+/// A layer is what its fan-out runs in parallel: a node asking for one more opinion that the
+/// Chief Justice's router sends to (and back) is no judge, an error branch taken instead of
+/// the judges that files a placeholder finding is no detective; neither is reported as left
+/// out of its layer's fan-out. A judge run after the others, before the Chief Justice, is.
+#[test]
+fn a_layer_is_what_its_fan_out_runs_and_nodes_placed_elsewhere_are_not_its_members() {
+    let state = "import operator\nfrom typing import Annotated, List, TypedDict\nfrom pydantic import BaseModel\n\nclass Evidence(BaseModel):\n    goal: str\n    found: bool\n\nclass JudicialOpinion(BaseModel):\n    judge: str\n    score: int\n    argument: str\n\nclass S(TypedDict):\n    evidences: Annotated[List[Evidence], operator.add]\n    opinions: Annotated[List[JudicialOpinion], operator.add]\n    bad: bool\n    again: bool\n    final: dict\n";
+    let graph = "from langgraph.graph import StateGraph, START, END\nfrom langchain_openai import ChatOpenAI\nfrom src.state import S, Evidence, JudicialOpinion\n\nllm = ChatOpenAI()\n\ndef d1(state):\n    return {\"evidences\": [Evidence(goal=\"a\", found=True)]}\n\ndef d2(state):\n    return {\"evidences\": [Evidence(goal=\"b\", found=True)]}\n\ndef gather(state):\n    return {\"bad\": not state[\"evidences\"]}\n\ndef oops(state):\n    return {\"evidences\": [Evidence(goal=\"error\", found=False)]}\n\ndef hub(state):\n    return {}\n\ndef j1(state):\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(str(state[\"evidences\"]))]}\n\ndef j2(state):\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(str(state[\"evidences\"]))]}\n\ndef j3(state):\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(str(state[\"evidences\"]))]}\n\ndef bench(state):\n    ops = state[\"opinions\"]\n    return {\"final\": {\"score\": sum(o.score for o in ops) / len(ops)}}\n\ndef redo(state):\n    ops = state[\"opinions\"]\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(str(ops))], \"again\": True}\n\ndef after_gather(state):\n    if state[\"bad\"]:\n        return \"oops\"\n    return \"hub\"\n\ndef after_bench(state):\n    s = [o.score for o in state[\"opinions\"]]\n    if max(s) - min(s) > 2 and not state.get(\"again\"):\n        return \"redo\"\n    return END\n\ng = StateGraph(S)\ng.add_node(\"d1\", d1)\ng.add_node(\"d2\", d2)\ng.add_node(\"gather\", gather)\ng.add_node(\"oops\", oops)\ng.add_node(\"hub\", hub)\ng.add_node(\"j1\", j1)\ng.add_node(\"j2\", j2)\ng.add_node(\"j3\", j3)\ng.add_node(\"bench\", bench)\ng.add_node(\"redo\", redo)\ng.add_edge(START, \"d1\")\ng.add_edge(START, \"d2\")\ng.add_edge(\"d1\", \"gather\")\ng.add_edge(\"d2\", \"gather\")\ng.add_conditional_edges(\"gather\", after_gather, {\"oops\": \"oops\", \"hub\": \"hub\"})\ng.add_edge(\"hub\", \"j1\")\ng.add_edge(\"hub\", \"j2\")\ng.add_edge(\"hub\", \"j3\")\ng.add_edge(\"j1\", \"bench\")\ng.add_edge(\"j2\", \"bench\")\ng.add_edge(\"j3\", \"bench\")\ng.add_edge(\"oops\", \"bench\")\ng.add_edge(\"redo\", \"bench\")\ng.add_conditional_edges(\"bench\", after_bench, {\"redo\": \"redo\", END: END})\napp = g.compile()\n";
+    use auditor::repo::python::graph::Role;
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", graph)]);
+    let g = &f.python.graphs[0];
+    for judge in ["j1", "j2", "j3"] {
+        assert_eq!(g.roles.get(judge), Some(&Role::Judge), "{:?}", g.roles);
+    }
+    assert_eq!(g.roles.get("redo"), None, "{:?}", g.roles);
+    assert_eq!(g.roles.get("oops"), None, "{:?}", g.roles);
+    let ev = graph_evidence(&f);
+    assert!(
+        !ev.iter().any(|e| e.id.ends_with("_partial")),
+        "{:?}",
+        ev.iter().map(|e| &e.rationale).collect::<Vec<_>>()
+    );
+    // the structured calls of the judges are the three the judge nodes make, not the one
+    // more opinion asked for after the Chief Justice
+    let text = std::fs::read_to_string("tests/fixtures/rubrics/official-v3.0.0.json").unwrap();
+    let r = auditor::rubric::Rubric::parse(&text, "v3").unwrap();
+    let d = r
+        .dimension("structured_output_enforcement")
+        .unwrap()
+        .clone();
+    let ev = repo::evidence(&f, &[d])
+        .remove("structured_output_enforcement")
+        .unwrap();
+    let retry = ev
+        .iter()
+        .find(|e| e.id.ends_with(".retry"))
+        .expect("the retry fact");
+    assert!(
+        retry
+            .rationale
+            .starts_with("none of the 3 structured calls"),
+        "{}",
+        retry.rationale
+    );
+    // a third judge run after the other two, before the Chief Justice: a partial fan-out
+    let late = graph
+        .replace("g.add_edge(\"hub\", \"j3\")", "g.add_edge(\"j1\", \"j3\")")
+        .replace("g.add_edge(\"j1\", \"bench\")\n", "");
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", &late)]);
+    assert_eq!(
+        f.python.graphs[0].roles.get("j3"),
+        Some(&Role::Judge),
+        "{:?}",
+        f.python.graphs[0].roles
+    );
+    let ev = graph_evidence(&f);
+    let partial = ev
+        .iter()
+        .find(|e| e.id == "repo.graph.judges_partial")
+        .expect("a partial judges fan-out");
+    assert!(
+        partial.rationale.contains("j3 runs in another superstep"),
+        "{}",
+        partial.rationale
+    );
+}

@@ -494,6 +494,8 @@ pub fn analyse(
     // their Chief Justice, whatever model it asks for)
     let mut judge_reads: BTreeMap<String, (bool, BTreeSet<String>, BTreeSet<String>)> =
         BTreeMap::new();
+    // what each node whose update is read reads
+    let mut node_reads: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for n in &g.nodes {
         let (start, e) = match &n.action {
             Some(Action::Func { module, line, .. }) => {
@@ -529,6 +531,7 @@ pub fn analyse(
             .filter(|k| !e.reads.contains_key(*k))
             .filter_map(|k| key_role(k))
             .collect();
+        node_reads.insert(n.name.clone(), e.reads.keys().cloned().collect());
         let writes_opinions = written.contains(&Role::Judge);
         let bound = persona_bound(repo, n, start);
         let judge = writes_opinions
@@ -578,7 +581,120 @@ pub fn analyse(
     for name in synthesis {
         roles.remove(&name);
     }
+    // where the graph decides the layers, a layer is what its fan-out runs in parallel: a
+    // node that writes opinions or evidence but runs only after the layer's consumer (a debate
+    // the Chief Justice routes to) or never reaches it (an error branch taken instead of the
+    // judges) is no member of the layer, and not reported as left out of its fan-out
+    let mut opinions = typed;
+    for (name, (_, _, writes)) in &judge_reads {
+        if roles.get(name) == Some(&Role::Judge) {
+            opinions.extend(writes.iter().cloned());
+        }
+    }
+    let chief: BTreeSet<String> = node_reads
+        .iter()
+        .filter(|(n, reads)| {
+            roles.get(*n) != Some(&Role::Judge) && reads.iter().any(|k| opinions.contains(k))
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
+    off_layer(g, &mut roles, Role::Judge, &chief);
+    let judges: BTreeSet<String> = roles
+        .iter()
+        .filter(|(_, r)| **r == Role::Judge)
+        .map(|(n, _)| n.clone())
+        .collect();
+    off_layer(g, &mut roles, Role::Detective, &judges);
     roles
+}
+
+/// The nodes a node hands over to: its edges, its routers' targets and the joins it is a
+/// source of.
+fn successors<'a>(g: &'a GraphFacts, x: &str) -> Vec<&'a str> {
+    g.edges
+        .iter()
+        .filter(|e| e.from == x)
+        .map(|e| e.to.as_str())
+        .chain(
+            g.routers
+                .iter()
+                .filter(|r| r.source == x)
+                .flat_map(|r| r.targets.iter().map(String::as_str)),
+        )
+        .chain(
+            g.joins
+                .iter()
+                .filter(|j| j.from.iter().any(|f| f == x))
+                .map(|j| j.to.as_str()),
+        )
+        .collect()
+}
+
+/// The nodes reached from `from` along [`successors`], never through `blocked` (`from`
+/// itself included).
+fn reach<'a>(g: &'a GraphFacts, from: &'a str, blocked: &BTreeSet<String>) -> BTreeSet<&'a str> {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut todo = vec![from];
+    while let Some(x) = todo.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        for y in successors(g, x) {
+            if !blocked.contains(y) {
+                todo.push(y);
+            }
+        }
+    }
+    seen
+}
+
+/// The nodes of `role` outside the fan-out that runs two or more of them in parallel that
+/// the graph places elsewhere: reached from START only through one of `consumers` (the
+/// nodes that read the layer's output: the Chief Justice for the judges, the judges for the
+/// detectives), or reaching none of them. Their role is dropped. Nothing changes when no
+/// fan-out runs two of the role, when nothing consumes the layer, or when START's reach is
+/// not read (the layer's own nodes not reached).
+fn off_layer(
+    g: &GraphFacts,
+    roles: &mut BTreeMap<String, Role>,
+    role: Role,
+    consumers: &BTreeSet<String>,
+) {
+    let has = |roles: &BTreeMap<String, Role>, n: &str| roles.get(n) == Some(&role);
+    let Some(layer) = g
+        .fan_out
+        .iter()
+        .find(|f| f.to.iter().filter(|n| has(roles, n)).count() >= 2)
+    else {
+        return;
+    };
+    if consumers.is_empty() {
+        return;
+    }
+    let members: Vec<&str> = layer
+        .to
+        .iter()
+        .filter(|n| has(roles, n))
+        .map(String::as_str)
+        .collect();
+    let before = reach(g, "START", consumers);
+    if !members.iter().all(|m| before.contains(m)) {
+        return;
+    }
+    let off: Vec<String> = roles
+        .iter()
+        .filter(|(n, r)| **r == role && !members.contains(&n.as_str()))
+        .filter(|(n, _)| {
+            let feeds = reach(g, n, &BTreeSet::new())
+                .iter()
+                .any(|x| consumers.contains(*x));
+            !before.contains(n.as_str()) || !feeds
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
+    for n in off {
+        roles.remove(&n);
+    }
 }
 
 /// A node of `g` leads to another along its edges and its routers' targets.
