@@ -6,7 +6,9 @@
 //! counter loops whose counter is incremented, written as a constant, written outside the loop or
 //! not at all, routers on input keys (two sources sharing one router: correlated runs), guards on
 //! flags written before or after the router runs (or never, or under an undeclared key),
-//! `operator.add` and custom reducers, whole-state returns and `state["log"] + [x]` re-sent into
+//! `operator.add` and custom reducers, a dict field under a merging reducer whose keys nodes and
+//! routers read (`state.get("info", {}).get("k2", [])`, some keys never put into it, routes taken
+//! only when one holds items), whole-state returns and `state["log"] + [x]` re-sent into
 //! the reducer, reducer-less fields written by parallel nodes, reads of declared, undeclared and
 //! unwritten keys) and runs each one under the real `langgraph` (pinned by `.ci/run`), every
 //! combination of the routers' input values (a counter that no node writes is such an input: it
@@ -28,7 +30,8 @@
 //!   running.
 //! - `undeclared_state_key`: a node's update holds a key that is not a channel of the graph (LangGraph
 //!   drops it). Scored per node.
-//! - `unknown_state_key`: a node or router reads a key that is absent every time it runs; for a
+//! - `unknown_state_key`: a node or router reads a key (or a key of the dict field, `info["k"]`)
+//!   that is absent every time it runs; for a
 //!   reader that never runs, a key that is in no state of any run. A reader that never runs whose
 //!   key does appear somewhere is not scored; a node reading a key it writes itself (a
 //!   read-modify-write with a default), or a router reading a key its own node writes (it sees

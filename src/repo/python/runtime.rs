@@ -572,11 +572,16 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
     }
     // keys of a dict field that nothing ever puts into it
     let mut sub_why: BTreeMap<String, String> = BTreeMap::new();
+    // nodes some `Send` starts with a payload other than the state its router received
     let sent_to: BTreeSet<&str> = ctx
         .g
         .sends
-        .values()
-        .flat_map(|o| o.values().flatten())
+        .iter()
+        .flat_map(|(i, o)| {
+            o.values()
+                .flatten()
+                .filter(move |n| !sends_state(ctx, *i, n))
+        })
         .map(String::as_str)
         .collect();
     let mut fields: BTreeMap<String, Option<dict_keys::Field>> = BTreeMap::new();
@@ -729,6 +734,51 @@ fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::F
         writers,
         resenders,
     })
+}
+
+/// Whether every `Send` to `node` in the function of router `i` passes the state the router
+/// received (`Send("judge", state)`), read from its text; `false` when it cannot be told.
+fn sends_state(ctx: &Ctx, i: usize, node: &str) -> bool {
+    let Some((m, line)) = ctx.g.routers.get(i).and_then(|r| r.func) else {
+        return false;
+    };
+    let module = &ctx.repo.modules[m];
+    let Some(f) = module.functions.iter().find(|f| f.line == line) else {
+        return false;
+    };
+    let Some(param) = f.params.iter().find(|p| *p != "self" && *p != "cls") else {
+        return false;
+    };
+    let body: Vec<&str> = module
+        .source
+        .lines()
+        .skip(f.line)
+        .take(f.end_line.saturating_sub(f.line))
+        .collect();
+    let sends = body
+        .iter()
+        .map(|l| l.matches("Send(").count())
+        .sum::<usize>();
+    let Ok(re) = regex::Regex::new(&format!(
+        r#"Send\(\s*["']{}["']\s*,\s*{}\s*\)"#,
+        regex::escape(node),
+        regex::escape(param)
+    )) else {
+        return false;
+    };
+    let to_node = body.iter().map(|l| re.find_iter(l).count()).sum::<usize>();
+    // every Send of the function is such a literal one (none to a computed node)
+    to_node > 0 && {
+        let Ok(any_literal) = regex::Regex::new(r#"Send\(\s*["'][^"']+["']\s*,\s*(\w+)\s*\)"#)
+        else {
+            return false;
+        };
+        let literal: Vec<String> = body
+            .iter()
+            .flat_map(|l| any_literal.captures_iter(l).map(|c| c[1].to_string()))
+            .collect();
+        literal.len() == sends && literal.iter().all(|a| a == param)
+    }
 }
 
 /// Targets a router returns only when the read of `f["k"]` finds nothing (a local bound to
