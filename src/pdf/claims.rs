@@ -54,10 +54,17 @@ pub enum Feature {
     RawShell,
     /// Classes inherit from a named base class ("all judge nodes inherit from a BaseJudge").
     Inheritance,
+    /// The Chief Justice caps a score on a security matter ("Rule of Security", "security
+    /// override").
+    SecurityOverride,
+    /// The final score is computed by an LLM, not by code ("the node uses a simple LLM prompt
+    /// to average scores rather than Pythonic rules"): claimed only by a sentence that has an
+    /// LLM compute the scores or the verdict (see `llm_synthesis`).
+    LlmSynthesis,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 12] = [
+    pub const ALL: [Feature; 14] = [
         Feature::ParallelExecution,
         Feature::FanIn,
         Feature::StructuredOutput,
@@ -70,6 +77,8 @@ impl Feature {
         Feature::ConditionalEdges,
         Feature::RawShell,
         Feature::Inheritance,
+        Feature::SecurityOverride,
+        Feature::LlmSynthesis,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +95,8 @@ impl Feature {
             Feature::ConditionalEdges => "conditional_edges",
             Feature::RawShell => "raw_shell",
             Feature::Inheritance => "inheritance",
+            Feature::SecurityOverride => "security_override",
+            Feature::LlmSynthesis => "llm_synthesis",
         }
     }
 
@@ -106,6 +117,10 @@ impl Feature {
             Feature::ConditionalEdges => "conditional edges (routing)",
             Feature::RawShell => "commands run through a shell (os.system, os.popen, shell=True)",
             Feature::Inheritance => "classes inheriting from a base class it names",
+            Feature::SecurityOverride => {
+                "a security override rule (a security flaw caps the score)"
+            }
+            Feature::LlmSynthesis => "a final score computed by an LLM rather than by code",
         }
     }
 
@@ -190,6 +205,15 @@ impl Feature {
             Feature::RawShell => &["os.system", "os.popen", "shell=true", "shell = true"],
             // Decided by `inherited_bases`, on the sentence as written.
             Feature::Inheritance => &[],
+            Feature::SecurityOverride => &[
+                "rule of security",
+                "security override",
+                "security-override",
+                "security_override",
+                "security cap",
+            ],
+            // Decided by `llm_synthesis`.
+            Feature::LlmSynthesis => &[],
         }
     }
 
@@ -203,6 +227,7 @@ impl Feature {
             self,
             Feature::SandboxedClone
                 | Feature::FactSupremacy
+                | Feature::SecurityOverride
                 | Feature::DeterministicSynthesis
                 | Feature::RawShell
         )
@@ -523,8 +548,25 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
     // this one.
     let mut other_repo = false;
     let mut in_heading = false;
+    // the heading of the section a sentence is in, lower case
+    let mut section = String::new();
+    // the sentences just before it on its page, lower case (a finding's "Location:" or
+    // "Goal:" lines, its section's title): what it is about
+    let mut recent: std::collections::VecDeque<(u32, String)> = std::collections::VecDeque::new();
     for s in sentences {
         let lower = s.text.to_lowercase();
+        let context = {
+            let mut c = section.clone();
+            for (_, t) in recent.iter().filter(|(p, _)| *p == s.page) {
+                c.push(' ');
+                c.push_str(t);
+            }
+            c
+        };
+        if recent.len() == CONTEXT_SENTENCES {
+            recent.pop_front();
+        }
+        recent.push_back((s.page, crate::repo::python::syntax::truncate(&lower, 200)));
         // A line of code read as a heading ("Annotated[Dict[str, List[Evidence]], ...]") opens
         // no section.
         if s.heading && !s.text.contains(['[', ']', '{', '}', '=', '_']) {
@@ -535,6 +577,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                 about_other
             };
             in_heading = true;
+            section = lower.clone();
             // Headings name a topic; they claim nothing.
             continue;
         }
@@ -555,7 +598,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
         {
             continue;
         }
-        let padded = format!(" {lower}");
+        let padded = without_criterion_names(&format!(" {lower}"));
         let names = camel_names(&s.text, &padded);
         let figure = overlap_figure(&lower);
         for feature in Feature::ALL {
@@ -566,13 +609,17 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                         && RETRY_SUBJECTS.iter().any(|w| lower.contains(w))
                 }
                 Feature::RawShell => uses_shell(&padded),
+                Feature::LlmSynthesis => llm_synthesis(&padded, &context),
                 Feature::Inheritance => !inherited_bases(&s.text).is_empty(),
                 _ => claims(&padded, feature, &names),
             };
-            let denied = !claimed
-                && feature.deniable()
+            // a denial that lists the feature after other terms ('No evidence of "Variance",
+            // "Rule of Security" or "Fact Supremacy"') denies it, however far the denial's
+            // words are from it
+            let denied = feature.deniable()
                 && !LOOKS_FOR.iter().any(|w| lower.contains(w))
                 && denies(&padded, feature);
+            let claimed = claimed && !denied;
             if !claimed && !denied {
                 continue;
             }
@@ -703,6 +750,32 @@ fn inheritance_verdict(
     ))
 }
 
+/// The challenge rubric's criterion names: a sentence naming one ("Rubric Dimension:
+/// Structured Output Enforcement") names a criterion, it claims no feature.
+const CRITERION_NAMES: &[&str] = &[
+    "git forensic analysis",
+    "state management rigor",
+    "graph orchestration architecture",
+    "safe tool engineering",
+    "structured output enforcement",
+    "judicial nuance and dialectics",
+    "chief justice synthesis engine",
+    "theoretical depth",
+    "report accuracy",
+    "architectural diagram analysis",
+];
+
+/// `lower` with each criterion name blanked out (as many spaces as bytes: positions hold).
+fn without_criterion_names(lower: &str) -> String {
+    let mut out = lower.to_string();
+    for name in CRITERION_NAMES {
+        while let Some(i) = out.find(name) {
+            out.replace_range(i..i + name.len(), &" ".repeat(name.len()));
+        }
+    }
+    out
+}
+
 /// Words of a sentence about another team's repository (a peer audit), lower case.
 fn about_another_repository(lower: &str) -> bool {
     let whose = [
@@ -713,9 +786,21 @@ fn about_another_repository(lower: &str) -> bool {
         "another team's ",
     ];
     let what = ["repo", "code", "project", "codebase"];
-    whose
-        .iter()
-        .any(|w| what.iter().any(|t| lower.contains(&format!("{w}{t}"))))
+    // the peer's anything ("The peer's Judge nodes returned freeform text"), or the audit of a
+    // peer's repository ("Findings from Auditing Peer Repository")
+    let peer = [
+        "peer's ",
+        "peer’s ",
+        "peers' ",
+        "peer repo",
+        "auditing peer",
+        "auditing the peer",
+        "auditing a peer",
+    ];
+    peer.iter().any(|p| lower.contains(p))
+        || whose
+            .iter()
+            .any(|w| what.iter().any(|t| lower.contains(&format!("{w}{t}"))))
 }
 
 /// Words that make a denial one about what a check looks for ("runs AST-based verification:
@@ -779,16 +864,57 @@ fn uses_shell(padded: &str) -> bool {
     })
 }
 
+/// Sentences before a sentence (on its page) read as its context.
+const CONTEXT_SENTENCES: usize = 6;
+
+/// Whether `padded` (lower case) has an LLM compute the final scores: an LLM (a prompt, a
+/// model) followed in the same clause by a verb of computing a score and its object ("uses a
+/// simple LLM prompt to average scores", "an LLM decides the final verdict"), not denied
+/// shortly before ("does not use an LLM to ..."), in a sentence about the synthesis (Chief
+/// Justice, synthesis, verdict, final score), or whose `context` is (its section's heading and
+/// the sentences just before it, lower case).
+fn llm_synthesis(padded: &str, context: &str) -> bool {
+    use std::sync::LazyLock;
+    static LLM: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"\b(?:llm|language model|gpt[\w.-]*|model|prompt)s?\b[^.;:]{0,60}?\b(?:averag|aggregat|combin|synthesi[sz]|decid|comput|resolv|reconcil|merg|determin|calculat|produc|assign|set)\w*\s+(?:the\s+|all\s+|their\s+|its\s+)?(?:final\s+|overall\s+|judges'\s+|judge\s+)?(?:scores?|verdicts?|opinions|rulings?|judgments?|judgements?)\b",
+        )
+        .expect("static regex")
+    });
+    const ABOUT: &[&str] = &[
+        "chief justice",
+        "chiefjustice",
+        "chief_justice",
+        "synthesis",
+        "justice node",
+        "verdict",
+        "final score",
+    ];
+    let about = |t: &str| ABOUT.iter().any(|w| t.contains(w));
+    (about(padded) || about(context))
+        && LLM.find_iter(padded).any(|m| {
+            let mut from = m.start().saturating_sub(40);
+            while !padded.is_char_boundary(from) {
+                from -= 1;
+            }
+            let before = &padded[from..m.start()];
+            !NEGATIONS.iter().any(|n| before.contains(n))
+                && !LOOKS_FOR.iter().any(|w| before.contains(w))
+                && !imperative(clause_before(padded, m.start()))
+        })
+}
+
 /// Whether `padded` (lower case) denies `feature` outright: a cue right after a denial ("no
-/// evidence of", "does not use", "lacks", "no"), perhaps after an article or another quoted
-/// term it is listed with ('No evidence of "Rule of Security" or "Fact Supremacy"'), and
+/// evidence of", "does not use", "lacks", "no"), perhaps after an article or the other terms
+/// it is listed with, quoted or of a few words each ('No evidence of "Rule of Security" or
+/// "Fact Supremacy"', "no timeout, tempfile or os.system": each is denied), and
 /// not modifying another noun ("no temporary directory cleanup" denies a cleanup). A sentence
 /// that supposes ("if", "would", "could", "without reducers ...") denies nothing.
 fn denies(padded: &str, feature: Feature) -> bool {
     use std::sync::LazyLock;
     static DENIAL: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(
-            r#"(?:^|[^a-z'])(?:no evidence of|no sign of|no use of|no trace of|does not use|do not use|doesn't use|don't use|never uses?|lacks?|lack of|there (?:is|are) no|no)\s+(?:(?:a|an|the|any|raw)\s+)?(?:["'“‘][^"'”’]{1,40}["'”’]\s*(?:,|or|nor|and)\s*)?["'“‘`]?$"#,
+            r#"(?:^|[^a-z'])(?:no evidence of|no sign of|no use of|no trace of|does not use|do not use|doesn't use|don't use|never uses?|lacks?|lack of|there (?:is|are) no|no)\s+(?:(?:a|an|the|any|raw)\s+)?(?:(?:["'“‘][^"'”’]{1,40}["'”’]|[\w.()-]+(?:\s+[\w.()-]+){0,2})\s*(?:,|\bor\b|\bnor\b|\band\b)\s*)*["'“‘`]?$"#,
         )
         .expect("static regex")
     });
@@ -1100,6 +1226,17 @@ fn denial_verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String,
             ),
             None => unchecked(),
         },
+        Feature::SecurityOverride => match security_branch(code) {
+            Some(r) => (
+                ClaimStatus::Contradicted,
+                format!(
+                    "the justice code caps the score on a security matter: {}",
+                    r.how
+                ),
+                Some(r.location.clone()),
+            ),
+            None => unchecked(),
+        },
         Feature::DeterministicSynthesis => match j.rules.iter().find(|r| r.found) {
             Some(r) if j.branches > 0 => (
                 ClaimStatus::Contradicted,
@@ -1127,6 +1264,81 @@ fn denial_verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String,
         },
         _ => unchecked(),
     }
+}
+
+/// The branch of the justice code that caps a score on a security matter, if any.
+fn security_branch(code: &PythonFacts) -> Option<&crate::repo::python::conflict_rules::RuleFact> {
+    code.justice
+        .rules
+        .iter()
+        .find(|r| r.rule == "security_override" && r.found)
+}
+
+/// The claim that an LLM computes the final score, against where the justice code computes
+/// it: supported by an LLM call of the justice code whose reply is more than text; contradicted
+/// when its branches set the scores and every LLM call it makes is read as text only (a
+/// summary, no part of the score) or there is none; unchecked otherwise.
+fn llm_synthesis_verdict(code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+    let j = &code.justice;
+    if let Some(at) = j.llm_calls.first() {
+        return (
+            ClaimStatus::Supported,
+            format!("the justice code asks an LLM at {at}"),
+            Some(at.to_string()),
+        );
+    }
+    // the rules that set a score (the dissent writes text)
+    let dissent = crate::model::fact::JusticeRule::DissentRequirement.id();
+    let rules: Vec<&crate::repo::python::conflict_rules::RuleFact> = j
+        .rules
+        .iter()
+        .filter(|r| r.found && r.rule != dissent)
+        .collect();
+    let Some(first) = rules.first() else {
+        return (
+            ClaimStatus::Unchecked,
+            if j.modules.is_empty() {
+                "no Chief Justice / synthesis code was found to check it against".into()
+            } else {
+                "no branch of the justice code was read as setting the score".into()
+            },
+            None,
+        );
+    };
+    let prose = match j.prose_llm_calls.as_slice() {
+        [] => format!("; it calls no LLM ({} searched)", j.modules.join(", ")),
+        [one] => format!("; its one LLM call ({one}) is read as text only, no part of the score"),
+        many => format!(
+            "; its {} LLM calls ({}) are read as text only, no part of the score",
+            many.len(),
+            many.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    (
+        ClaimStatus::Contradicted,
+        format!(
+            "the justice code sets the scores in Python branches: {} at {}{}{prose}",
+            first.how,
+            first.location,
+            if rules.len() > 1 {
+                format!(
+                    " and {} more ({})",
+                    rules.len() - 1,
+                    rules[1..]
+                        .iter()
+                        .map(|r| r.location.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                String::new()
+            }
+        ),
+        Some(first.location.clone()),
+    )
 }
 
 /// A claim about the graph, where the RepoInvestigator found none.
@@ -1369,6 +1581,25 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
             }
         }
         Feature::Inheritance => inheritance_verdict(claim, code),
+        Feature::SecurityOverride => match security_branch(code) {
+            Some(r) => (
+                Supported,
+                format!(
+                    "the justice code caps the score on a security matter: {}",
+                    r.how
+                ),
+                Some(r.location.clone()),
+            ),
+            // a cap the branches do not show plainly (a table of rules, a helper) may still be
+            // there: the claim is confirmed, never refuted, by the branches read
+            None => (
+                ClaimStatus::Unchecked,
+                "no branch of the justice code was read as capping a score on a security matter"
+                    .into(),
+                None,
+            ),
+        },
+        Feature::LlmSynthesis => llm_synthesis_verdict(code),
         Feature::RawShell => match shell_calls(code).next() {
             Some(f) => (
                 Supported,
@@ -1728,14 +1959,26 @@ mod tests {
                 modules: vec!["app/verdict.py".into()],
                 location: Some("app/verdict.py:10".into()),
                 branches: 6,
-                rules: vec![RuleFact {
-                    rule: "fact_supremacy".into(),
-                    found: true,
-                    location: "app/verdict.py:31".into(),
-                    snippet: String::new(),
-                    how: "`if not ev.found` lowers the Defense score".into(),
-                    partial: None,
-                }],
+                rules: vec![
+                    RuleFact {
+                        rule: "fact_supremacy".into(),
+                        found: true,
+                        location: "app/verdict.py:31".into(),
+                        snippet: String::new(),
+                        how: "`if not ev.found` lowers the Defense score".into(),
+                        partial: None,
+                    },
+                    RuleFact {
+                        rule: "security_override".into(),
+                        found: true,
+                        location: "app/verdict.py:40".into(),
+                        snippet: String::new(),
+                        how: "`if is_sec_flaw`: `final = min(final, 3.0)`".into(),
+                        partial: None,
+                    },
+                ],
+                calls_llm: true,
+                prose_llm_calls: vec![Site::new("app/verdict.py", 65)],
                 ..JusticeFacts::default()
             },
             ..PythonFacts::default()
@@ -1760,7 +2003,9 @@ mod tests {
             vec![
                 (Feature::SandboxedClone, true),
                 (Feature::FactSupremacy, true),
-                (Feature::RawShell, false)
+                (Feature::RawShell, false),
+                // one sentence denying two rules denies each
+                (Feature::SecurityOverride, true),
             ]
         );
         check(&mut claims, &sandboxed_project());
@@ -1785,6 +2030,14 @@ mod tests {
             claims[2].code,
             "none of the 7 Python files of the product code (tests aside) calls os.system or os.popen or passes shell=True; the clone runs through subprocess.run with a list of arguments (app/git_ops.py:23)"
         );
+        assert_eq!(
+            claims[3].code,
+            "the justice code caps the score on a security matter: `if is_sec_flaw`: `final = min(final, 3.0)`"
+        );
+        assert_eq!(
+            claims[3].code_location.as_deref(),
+            Some("app/verdict.py:40")
+        );
 
         // The code agrees with them: a shell call supports the claim; a denial the code does
         // not contradict stays unchecked (the detectives' silence proves nothing).
@@ -1805,7 +2058,8 @@ mod tests {
             vec![
                 ClaimStatus::Unchecked,
                 ClaimStatus::Unchecked,
-                ClaimStatus::Supported
+                ClaimStatus::Supported,
+                ClaimStatus::Unchecked,
             ]
         );
         // a shell call in a test file is none of the product's; a file the parser could not
@@ -1816,6 +2070,91 @@ mod tests {
         code.notes.push("app/big.py: could not be parsed".into());
         check(&mut claims, &code);
         assert_eq!(claims[2].status, ClaimStatus::Unchecked);
+    }
+
+    /// "The node uses a simple LLM prompt to average scores rather than Pythonic rules", in the
+    /// report's Chief Justice section, claims an LLM computes the verdict: contradicted by
+    /// justice code whose branches set the scores and whose one LLM call writes text only;
+    /// supported by an LLM call whose reply is the verdict. A denial, or a prompt outside the
+    /// synthesis, claims nothing.
+    #[test]
+    fn a_claim_that_an_llm_computes_the_verdict_is_checked_where_the_score_is_computed() {
+        let mut section = sentences(&[
+            "7. Chief Justice Synthesis Engine",
+            "Findings: Failure. The current node uses a simple LLM prompt to average scores rather than Pythonic rules.",
+        ]);
+        section[0].heading = true;
+        let mut claims = extract(&section);
+        assert_eq!(
+            claims.iter().map(|c| c.feature).collect::<Vec<_>>(),
+            vec![Feature::LlmSynthesis],
+            "{claims:?}"
+        );
+        // the finding's context says what it is about, its title not read as a heading
+        let finding = extract(&sentences(&[
+            "7. Chief Justice Synthesis Engine",
+            "Final Verdict: 1/5 (Missing Feature)",
+            "Findings: Failure.",
+            "The current node uses a simple LLM prompt to average scores rather than Pythonic rules.",
+        ]));
+        assert_eq!(
+            finding.iter().map(|c| c.feature).collect::<Vec<_>>(),
+            vec![Feature::LlmSynthesis]
+        );
+        check(&mut claims, &sandboxed_project());
+        assert_eq!(claims[0].status, ClaimStatus::Contradicted);
+        assert_eq!(
+            claims[0].code,
+            "the justice code sets the scores in Python branches: `if not ev.found` lowers the Defense score at app/verdict.py:31 and 1 more (app/verdict.py:40); its one LLM call (app/verdict.py:65) is read as text only, no part of the score"
+        );
+        assert_eq!(
+            claims[0].code_location.as_deref(),
+            Some("app/verdict.py:31")
+        );
+        // an LLM call whose reply is the verdict supports it
+        let mut code = sandboxed_project();
+        code.justice.llm_calls = vec![Site::new("app/verdict.py", 20)];
+        check(&mut claims, &code);
+        assert_eq!(claims[0].status, ClaimStatus::Supported);
+        assert_eq!(
+            claims[0].code,
+            "the justice code asks an LLM at app/verdict.py:20"
+        );
+        // no justice code: nothing to check it against
+        check(&mut claims, &PythonFacts::default());
+        assert_eq!(claims[0].status, ClaimStatus::Unchecked);
+
+        for text in [
+            "The ChiefJusticeNode does NOT use an LLM to compute the final scores.",
+            "The Prosecutor prompt asks the model to produce scores for each criterion.",
+            "Use an LLM prompt to average the scores in the Chief Justice.",
+        ] {
+            assert!(
+                !features(&[text]).contains(&Feature::LlmSynthesis),
+                "{text}"
+            );
+        }
+        // a denial listing several terms denies each of them
+        let denied: Vec<(Feature, bool)> = extract(&sentences(&[
+            "Rationale: No evidence of \"Variance\", \"Rule of Security\" or \"Fact Supremacy\" logic.",
+            "There is no timeout, retry or tempfile sandbox around the clone.",
+        ]))
+        .iter()
+        .map(|c| (c.feature, c.denied))
+        .collect();
+        assert_eq!(
+            denied,
+            vec![
+                (Feature::SandboxedClone, true),
+                (Feature::FactSupremacy, true),
+                (Feature::SecurityOverride, true),
+            ]
+        );
+        // a Chief Justice sentence says it by itself
+        assert!(
+            features(&["In our Chief Justice, a GPT-4o call decides the final verdict."])
+                .contains(&Feature::LlmSynthesis)
+        );
     }
 
     /// A base class the report says classes inherit from is looked up in the classes and names
@@ -1897,6 +2236,10 @@ mod tests {
             "Without a tempfile sandbox, a hostile repository could write anywhere.",
             // a broader feature, often denied in part
             "The judges do not run in parallel.",
+            // a criterion named
+            "Rubric Dimension: Structured Output Enforcement, Judicial Nuance and Dialectics",
+            // what the peer's code does
+            "Unstructured Judge Output: The peer's Judge nodes returned freeform text rather than structured Pydantic models bound with with_structured_output.",
         ] {
             assert!(
                 extract(&sentences(&[text])).is_empty(),

@@ -82,6 +82,10 @@ pub struct ConceptFinding {
 pub struct Explaining {
     pub page: u32,
     pub names: Vec<String>,
+    /// Capitalised words of the passage, and runs of two joined (`Prosecutor`, `TechLead` for
+    /// "Tech Lead"): a graph node declared with exactly that name is named by the passage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub titles: Vec<String>,
 }
 
 /// Most explaining passages kept per concept.
@@ -585,6 +589,9 @@ pub struct PassageContent {
     /// `parts`), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
+    /// Capitalised words and runs of two joined (see [`Explaining::titles`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub titles: Vec<String>,
 }
 
 /// Sentences longer than this are tables or code run together: only the words around the
@@ -592,7 +599,7 @@ pub struct PassageContent {
 const LONG_SENTENCE: usize = 80;
 
 impl PassageContent {
-    fn of(texts: &[String]) -> PassageContent {
+    pub(crate) fn of(texts: &[String]) -> PassageContent {
         let mut c = PassageContent {
             sentences: texts.len(),
             statement: texts.first().is_some_and(|t| {
@@ -607,7 +614,24 @@ impl PassageContent {
             // `graph_tools/x.py` or a name `judge_helper` is one part (itself), whatever
             // words the student built it from
             let mut prose = String::with_capacity(text.len());
+            let mut previous: Option<String> = None;
             for token in text.split_whitespace() {
+                let word = token.trim_matches(|ch: char| !ch.is_alphanumeric());
+                let title = word.len() >= 3
+                    && word.chars().next().is_some_and(char::is_uppercase)
+                    && word.chars().all(char::is_alphanumeric);
+                if title {
+                    if !c.titles.iter().any(|t| t == word) {
+                        c.titles.push(word.to_string());
+                    }
+                    if let Some(p) = previous.as_deref() {
+                        let joined = format!("{p}{word}");
+                        if !c.titles.contains(&joined) {
+                            c.titles.push(joined);
+                        }
+                    }
+                }
+                previous = (title && word.len() == token.len()).then(|| word.to_string());
                 if let Some(id) = identifier(token) {
                     if !c.parts.iter().any(|p| p.eq_ignore_ascii_case(&id)) {
                         c.names.push(id.clone());
@@ -872,6 +896,7 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                     list.push(Explaining {
                         page,
                         names: c.names.clone(),
+                        titles: c.titles.clone(),
                     });
                 }
             };

@@ -240,6 +240,24 @@ fn tie_goal(concept: &str) -> String {
     )
 }
 
+/// Each concept the report explains, with the theoretical-depth dimension that asks for it.
+fn explained<'d>(
+    facts: &PdfFacts,
+    dimensions: &'d [Dimension],
+) -> Vec<(&'d Dimension, concepts::ConceptFinding)> {
+    let sentences = ingest::sentences(&facts.page_text);
+    dimensions
+        .iter()
+        .filter(|d| d.target_artifact == TargetArtifact::PdfReport && route(d).concepts)
+        .flat_map(|d| {
+            concepts::classify(&wanted_concepts(d), &sentences)
+                .into_iter()
+                .filter(|f| f.classification == Classification::Explained)
+                .map(move |f| (d, f))
+        })
+        .collect()
+}
+
 /// Evidence computed at the aggregation barrier, one per concept the report explains: whether
 /// an explaining passage names parts of the repository's own code (files, classes, functions,
 /// graph nodes, state fields; see `pdf::ties`), or only generic ones.
@@ -250,67 +268,61 @@ pub fn tie_evidence(
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    let sentences = ingest::sentences(&facts.page_text);
     let src = facts.display_name();
-    for d in dimensions {
-        if d.target_artifact != TargetArtifact::PdfReport || !route(d).concepts {
-            continue;
-        }
-        for f in concepts::classify(&wanted_concepts(d), &sentences) {
-            if f.classification != Classification::Explained {
-                continue;
-            }
-            let id = tie_id(&d.id, &f.concept);
-            let e = match super::ties::tied(&f.explaining, files, code) {
-                Some((page, parts)) => Evidence::fact(
-                    id,
-                    Detective::DocAnalyst,
-                    tie_goal(&f.concept),
-                    true,
-                    format!("{src} p.{page}"),
-                    format!(
-                        "the passage on p.{page} that explains '{}' names {} of the repository's code: {}",
-                        f.concept,
-                        crate::words::count(parts.len(), "part", "parts"),
-                        parts
-                            .iter()
-                            .map(super::ties::CodePart::describe)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    conf(0.8),
+    for (d, f) in explained(facts, dimensions) {
+        let id = tie_id(&d.id, &f.concept);
+        let e = match super::ties::tied(&f.explaining, files, code) {
+            Some((page, parts)) => Evidence::fact(
+                id,
+                Detective::DocAnalyst,
+                tie_goal(&f.concept),
+                true,
+                format!("{src} p.{page}"),
+                format!(
+                    "the passage on p.{page} that explains '{}' names {} of the repository's code: {}",
+                    f.concept,
+                    crate::words::count(parts.len(), "part", "parts"),
+                    parts
+                        .iter()
+                        .take(5)
+                        .map(super::ties::CodePart::describe)
+                        .chain((parts.len() > 5).then(|| format!("and {} more", parts.len() - 5)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
-                None => {
-                    let mut pages: Vec<u32> = f.explaining.iter().map(|e| e.page).collect();
-                    pages.sort_unstable();
-                    pages.dedup();
-                    let mut names: Vec<&str> = Vec::new();
-                    for n in f.explaining.iter().flat_map(|e| &e.names) {
-                        if !names.contains(&n.as_str()) {
-                            names.push(n);
-                        }
+                conf(0.8),
+            ),
+            None => {
+                let mut pages: Vec<u32> = f.explaining.iter().map(|e| e.page).collect();
+                pages.sort_unstable();
+                pages.dedup();
+                let mut names: Vec<&str> = Vec::new();
+                for n in f.explaining.iter().flat_map(|e| &e.names) {
+                    if !names.contains(&n.as_str()) {
+                        names.push(n);
                     }
-                    let one = pages.len() <= 1;
-                    let given = if names.is_empty() {
-                        format!(
-                            "{} no file, class or function at all",
-                            if one { "names" } else { "name" }
-                        )
-                    } else {
-                        format!(
-                            "{} {}{}, which the repository's code does not define",
-                            if one { "names" } else { "name" },
-                            names
-                                .iter()
-                                .take(6)
-                                .map(|n| format!("`{n}`"))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            if names.len() > 6 { ", ..." } else { "" }
-                        )
-                    };
-                    let first = pages.first().copied().unwrap_or(f.page);
-                    Evidence::fact(
+                }
+                let one = pages.len() <= 1;
+                let given = if names.is_empty() {
+                    format!(
+                        "{} no file, class or function at all",
+                        if one { "names" } else { "name" }
+                    )
+                } else {
+                    format!(
+                        "{} {}{}, which the repository's code does not define",
+                        if one { "names" } else { "name" },
+                        names
+                            .iter()
+                            .take(6)
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if names.len() > 6 { ", ..." } else { "" }
+                    )
+                };
+                let first = pages.first().copied().unwrap_or(f.page);
+                Evidence::fact(
                         id,
                         Detective::DocAnalyst,
                         tie_goal(&f.concept),
@@ -333,10 +345,9 @@ pub fn tie_evidence(
                         "on p.{first}, say which of the repository's files, functions or graph nodes do '{}', by the names the code gives them",
                         f.concept
                     ))
-                }
-            };
-            out.entry(d.id.clone()).or_default().push(e);
-        }
+            }
+        };
+        out.entry(d.id.clone()).or_default().push(e);
     }
     out
 }
@@ -348,17 +359,9 @@ pub fn tie_unchecked(
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
     let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    let sentences = ingest::sentences(&facts.page_text);
     let src = facts.display_name();
-    for d in dimensions {
-        if d.target_artifact != TargetArtifact::PdfReport || !route(d).concepts {
-            continue;
-        }
-        for f in concepts::classify(&wanted_concepts(d), &sentences) {
-            if f.classification != Classification::Explained {
-                continue;
-            }
-            out.entry(d.id.clone()).or_default().push(
+    for (d, f) in explained(facts, dimensions) {
+        out.entry(d.id.clone()).or_default().push(
                 Evidence::missing(
                     tie_id(&d.id, &f.concept),
                     Detective::DocAnalyst,
@@ -371,7 +374,6 @@ pub fn tie_unchecked(
                 )
                 .with_fix("audit again once the repository can be cloned"),
             );
-        }
     }
     out
 }

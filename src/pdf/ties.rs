@@ -231,19 +231,38 @@ pub fn code_part(named: &str, files: &[String], code: &PythonFacts) -> Option<Co
 }
 
 /// The first explaining passage whose names include parts of the repository's code: its page
-/// and those parts (at most five).
+/// and those parts (every one, in the passage's order).
 pub fn tied(
     passages: &[Explaining],
     files: &[String],
     code: &PythonFacts,
 ) -> Option<(u32, Vec<CodePart>)> {
     passages.iter().find_map(|p| {
-        let parts: Vec<CodePart> = p
+        let mut parts: Vec<CodePart> = p
             .names
             .iter()
             .filter_map(|n| code_part(n, files, code))
-            .take(5)
             .collect();
+        // a graph node declared with a capitalised name, written as that word ("The
+        // Prosecutor", "the Tech Lead" for `TechLead`)
+        for t in &p.titles {
+            if let Some(n) = code
+                .graphs
+                .iter()
+                .flat_map(|g| &g.nodes)
+                .find(|n| n.name == *t)
+                && !parts
+                    .iter()
+                    .any(|x| x.what == "graph node" && x.code_name == n.name)
+            {
+                parts.push(CodePart {
+                    named: t.clone(),
+                    what: "graph node",
+                    code_name: n.name.clone(),
+                    at: format!("{}:{}", n.path, n.line),
+                });
+            }
+        }
         (!parts.is_empty()).then_some((p.page, parts))
     })
 }
@@ -321,15 +340,53 @@ mod tests {
     }
 
     #[test]
+    fn a_node_declared_with_a_capitalised_name_is_named_by_that_word() {
+        let code = |prosecutor: &str| {
+            crate::repo::python::analyse(
+                vec![(
+                    "src/graph.py".into(),
+                    format!(
+                        "from langgraph.graph import StateGraph\n\ndef p(s):\n    return {{}}\n\nb = StateGraph(dict)\nb.add_node(\"{prosecutor}\", p)\nb.add_node(\"TechLead\", p)\nb.add_edge(\"{prosecutor}\", \"TechLead\")\n"
+                    ),
+                )],
+                &[],
+            )
+        };
+        let c = super::super::concepts::PassageContent::of(&[
+            "The Prosecutor and the Tech Lead argue, and the score is settled.".to_string(),
+        ]);
+        assert!(c.titles.contains(&"TechLead".to_string()), "{:?}", c.titles);
+        let passage = Explaining {
+            page: 2,
+            names: vec![],
+            titles: c.titles.clone(),
+        };
+        let (_, parts) = tied(std::slice::from_ref(&passage), &[], &code("Prosecutor")).unwrap();
+        let named: Vec<&str> = parts.iter().map(|p| p.code_name.as_str()).collect();
+        assert_eq!(named, vec!["Prosecutor", "TechLead"]);
+        // a node written in lower case is not named by a capitalised word of prose
+        let (_, parts) = tied(std::slice::from_ref(&passage), &[], &code("prosecutor")).unwrap();
+        assert_eq!(parts.len(), 1);
+        let plain = Explaining {
+            page: 2,
+            names: vec![],
+            titles: vec!["Prosecutor".into()],
+        };
+        assert_eq!(tied(&[plain], &[], &code("prosecutor")), None);
+    }
+
+    #[test]
     fn a_passage_is_tied_when_one_of_its_names_is_a_part_of_the_code() {
         let (files, code) = project();
         let generic = Explaining {
             page: 2,
             names: vec!["RepoInvestigator".into(), "StateGraph".into()],
+            titles: vec!["Evidence".into(), "Aggregator".into()],
         };
         let named = Explaining {
             page: 5,
             names: vec!["EvidenceAggregator".into(), "operator.add".into()],
+            titles: vec![],
         };
         assert_eq!(tied(std::slice::from_ref(&generic), &files, &code), None);
         let (page, parts) = tied(&[generic, named], &files, &code).unwrap();

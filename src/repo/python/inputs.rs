@@ -25,6 +25,15 @@ const MAX_DEPTH: usize = 6;
 /// The graph's invocations and the literal dict each one passes (`None`: not a readable
 /// literal dict).
 fn invocations<'r>(repo: &Repo<'r>, g: &GraphFacts) -> Vec<Option<&'r Expr>> {
+    graph_calls(repo, g)
+        .into_iter()
+        .map(|(module, c)| input_dict(module, c))
+        .collect()
+}
+
+/// The calls that invoke or stream the compiled graph `g` (their receiver traced back to its
+/// `.compile()`), with their module.
+fn graph_calls<'r>(repo: &Repo<'r>, g: &GraphFacts) -> Vec<(&'r ModuleInfo, &'r CallInfo)> {
     let mut out = Vec::new();
     for (m, module) in repo.modules.iter().enumerate() {
         for c in &module.calls {
@@ -39,7 +48,7 @@ fn invocations<'r>(repo: &Repo<'r>, g: &GraphFacts) -> Vec<Option<&'r Expr>> {
             };
             let func = c.func.and_then(|f| module.functions.get(f));
             if compiles(repo, g, m, func, &receiver, 0) {
-                out.push(input_dict(module, c));
+                out.push((module, c));
             }
         }
     }
@@ -247,26 +256,11 @@ fn input_dict<'m>(m: &'m ModuleInfo, c: &'m CallInfo) -> Option<&'m Expr> {
 /// the first such invocation), even when other invocations cannot be read.
 pub fn passed_somewhere(repo: &Repo<'_>, g: &GraphFacts) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for (m, module) in repo.modules.iter().enumerate() {
-        for c in &module.calls {
-            if !matches!(
-                c.method.as_str(),
-                "invoke" | "ainvoke" | "stream" | "astream"
-            ) {
-                continue;
-            }
-            let Some(receiver) = c.receiver.as_deref().and_then(receiver_expr) else {
-                continue;
-            };
-            let func = c.func.and_then(|f| module.functions.get(f));
-            if !compiles(repo, g, m, func, &receiver, 0) {
-                continue;
-            }
-            if let Some(Expr::Dict(pairs)) = input_dict(module, c) {
-                for k in pairs.iter().filter_map(|(k, _)| k.as_str()) {
-                    out.entry(k.to_string())
-                        .or_insert_with(|| format!("{}:{}", module.path, c.line));
-                }
+    for (module, c) in graph_calls(repo, g) {
+        if let Some(Expr::Dict(pairs)) = input_dict(module, c) {
+            for k in pairs.iter().filter_map(|(k, _)| k.as_str()) {
+                out.entry(k.to_string())
+                    .or_insert_with(|| format!("{}:{}", module.path, c.line));
             }
         }
     }
