@@ -51,7 +51,7 @@
 //!   left out of the run-count kinds).
 //!
 //! Precision = right claims / claims, recall = right claims / true defects. The target (issue 21)
-//! is 0.98 / 0.95 for every kind: met on 500 programs of seeds 1 and 2 (the floors hold on both). The test
+//! is 0.98 / 0.95 for every kind: met on 500 programs of seeds 1, 2 and 3 (the floors hold on all three). The test
 //! fails below the floors (a little under what the analysis reaches today, so a regression
 //! fails) and prints any gap to the target. `AUDITOR_PYTHON` names the Python with `langgraph` (default
 //! `python3`); without `langgraph` the test says so loudly and passes, unless
@@ -78,14 +78,14 @@ const KINDS: &[&str] = &[
 /// The target of issue 21: precision and recall for every kind.
 const TARGET: (f64, f64) = (0.98, 0.95);
 
-/// (kind, precision, recall) reached on 500 programs of seeds 1 and 2, a little below the lower
-/// of the two measured figures; raise them as the analysis improves.
+/// (kind, precision, recall) reached on 500 programs of seeds 1, 2 and 3, a little below the
+/// lowest of the three measured figures; raise them as the analysis improves.
 const FLOORS: &[(&str, f64, f64)] = &[
     ("concurrent_write", 0.98, 0.985),
     ("duplicate_execution", 0.98, 0.985),
-    ("unbounded_loop", 0.98, 0.965),
-    ("undeclared_state_key", 0.99, 0.97),
-    ("unknown_state_key", 0.98, 0.97),
+    ("unbounded_loop", 0.98, 0.955),
+    ("undeclared_state_key", 0.99, 0.955),
+    ("unknown_state_key", 0.98, 0.955),
     ("unreachable_node", 0.99, 0.98),
     ("whole_state_return", 0.99, 0.99),
 ];

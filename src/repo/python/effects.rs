@@ -64,6 +64,11 @@ pub struct Effects {
     /// same integer (`{"attempts": state["attempts"] + 1}`), each in a plain dict literal of
     /// this function: after the node runs, the key holds what it held plus that step.
     pub stepped: BTreeMap<String, i64>,
+    /// For a key every return of the function writes as a plain dict literal of this function
+    /// (see `settled`), the keys of that dict whose value every such write gives as a literal
+    /// with items, each of them truthy (`{"info": {"k0": ["n0"]}}`): after the node runs, under
+    /// a merging reducer, those keys hold items whatever path the function took.
+    pub filled_subs: BTreeMap<String, std::collections::BTreeSet<String>>,
     /// For a written key, the keys of the dict every write of it holds, when each write is a
     /// dict literal with literal keys or a re-send of the key's current value (no new keys):
     /// a `dict` field written only so holds no other keys. A written key missing here, or
@@ -582,6 +587,13 @@ fn read_function(
             .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
             .map(|(k, v)| (k.clone(), v))
             .collect();
+        e.filled_subs = vals
+            .filled
+            .iter()
+            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
     }
     e
 }
@@ -695,6 +707,9 @@ struct Values {
     steps: BTreeMap<String, Option<i64>>,
     /// key -> the keys of the dict literal every write gives it (see [`Effects::dict_writes`])
     subs: BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
+    /// key -> the keys of its dict literal that every write fills with items (see
+    /// [`Effects::filled_subs`]; empty as soon as one write is no dict literal)
+    filled: BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Values {
@@ -719,6 +734,20 @@ impl Values {
                 _ => None,
             };
             merge_sub(&mut self.subs, k, sub);
+            let full: std::collections::BTreeSet<String> = match v {
+                Expr::Dict(items) => items
+                    .iter()
+                    .filter(|(_, sv)| has_truthy_items(sv))
+                    .filter_map(|(sk, _)| sk.as_str().map(str::to_string))
+                    .collect(),
+                _ => std::collections::BTreeSet::new(),
+            };
+            match self.filled.get_mut(k) {
+                Some(have) => have.retain(|x| full.contains(x)),
+                None => {
+                    self.filled.insert(k.to_string(), full);
+                }
+            }
             let step = increment(v, p, k);
             let entry = self.steps.entry(k.to_string()).or_insert(step);
             if *entry != step {
@@ -749,6 +778,22 @@ fn merge_sub(
     match (entry.as_mut(), sub) {
         (Some(have), Some(more)) => have.extend(more),
         _ => *entry = None,
+    }
+}
+
+/// A list, tuple or set literal with items, each a truthy literal (a non-empty string, a
+/// number other than 0, `True`), or a non-empty string literal.
+fn has_truthy_items(v: &Expr) -> bool {
+    let truthy = |x: &Expr| match x {
+        Expr::Str { value, .. } => !value.is_empty(),
+        Expr::Num(n) => n.parse::<f64>().is_ok_and(|f| f != 0.0),
+        Expr::Bool(b) => *b,
+        _ => false,
+    };
+    match v {
+        Expr::List(items) => !items.is_empty() && items.iter().all(truthy),
+        Expr::Str { value, .. } => !value.is_empty(),
+        _ => false,
     }
 }
 
