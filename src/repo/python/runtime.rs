@@ -545,12 +545,12 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             });
             entry.0.push(format!("{} (router {})", r.source, r.router));
             for t in guarded_targets(ctx, r, k) {
-                // `why` is said once the key's defect is made (below)
+                // `why` is completed once the key's defect is made (below)
                 dead.push(DeadRoute {
                     source: r.source.clone(),
+                    why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
                     target: t,
                     key: k.clone(),
-                    why: String::new(),
                 });
             }
         }
@@ -618,9 +618,9 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             for t in empty_guarded_targets(ctx, r, f, k, true) {
                 dead.push(DeadRoute {
                     source: r.source.clone(),
+                    why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
                     target: t,
                     key: label.clone(),
-                    why: String::new(),
                 });
             }
         }
@@ -676,11 +676,24 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                     crate::words::form(nodes.len(), "it", "they")
                 )
             };
+            // said of the router alone (the defect's `why` may speak of every reader)
+            let route_why = if !sub_why.contains_key(&k) && !declared.contains(&k) && !writers.is_empty() {
+                format!(
+                    "is not declared in the state schema, so what {} {} under it is dropped and the router never sees it",
+                    writers.join(", "),
+                    crate::words::form(writers.len(), "returns", "return"),
+                )
+            } else {
+                why.clone()
+            };
             let mut dead_here: Vec<String> = Vec::new();
-            for d in dead.iter_mut().filter(|d| d.key == k && d.why.is_empty()) {
+            for d in dead
+                .iter_mut()
+                .filter(|d| d.key == k && !d.why.contains(" only when "))
+            {
                 d.why = format!(
-                    "{} returns `{}` only when `{k}` holds a value, and `{k}` {why}",
-                    d.source, d.target
+                    "{} only when `{k}` holds a value, and `{k}` {route_why}",
+                    d.why
                 );
                 dead_here.push(format!("{} -> {}", d.source, d.target));
             }
@@ -872,8 +885,8 @@ fn filled_routes(ctx: &Ctx, repo: &Repo<'_>) -> Vec<DeadRoute> {
                 out.push(DeadRoute {
                     source: r.source.clone(),
                     why: format!(
-                        "{} returns `{t}` only when `{label}` is empty, and {before}{others}; `{f}` merges updates key by key, so the key keeps its items",
-                        r.source
+                        "router {} (on {}) returns `{t}` only when `{label}` is empty, and {before}{others}; `{f}` merges updates key by key, so the key keeps its items",
+                        r.router, r.source
                     ),
                     target: t,
                     key: label.clone(),
