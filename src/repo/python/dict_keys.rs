@@ -169,19 +169,21 @@ fn is_empty_literal(e: &Expr) -> bool {
 /// `len(v) == 0`; `None` when it depends on anything else.
 pub fn when_empty(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
     let c = strip_parens(cond.trim());
-    if let Some(rest) = c.strip_prefix("not ") {
-        return when_empty(rest, is_v).map(|b| !b);
-    }
-    if c.contains(" or ") {
+    // `not` binds tighter than `and`/`or`: split those first (outside parentheses)
+    if top_level(c, " or ").len() > 1 {
         return None;
     }
-    if c.contains(" and ") {
+    let conjuncts = top_level(c, " and ");
+    if conjuncts.len() > 1 {
         // false as soon as one conjunct is
-        let parts: Vec<Option<bool>> = c.split(" and ").map(|p| when_empty(p, is_v)).collect();
+        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| when_empty(p, is_v)).collect();
         if parts.contains(&Some(false)) {
             return Some(false);
         }
         return None;
+    }
+    if let Some(rest) = c.strip_prefix("not ") {
+        return when_empty(rest, is_v).map(|b| !b);
     }
     if is_v(c) {
         return Some(false);
@@ -216,19 +218,21 @@ pub fn when_empty(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
 /// `None` when it depends on anything else.
 pub fn when_filled(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
     let c = strip_parens(cond.trim());
-    if let Some(rest) = c.strip_prefix("not ") {
-        return when_filled(rest, is_v).map(|b| !b);
-    }
-    if c.contains(" or ") {
+    // `not` binds tighter than `and`/`or`: split those first (outside parentheses)
+    if top_level(c, " or ").len() > 1 {
         return None;
     }
-    if c.contains(" and ") {
+    let conjuncts = top_level(c, " and ");
+    if conjuncts.len() > 1 {
         // false as soon as one conjunct is
-        let parts: Vec<Option<bool>> = c.split(" and ").map(|p| when_filled(p, is_v)).collect();
+        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| when_filled(p, is_v)).collect();
         if parts.contains(&Some(false)) {
             return Some(false);
         }
         return None;
+    }
+    if let Some(rest) = c.strip_prefix("not ") {
+        return when_filled(rest, is_v).map(|b| !b);
     }
     if is_v(c) {
         return Some(true);
@@ -256,6 +260,32 @@ pub fn when_filled(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
         };
     }
     None
+}
+
+/// `c` split at each `sep` outside parentheses and brackets.
+fn top_level<'c>(c: &'c str, sep: &str) -> Vec<&'c str> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = c.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        // byte-wise: `sep` is ASCII, so a match starts and ends on character boundaries
+        if depth == 0 && bytes[i..].starts_with(sep.as_bytes()) {
+            parts.push(&c[start..i]);
+            i += sep.len();
+            start = i;
+            continue;
+        }
+        i += 1;
+    }
+    parts.push(&c[start..]);
+    parts
 }
 
 fn strip_parens(c: &str) -> &str {
@@ -296,6 +326,10 @@ mod tests {
         assert_eq!(when_empty("evs or x", &v), None);
         assert_eq!(when_empty("x", &v), None);
         assert_eq!(when_empty("(len(evs))", &v), Some(false));
+        // `not` binds tighter than `and`: (not evs) and x depends on x
+        assert_eq!(when_empty("not evs and x", &v), None);
+        assert_eq!(when_empty("not (evs and x)", &v), Some(true));
+        assert_eq!(when_empty("évs and ß", &v), None);
     }
 
     #[test]

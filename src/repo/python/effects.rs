@@ -80,6 +80,10 @@ pub struct Effects {
     /// Reads made inside a function called with the state (see `reads`, whose line is then
     /// the call's): where the read itself is, `path:line`.
     pub read_in: BTreeMap<String, String>,
+    /// The line of an update written under a key computed at run time (`{key: v}`,
+    /// `out[key] = v` on the returned dict, `state[key] = v` before a whole-state return): the
+    /// keys the function writes are then not known (`known` is false).
+    pub computed_key: Option<usize>,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -383,6 +387,9 @@ fn read_function(
         match r {
             Expr::Name(n) if *n == p => {}
             Expr::Dict(pairs) => {
+                if computed(pairs) {
+                    e.computed_key.get_or_insert(return_line("{"));
+                }
                 let pairs = unalias(pairs, f, &p);
                 dict_keys(&pairs, &mut e.writes, return_line("{"));
                 vals.add(&pairs, &p, return_line("{"));
@@ -395,6 +402,9 @@ fn read_function(
                     for v in values {
                         match v {
                             Expr::Dict(pairs) => {
+                                if computed(pairs) {
+                                    e.computed_key.get_or_insert(line);
+                                }
                                 let pairs = unalias(pairs, f, &p);
                                 dict_keys(&pairs, &mut e.writes, line);
                                 vals.add(&pairs, &p, line);
@@ -415,10 +425,19 @@ fn read_function(
                         regex::escape(local)
                     ))
                     .expect("regex");
+                    // `result[key] = value` with a key computed at run time
+                    let computed_re = Regex::new(&format!(
+                        r#"\b{}\[\s*[^"'\s\]][^\]]*\]\s*=[^=]"#,
+                        regex::escape(local)
+                    ))
+                    .expect("regex");
                     for (n, l) in &lines {
                         for c in re.captures_iter(l) {
                             e.writes.entry(c[1].to_string()).or_insert(*n);
                             vals.subs.insert(c[1].to_string(), None);
+                        }
+                        if computed_re.is_match(l.split('#').next().unwrap_or("")) {
+                            e.computed_key.get_or_insert(*n);
                         }
                     }
                 }
@@ -430,6 +449,9 @@ fn read_function(
                 if last == "Command" {
                     if let Some((_, Expr::Dict(pairs))) = kwargs.iter().find(|(k, _)| k == "update")
                     {
+                        if computed(pairs) {
+                            e.computed_key.get_or_insert(return_line("Command"));
+                        }
                         dict_keys(pairs, &mut e.writes, return_line("Command"));
                         vals.add(pairs, &p, return_line("Command"));
                     }
@@ -492,6 +514,21 @@ fn read_function(
         for (k, n) in inplace {
             e.writes.entry(k).or_insert(n);
         }
+        // `state[key] = v` with a key computed at run time, then the whole state returned
+        let computed_re = Regex::new(&format!(
+            r#"\b{}\[\s*[^"'\s\]][^\]]*\]\s*=[^=]"#,
+            regex::escape(&p)
+        ))
+        .expect("regex");
+        if let Some((n, _)) = lines
+            .iter()
+            .find(|(_, l)| computed_re.is_match(l.split('#').next().unwrap_or("")))
+        {
+            e.computed_key.get_or_insert(*n);
+        }
+    }
+    if e.computed_key.is_some() {
+        e.known = false;
     }
     // a key rebound before it is returned (`state["k"] = new; return {"k": state["k"]}`)
     // sends the new value, not the one the node received
@@ -893,6 +930,12 @@ fn increment(v: &Expr, p: &str, k: &str) -> Option<i64> {
         "-" if own => Some(-n),
         _ => None,
     }
+}
+
+/// Whether a dict literal has a key computed at run time (a name, a call, an f-string: not a
+/// plain string literal).
+fn computed(pairs: &[(Expr, Expr)]) -> bool {
+    pairs.iter().any(|(k, _)| k.as_str().is_none())
 }
 
 fn dict_keys(pairs: &[(Expr, Expr)], out: &mut BTreeMap<String, usize>, line: usize) {

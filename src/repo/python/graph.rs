@@ -610,7 +610,15 @@ impl Builder {
                     kwarg(c, "action").or(c.args.first())
                 };
                 let dest = kwarg(c, "destinations").map(&ev);
-                let resolved = action.and_then(|a| node_action(repo, m, a));
+                let resolved = action.and_then(|a| match a {
+                    // a loop variable (`for name, fn in [("a", a), ...]`): the function it is
+                    // bound to in this pass, never a function that happens to share its name
+                    Expr::Name(v) if env.iter().any(|(k, _)| k == v) => match ev(a) {
+                        Val::Func(f) => node_action(repo, m, &Expr::Name(f)),
+                        _ => None,
+                    },
+                    a => node_action(repo, m, a),
+                });
                 for n in &names {
                     self.set_action(n, resolved.clone());
                 }

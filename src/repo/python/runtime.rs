@@ -290,6 +290,24 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         };
         effects.insert(n.name.as_str(), e);
     }
+    for (n, e) in &effects {
+        if let Some(line) = e.as_ref().and_then(|e| e.computed_key) {
+            let at = match g
+                .nodes
+                .iter()
+                .find(|x| x.name == *n)
+                .and_then(|x| x.action.as_ref())
+            {
+                Some(Action::Func { module, .. }) => {
+                    format!("{}:{line}", repo.modules[*module].path)
+                }
+                _ => format!("line {line}"),
+            };
+            notes.push(format!(
+                "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so the checks that need every node's update (a key never set, a loop bound through it) stay silent on it"
+            ));
+        }
+    }
     let routers = g
         .routers
         .iter()
@@ -2629,6 +2647,91 @@ mod tests {
             let d = defects(&graph(det, extra, "evs"));
             assert_eq!(kinds(&d), vec![], "{det} / {extra}: {d:?}");
         }
+    }
+
+    #[test]
+    fn a_route_guarded_by_a_declared_key_no_node_writes_and_the_input_lacks_is_dead() {
+        // `report` is declared, only read: LangGraph leaves it unset, so `handler` never runs
+        let graph = |invoke: &str| {
+            format!(
+                "def check(state):\n    if state.get('report'):\n        return 'handler'\n    return 'judge'\ndef handler(state):\n    return {{'opinions': ['failed']}}\ng = StateGraph(AgentState)\ng.add_node('work', node)\ng.add_node('handler', handler)\ng.add_node('judge', node)\ng.add_edge(START, 'work')\ng.add_conditional_edges('work', check, {{'handler': 'handler', 'judge': 'judge'}})\ng.add_edge('handler', END)\ng.add_edge('judge', END)\napp = g.compile()\n{invoke}"
+            )
+        };
+        let d = defects(&graph(
+            "def main():\n    return app.invoke({'repo_url': 'u', 'opinions': []})\n",
+        ));
+        let k = kinds(&d);
+        assert!(
+            k.contains(&("unreachable_node", vec!["handler"]))
+                && k.contains(&("unknown_state_key", vec!["work (router check)"])),
+            "{k:?}"
+        );
+        let why = &d
+            .iter()
+            .find(|x| x.kind == "unreachable_node")
+            .expect("unreachable")
+            .detail;
+        assert!(
+            why.contains("`report` is declared but no node writes it and the graph's input does not provide it"),
+            "{why}"
+        );
+        // the input gives it: the route can be taken
+        let d = defects(&graph(
+            "def main():\n    return app.invoke({'repo_url': 'u', 'opinions': [], 'report': 'x'})\n",
+        ));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+        // no invocation seen: it may be an input, not decided
+        let d = defects(&graph(""));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+    }
+
+    #[test]
+    fn nodes_added_in_a_loop_over_name_function_pairs_run_their_functions() {
+        // `fn` is the loop's variable: each pass adds the function it is bound to
+        let graph = |writer: &str| {
+            format!(
+                "def a(state):\n    return {{'opinions': ['a']}}\ndef b(state):\n    {writer}\ndef c(state):\n    return {{'opinions': [state['report']]}}\ndef fn(state):\n    return {{'report': 'x'}}\ng = StateGraph(AgentState)\nfor name, fn in [('a', a), ('b', b), ('c', c)]:\n    g.add_node(name, fn)\nfor x, y in [(START, 'a'), ('a', 'b'), ('b', 'c'), ('c', END)]:\n    g.add_edge(x, y)\napp = g.compile()\ndef main():\n    return app.invoke({{'repo_url': 'u', 'opinions': []}})\n"
+            )
+        };
+        // `b` writes an undeclared key: read through the loop, it is reported; `report` (read
+        // by `c`) is written by no node added to the graph (`fn` is a loop variable here)
+        let d = defects(&graph("return {'extra': 1}"));
+        assert_eq!(
+            kinds(&d),
+            vec![
+                ("undeclared_state_key", vec!["b"]),
+                ("unknown_state_key", vec!["c"])
+            ],
+            "{d:?}"
+        );
+        // `b` writes `report` under a computed key: `c`'s read is not called unset, and a
+        // note says why
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), STATE.into()),
+                (
+                    "src/graph.py".into(),
+                    format!(
+                        "{HEADER}{}",
+                        graph("key = 'report'\n    return {key: 'done'}")
+                    ),
+                ),
+            ],
+            &[],
+        );
+        let g = facts.graphs.first().expect("a graph");
+        assert_eq!(kinds(&g.defects), vec![], "{:?}", g.defects);
+        assert!(
+            g.runtime_notes.iter().any(|n| n
+                .starts_with("b writes the state under a key computed at run time (src/graph.py:")),
+            "{:?}",
+            g.runtime_notes
+        );
+        // the same with `state[key] = v` before a whole-state return
+        let d = defects(&graph(
+            "key = 'report'\n    state[key] = 'done'\n    return state",
+        ));
+        assert!(!d.iter().any(|x| x.kind == "unknown_state_key"), "{d:?}");
     }
 
     #[test]
