@@ -84,6 +84,11 @@ pub struct Effects {
     /// `out[key] = v` on the returned dict, `state[key] = v` before a whole-state return): the
     /// keys the function writes are then not known (`known` is false).
     pub computed_key: Option<usize>,
+    /// Some value written under a computed key may be a dict (anything but a list, string or
+    /// number literal): it might then put keys into a dict field.
+    pub computed_dict: bool,
+    /// Every return value could be read apart from the keys computed at run time.
+    pub known_but_computed: bool,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -389,6 +394,7 @@ fn read_function(
             Expr::Dict(pairs) => {
                 if computed(pairs) {
                     e.computed_key.get_or_insert(return_line("{"));
+                    e.computed_dict |= computed_dict(pairs);
                 }
                 let pairs = unalias(pairs, f, &p);
                 dict_keys(&pairs, &mut e.writes, return_line("{"));
@@ -404,6 +410,7 @@ fn read_function(
                             Expr::Dict(pairs) => {
                                 if computed(pairs) {
                                     e.computed_key.get_or_insert(line);
+                                    e.computed_dict |= computed_dict(pairs);
                                 }
                                 let pairs = unalias(pairs, f, &p);
                                 dict_keys(&pairs, &mut e.writes, line);
@@ -427,7 +434,7 @@ fn read_function(
                     .expect("regex");
                     // `result[key] = value` with a key computed at run time
                     let computed_re = Regex::new(&format!(
-                        r#"\b{}\[\s*[^"'\s\]][^\]]*\]\s*=[^=]"#,
+                        r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
                         regex::escape(local)
                     ))
                     .expect("regex");
@@ -436,8 +443,9 @@ fn read_function(
                             e.writes.entry(c[1].to_string()).or_insert(*n);
                             vals.subs.insert(c[1].to_string(), None);
                         }
-                        if computed_re.is_match(l.split('#').next().unwrap_or("")) {
+                        if let Some(c) = computed_re.captures(l.split('#').next().unwrap_or("")) {
                             e.computed_key.get_or_insert(*n);
+                            e.computed_dict |= !not_a_dict(&c[1]);
                         }
                     }
                 }
@@ -451,6 +459,7 @@ fn read_function(
                     {
                         if computed(pairs) {
                             e.computed_key.get_or_insert(return_line("Command"));
+                            e.computed_dict |= computed_dict(pairs);
                         }
                         dict_keys(pairs, &mut e.writes, return_line("Command"));
                         vals.add(pairs, &p, return_line("Command"));
@@ -516,17 +525,18 @@ fn read_function(
         }
         // `state[key] = v` with a key computed at run time, then the whole state returned
         let computed_re = Regex::new(&format!(
-            r#"\b{}\[\s*[^"'\s\]][^\]]*\]\s*=[^=]"#,
+            r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
             regex::escape(&p)
         ))
         .expect("regex");
-        if let Some((n, _)) = lines
-            .iter()
-            .find(|(_, l)| computed_re.is_match(l.split('#').next().unwrap_or("")))
-        {
-            e.computed_key.get_or_insert(*n);
+        for (n, l) in &lines {
+            if let Some(c) = computed_re.captures(l.split('#').next().unwrap_or("")) {
+                e.computed_key.get_or_insert(*n);
+                e.computed_dict |= !not_a_dict(&c[1]);
+            }
         }
     }
+    e.known_but_computed = e.known;
     if e.computed_key.is_some() {
         e.known = false;
     }
@@ -932,6 +942,28 @@ fn increment(v: &Expr, p: &str, k: &str) -> Option<i64> {
     }
 }
 
+/// Whether a value written under a computed key may be a dict: anything but a list, string or
+/// number literal.
+fn computed_dict(pairs: &[(Expr, Expr)]) -> bool {
+    pairs.iter().any(|(k, v)| {
+        k.as_str().is_none()
+            && !matches!(
+                v,
+                Expr::List(_) | Expr::Str { .. } | Expr::Num(_) | Expr::Bool(_) | Expr::None
+            )
+    })
+}
+
+/// Whether the text of an assigned value is a list, string or number literal (`[ev]`, `"x"`,
+/// `3`): no dict.
+fn not_a_dict(rhs: &str) -> bool {
+    let t = rhs.trim_start();
+    t.starts_with('[')
+        || t.starts_with('"')
+        || t.starts_with('\'')
+        || t.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// Whether a dict literal has a key computed at run time (a name, a call, an f-string: not a
 /// plain string literal).
 fn computed(pairs: &[(Expr, Expr)]) -> bool {
@@ -956,6 +988,29 @@ mod tests {
         let repo = Repo::new(&ms);
         let f = ms[0].function(func).expect("function");
         of_function(&repo, 0, f)
+    }
+
+    #[test]
+    fn a_key_computed_at_run_time_makes_the_update_unknown() {
+        let e = effects(
+            "def node(state):\n    out = {}\n    for d in state['dims']:\n        out[d['id']] = [d]\n    return out\n",
+            "node",
+        );
+        assert_eq!(e.computed_key, Some(4));
+        assert!(
+            !e.known && e.known_but_computed && !e.computed_dict,
+            "{e:?}"
+        );
+        let e = effects(
+            "def node(state):\n    key = 'report'\n    return {key: {'a': 1}}\n",
+            "node",
+        );
+        assert!(
+            e.computed_key.is_some() && !e.known && e.computed_dict,
+            "{e:?}"
+        );
+        let e = effects("def node(state):\n    return {'report': 'x'}\n", "node");
+        assert!(e.computed_key.is_none() && e.known, "{e:?}");
     }
 
     #[test]

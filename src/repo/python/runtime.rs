@@ -291,7 +291,8 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         effects.insert(n.name.as_str(), e);
     }
     for (n, e) in &effects {
-        if let Some(line) = e.as_ref().and_then(|e| e.computed_key) {
+        let Some(e) = e.as_ref() else { continue };
+        if let Some(line) = e.computed_key {
             let at = match g
                 .nodes
                 .iter()
@@ -303,9 +304,15 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
                 }
                 _ => format!("line {line}"),
             };
-            notes.push(format!(
-                "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so the checks that need every node's update (a key never set, a loop bound through it) stay silent on it"
-            ));
+            notes.push(if e.computed_dict {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no key is called unset on its account"
+                )
+            } else {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no top-level key is called unset on its account (each value it writes so is a list, string or number literal, which puts no entry into a dict field)"
+                )
+            });
         }
     }
     let routers = g
@@ -747,7 +754,14 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
 fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::Field<'c>> {
     let declared = ctx.declared.as_ref()?;
     let inputs = ctx.inputs.as_ref()?;
-    if !declared.contains(f) || !ctx.all_known() {
+    // a node whose only unknown is a key computed at run time that is never given a dict
+    // puts no key into a dict field (what it writes there is a list, a string or a number)
+    let readable = ctx.effects.values().all(|e| {
+        e.as_ref().is_some_and(|e| {
+            e.known || (e.known_but_computed && e.computed_key.is_some() && !e.computed_dict)
+        })
+    });
+    if !declared.contains(f) || !readable {
         return None;
     }
     let from_input = match inputs.dict_keys.get(f) {
