@@ -875,7 +875,10 @@ fn arrow_chain(text: &str, at: usize) -> bool {
     let start = text[..at].rfind(';').map_or(0, |i| i + 1);
     let end = text[at..].find(';').map_or(text.len(), |i| at + i);
     let clause = &text[start..end];
-    let arrows = ARROWS.iter().map(|a| clause.matches(a).count()).sum::<usize>();
+    let arrows = ARROWS
+        .iter()
+        .map(|a| clause.matches(a).count())
+        .sum::<usize>();
     let first_arrow = ARROWS
         .iter()
         .filter_map(|a| clause.find(a))

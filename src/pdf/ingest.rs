@@ -494,7 +494,10 @@ mod tests {
             .collect();
         assert_eq!(
             headings,
-            vec!["Dialectical Synthesis", "Fan-Out Pattern 1: Detective Layer"]
+            vec![
+                "Dialectical Synthesis",
+                "Fan-Out Pattern 1: Detective Layer"
+            ]
         );
         assert!(s.iter().any(|s| s.text
             == "Three Judge Personas: The system instantiates three JudgeAgent objects, each configured with distinct system prompts."));
