@@ -34,6 +34,8 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("pdf", "repo"),
     ("similarity", "repo"),
     ("justice", "report"),
+    // the remediation of a criterion no check fails says what the next level of its table asks
+    ("justice", "judges"),
     ("calibrate", "batch"),
     ("cli", "batch"),
     ("cli", "flags"),

@@ -12,7 +12,7 @@
 //! |---|---|---|---|---|---|
 //! | git history | ≤ 1 commit, or one dump | bulk: the two largest deliveries ≥ 75% of the code, the largest commit ≥ 55%, a `few_large`/`single_init_dump` pattern, commits clustered in 30 minutes, or one staged session (commits each < 10 min apart) holding ≥ 50% of the code | few commits (≤ 10), the two largest deliveries ≥ 60%, staged sessions holding ≥ a third of the code, or ≥ 40% of the commits < 2 min after the previous | iterative, > 10 commits spread over time | and no commit above 15%, no staged session, bursts < 10%, ≥ 20 commits, progression and descriptive messages |
 //! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
-//! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers, ≤ 1 defect | (Defense only) |
+//! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers (or functions of the repository that keep both values of a list or a dict), ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
 //! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona of a sentence or two (< 400 chars, in a shared prompt or not), one call for every criterion, a persona not speaking its role (each costs a level from 5 for full briefs, from 4 for shorter prompts), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role; full briefs not run in parallel or not validated; a judge missing its rubric instructions (at most 4) | full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured (bound or schema-parsed) replies |
@@ -87,6 +87,9 @@ pub struct Level {
     pub cap: Option<(u8, String)>,
     /// The evidence ids the level rests on.
     pub cited: Vec<String>,
+    /// The conditions of the next level the facts fail, each with its measured figure (empty
+    /// where the table has no figures to say: [`asks`] says what the next level asks).
+    pub short_of: Vec<String>,
     /// The submission lacks the artifact the criterion grades: level 1 without reading any
     /// table (`family` is then only a guess from the evidence and is not named).
     pub absent: bool,
@@ -127,6 +130,7 @@ struct Builder {
     credits: Vec<String>,
     cap: Option<(u8, String)>,
     cited: Vec<String>,
+    short_of: Vec<String>,
 }
 
 impl Builder {
@@ -137,6 +141,7 @@ impl Builder {
             credits: vec![],
             cap: None,
             cited: vec![],
+            short_of: vec![],
         };
         for e in ev {
             match (e.kind, e.found) {
@@ -173,6 +178,7 @@ impl Builder {
             credits: self.credits,
             cap: self.cap,
             cited: self.cited,
+            short_of: self.short_of,
             absent: false,
         }
     }
@@ -234,6 +240,98 @@ pub fn assess(evidence: &[Evidence]) -> Option<Level> {
     })
 }
 
+/// What the family's table asks for at `level`, as something a student can do (the cell of
+/// the module's table); `None` where no fact lifts a criterion to that level (above the
+/// table's top: a 5 only the Defense argues, or a diagram read by a vision model).
+pub fn asks(family: Family, level: u8) -> Option<&'static str> {
+    Some(match (family, level) {
+        (Family::History, 2) => "more than one commit: not a single dump of the code",
+        (Family::History, 3) => {
+            "no bulk upload: the two largest deliveries under 75% of the code, the largest commit under 55%, the commits spread over time and no single sitting holding half of the code"
+        }
+        (Family::History, 4) => {
+            "more than 10 commits spread over time: the two largest deliveries under 60% of the code, staged sessions under a third of it, fewer than 40% of the commits within two minutes of the previous one"
+        }
+        (Family::History, 5) => {
+            "at least 20 commits, none adding more than 15% of the code, no staged session, fewer than 10% of the commits within two minutes of the previous one, a visible progression and descriptive messages"
+        }
+        (Family::Graph, 2) => "a fan-out: nodes that run in parallel",
+        (Family::Graph, 3) => {
+            "both fan-out/fan-in layers: the detectives and the judges each run in parallel and join"
+        }
+        (Family::Graph, 4) => {
+            "a conditional edge that changes the path by the state (missing evidence, a failed node)"
+        }
+        (Family::Graph, 5) => {
+            "a conditional route after each layer: missing evidence after the detectives, a failed judge after the judges"
+        }
+        (Family::State, 2) => "a TypedDict or BaseModel state",
+        (Family::State, 3) => {
+            "Pydantic models for the evidence and the opinions, or reducers on the collections parallel nodes write"
+        }
+        (Family::State, 4) => {
+            "Evidence and JudicialOpinion models held in the state with operator.add and operator.ior reducers, and at most one run-time state defect"
+        }
+        (Family::Safety, 2) => "no raw shell call built from input",
+        (Family::Safety, 3) => {
+            "the repository cloned without a shell into a temporary directory, the clone's failure handled"
+        }
+        (Family::Safety, 4) => {
+            "one of the four safeguards on the clone: a timeout, the URL checked before it, its failures told apart, the directory removed"
+        }
+        (Family::Safety, 5) => {
+            "three of the four safeguards on the clone (a timeout, the URL checked before it, its failures told apart, the directory removed), its failure handled, the full history cloned and read before the directory is removed"
+        }
+        (Family::Structured, 2) => "a schema for the judges' output",
+        (Family::Structured, 3) => {
+            "the opinion schema bound to the judges' calls, or a schema's parser reading the reply"
+        }
+        (Family::Structured, 4) => {
+            "the opinion schema bound to the judges' calls, and a call made again when its reply is invalid (a retry loop, a retry decorator, `.with_retry`, a node `RetryPolicy`)"
+        }
+        (Family::Structured, 5) => {
+            "every judge call bound by the API to the full opinion schema (score, argument, cited evidence; not JSON mode) and made again on failure"
+        }
+        (Family::Nuance, 2) => "persona prompts for the judges",
+        (Family::Nuance, 3) => "a distinct prompt for each of the three personas",
+        (Family::Nuance, 4) => {
+            "three distinct persona prompts, each speaking its role, asked with structured replies"
+        }
+        (Family::Nuance, 5) => {
+            "full persona briefs (1000 characters or more each), asked per criterion, in parallel, with structured replies"
+        }
+        (Family::Justice, 2) => "Chief Justice code",
+        (Family::Justice, 3) => {
+            "two of the five rules in code (security override, fact supremacy, functionality weight, dissent, variance re-evaluation)"
+        }
+        (Family::Justice, 4) => {
+            "four of the five rules in code, a deterministic verdict and a Markdown report with its sections"
+        }
+        (Family::Justice, 5) => {
+            "all five rules in code (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), a deterministic verdict and a Markdown report"
+        }
+        (Family::Concepts, 2) => "one concept of the rubric explained",
+        (Family::Concepts, 3) => "two concepts of the rubric explained",
+        (Family::Concepts, 4) => {
+            "every concept explained, each in the names of the repository's own code (a file, class, function, graph node or state field)"
+        }
+        (Family::CrossReference, 2) => {
+            "at most half of the cited paths missing from the repository"
+        }
+        (Family::CrossReference, 3) => {
+            "at most a fifth of the cited paths missing from the repository and fewer than 3 claims the code contradicts"
+        }
+        (Family::CrossReference, 4) => {
+            "at least 3 cited paths, every one of them in the repository, and no claim the code contradicts"
+        }
+        (Family::CrossReference, 5) => {
+            "at least 8 cited paths that exist and at least 3 feature claims the code supports"
+        }
+        (Family::Diagram, 2) => "an architecture diagram in the report",
+        _ => return None,
+    })
+}
+
 /// The history's figures, as the RepoInvestigator measured them (on `repo.history.commit_count`).
 fn history_measure(ev: &[Evidence]) -> Option<&HistoryMeasure> {
     ev.iter()
@@ -266,6 +364,14 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     let (session, session_commits, session_minutes) = m.largest_session.unwrap_or((0.0, 0, 0));
     let spread = met(ev, "timing");
     let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    // the next level's conditions the figures fail, each with its figure
+    let failing = |conditions: Vec<(bool, String)>| -> Vec<String> {
+        conditions
+            .into_iter()
+            .filter(|(holds, _)| !holds)
+            .map(|(_, text)| text)
+            .collect()
+    };
     // the figures near a threshold, in words
     let near = |x: f64, t: f64| (x - t).abs() <= BORDERLINE;
     let mut borderline: Vec<String> = Vec::new();
@@ -307,7 +413,38 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             "a single commit or one dump of the code: no history to read",
         ));
     }
+    let next_to_bulk = || {
+        failing(vec![
+            (
+                top2 < BULK_TOP2,
+                format!(
+                    "the two largest deliveries under 75% of the code (here {})",
+                    pct(top2)
+                ),
+            ),
+            (
+                largest < BULK_LARGEST,
+                format!("the largest commit under 55% (here {})", pct(largest)),
+            ),
+            (
+                pattern != "few_large",
+                format!("no few-large-commits pattern (here {pattern})"),
+            ),
+            (
+                spread,
+                "commits spread over time, not within 30 minutes".to_string(),
+            ),
+            (
+                session < BULK_SESSION,
+                format!(
+                    "no sitting holding half of the code (here {})",
+                    pct(session)
+                ),
+            ),
+        ])
+    };
     if pattern == "few_large" || top2 >= BULK_TOP2 || largest >= BULK_LARGEST || !spread {
+        b.short_of = next_to_bulk();
         b.gaps.push(format!(
             "bulk upload: the largest commit holds {} of the code, the two largest deliveries {} (pattern {pattern})",
             pct(largest),
@@ -319,6 +456,7 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         ));
     }
     if session >= BULK_SESSION {
+        b.short_of = next_to_bulk();
         b.gaps.push(format!(
             "staged upload: {session_commits} commits within {session_minutes} minutes, each less than ten minutes after the previous, hold {} of the code",
             pct(session)
@@ -329,6 +467,33 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
         ));
     }
     if commits <= 10 || top2 >= THIN_TOP2 || staged >= STAGED || bursts >= BURSTS {
+        b.short_of = failing(vec![
+            (
+                commits > 10,
+                format!("more than 10 commits (here {commits})"),
+            ),
+            (
+                top2 < THIN_TOP2,
+                format!(
+                    "the two largest deliveries under 60% of the code (here {})",
+                    pct(top2)
+                ),
+            ),
+            (
+                staged < STAGED,
+                format!(
+                    "staged sessions under a third of the code (here {})",
+                    pct(staged)
+                ),
+            ),
+            (
+                bursts < BURSTS,
+                format!(
+                    "under 40% of the commits within two minutes of the previous one (here {})",
+                    pct(bursts)
+                ),
+            ),
+        ]);
         if staged >= STAGED {
             b.gaps.push(format!(
                 "{} of the code arrived in staged sessions (runs of commits minutes apart)",
@@ -350,6 +515,35 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             ),
         ));
     }
+    b.short_of = failing(vec![
+        (
+            commits >= 20,
+            format!("at least 20 commits (here {commits})"),
+        ),
+        (
+            largest <= 0.15,
+            format!(
+                "no commit adding more than 15% of the code (here {})",
+                pct(largest)
+            ),
+        ),
+        (
+            bursts < 0.1,
+            format!(
+                "under 10% of the commits within two minutes of the previous one (here {})",
+                pct(bursts)
+            ),
+        ),
+        (
+            session == 0.0,
+            format!("no staged session (the largest holds {})", pct(session)),
+        ),
+        (met(ev, "progression"), "a visible progression".to_string()),
+        (
+            met(ev, "messages"),
+            "descriptive commit messages".to_string(),
+        ),
+    ]);
     if commits >= 20
         && largest <= 0.15
         && met(ev, "progression")
@@ -456,7 +650,7 @@ fn graph(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     Some(match g.routes {
         (true, true, _) => b.done(
             5,
-            "both fan-out/fan-in layers, each followed by a conditional route (missing evidence after the detectives, a failed judge after the judges)",
+            "both fan-out/fan-in layers, each followed by a conditional route that changes the path by the state (the routes are named in the evidence)",
         ),
         (_, _, true) => b.done(
             4,
@@ -556,7 +750,7 @@ fn state(ev: &[Evidence], mut b: Builder) -> Option<Level> {
     }
     Some(b.done(
         4,
-        "typed state with Evidence and JudicialOpinion models and operator.add / operator.ior reducers",
+        "typed state with Evidence and JudicialOpinion models, and reducers that keep parallel writes (lists concatenated, dicts merged)",
     ))
 }
 
@@ -1212,6 +1406,39 @@ fn cross_reference(ev: &[Evidence], b: Builder) -> Level {
     } else {
         4
     };
+    let mut b = b;
+    let next: Vec<(bool, String)> = match level {
+        3 => vec![
+            (
+                hallucinated == 0,
+                format!("no cited path missing from the repository (here {hallucinated})"),
+            ),
+            (
+                contradicted == 0,
+                format!("no claim the code contradicts (here {contradicted})"),
+            ),
+            (
+                verified >= 3,
+                format!("at least 3 cited paths that exist (here {verified})"),
+            ),
+        ],
+        4 => vec![
+            (
+                verified >= 8,
+                format!("at least 8 cited paths that exist (here {verified})"),
+            ),
+            (
+                supported >= 3,
+                format!("at least 3 feature claims the code supports (here {supported})"),
+            ),
+        ],
+        _ => vec![],
+    };
+    b.short_of = next
+        .into_iter()
+        .filter(|(holds, _)| !holds)
+        .map(|(_, t)| t)
+        .collect();
     b.done(level, what)
 }
 
@@ -1327,8 +1554,24 @@ mod tests {
             "{:?}",
             l.gaps
         );
+        // the next level's conditions the figures fail, each with its figure
+        assert_eq!(
+            l.short_of,
+            [
+                "no commit adding more than 15% of the code (here 16%)",
+                "no staged session (the largest holds 32%)"
+            ]
+        );
         // iterative but thin
-        assert_eq!(level(&history(9, 26, 62, &slow[..8])), 3);
+        let l = assess(&history(9, 26, 62, &slow[..8])).unwrap();
+        assert_eq!(l.level, 3);
+        assert_eq!(
+            l.short_of,
+            [
+                "more than 10 commits (here 9)",
+                "the two largest deliveries under 60% of the code (here 62%)"
+            ]
+        );
         // iterative
         assert_eq!(level(&history(29, 16, 43, &slow[..24])), 4);
         // atomic, no dominant commit
@@ -1699,6 +1942,7 @@ mod tests {
                 at: site(40 + i),
                 chars,
                 sentences: 3,
+                levels: 0,
             })
             .collect();
         let mut v = vec![

@@ -33,6 +33,7 @@
 //! The five rules are the Chief Justice's standing rules and apply under every rubric; a rule
 //! the rubric does not name is marked as such in its detail.
 
+use crate::judges::levels;
 use crate::model::fact::Stated;
 use crate::model::{
     AuditError, AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge,
@@ -593,24 +594,60 @@ fn weighted_mean(weighed: &[Weighed]) -> Option<u8> {
     Some(((2 * num + total_weight) / (2 * total_weight)).clamp(1, 5) as u8)
 }
 
-/// The remediation for a criterion scored `final_score`. Every requirement met but the score
-/// below 5: the level reading holds it there, and the student is told what would earn more
-/// (never "no change required" beside a 3).
+/// The remediation for a criterion scored `final_score`. No check of the detectives fails but
+/// the score is below 5: the level the facts reach says why, and what the next level asks
+/// (never "no change required" beside a 3, never a fix for nothing).
 fn remediation_at(case: &Case, final_score: u8) -> String {
     let tally = &case.tally;
     if final_score < 5 && tally.failed().is_empty() && tally.requirements() > 0 {
-        // No requirement the detectives check fails: the level reading (the judges' lines
-        // above) holds the score below 5 on what the table reads beyond them. Never claim
-        // "every requirement is met" beside a score below 5.
-        let mut lines = vec![format!(
-            "At {final_score}/5 no check of the detectives fails: a higher score is for what the rubric's target asks beyond those checks, which only a reader of the code can credit:"
-        )];
+        let mut lines = vec![held_at(case.evidence, final_score)];
         if let Some(p) = &case.dimension.success_pattern {
             lines.push(format!("Target: {}", facts::short(p, 400)));
         }
         lines.join("\n")
     } else {
         remediation(case.dimension, tally)
+    }
+}
+
+/// Why a criterion none of whose checks fails stays at `final_score`: the level its facts
+/// reach in their family's table and what the next level asks; at the table's top, that
+/// nothing is left to fix from the facts.
+fn held_at(evidence: &[Evidence], final_score: u8) -> String {
+    let Some(level) = levels::assess(evidence).filter(|l| !l.absent && l.level == final_score)
+    else {
+        return format!(
+            "No check of the detectives fails; the judges' reasons above hold the score at {final_score}/5."
+        );
+    };
+    let table = level.family.name();
+    if let Some((cap, why)) = level.cap.as_ref().filter(|(c, _)| *c == final_score) {
+        return format!(
+            "{}: the {table} table gives at most {cap}/5 while it holds.",
+            upper_first(why)
+        );
+    }
+    let next = final_score + 1;
+    if !level.short_of.is_empty() {
+        return format!(
+            "Level {next} of the {table} table asks for {}.",
+            crate::model::fact::join_and(&level.short_of)
+        );
+    }
+    match levels::asks(level.family, next) {
+        Some(asks) => format!("Level {next} of the {table} table asks for {asks}."),
+        None => format!(
+            "Nothing to fix: every check of the detectives passes; {final_score}/5 is the most the {table} table gives from facts alone (a 5 is a reader's call against the target)."
+        ),
+    }
+}
+
+/// `text` with its first letter in upper case.
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

@@ -531,8 +531,9 @@ fn remediation_is_file_level_and_ends_with_the_target() {
         r.remediation
     );
     assert!(
-        r.remediation
-            .contains("At 3/5 no check of the detectives fails"),
+        r.remediation.starts_with(
+            "No check of the detectives fails; the judges' reasons above hold the score at 3/5."
+        ),
         "{}",
         r.remediation
     );
@@ -544,6 +545,48 @@ fn remediation_is_file_level_and_ends_with_the_target() {
     assert!(
         r.remediation
             .ends_with("Target: Two fan-out/fan-in stages."),
+        "{}",
+        r.remediation
+    );
+}
+
+#[test]
+fn a_criterion_no_check_fails_is_told_what_the_next_level_of_its_table_asks() {
+    // two cited paths, both real: level 3 of the cross-reference table (fewer than 3 cited)
+    let d = dim("report_accuracy", "Report accuracy");
+    let ev = vec![
+        fact("pdf.report_accuracy.path.1", true),
+        fact("pdf.report_accuracy.path.2", true),
+    ];
+    let r = run(&d, &ev, &three(&d.id, [3, 3, 3], &ev));
+    assert!(
+        r.remediation.starts_with(
+            "Level 4 of the report cross-reference table asks for at least 3 cited paths that exist (here 2).\n"
+        ),
+        "{}",
+        r.remediation
+    );
+    // every concept explained in the code's names: the table's top; nothing to fix
+    let d = dim("theoretical_depth", "Depth");
+    let ev = vec![
+        fact("pdf.theoretical_depth.concept.fan_in", true),
+        fact("pdf.theoretical_depth.tie.fan_in", true),
+        fact("pdf.theoretical_depth.concept.metacognition", true),
+        fact("pdf.theoretical_depth.tie.metacognition", true),
+    ];
+    let r = run(&d, &ev, &three(&d.id, [4, 4, 4], &ev));
+    assert!(
+        r.remediation.starts_with(
+            "Nothing to fix: every check of the detectives passes; 4/5 is the most the theoretical depth table gives from facts alone"
+        ),
+        "{}",
+        r.remediation
+    );
+    // the judges hold it below the level of the facts: their reasons, not the table's
+    let r = run(&d, &ev, &three(&d.id, [3, 3, 3], &ev));
+    assert!(
+        r.remediation
+            .starts_with("No check of the detectives fails"),
         "{}",
         r.remediation
     );

@@ -1320,16 +1320,29 @@ pub struct Prompt {
     pub chars: usize,
     #[serde(default)]
     pub sentences: usize,
+    /// The score levels (1 to 5) its scoring guide gives a meaning; three or more are a guide.
+    #[serde(default)]
+    pub levels: usize,
 }
 
 impl Prompt {
+    /// It has a scoring guide (three or more of the five levels given a meaning).
+    pub fn guides(&self) -> bool {
+        self.levels >= 3
+    }
+
     fn said(&self) -> String {
         format!(
-            "{} at {}, {} and {} chars",
+            "{} at {}, {} and {} chars{}",
             self.persona,
             self.at,
             count(self.sentences, "sentence", "sentences"),
-            self.chars
+            self.chars,
+            if self.guides() {
+                format!(", a scoring guide of {} levels", self.levels)
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -1526,7 +1539,7 @@ impl Stated for NuanceFact {
                         said(&set_in)
                     ),
                     _ if !short.is_empty() => format!(
-                        "{} a short instruction ({}), under the {full} chars of a full brief with its stance, duties and scoring guide",
+                        "{} shorter than a full brief ({}), under the {full} chars the table takes for one",
                         if short.len() == 1 {
                             format!("the {} prompt is", short[0].persona)
                         } else {
@@ -1631,10 +1644,17 @@ impl Stated for NuanceFact {
                     .min_by_key(|p| p.chars)?;
                 Fix::at(
                     &p.at,
-                    format!(
-                        "write the {} a full brief of its own: its stance, what it looks for in the evidence, the charges or credits it argues and a scoring guide per level",
-                        p.persona
-                    ),
+                    if p.guides() {
+                        format!(
+                            "brief the {} more fully ({} chars; a full brief has {full} or more): what it looks for in each criterion's evidence, what it charges or credits",
+                            p.persona, p.chars
+                        )
+                    } else {
+                        format!(
+                            "give the {} a scoring guide per level (1 to 5) and a fuller brief ({} chars; a full brief has {full} or more)",
+                            p.persona, p.chars
+                        )
+                    },
                 )
             }
             NuanceFact::PerCriterion { batched, .. } => Fix::at(
@@ -2011,6 +2031,41 @@ mod tests {
 
     fn site(line: usize) -> Site {
         Site::new("tools/git.py", line)
+    }
+
+    #[test]
+    fn a_short_persona_brief_is_asked_only_for_what_it_lacks() {
+        let prompt = |levels: usize| Prompt {
+            persona: "Prosecutor".into(),
+            at: site(12),
+            chars: 734,
+            sentences: 13,
+            levels,
+        };
+        let own = |levels: usize| NuanceFact::OwnPrompts {
+            prompts: vec![prompt(levels)],
+            template: None,
+            sentence: 400,
+            full: 1000,
+        };
+        // a scoring guide of five levels: the statement says so, the fix never asks for one
+        let guided = own(5);
+        assert_eq!(
+            guided.statement(),
+            "the Prosecutor prompt is shorter than a full brief (Prosecutor at tools/git.py:12, 13 sentences and 734 chars, a scoring guide of 5 levels), under the 1000 chars the table takes for one"
+        );
+        let fix = guided.fix().expect("a fix").line();
+        assert!(
+            fix.starts_with("tools/git.py:12: brief the Prosecutor more fully (734 chars")
+                && !fix.contains("scoring guide"),
+            "{fix}"
+        );
+        // no guide: the fix asks for one
+        let fix = own(0).fix().expect("a fix").line();
+        assert!(
+            fix.contains("give the Prosecutor a scoring guide per level"),
+            "{fix}"
+        );
     }
 
     fn external(line: usize, timeout: Option<&str>, clone: bool) -> External {

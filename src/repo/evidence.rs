@@ -884,11 +884,40 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ));
     }
+    // the container a field's annotation holds: a list concatenates (operator.add), a dict
+    // merges (operator.ior)
+    let holds_dict = |r: &super::python::state::Reducer| {
+        let ann = s
+            .class(&r.class)
+            .and_then(|c| c.fields.iter().find(|x| x.name == r.field))
+            .map(|x| x.annotation.as_str())
+            .unwrap_or("");
+        let inner = ann.strip_prefix("Annotated[").unwrap_or(ann).trim_start();
+        let head: String = inner
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        let head = head.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        match head.as_str() {
+            "dict" | "mapping" | "mutablemapping" | "defaultdict" => Some(true),
+            "list" | "sequence" => Some(false),
+            _ => None,
+        }
+    };
     for (merge, name) in [(Merge::Add, "operator.add"), (Merge::Ior, "operator.ior")] {
-        let r = s.reducers.iter().find(|r| r.reducer == name);
+        let own = s.reducers.iter().find(|r| r.reducer == name);
+        // else the repository's own function that keeps both values of a container of the
+        // same kind (`merge_dicts` on a dict field)
+        let custom = own.is_none().then(|| {
+            s.reducers
+                .iter()
+                .find(|r| r.merges && holds_dict(r) == Some(merge == Merge::Ior))
+        });
+        let r = own.or(custom.flatten());
         v.push(typed(
             StateFact::Reducer {
                 merge,
+                via: custom.flatten().map(|r| r.reducer.clone()),
                 field: r.map(|r| (at(&r.path, r.line), r.class.clone(), r.field.clone())),
                 others: s
                     .reducers
@@ -1241,6 +1270,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         at: at(&x.path, x.line),
         chars: x.chars,
         sentences: x.sentences,
+        levels: x.levels,
     };
     let found: Vec<Prompt> = p.prompts.iter().map(prompt).collect();
     let missing: Vec<String> = PERSONAS

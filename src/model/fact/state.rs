@@ -80,6 +80,10 @@ pub enum StateFact {
         merge: Merge,
         /// (where, class, field).
         field: Option<(Site, String, String)>,
+        /// The repository's own reducer function that keeps both values as `merge` does
+        /// (`merge_dicts` on a dict field), when the field is not annotated with `merge` itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        via: Option<String>,
         /// Other reducers of the state (class.field=reducer).
         others: Vec<String>,
         state: Option<StateClass>,
@@ -173,15 +177,20 @@ impl Stated for StateFact {
             StateFact::Reducer {
                 merge,
                 field,
+                via,
                 others,
                 state,
             } => match field {
-                Some((at, class, name)) => {
-                    format!(
+                Some((at, class, name)) => match via {
+                    Some(f) => format!(
+                        "{class}.{name} is Annotated with reducer `{f}` ({at}), a function of the repository that keeps both the current value and the update, as {} does",
+                        merge.op()
+                    ),
+                    None => format!(
                         "{class}.{name} is Annotated with reducer {} ({at})",
                         merge.op()
-                    )
-                }
+                    ),
+                },
                 None => format!(
                     "no Annotated field {}uses {}{}",
                     match state {
@@ -297,6 +306,7 @@ pub fn example(key: &str, holds: bool) -> StateFact {
                 Merge::Add
             },
             field,
+            via: None,
             others: vec![],
             state: Some(class),
         },

@@ -122,8 +122,9 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             }
         }
         for c in lookup.captures_iter(&m.source) {
+            // the line the match starts on (a match starting mid-line is on that line)
             let line = m.source[..c.get(0).map_or(0, |x| x.start())]
-                .lines()
+                .matches('\n')
                 .count()
                 + 1;
             looked_up.push((c.get(2).is_some(), format!("{}:{line}", m.path)));

@@ -41,6 +41,9 @@ pub struct PersonaPrompt {
     /// Sentences in the text (full stops, question and exclamation marks ending one).
     #[serde(default)]
     pub sentences: usize,
+    /// The score levels (1 to 5) its scoring guide speaks of (see [`score_levels`]).
+    #[serde(default)]
+    pub levels: usize,
     #[serde(skip)]
     pub text: String,
 }
@@ -313,6 +316,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                     },
                     chars: s.text.chars().count(),
                     sentences: sentences(&s.text),
+                    levels: score_levels(&s.text),
                     text: s.text.clone(),
                 },
             });
@@ -338,6 +342,7 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                     label: file.to_string(),
                     chars: text.chars().count(),
                     sentences: sentences(text),
+                    levels: score_levels(text),
                     text: text.clone(),
                 },
             });
@@ -429,6 +434,37 @@ pub fn sentences(text: &str) -> usize {
     (stops + items).max(usize::from(!chars.is_empty()))
 }
 
+/// The score levels (1 to 5) a prompt's scoring guide speaks of: a line that opens with a level
+/// (`- Score 1: ...`, `3 = ...`, `**5** - ...`, `1-2: ...`; not a numbered step `1. read`) or a
+/// level given a meaning (`a score of 5 means`). A guide of three or more levels is a scoring guide.
+pub fn score_levels(text: &str) -> usize {
+    static LINE: OnceLock<Regex> = OnceLock::new();
+    let line = LINE.get_or_init(|| {
+        Regex::new(
+            r"(?mi)^[ \t]*(?:[-*\x{2022}][ \t]*)?(?:\*\*)?(?:score[ \t]*(?:of[ \t]*)?)?([1-5])(?:[ \t]*[-\x{2013}][ \t]*([1-5]))?(?:[ \t]*/[ \t]*5)?(?:\*\*)?[ \t]*(?:[:=\x{2013}\x{2014}]|-[ \t])",
+        )
+        .expect("regex")
+    });
+    static MEANS: OnceLock<Regex> = OnceLock::new();
+    let means = MEANS.get_or_init(|| {
+        Regex::new(r"(?i)\bscore[ \t]+(?:of[ \t]+)?([1-5])\b(?:[ \t]*/[ \t]*5)?[ \t]*(?:means|is|for|if|when|:|=)")
+            .expect("regex")
+    });
+    let mut seen = [false; 6];
+    for c in line.captures_iter(text).chain(means.captures_iter(text)) {
+        let from: usize = c[1].parse().unwrap_or(0);
+        let to: usize = c
+            .get(2)
+            .and_then(|m| m.as_str().parse().ok())
+            .unwrap_or(from);
+        let (low, high) = (from.min(to).max(1), from.max(to).min(5));
+        if low <= high {
+            seen[low..=high].iter_mut().for_each(|s| *s = true);
+        }
+    }
+    seen[1..].iter().filter(|s| **s).count()
+}
+
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -469,6 +505,34 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 mod tests {
     use super::*;
     use crate::repo::python::syntax::parse_module;
+
+    #[test]
+    fn a_scoring_guide_is_the_score_levels_its_lines_give_a_meaning() {
+        let guide = "Scoring Guidelines:\n- Score 1: Critical failures\n- Score 2: Major gaps\n- Score 3: Basic\n- Score 4: Solid\n- Score 5: Flawless\n";
+        assert_eq!(score_levels(guide), 5);
+        assert_eq!(
+            score_levels("Scoring:\n1 = Hazard.\n3 = Works.\n5 = Master Thinker.\n"),
+            3
+        );
+        assert_eq!(score_levels("**1-2**: broken\n**5** - flawless\n"), 3);
+        assert_eq!(
+            score_levels(
+                "Give a score of 5 when every check passes; a score of 1 means nothing works."
+            ),
+            2
+        );
+        // numbers that are not score levels: a list of steps, a count
+        assert_eq!(
+            score_levels(
+                "You are the Prosecutor. Look for 3 things in 10 files.\nSteps:\n1. read\n2. charge\n3. cite\n"
+            ),
+            0
+        );
+        assert_eq!(
+            score_levels("You are the Prosecutor. Trust no one; look for 3 flaws in 10 files."),
+            0
+        );
+    }
 
     #[test]
     fn similarity_is_the_share_of_text_in_common_passages() {

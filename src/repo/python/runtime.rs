@@ -2480,6 +2480,12 @@ mod tests {
             "def logic(dim, persona):\n    return dim['judicial_logic'].get(persona.lower(), '')\n",
         );
         assert_eq!(kinds(&d), vec![("rubric_logic_lookup", vec!["TechLead"])]);
+        // located on the line the lookup starts (mid-line, after `x = `)
+        let d = with(
+            "def logic(dim, persona):\n    y = 1\n    x = dim['judicial_logic'].get(persona.lower(), '')\n    return x\n",
+        );
+        let at: Vec<&str> = d.iter().map(|d| d.location.as_str()).collect();
+        assert_eq!(at, ["src/judges.py:3"]);
         let d =
             with("def logic(dim, persona):\n    return dim['judicial_logic'].get(persona, '')\n");
         assert_eq!(kinds(&d), vec![]);

@@ -43,6 +43,10 @@ pub struct Reducer {
     pub reducer: String,
     pub path: String,
     pub line: usize,
+    /// A function of the repository whose body reads both the current value and the update
+    /// (it keeps both, as `operator.add` and `operator.ior` do; `lambda a, b: b` does not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub merges: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -140,6 +144,7 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                     reducer: "add_messages".into(),
                     path: module.path.clone(),
                     line: c.line,
+                    merges: false,
                 });
                 fields.push(Field {
                     name: "messages".into(),
@@ -159,6 +164,8 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                         reducer: r.clone(),
                         path: module.path.clone(),
                         line: f.line,
+                        merges: reducer_function(repo, m, &f.annotation)
+                            .is_some_and(|(fm, func)| reads_both(repo, fm, func)),
                     });
                 }
                 fields.push(Field {
@@ -220,6 +227,56 @@ fn reducer_of(repo: &Repo<'_>, m: usize, ann: &Expr) -> Option<String> {
     })
 }
 
+/// The repository's function an `Annotated[..., f]` field names as its reducer.
+fn reducer_function<'a>(
+    repo: &Repo<'a>,
+    m: usize,
+    ann: &Expr,
+) -> Option<(usize, &'a super::syntax::FuncInfo)> {
+    let Expr::Subscript(head, items) = ann else {
+        return None;
+    };
+    let head = head.dotted()?;
+    if !repo.is(
+        m,
+        &head,
+        &["typing.Annotated", "typing_extensions.Annotated"],
+    ) && head != "Annotated"
+    {
+        return items.iter().find_map(|i| reducer_function(repo, m, i));
+    }
+    let d = items.get(1..)?.last()?.dotted()?;
+    repo.function(m, &d)
+}
+
+/// A reducer function whose body reads both of its first two parameters (the current value
+/// and the update): it keeps both. Read from the body's words, below the `def` line.
+fn reads_both(repo: &Repo<'_>, m: usize, func: &super::syntax::FuncInfo) -> bool {
+    let params: Vec<&str> = func
+        .params
+        .iter()
+        .map(String::as_str)
+        .filter(|p| *p != "self" && *p != "cls")
+        .take(2)
+        .collect();
+    if params.len() < 2 || func.returns.is_empty() {
+        return false;
+    }
+    let source = &repo.modules[m].source;
+    let body: Vec<&str> = source
+        .lines()
+        .skip(func.line)
+        .take(func.end_line.saturating_sub(func.line))
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .collect();
+    params.iter().all(|p| {
+        body.iter().any(|l| {
+            l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == *p)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +303,19 @@ mod tests {
                 ("d", "merge")
             ]
         );
+    }
+
+    #[test]
+    fn a_reducer_of_the_repository_merges_when_it_reads_both_values() {
+        let src = "from typing import Annotated, TypedDict\ndef merge_dicts(left, right):\n    res = dict(left or {})\n    for k, v in (right or {}).items():\n        res[k] = res.get(k, []) + v\n    return res\ndef keep_last(old, new):\n    return new\nclass S(TypedDict):\n    a: Annotated[dict, merge_dicts]\n    b: Annotated[dict, keep_last]\n";
+        let ms = vec![parse_module("src/state.py", src.into()).unwrap()];
+        let f = analyse(&Repo::new(&ms));
+        let r: Vec<(&str, bool)> = f
+            .reducers
+            .iter()
+            .map(|r| (r.reducer.as_str(), r.merges))
+            .collect();
+        assert_eq!(r, vec![("merge_dicts", true), ("keep_last", false)]);
     }
 
     #[test]
