@@ -1443,7 +1443,12 @@ const JUDGES_NEAR: usize = 60;
 /// parallelism (from the clause mark before it to the one after it, within [`JUDGES_NEAR`]
 /// bytes of it) names the judges and no detective.
 fn judges_in_parallel(sentence: &str) -> bool {
-    let padded = format!(" {}", sentence.to_lowercase());
+    // CamelCase names (`ChiefJustice`, `DetectiveHub`) are names, not words: blanked
+    let mut own = format!(" {sentence}");
+    for (a, b) in camel_names(sentence, &own.to_lowercase()) {
+        own.replace_range(a..b, &" ".repeat(b - a));
+    }
+    let padded = own.to_lowercase();
     Feature::ParallelExecution.cues().iter().any(|cue| {
         padded.match_indices(cue).any(|(at, _)| {
             let before = clause_before(&padded, at);
@@ -1460,8 +1465,15 @@ fn judges_in_parallel(sentence: &str) -> bool {
             while !after.is_char_boundary(end) {
                 end -= 1;
             }
+            // its prose words: a name the student chose (`chief_justice`, `DetectiveNode`)
+            // says nothing of what the node is
             let clause = format!("{before}{}", &after[..end]);
-            JUDGE_WORDS.iter().any(|w| clause.contains(w)) && !clause.contains("detective")
+            let prose: String = clause
+                .split_whitespace()
+                .filter(|w| !w.contains(['_', '.']))
+                .collect::<Vec<_>>()
+                .join(" ");
+            JUDGE_WORDS.iter().any(|w| prose.contains(w)) && !prose.contains("detective")
         })
     })
 }
