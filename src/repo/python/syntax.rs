@@ -291,6 +291,55 @@ pub fn module_name(path: &str) -> String {
     stem.replace('/', ".")
 }
 
+/// A source line's indentation, in bytes.
+pub fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The lines that open the blocks line `line` (1-based) of `lines` sits in, innermost first,
+/// found by indentation: each as (0-based index, indentation). Blank lines and comments are
+/// skipped; the walk looks no higher than index `floor` and stops at the top level.
+pub fn enclosing_lines<'l>(lines: &'l [&'l str], line: usize, floor: usize) -> EnclosingLines<'l> {
+    EnclosingLines {
+        lines,
+        n: line.saturating_sub(1),
+        level: lines
+            .get(line.saturating_sub(1))
+            .map_or(0, |t| indentation(t)),
+        floor,
+    }
+}
+
+/// See [`enclosing_lines`].
+pub struct EnclosingLines<'l> {
+    lines: &'l [&'l str],
+    /// The last line looked at.
+    n: usize,
+    /// The indentation an enclosing line must be under.
+    level: usize,
+    floor: usize,
+}
+
+impl Iterator for EnclosingLines<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while self.n > self.floor && self.level > 0 {
+            self.n -= 1;
+            let t = self.lines[self.n];
+            if t.trim().is_empty()
+                || t.trim_start().starts_with('#')
+                || indentation(t) >= self.level
+            {
+                continue;
+            }
+            self.level = indentation(t);
+            return Some((self.n, self.level));
+        }
+        None
+    }
+}
+
 /// The one cut of a text at a byte budget (kept under this name for the analysis code).
 pub use crate::text::cut as truncate;
 
