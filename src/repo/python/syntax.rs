@@ -1407,6 +1407,29 @@ impl<'s, 't> Walker<'s, 't> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn enclosing_lines_are_the_block_openers_above_innermost_first() {
+        let src = "def f(x):\n    if x:\n        # a comment\n\n        y = 1\n    else:\n        for i in x:\n            z = i\n    return y\n";
+        let lines: Vec<&str> = src.lines().collect();
+        // `z = i` (line 8): the `for`, the `else`, the `def`
+        assert_eq!(
+            enclosing_lines(&lines, 8, 0).collect::<Vec<_>>(),
+            [(6, 8), (5, 4), (0, 0)]
+        );
+        // `y = 1` (line 5): the comment and the blank line are skipped
+        assert_eq!(
+            enclosing_lines(&lines, 5, 0).collect::<Vec<_>>(),
+            [(1, 4), (0, 0)]
+        );
+        // no higher than the floor; nothing above the top level; a line past the end
+        assert_eq!(
+            enclosing_lines(&lines, 8, 1).collect::<Vec<_>>(),
+            [(6, 8), (5, 4)]
+        );
+        assert_eq!(enclosing_lines(&lines, 1, 0).count(), 0);
+        assert_eq!(enclosing_lines(&lines, 99, 0).count(), 0);
+    }
+
     fn parse(src: &str) -> ModuleInfo {
         parse_module("src/graph.py", src.to_string()).unwrap()
     }
