@@ -1403,6 +1403,152 @@ impl<'s, 't> Walker<'s, 't> {
     }
 }
 
+/// The comparisons and plain assignments of a short piece of code (a branch's test, one
+/// statement), read from its syntax tree. Operands and values are as written, their whitespace
+/// collapsed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Shape {
+    /// `a > b` as `(a, ">", b)`; a chained comparison (`a < b < c`) as its pairs.
+    pub comparisons: Vec<(String, String, String)>,
+    /// `target = value` (a plain `=` with one target), as `(target, value)`.
+    pub assignments: Vec<(String, String)>,
+    /// Every sum (`a + b * 2 + (c / 2)`, the longest chain of `+`, parentheses looked
+    /// through): its text and its terms, each with the number it is multiplied by (`x * 2`,
+    /// `2 * x`; `x / 2` is `0.5`; a term with no number is `1`).
+    pub sums: Vec<(String, Vec<(String, f64)>)>,
+}
+
+/// At most this many bytes of code are read by [`shape`] (a test, a statement).
+const SHAPE_MAX: usize = 4_000;
+
+/// The [`Shape`] of `code`: empty when it is longer than a statement may be or cannot be
+/// parsed.
+pub fn shape(code: &str) -> Shape {
+    let mut out = Shape::default();
+    if code.len() > SHAPE_MAX {
+        return out;
+    }
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = match slot.take() {
+            Some(p) => slot.insert(p),
+            None => slot.insert(new_parser().ok()?),
+        };
+        parser.parse(code.as_bytes(), None)
+    });
+    let Some(tree) = tree else { return out };
+    let text = |n: Node<'_>| {
+        code.get(n.byte_range())
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut absorbed = std::collections::HashSet::new();
+    let mut todo = vec![tree.root_node()];
+    while let Some(n) = todo.pop() {
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+        match kind(n) {
+            "binary_operator" if operator(n, code) == "+" && absorbed.insert(n.id()) => {
+                let mut terms = Vec::new();
+                add_terms(n, code, &mut terms, &mut absorbed);
+                let terms = terms
+                    .into_iter()
+                    .map(|t| {
+                        let (t, w) = weighted(t, code);
+                        (text(t), w)
+                    })
+                    .collect();
+                out.sums.push((text(n), terms));
+            }
+            "comparison_operator" => {
+                // operands and operators alternate
+                let parts: Vec<Node<'_>> = kids
+                    .iter()
+                    .copied()
+                    .filter(|k| kind(*k) != "comment")
+                    .collect();
+                for w in parts.windows(3).step_by(2) {
+                    if w[0].is_named() && !w[1].is_named() && w[2].is_named() {
+                        out.comparisons.push((text(w[0]), text(w[1]), text(w[2])));
+                    }
+                }
+            }
+            "assignment" => {
+                let right = n.field(F_RIGHT);
+                if let (Some(l), Some(r)) = (n.field(F_LEFT), right)
+                    && kind(r) != "assignment"
+                {
+                    out.assignments.push((text(l), text(r)));
+                }
+            }
+            _ => {}
+        }
+        todo.extend(kids.into_iter().rev());
+    }
+    out
+}
+
+/// A binary operator's operator, as written.
+fn operator<'a>(n: Node<'_>, code: &'a str) -> &'a str {
+    n.field(F_OPERATOR)
+        .and_then(|o| code.get(o.byte_range()))
+        .unwrap_or("")
+}
+
+/// `(x)` read as `x`.
+fn unparenthesized(mut n: Node<'_>) -> Node<'_> {
+    while kind(n) == "parenthesized_expression" {
+        let mut c = n.walk();
+        let Some(inner) = n.named_children(&mut c).find(|k| kind(*k) != "comment") else {
+            break;
+        };
+        n = inner;
+    }
+    n
+}
+
+/// The terms of a chain of `+` (parentheses looked through), each inner `+` marked absorbed.
+fn add_terms<'t>(
+    n: Node<'t>,
+    code: &str,
+    out: &mut Vec<Node<'t>>,
+    absorbed: &mut std::collections::HashSet<usize>,
+) {
+    let n = unparenthesized(n);
+    if kind(n) == "binary_operator" && operator(n, code) == "+" {
+        absorbed.insert(n.id());
+        for side in [n.field(F_LEFT), n.field(F_RIGHT)].into_iter().flatten() {
+            add_terms(side, code, out, absorbed);
+        }
+    } else {
+        out.push(n);
+    }
+}
+
+/// A term and the number it is multiplied by (`x * 2`, `2 * x`, `x / 4`), else itself and 1.
+fn weighted<'t>(n: Node<'t>, code: &str) -> (Node<'t>, f64) {
+    let n = unparenthesized(n);
+    let number = |x: Node<'_>| {
+        let x = unparenthesized(x);
+        matches!(kind(x), "integer" | "float")
+            .then(|| code.get(x.byte_range())?.parse::<f64>().ok())
+            .flatten()
+    };
+    if kind(n) == "binary_operator"
+        && let (Some(l), Some(r)) = (n.field(F_LEFT), n.field(F_RIGHT))
+    {
+        match (operator(n, code), number(l), number(r)) {
+            ("*", None, Some(w)) => return (unparenthesized(l), w),
+            ("*", Some(w), None) => return (unparenthesized(r), w),
+            ("/", None, Some(d)) if d != 0.0 => return (unparenthesized(l), 1.0 / d),
+            _ => {}
+        }
+    }
+    (n, 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
