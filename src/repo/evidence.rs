@@ -1018,6 +1018,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         SafetyFact::Cleanup {
             clones: sites.clone(),
             removals: s.removals.clone(),
+            early: s.clone_calls.iter().any(|c| c.removed_early.is_some()),
         },
         0.7,
     ));
