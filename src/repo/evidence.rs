@@ -456,7 +456,7 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                     on_nodes("the node", &d.nodes)
                 ));
             }
-            match defect_fix(&d.kind, &d.nodes) {
+            match defect_fix(&d.kind, &d.nodes, d.fields_only) {
                 Some(fix) => e.with_fix(fix),
                 None => e,
             }
@@ -481,7 +481,9 @@ fn on_nodes(what: &str, nodes: &[String]) -> String {
 }
 
 /// What to change for a run-time defect of `kind` on `nodes` (the defect's location says where).
-fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
+/// `fields_only`: a `whole_state_return` that re-sends a reducer field's current value, not the
+/// whole state.
+fn defect_fix(kind: &str, nodes: &[String], fields_only: bool) -> Option<String> {
     let on = |what: &str| on_nodes(what, nodes);
     Some(match kind {
         "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
@@ -490,7 +492,7 @@ fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
             on("the node")
         ),
         "unreachable_node" => format!(
-            "add an edge or a router outcome that leads to {}, or remove it from the graph",
+            "give {} a route that can be taken (an edge, or a router outcome whose test can hold: a node must write the key it tests), or remove it from the graph",
             on("the node")
         ),
         "unbounded_loop" => format!(
@@ -498,11 +500,15 @@ fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
             on("the nodes")
         ),
         "undeclared_state_key" => format!(
-            "declare the key in the state schema (with a reducer if parallel nodes write it), or stop returning it from {}",
+            "declare the key in the state schema (with a reducer if parallel nodes write it), or return the value under a key the schema declares and the readers read, from {}",
             on("the node")
         ),
         "unknown_state_key" => format!(
             "declare the key {} read in the state schema and have a node write it before it is read",
+            on("the node")
+        ),
+        "whole_state_return" if fields_only => format!(
+            "send only the new items of the reducer field from {} (`{{\"<field>\": [new_item]}}`), never its current value: the reducer adds what is sent to what is there, so the list doubles",
             on("the node")
         ),
         "whole_state_return" => format!(
