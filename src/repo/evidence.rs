@@ -1622,6 +1622,10 @@ mod tests {
             "import shutil\nimport subprocess\nimport tempfile\n\nfrom src.utils.url_rules import looks_valid\n\n\ndef fetch_repo(repo_url):\n    if not looks_valid(repo_url):\n        raise ValueError('bad url')\n    workdir = tempfile.mkdtemp(prefix='audit_')\n    try:\n        subprocess.run(['git', 'clone', repo_url, workdir], check=True, capture_output=True, timeout=120)\n    except subprocess.CalledProcessError as failure:\n        message = failure.stderr.lower()\n        if 'authentication' in message:\n            raise PermissionError('auth')\n        elif 'not found' in message:\n            raise LookupError('missing')\n        raise\n    return workdir\n\n\ndef history_of(workdir):\n    return subprocess.run(['git', 'log', '--oneline'], cwd=workdir, capture_output=True)\n\n\ndef drop_repo(workdir):\n    shutil.rmtree(workdir)\n",
         ),
         (
+            "src/nodes/inquiry.py",
+            "from src.tools.git_ops import fetch_repo, history_of, drop_repo\n\n\ndef investigate(state):\n    workdir = fetch_repo(state['repo_url'])\n    history_of(workdir)\n    drop_repo(workdir)\n    return {}\n",
+        ),
+        (
             "src/state_defs.py",
             "from pydantic import BaseModel\n\n\nclass Verdict(BaseModel):\n    judge: str\n    score: int\n    argument: str\n    cited_evidence: list[str]\n",
         ),
@@ -1639,6 +1643,8 @@ mod tests {
     /// parameters, files and folders); the spec's own names (`score`, `found`, `opinions`) and
     /// the libraries' stay.
     const CHOSEN: &[&str] = &[
+        "inquiry",
+        "investigate",
         "url_rules",
         "ALLOWED_HOST",
         "looks_valid",
