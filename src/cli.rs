@@ -6,7 +6,7 @@
 //! not assessed because of a failure; one left out only because the run had no vision model by
 //! choice does not count).
 
-use crate::actors::PdfSource;
+use crate::audit::PdfSource;
 use crate::exit;
 use crate::exit::CliError;
 use crate::flags::{self, PanelArgs};
@@ -744,7 +744,7 @@ fn run_evidence(args: EvidenceArgs) -> Result<i32, CliError> {
     Ok(if degraded { exit::INCOMPLETE } else { exit::OK })
 }
 
-fn first_error(collected: &crate::actors::Collected, stage: crate::model::Stage) -> Option<String> {
+fn first_error(collected: &crate::audit::Collected, stage: crate::model::Stage) -> Option<String> {
     collected
         .state
         .errors()

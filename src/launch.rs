@@ -6,10 +6,8 @@
 //! [`Launched`] starts one in the system already running (a batch grades many submissions in
 //! one), asked for the evidence and then for the judgement.
 
-use crate::actors::{
-    AuditInput, AuditOutcome, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts,
-};
-use crate::actors::{CollectEvidence, Collected, JudgeCollected};
+use crate::actors::{CollectEvidence, Coordinator, JudgeCollected, RunAudit};
+use crate::audit::{AuditInput, AuditOutcome, Collected, PdfSource, RestartPolicy, Timeouts};
 use crate::exit::CliError;
 use crate::judges::JudgeService;
 use crate::llm::LlmSession;

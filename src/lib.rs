@@ -7,6 +7,7 @@
 
 pub mod actors;
 pub mod alloc;
+pub mod audit;
 pub mod batch;
 pub(crate) mod calibrate;
 pub mod cli;

@@ -6,7 +6,8 @@
 mod telemetry_support;
 
 use actix::Actor;
-use auditor::actors::{AuditInput, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts};
+use auditor::actors::{Coordinator, RunAudit};
+use auditor::audit::{AuditInput, PdfSource, RestartPolicy, Timeouts};
 use auditor::judges::{JudgeAnswer, JudgeFuture, JudgeRequest, JudgeService};
 use auditor::model::{Judge, JudgeMode, JudicialOpinion, OpinionSource, Score, TokenUsage};
 use auditor::repo::{RepoLimits, RepoRequest};

@@ -17,7 +17,6 @@
 //! is restarted by its `Supervisor` and the request re-sent, within the restart intensity; past
 //! it, or after invalid answers, the opinion is recorded as failed and the criterion flagged.
 
-use super::audit::{AuditInput, AuditOutcome, Collected, PdfSource};
 use super::barrier::Barrier;
 use super::branch::{self, NoPdf, PdfBytes};
 use super::chief_justice::{ChiefJustice, Compose, Deliberate};
@@ -28,6 +27,7 @@ use super::detectives::{
 use super::spans::{self, Release};
 use super::supervision::{JudgePanel, Supervised};
 use super::{aggregate, routes};
+use crate::audit::{AuditInput, AuditOutcome, Collected, PdfSource};
 use crate::judges::{EvidencePack, JudgeRequest, JudgeService};
 use crate::model::{
     AuditReport, AuditState, CriterionResult, Detective, Judge, RunMetadata, TokenUsage,

@@ -5,7 +5,6 @@
 //! `spans`; pure bookkeeping in `barrier`, `routes` and `aggregate`.
 
 pub(crate) mod aggregate;
-pub(crate) mod audit;
 pub(crate) mod barrier;
 mod branch;
 pub(crate) mod chief_justice;
@@ -17,5 +16,4 @@ pub(crate) mod routes;
 mod spans;
 mod supervision;
 
-pub use audit::{AuditInput, AuditOutcome, Collected, PdfSource, RestartPolicy, Timeouts};
 pub use coordinator::{CollectEvidence, Coordinator, JudgeCollected, RunAudit};

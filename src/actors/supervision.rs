@@ -3,10 +3,10 @@
 //! is restarted and the request re-sent, within the persona's restart intensity; past it, or
 //! after an invalid answer, the opinion is recorded as failed (the criterion is flagged).
 
-use super::audit::RestartPolicy;
 use super::barrier::RestartIntensity;
 use super::judges::{Adjudicate, JudgeActor, Restart};
 use super::spans;
+use crate::audit::RestartPolicy;
 use crate::judges::{JudgeAnswer, JudgeFault, JudgeRequest, JudgeService, Reason};
 use crate::model::Judge;
 use actix::prelude::*;

@@ -16,7 +16,7 @@
 //! `--concurrency` when it is small); a row waits for a share before its child starts. So K
 //! hostile rows in flight cost at most the budget, whatever they hold.
 
-use crate::actors::PdfSource;
+use crate::audit::PdfSource;
 use crate::launch::AuditBuilder;
 use crate::repo::RepoSource;
 use crate::rubric::{LoadedRubric, Rubric};

@@ -11,7 +11,7 @@
 //!   its line number; the other rows proceed. Only a manifest that cannot be read at all, or has a
 //!   bad header, is an error for the whole batch.
 
-use crate::actors::PdfSource;
+use crate::audit::PdfSource;
 use crate::repo::RepoSource;
 use crate::repo::source::redact_text;
 use std::collections::BTreeMap;

@@ -32,7 +32,7 @@ pub mod similarity;
 pub mod store;
 pub mod stored;
 
-use crate::actors::{RestartPolicy, Timeouts};
+use crate::audit::{RestartPolicy, Timeouts};
 use crate::exit::{self, CliError};
 use crate::interrupt::{Interrupt, OnSecond};
 use crate::judges::JudgeService;
@@ -390,12 +390,103 @@ struct JudgeSetup {
     fingerprint: String,
 }
 
+/// A batch's plan, validated (the flags, the rubric, the manifest and what it names) and
+/// settled (the output directory, the store, the run's configuration), then its execution:
+/// the submissions graded, the outputs written.
 fn run_batch_inner(
     args: &BatchArgs,
     service: Rc<dyn JudgeService>,
     setup: JudgeSetup,
     show_progress: bool,
 ) -> Result<BatchSummary, BatchError> {
+    let Plan {
+        rubric,
+        manifest_path,
+        manifest,
+    } = plan(args)?;
+    let out = output_dir(args, &manifest_path)?;
+    // --status only reads: it may run beside the worker that uses this directory.
+    let _lock = if args.status {
+        None
+    } else {
+        Some(lock_dir(&out)?)
+    };
+    let store = open_store(args, &out)?;
+    let cfg = Rc::new(run_config(args, service.as_ref(), setup, rubric, &out));
+    refuse_split_cohort(args, &out, &cfg)?;
+    if !args.status {
+        write_meta(args, &manifest_path, &out, &cfg)?;
+    }
+    if args.status || args.outputs_only {
+        let offline = service.mode() == crate::model::JudgeMode::Offline;
+        return from_store(
+            args,
+            &manifest_path,
+            &manifest,
+            store.as_ref(),
+            &cfg,
+            &out,
+            offline,
+        );
+    }
+    let offline_judges = service.mode() == crate::model::JudgeMode::Offline;
+    let graded = grade(args, &manifest, service, &store, &cfg, show_progress)?;
+    let mut rows = grade_rows(
+        &manifest,
+        &graded.outcomes,
+        store.as_ref(),
+        &cfg,
+        graded.interrupted,
+    );
+    let section = if graded.interrupted {
+        None
+    } else {
+        similarity_step(
+            args,
+            &manifest,
+            &mut rows,
+            store.as_ref(),
+            &out,
+            true,
+            show_progress,
+        )
+    };
+    write_outputs(
+        &manifest_path,
+        &rows,
+        &cfg,
+        &out,
+        section.as_ref().map(|s| s.0.as_str()),
+    )?;
+    // The counters are for the summary line only: a store that cannot be read now costs that
+    // line, not the run (what was graded is in the store and in the outputs).
+    let counters = store.counters().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "could not read the store's request counters");
+        store::Counters::default()
+    });
+    Ok(BatchSummary {
+        rows,
+        interrupted: graded.interrupted,
+        counters,
+        asked_this_run: graded.stats.llm_asked.get(),
+        cache_hits_this_run: graded.stats.cache_hits.get(),
+        offline_judges,
+        status_only: false,
+        out,
+        similar_pairs: section.map(|s| s.1),
+    })
+}
+
+/// What a batch grades, checked before anything is written.
+struct Plan {
+    rubric: LoadedRubric,
+    manifest_path: PathBuf,
+    manifest: Manifest,
+}
+
+/// The flags, the rubric and the manifest checked (its bad rows said, the others kept), and
+/// what the manifest and flags name: refs that exist, ids in the manifest.
+fn plan(args: &BatchArgs) -> Result<Plan, BatchError> {
     if args.concurrency == 0 || args.concurrency > 1024 {
         return Err(BatchError::Concurrency(args.concurrency));
     }
@@ -441,20 +532,30 @@ fn run_batch_inner(
             return Err(BatchError::UnknownId(r.clone()));
         }
     }
+    Ok(Plan {
+        rubric,
+        manifest_path,
+        manifest,
+    })
+}
+
+/// `--out`, created and made absolute; a run that grades records its manifest there (for a
+/// later `--status` or `--outputs-only` without one).
+fn output_dir(args: &BatchArgs, manifest_path: &Path) -> Result<PathBuf, BatchError> {
     std::fs::create_dir_all(&args.out).map_err(|source| BatchError::OutputDir {
         dir: args.out.clone(),
         source,
     })?;
     let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
     if !args.status && !args.outputs_only {
-        remember_manifest(&out, &manifest_path);
+        remember_manifest(&out, manifest_path);
     }
-    // --status only reads: it may run beside the worker that uses this directory.
-    let _lock = if args.status {
-        None
-    } else {
-        Some(lock_dir(&out)?)
-    };
+    Ok(out)
+}
+
+/// The store `--store` names (SQLite in `out` by default), with a warning when its password
+/// is written on the command line.
+fn open_store(args: &BatchArgs, out: &Path) -> Result<Rc<dyn BatchStore>, BatchError> {
     let spec = StoreSpec::resolve(args.store.as_deref(), args.store_file.as_deref(), |k| {
         std::env::var(k).ok()
     })?;
@@ -465,21 +566,31 @@ fn run_batch_inner(
 leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, mode 600), or give the string with --store-file",
         );
     }
-    let store: Rc<dyn BatchStore> = Rc::from(spec.open(&out).map_err(BatchError::StoreOpen)?);
+    Ok(Rc::from(spec.open(out).map_err(BatchError::StoreOpen)?))
+}
 
+/// The runner's configuration: the flags, the rubric and the judges' set-up (their
+/// configuration is part of every job key).
+fn run_config(
+    args: &BatchArgs,
+    service: &dyn JudgeService,
+    setup: JudgeSetup,
+    rubric: LoadedRubric,
+    out: &Path,
+) -> RunConfig {
     let judge_config = if setup.fingerprint.is_empty() {
-        judge_config(service.as_ref())
+        judge_config(service)
     } else {
-        format!("{};{}", judge_config(service.as_ref()), setup.fingerprint)
+        format!("{};{}", judge_config(service), setup.fingerprint)
     };
-    let cfg = Rc::new(RunConfig {
-        out: out.clone(),
+    RunConfig {
+        out: out.to_path_buf(),
         concurrency: args.concurrency,
         regrade_all: args.regrade_all,
         regrade: args.regrade.iter().cloned().collect(),
         rejudge: args.rejudge,
         rubric: Arc::new(rubric),
-        judge_config: judge_config.clone(),
+        judge_config,
         timeouts: Timeouts {
             judge_request: setup.judge_timeout,
             ..Timeouts::default()
@@ -488,65 +599,91 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         vision: setup.vision,
         resolve_timeout: Duration::from_secs(120),
         isolation: setup.isolation,
-    });
-    if let (Some(only), false) = (&args.only, args.status || args.outputs_only) {
-        // Regrading some submissions under another rubric or other judges would split the
-        // cohort between two keys: the review shows one.
-        if let Ok(Some(old)) = meta::read(&out)
-            && (old.rubric_sha256 != cfg.rubric.sha256 || old.judge_config != cfg.judge_config)
-        {
-            let what = if old.rubric_sha256 != cfg.rubric.sha256 {
-                "rubric"
-            } else {
-                "judges (mode, models or prompts)"
-            };
-            return Err(BatchError::SplitCohort {
-                out,
-                what,
-                only: only.iter().cloned().collect::<Vec<_>>().join(", "),
-            });
-        }
     }
-    if !args.status {
-        // What this directory is graded from, for `auditor serve` and `auditor export`.
-        let meta = meta::BatchMeta {
-            manifest: std::fs::canonicalize(&manifest_path)
-                .unwrap_or_else(|_| manifest_path.clone()),
-            rubric: args
-                .rubric
-                .as_ref()
-                .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())),
-            rubric_sha256: cfg.rubric.sha256.clone(),
-            judge_config: judge_config.clone(),
-            judges: format!("{:?}", args.panel.judges).to_lowercase(),
-            prompts: args
-                .panel
-                .prompts
-                .as_ref()
-                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
-            title: manifest_path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+}
+
+/// Regrading some submissions (`--only`) under another rubric or other judges would split the
+/// cohort between two keys: the review shows one.
+fn refuse_split_cohort(args: &BatchArgs, out: &Path, cfg: &RunConfig) -> Result<(), BatchError> {
+    let (Some(only), false) = (&args.only, args.status || args.outputs_only) else {
+        return Ok(());
+    };
+    if let Ok(Some(old)) = meta::read(out)
+        && (old.rubric_sha256 != cfg.rubric.sha256 || old.judge_config != cfg.judge_config)
+    {
+        let what = if old.rubric_sha256 != cfg.rubric.sha256 {
+            "rubric"
+        } else {
+            "judges (mode, models or prompts)"
         };
-        meta::write(&out, &meta)?;
+        return Err(BatchError::SplitCohort {
+            out: out.to_path_buf(),
+            what,
+            only: only.iter().cloned().collect::<Vec<_>>().join(", "),
+        });
     }
-    if args.status || args.outputs_only {
-        let offline = service.mode() == crate::model::JudgeMode::Offline;
-        return from_store(
-            args,
-            &manifest_path,
-            &manifest,
-            store.as_ref(),
-            &cfg,
-            &out,
-            offline,
-        );
-    }
+    Ok(())
+}
+
+/// What this directory is graded from, for `auditor serve` and `auditor export`.
+fn write_meta(
+    args: &BatchArgs,
+    manifest_path: &Path,
+    out: &Path,
+    cfg: &RunConfig,
+) -> Result<(), BatchError> {
+    let meta = meta::BatchMeta {
+        manifest: std::fs::canonicalize(manifest_path)
+            .unwrap_or_else(|_| manifest_path.to_path_buf()),
+        rubric: args
+            .rubric
+            .as_ref()
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())),
+        rubric_sha256: cfg.rubric.sha256.clone(),
+        judge_config: cfg.judge_config.clone(),
+        judges: format!("{:?}", args.panel.judges).to_lowercase(),
+        prompts: args
+            .panel
+            .prompts
+            .as_ref()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
+        title: manifest_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    Ok(meta::write(out, &meta)?)
+}
+
+/// How the grading of a batch went.
+struct Graded {
+    /// Every manifest submission's outcome, in manifest order (with `--only`, the others as
+    /// the store has them).
+    outcomes: Vec<Outcome>,
+    stats: Rc<progress::Stats>,
+    interrupted: bool,
+}
+
+/// Grades the submissions (all, or those of `--only`) in one actix System, then gives the
+/// store's unfinished claims back.
+fn grade(
+    args: &BatchArgs,
+    manifest: &Manifest,
+    service: Rc<dyn JudgeService>,
+    store: &Rc<dyn BatchStore>,
+    cfg: &Rc<RunConfig>,
+    show_progress: bool,
+) -> Result<Graded, BatchError> {
     let stats = Rc::new(progress::Stats::default());
-    let offline_judges = service.mode() == crate::model::JudgeMode::Offline;
-    stats.offline.set(offline_judges);
-    let cache = cache::CacheShared::new(store.clone(), service, stats.clone(), judge_config);
+    stats
+        .offline
+        .set(service.mode() == crate::model::JudgeMode::Offline);
+    let cache = cache::CacheShared::new(
+        store.clone(),
+        service,
+        stats.clone(),
+        cfg.judge_config.clone(),
+    );
     let subs: Vec<manifest::Submission> = manifest
         .submissions()
         .filter(|s| args.only.as_ref().is_none_or(|o| o.contains(&s.id)))
@@ -566,7 +703,6 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
         let cfg = cfg.clone();
         let store = store.clone();
         let interrupt = interrupt.clone();
-        let display = display.clone();
         async move {
             let listener = {
                 let interrupt = interrupt.clone();
@@ -597,49 +733,15 @@ leave it out and set PGPASSWORD, use a password file (~/.pgpass or PGPASSFILE, m
                 ids.into_iter().zip(outcomes).collect();
             manifest
                 .submissions()
-                .zip(outcomes_from_store(&manifest, store.as_ref(), &cfg)?)
+                .zip(outcomes_from_store(manifest, store.as_ref(), cfg)?)
                 .map(|(sub, (stored, _))| graded.remove(&sub.id).unwrap_or(stored))
                 .collect()
         }
     };
-
-    let mut rows = grade_rows(&manifest, &outcomes, store.as_ref(), &cfg, interrupted);
-    let section = if interrupted {
-        None
-    } else {
-        similarity_step(
-            args,
-            &manifest,
-            &mut rows,
-            store.as_ref(),
-            &out,
-            true,
-            show_progress,
-        )
-    };
-    write_outputs(
-        &manifest_path,
-        &rows,
-        &cfg,
-        &out,
-        section.as_ref().map(|s| s.0.as_str()),
-    )?;
-    // The counters are for the summary line only: a store that cannot be read now costs that
-    // line, not the run (what was graded is in the store and in the outputs).
-    let counters = store.counters().unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "could not read the store's request counters");
-        store::Counters::default()
-    });
-    Ok(BatchSummary {
-        rows,
+    Ok(Graded {
+        outcomes,
+        stats,
         interrupted,
-        counters,
-        asked_this_run: stats.llm_asked.get(),
-        cache_hits_this_run: stats.cache_hits.get(),
-        offline_judges,
-        status_only: false,
-        out,
-        similar_pairs: section.map(|s| s.1),
     })
 }
 

@@ -23,9 +23,9 @@ use super::outputs;
 use super::progress::{Display, Stats};
 use super::resolve::{self, ResolveError};
 use super::store::BatchStore;
-use super::store::{Begin, JobKey, JobStatus};
+use super::store::{Begin, Job, JobKey, JobStatus};
 use super::stored::{from_stored, to_stored};
-use crate::actors::{RestartPolicy, Timeouts};
+use crate::audit::{AuditInput, AuditOutcome, Collected, RestartPolicy, Timeouts};
 use crate::interrupt::Interrupt;
 use crate::launch::{AuditBuilder, Launched};
 use crate::rubric::LoadedRubric;
@@ -239,9 +239,20 @@ async fn pass(
     busy
 }
 
-fn fail(ctx: &Ctx, sub: &Submission, job_id: Option<i64>, reason: &str) -> Outcome {
-    failed(ctx, sub, job_id, reason, true)
+/// The submission failed: `reason` recorded with its job and written as its `failed.md`.
+fn fail(
+    ctx: &Ctx,
+    sub: &Submission,
+    job_id: Option<i64>,
+    reason: impl std::fmt::Display,
+) -> Outcome {
+    failed(ctx, sub, job_id, &reason.to_string(), true)
 }
+
+/// The audit's coordinator stopped while doing something (a mailbox error).
+#[derive(Debug, thiserror::Error)]
+#[error("the coordinator stopped while {0}: {1}")]
+struct CoordinatorStopped(&'static str, #[source] actix::MailboxError);
 
 /// The store failed, not the submission: recorded as a failure, its report kept.
 fn store_fail(
@@ -280,100 +291,36 @@ fn failed(
     }
 }
 
+/// How a step of [`grade_one`] ended the submission early: the outcome it ended with (failed,
+/// skipped as done, held by another worker).
+type Step<T> = Result<T, Outcome>;
+
+/// A re-judgement's starting point: the evidence of the submission's latest job holding some,
+/// and the commit it was collected at.
+struct Prior {
+    commit: String,
+    evidence: String,
+}
+
+/// Grades one submission: its plan (the stored evidence to judge again, the commit, the job),
+/// then its execution (the evidence, the judgement, the report stored and written).
 async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) -> Outcome {
+    match grade_steps(sub, ctx, job_cell).await {
+        Ok(outcome) | Err(outcome) => outcome,
+    }
+}
+
+async fn grade_steps(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) -> Step<Outcome> {
     let cfg = &ctx.cfg;
     let regrade = cfg.regrade_all || cfg.regrade.contains(&sub.id);
-    // A re-judgement: the evidence (and its commit) of the submission's latest job holding it.
-    let prior = if regrade && cfg.rejudge {
-        match ctx.store.latest_with_evidence(&sub.id) {
-            Ok(p) => p.and_then(|j| Some((j.key.commit, j.evidence?))),
-            Err(e) => return store_fail(ctx, sub, None, e),
-        }
-    } else {
-        None
-    };
-    let known = prior
-        .as_ref()
-        .map(|(c, _)| Ok(c.clone()))
-        .or_else(|| ctx.commits.borrow().get(&sub.id).cloned());
-    let commit = match known {
-        Some(c) => c,
-        None => {
-            let source = sub.repo.clone();
-            let git_ref = sub.git_ref.clone();
-            let resolved = tokio::time::timeout(
-                cfg.resolve_timeout,
-                tokio::task::spawn_blocking(move || resolve::resolve(&source, git_ref.as_deref())),
-            )
-            .await;
-            let commit = match resolved {
-                Ok(Ok(r)) => r.map_err(NoCommit::Resolve),
-                Ok(Err(e)) => Err(NoCommit::Crashed(Arc::new(e))),
-                Err(_) => Err(NoCommit::TimedOut(cfg.resolve_timeout)),
-            };
-            ctx.commits
-                .borrow_mut()
-                .insert(sub.id.clone(), commit.clone());
-            commit
-        }
-    };
-    let key = JobKey {
-        submission: sub.id.clone(),
-        commit: commit.clone().unwrap_or_default(),
-        rubric_sha256: cfg.rubric.sha256.clone(),
-        judge_config: cfg.judge_config.clone(),
-    };
-    let job = match ctx
-        .store
-        .begin_job(&key, sub.repo.shown(), sub.git_ref.as_deref(), regrade)
-    {
-        Ok(Begin::Finished(job)) if job.status == JobStatus::Failed => {
-            // Failed in another worker during this worker's run (a shared store): it stands.
-            let reason = job
-                .failure
-                .clone()
-                .unwrap_or_else(|| "failed in another worker".into());
-            if let Err(e) =
-                outputs::write_failure(&cfg.out, &sub.id, &sub.repo_shown, &reason, true)
-            {
-                tracing::error!(error = %e, "could not write failed.md");
-            }
-            return Outcome::Failed {
-                job_id: Some(job.id),
-                reason,
-            };
-        }
-        Ok(Begin::Busy { holder }) => return Outcome::Busy { holder },
-        Ok(Begin::Finished(job)) => {
-            return Outcome::Done {
-                job_id: job.id,
-                skipped: true,
-            };
-        }
-        Ok(Begin::Work(job)) => job,
-        Err(e) => return store_fail(ctx, sub, None, e),
-    };
+    let prior = prior_evidence(sub, ctx, regrade)?;
+    let commit = commit_of(sub, ctx, prior.as_ref()).await;
+    let job = begin(sub, ctx, &commit, regrade)?;
     job_cell.set(Some(job.id));
-    if let Some((_, evidence)) = &prior {
-        // The regrade cleared the job's evidence (or the job is new): the stored evidence is
-        // this job's now, persisted before any judge is asked, so a resumed run reads it too.
-        if job.evidence.as_deref() != Some(evidence.as_str()) {
-            if let Err(e) = ctx.store.save_evidence(job.id, evidence) {
-                return store_fail(ctx, sub, Some(job.id), e);
-            }
-        }
-        tracing::info!(submission = %sub.id, job = job.id, "judged again from the stored evidence");
+    if let Some(prior) = &prior {
+        adopt_prior(sub, ctx, &job, prior)?;
     }
-    let commit = match commit {
-        Ok(c) => c,
-        Err(reason) if super::manifest::is_relative_local(&sub.repo_shown) => {
-            let reason = format!(
-                "{reason} (a relative path in a manifest is read from the manifest's folder, not the current directory)"
-            );
-            return fail(ctx, sub, Some(job.id), &reason);
-        }
-        Err(reason) => return fail(ctx, sub, Some(job.id), &reason.to_string()),
-    };
+    let commit = pinned(sub, ctx, &job, commit)?;
     tracing::info!(submission = %sub.id, %commit, job = job.id, generation = job.generation, "grading");
 
     let service = Rc::new(CachedJudges {
@@ -391,13 +338,152 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
         .restarts(cfg.restarts)
         .vision(cfg.vision.clone())
         .build();
+    let collected = evidence(sub, ctx, &job, prior.as_ref(), &audit, &input, &commit).await?;
+    let outcome = audit
+        .judge(input, collected)
+        .await
+        .map_err(|e| fail(ctx, sub, Some(job.id), CoordinatorStopped("judging", e)))?;
+    drop(audit);
+    record(sub, ctx, &job, &outcome)
+}
 
-    // Evidence: restored when a previous run persisted it, else collected and persisted. The
-    // judges always see the evidence as read back from the store, so the cache keys of a
-    // resumed run are the very same as the first run's.
+/// A re-judgement's stored evidence (`None` unless the submission is regraded with
+/// `rejudge`, or when no job of it holds evidence).
+fn prior_evidence(sub: &Submission, ctx: &Ctx, regrade: bool) -> Step<Option<Prior>> {
+    if !(regrade && ctx.cfg.rejudge) {
+        return Ok(None);
+    }
+    match ctx.store.latest_with_evidence(&sub.id) {
+        Ok(p) => Ok(p.and_then(|j| {
+            Some(Prior {
+                commit: j.key.commit,
+                evidence: j.evidence?,
+            })
+        })),
+        Err(e) => Err(store_fail(ctx, sub, None, e)),
+    }
+}
+
+/// The commit to grade: the prior evidence's, else one resolved in an earlier pass, else
+/// resolved now (within `resolve_timeout`) and remembered for the next passes.
+async fn commit_of(sub: &Submission, ctx: &Ctx, prior: Option<&Prior>) -> Result<String, NoCommit> {
+    let known = prior
+        .map(|p| Ok(p.commit.clone()))
+        .or_else(|| ctx.commits.borrow().get(&sub.id).cloned());
+    if let Some(commit) = known {
+        return commit;
+    }
+    let timeout = ctx.cfg.resolve_timeout;
+    let source = sub.repo.clone();
+    let git_ref = sub.git_ref.clone();
+    let resolved = tokio::time::timeout(
+        timeout,
+        tokio::task::spawn_blocking(move || resolve::resolve(&source, git_ref.as_deref())),
+    )
+    .await;
+    let commit = match resolved {
+        Ok(Ok(r)) => r.map_err(NoCommit::Resolve),
+        Ok(Err(e)) => Err(NoCommit::Crashed(Arc::new(e))),
+        Err(_) => Err(NoCommit::TimedOut(timeout)),
+    };
+    ctx.commits
+        .borrow_mut()
+        .insert(sub.id.clone(), commit.clone());
+    commit
+}
+
+/// The submission's job in the store, when there is work to do on it; otherwise how it ends:
+/// done already (skipped), failed in another worker, held by another worker.
+fn begin(
+    sub: &Submission,
+    ctx: &Ctx,
+    commit: &Result<String, NoCommit>,
+    regrade: bool,
+) -> Step<Job> {
+    let cfg = &ctx.cfg;
+    let key = JobKey {
+        submission: sub.id.clone(),
+        commit: commit.clone().unwrap_or_default(),
+        rubric_sha256: cfg.rubric.sha256.clone(),
+        judge_config: cfg.judge_config.clone(),
+    };
+    match ctx
+        .store
+        .begin_job(&key, sub.repo.shown(), sub.git_ref.as_deref(), regrade)
+    {
+        Ok(Begin::Finished(job)) if job.status == JobStatus::Failed => {
+            // Failed in another worker during this worker's run (a shared store): it stands.
+            let reason = job
+                .failure
+                .clone()
+                .unwrap_or_else(|| "failed in another worker".into());
+            if let Err(e) =
+                outputs::write_failure(&cfg.out, &sub.id, &sub.repo_shown, &reason, true)
+            {
+                tracing::error!(error = %e, "could not write failed.md");
+            }
+            Err(Outcome::Failed {
+                job_id: Some(job.id),
+                reason,
+            })
+        }
+        Ok(Begin::Busy { holder }) => Err(Outcome::Busy { holder }),
+        Ok(Begin::Finished(job)) => Err(Outcome::Done {
+            job_id: job.id,
+            skipped: true,
+        }),
+        Ok(Begin::Work(job)) => Ok(job),
+        Err(e) => Err(store_fail(ctx, sub, None, e)),
+    }
+}
+
+/// The regrade cleared the job's evidence (or the job is new): the stored evidence is this
+/// job's now, persisted before any judge is asked, so a resumed run reads it too.
+fn adopt_prior(sub: &Submission, ctx: &Ctx, job: &Job, prior: &Prior) -> Step<()> {
+    if job.evidence.as_deref() != Some(prior.evidence.as_str()) {
+        if let Err(e) = ctx.store.save_evidence(job.id, &prior.evidence) {
+            return Err(store_fail(ctx, sub, Some(job.id), e));
+        }
+    }
+    tracing::info!(submission = %sub.id, job = job.id, "judged again from the stored evidence");
+    Ok(())
+}
+
+/// The commit the job is graded at; without one, the job fails with the reason.
+fn pinned(
+    sub: &Submission,
+    ctx: &Ctx,
+    job: &Job,
+    commit: Result<String, NoCommit>,
+) -> Step<String> {
+    let reason = match commit {
+        Ok(commit) => return Ok(commit),
+        Err(reason) => reason,
+    };
+    let reason = if super::manifest::is_relative_local(&sub.repo_shown) {
+        format!(
+            "{reason} (a relative path in a manifest is read from the manifest's folder, not the current directory)"
+        )
+    } else {
+        reason.to_string()
+    };
+    Err(fail(ctx, sub, Some(job.id), reason))
+}
+
+/// Evidence: restored when a previous run persisted it, else collected and persisted. The
+/// judges always see the evidence as read back from the store, so the cache keys of a
+/// resumed run are the very same as the first run's.
+async fn evidence(
+    sub: &Submission,
+    ctx: &Ctx,
+    job: &Job,
+    prior: Option<&Prior>,
+    audit: &Launched,
+    input: &AuditInput,
+    commit: &str,
+) -> Step<Collected> {
     let restored = prior
-        .as_ref()
-        .map(|(_, e)| e.as_str())
+        .map(|p| p.evidence.as_str())
         .or(job.evidence.as_deref())
         .and_then(|json| match from_stored(json) {
             Ok(c) => Some(c),
@@ -406,71 +492,69 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
                 None
             }
         });
-    let collected = match restored {
-        Some(c) => c,
-        None => {
-            let json = match &cfg.isolation {
-                Some(iso) => {
-                    let req = super::isolate::CollectRequest {
-                        submission: sub.id.clone(),
-                        repo: sub.repo.expose().to_string(),
-                        repo_shown: Some(sub.repo.shown().to_string()),
-                        git_ref: commit.clone(),
-                        pdf: sub.pdf.clone(),
-                        rubric: cfg.rubric.rubric.clone(),
-                        rubric_source: cfg.rubric.source.clone(),
-                        rubric_sha256: cfg.rubric.sha256.clone(),
-                        detectives_timeout: cfg.timeouts.detectives,
-                        vision: cfg.vision.is_some(),
-                        prompts: iso.prompts.clone(),
-                    };
-                    match super::isolate::collect(iso, &req).await {
-                        Ok(json) => json,
-                        Err(e) => {
-                            return fail(ctx, sub, Some(job.id), &sub.repo.scrub(&e.to_string()));
-                        }
-                    }
-                }
-                None => {
-                    let fresh = match audit.collect_evidence(input.clone()).await {
-                        Ok(c) => c,
-                        Err(e) => {
-                            return fail(
-                                ctx,
-                                sub,
-                                Some(job.id),
-                                &format!("the coordinator stopped while collecting evidence: {e}"),
-                            );
-                        }
-                    };
-                    match to_stored(&fresh) {
-                        Ok(j) => j,
-                        Err(e) => return fail(ctx, sub, Some(job.id), &e.to_string()),
-                    }
-                }
-            };
-            if let Err(e) = ctx.store.save_evidence(job.id, &json) {
-                return store_fail(ctx, sub, Some(job.id), e);
-            }
-            match from_stored(&json) {
-                Ok(c) => c,
-                Err(e) => return fail(ctx, sub, Some(job.id), &e.to_string()),
-            }
-        }
+    if let Some(collected) = restored {
+        return Ok(collected);
+    }
+    let json = match &ctx.cfg.isolation {
+        Some(iso) => collect_isolated(sub, ctx, job, iso, commit).await?,
+        None => collect_in_process(sub, ctx, job, audit, input).await?,
     };
+    if let Err(e) = ctx.store.save_evidence(job.id, &json) {
+        return Err(store_fail(ctx, sub, Some(job.id), e));
+    }
+    from_stored(&json).map_err(|e| fail(ctx, sub, Some(job.id), e))
+}
 
-    let outcome = match audit.judge(input, collected).await {
-        Ok(o) => o,
-        Err(e) => {
-            return fail(
-                ctx,
-                sub,
-                Some(job.id),
-                &format!("the coordinator stopped while judging: {e}"),
-            );
-        }
+/// The evidence collected in a child process, as stored JSON.
+async fn collect_isolated(
+    sub: &Submission,
+    ctx: &Ctx,
+    job: &Job,
+    iso: &super::isolate::Isolation,
+    commit: &str,
+) -> Step<String> {
+    let cfg = &ctx.cfg;
+    let req = super::isolate::CollectRequest {
+        submission: sub.id.clone(),
+        repo: sub.repo.expose().to_string(),
+        repo_shown: Some(sub.repo.shown().to_string()),
+        git_ref: commit.to_string(),
+        pdf: sub.pdf.clone(),
+        rubric: cfg.rubric.rubric.clone(),
+        rubric_source: cfg.rubric.source.clone(),
+        rubric_sha256: cfg.rubric.sha256.clone(),
+        detectives_timeout: cfg.timeouts.detectives,
+        vision: cfg.vision.is_some(),
+        prompts: iso.prompts.clone(),
     };
-    drop(audit);
+    match super::isolate::collect(iso, &req).await {
+        Ok(json) => Ok(json),
+        // The child's error may quote the repository's address: shown redacted.
+        Err(e) => Err(fail(ctx, sub, Some(job.id), sub.repo.scrub(&e.to_string()))),
+    }
+}
+
+/// The evidence collected by the audit's own coordinator, as stored JSON.
+async fn collect_in_process(
+    sub: &Submission,
+    ctx: &Ctx,
+    job: &Job,
+    audit: &Launched,
+    input: &AuditInput,
+) -> Step<String> {
+    let fresh = audit.collect_evidence(input.clone()).await.map_err(|e| {
+        fail(
+            ctx,
+            sub,
+            Some(job.id),
+            CoordinatorStopped("collecting evidence", e),
+        )
+    })?;
+    to_stored(&fresh).map_err(|e| fail(ctx, sub, Some(job.id), e))
+}
+
+/// The judged submission's report stored (the job finished) and written.
+fn record(sub: &Submission, ctx: &Ctx, job: &Job, outcome: &AuditOutcome) -> Step<Outcome> {
     let sidecar = crate::report::Sidecar::new(
         &outcome.report,
         &outcome.state,
@@ -484,24 +568,23 @@ async fn grade_one(sub: &Submission, ctx: &Ctx, job_cell: &Cell<Option<i64>>) ->
             sub.id
         ));
     }
-    let stored = match sidecar.to_json() {
-        Ok(s) => s,
-        Err(e) => return store_fail(ctx, sub, Some(job.id), e),
-    };
+    let stored = sidecar
+        .to_json()
+        .map_err(|e| store_fail(ctx, sub, Some(job.id), e))?;
     if let Err(e) = ctx.store.finish_job(
         job.id,
         &stored,
         outcome.report.overall_score,
         judge_failures,
     ) {
-        return store_fail(ctx, sub, Some(job.id), e);
+        return Err(store_fail(ctx, sub, Some(job.id), e));
     }
-    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &sidecar) {
+    if let Err(e) = outputs::write_report(&ctx.cfg.out, &sub.id, &sidecar) {
         // The report is in the store; the output stage writes it again.
         tracing::error!(submission = %sub.id, error = %e, "could not write the report files");
     }
-    Outcome::Done {
+    Ok(Outcome::Done {
         job_id: job.id,
         skipped: false,
-    }
+    })
 }

@@ -1,7 +1,7 @@
 //! The evidence of a job as the store keeps it between the detectives and the judges (a batch
 //! resumes from it; the isolated evidence child prints it).
 
-use crate::actors::Collected;
+use crate::audit::Collected;
 use crate::judges::EvidencePack;
 use crate::model::AuditState;
 use crate::pdf::PdfFacts;

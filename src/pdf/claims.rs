@@ -22,6 +22,7 @@
 
 use super::ingest::Sentence;
 use crate::repo::python::PythonFacts;
+use crate::repo::python::graph::GraphFacts;
 use serde::{Deserialize, Serialize};
 
 /// A feature the report can claim and the code facts can settle.
@@ -553,8 +554,15 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
     // the sentences just before it on its page, lower case (a finding's "Location:" or
     // "Goal:" lines, its section's title): what it is about
     let mut recent: std::collections::VecDeque<(u32, String)> = std::collections::VecDeque::new();
+    // the block whose last sentence left a quotation open (it goes on in the next sentence)
+    let mut open_quote: Option<u32> = None;
     for s in sentences {
         let lower = s.text.to_lowercase();
+        // what the report says in its own words: quoted sentences (a peer's finding, a prompt,
+        // an example message) are someone else's words, and claim nothing about this code
+        let (own, still_open) = unquoted(&s.text, open_quote == Some(s.block));
+        open_quote = still_open.then_some(s.block);
+        let own_lower = own.to_lowercase();
         let context = {
             let mut c = section.clone();
             for (_, t) in recent.iter().filter(|(p, _)| *p == s.page) {
@@ -598,9 +606,9 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
         {
             continue;
         }
-        let padded = without_criterion_names(&format!(" {lower}"));
-        let names = camel_names(&s.text, &padded);
-        let figure = overlap_figure(&lower);
+        let padded = without_criterion_names(&format!(" {own_lower}"));
+        let names = camel_names(&own, &padded);
+        let figure = overlap_figure(&own_lower);
         for feature in Feature::ALL {
             let claimed = match feature {
                 Feature::PromptOverlap => figure.is_some(),
@@ -610,7 +618,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
                 }
                 Feature::RawShell => uses_shell(&padded),
                 Feature::LlmSynthesis => llm_synthesis(&padded, &context),
-                Feature::Inheritance => !inherited_bases(&s.text).is_empty(),
+                Feature::Inheritance => !inherited_bases(&own).is_empty(),
                 _ => claims(&padded, feature, &names),
             };
             // a denial that lists the feature after other terms ('No evidence of "Variance",
@@ -663,6 +671,66 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
     }
     out.sort_by_key(|c| (c.feature, c.denied));
     out
+}
+
+/// Fewest words of a closed quotation that is someone else's sentence, not a term in quotes
+/// ("parallel execution").
+const QUOTED_WORDS: usize = 4;
+
+/// `text` with its quotations blanked out (as many spaces as bytes: positions hold): a
+/// quotation of [`QUOTED_WORDS`] words or more, one still open at the end of the sentence, or
+/// one closed in it that began before it (a quoted passage runs over several sentences); `open`
+/// says the sentence starts inside a quotation. A straight quote opens after a space or an
+/// opening bracket and closes before a space or punctuation. Also returns whether a quotation
+/// is still open at its end.
+fn unquoted(text: &str, open: bool) -> (String, bool) {
+    let mut out = String::with_capacity(text.len());
+    // the quotation being read: where it starts in `out`, and whether it began before `text`
+    let mut inside: Option<(usize, bool)> = open.then_some((0, true));
+    let blank = |out: &mut String, from: usize| {
+        let n = out.len() - from;
+        out.truncate(from);
+        out.extend(std::iter::repeat_n(' ', n));
+    };
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let opening = match c {
+            '\u{201c}' => Some(true),
+            '\u{201d}' => Some(false),
+            '"' if prev.is_none_or(|p| p.is_whitespace() || "([{:-\u{2014}".contains(p)) => {
+                Some(true)
+            }
+            '"' if next.is_none_or(|n| n.is_whitespace() || ".,;:!?)]}-\u{2014}".contains(n)) => {
+                Some(false)
+            }
+            '"' => Some(inside.is_none()),
+            _ => None,
+        };
+        out.push(c);
+        match (opening, inside) {
+            (Some(true), None) => inside = Some((out.len() - c.len_utf8(), false)),
+            (Some(false), Some((from, before))) => {
+                let words = out[from..]
+                    .split_whitespace()
+                    .filter(|w| w.chars().any(char::is_alphabetic))
+                    .count();
+                if before || words >= QUOTED_WORDS {
+                    blank(&mut out, from);
+                }
+                inside = None;
+            }
+            // a quotation closed that began in an earlier sentence
+            (Some(false), None) => blank(&mut out, 0),
+            _ => {}
+        }
+    }
+    let still_open = inside.is_some();
+    if let Some((from, _)) = inside {
+        blank(&mut out, from);
+    }
+    (out, still_open)
 }
 
 /// The base classes a sentence says classes inherit from, as the code would name them
@@ -1341,6 +1409,152 @@ fn llm_synthesis_verdict(code: &PythonFacts) -> (ClaimStatus, String, Option<Str
     )
 }
 
+/// The nodes of `nodes` that can run: those the run-time analysis did not find unreachable
+/// (a branch into a node that never runs is no parallel branch). A fan-out or a fan-in is
+/// kept when two of its nodes run, or when none was found unreachable (a node added once per
+/// item of a list stands for several).
+fn running<'a>(g: &GraphFacts, nodes: &'a [String]) -> Vec<&'a str> {
+    nodes
+        .iter()
+        .filter(|n| {
+            !g.defects
+                .iter()
+                .any(|d| d.kind == "unreachable_node" && d.nodes.contains(n))
+        })
+        .map(String::as_str)
+        .collect()
+}
+
+/// Words that name the judges (lower case).
+const JUDGE_WORDS: &[&str] = &[
+    "judge",
+    "judicial",
+    "prosecutor",
+    "defense",
+    "defence",
+    "tech lead",
+    "techlead",
+];
+
+/// Bytes on either side of a cue of parallelism in which the judges are named.
+const JUDGES_NEAR: usize = 60;
+
+/// Whether a claiming sentence says that the judges run in parallel: the clause of a cue of
+/// parallelism (from the clause mark before it to the one after it, within [`JUDGES_NEAR`]
+/// bytes of it) names the judges and no detective.
+fn judges_in_parallel(sentence: &str) -> bool {
+    // CamelCase names (`ChiefJustice`, `DetectiveHub`) are names, not words: blanked
+    let mut own = format!(" {sentence}");
+    for (a, b) in camel_names(sentence, &own.to_lowercase()) {
+        own.replace_range(a..b, &" ".repeat(b - a));
+    }
+    let padded = own.to_lowercase();
+    Feature::ParallelExecution.cues().iter().any(|cue| {
+        padded.match_indices(cue).any(|(at, _)| {
+            let before = clause_before(&padded, at);
+            let mut from = before.len().saturating_sub(JUDGES_NEAR);
+            while !before.is_char_boundary(from) {
+                from += 1;
+            }
+            let before = &before[from..];
+            let after = &padded[at..];
+            let mut end = after
+                .find([';', '.', '(', '•', '|'])
+                .unwrap_or(after.len())
+                .min(cue.len() + JUDGES_NEAR);
+            while !after.is_char_boundary(end) {
+                end -= 1;
+            }
+            // its prose words: a name the student chose (`chief_justice`, `DetectiveNode`)
+            // says nothing of what the node is
+            let clause = format!("{before}{}", &after[..end]);
+            let prose: String = clause
+                .split_whitespace()
+                .filter(|w| !w.contains(['_', '.']))
+                .collect::<Vec<_>>()
+                .join(" ");
+            JUDGE_WORDS.iter().any(|w| prose.contains(w)) && !prose.contains("detective")
+        })
+    })
+}
+
+/// A claim that the judges run in parallel, decided by the judges' own fan-out: supported when
+/// a node (or a router) sends to two or more judge nodes at once, contradicted when the graph
+/// has judge nodes (by what they write, see `repo::python::roles`) and none does. `None`: no
+/// sentence claims it of the judges, or the code's judges are not known.
+fn judges_parallel_verdict(
+    claim: &mut FeatureClaim,
+    code: &PythonFacts,
+) -> Option<(ClaimStatus, String, Option<String>)> {
+    use crate::repo::python::graph::Role;
+    let (page, sentence) = claim
+        .sentences
+        .iter()
+        .find(|(_, t)| judges_in_parallel(t))?
+        .clone();
+    let (g, judges) = code.graphs.iter().find_map(|g| {
+        let judges: Vec<&str> = g
+            .roles
+            .iter()
+            .filter(|(_, r)| **r == Role::Judge)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        (judges.len() >= 2).then_some((g, judges))
+    })?;
+    claim.page = page;
+    claim.quote = crate::repo::python::syntax::truncate(sentence.trim(), QUOTE_MAX);
+    let of_judges = |to: &[String]| -> Vec<String> {
+        running(g, to)
+            .into_iter()
+            .filter(|n| judges.contains(n))
+            .map(str::to_string)
+            .collect()
+    };
+    if let Some((f, to)) = g.fan_out.iter().find_map(|f| {
+        let to = of_judges(&f.to);
+        (to.len() >= 2).then_some((f, to))
+    }) {
+        return Some((
+            ClaimStatus::Supported,
+            format!(
+                "'{}' fans out to the judges {} ({})",
+                f.from,
+                to.join(", "),
+                f.via
+            ),
+            Some(f.location.clone()),
+        ));
+    }
+    if let Some((r, to)) = g.routers.iter().filter(|r| r.parallel).find_map(|r| {
+        let to = of_judges(&r.targets);
+        (to.len() >= 2).then_some((r, to))
+    }) {
+        return Some((
+            ClaimStatus::Supported,
+            format!(
+                "the router '{}' after '{}' sends to the judges {} in parallel (Send or a list)",
+                r.router,
+                r.source,
+                to.join(", ")
+            ),
+            Some(format!("{}:{}", r.path, r.line)),
+        ));
+    }
+    // wiring not read statically may still fan out to them
+    if !g.unresolved.is_empty() {
+        return None;
+    }
+    Some((
+        ClaimStatus::Contradicted,
+        format!(
+            "the judges do not run in parallel: no node of the graph built at {} fans out to two or more of the judge nodes {} and no router sends to them at once",
+            g.location(),
+            judges.join(", ")
+        ),
+        Some(g.location()),
+    ))
+}
+
 /// A claim about the graph, where the RepoInvestigator found none.
 fn no_graph_found() -> (ClaimStatus, String, Option<String>) {
     (
@@ -1378,11 +1592,21 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
             .map(|r| format!("{}:{}", r.path, r.line));
         return (Contradicted, text, at);
     }
+    if feature == Feature::ParallelExecution
+        && let Some(v) = judges_parallel_verdict(claim, code)
+    {
+        return v;
+    }
     match feature {
-        Feature::ParallelExecution => match code.graphs.iter().find_map(|g| g.fan_out.first()) {
-            Some(f) => (
+        Feature::ParallelExecution => match code.graphs.iter().find_map(|g| {
+            g.fan_out.iter().find_map(|f| {
+                let to = running(g, &f.to);
+                (to.len() >= 2 || (!to.is_empty() && to.len() == f.to.len())).then_some((f, to))
+            })
+        }) {
+            Some((f, to)) => (
                 Supported,
-                format!("'{}' fans out to {} ({})", f.from, f.to.join(", "), f.via),
+                format!("'{}' fans out to {} ({})", f.from, to.join(", "), f.via),
                 Some(f.location.clone()),
             ),
             // `[Send("worker", s) for s in items]`: one node, run once per item, at once
@@ -1421,10 +1645,16 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 )
             }
         },
-        Feature::FanIn => match code.graphs.iter().find_map(|g| g.fan_in.first()) {
-            Some(f) => (
+        Feature::FanIn => match code.graphs.iter().find_map(|g| {
+            g.fan_in.iter().find_map(|f| {
+                let from = running(g, &f.from);
+                (from.len() >= 2 || (!from.is_empty() && from.len() == f.from.len()))
+                    .then_some((f, from))
+            })
+        }) {
+            Some((f, from)) => (
                 Supported,
-                format!("'{}' joins {}", f.to, f.from.join(", ")),
+                format!("'{}' joins {}", f.to, from.join(", ")),
                 Some(f.location.clone()),
             ),
             None if no_graph => no_graph_found(),
@@ -2333,5 +2563,96 @@ mod tests {
         );
         // A field name inside another word is not a mention.
         assert!(stated_reducers("all_opinions_raw uses operator.add", &fields).is_empty());
+    }
+
+    /// A graph whose judges run `in_parallel` (fanned out from the aggregator) or one after
+    /// another, with three detectives joined at the aggregator, one of which nothing leads to.
+    fn courtroom(in_parallel: bool) -> PythonFacts {
+        let state = "import operator\nfrom typing import Annotated, List, TypedDict\nfrom pydantic import BaseModel\n\nclass Evidence(BaseModel):\n    found: bool\n\nclass Opinion(BaseModel):\n    score: int\n\nclass State(TypedDict):\n    evidences: Annotated[List[Evidence], operator.add]\n    opinions: Annotated[List[Opinion], operator.add]\n";
+        let wiring = if in_parallel {
+            "for j in ['prosecutor', 'defense', 'tech_lead']:\n    g.add_edge('aggregator', j)\n    g.add_edge(j, 'justice')\n"
+        } else {
+            "g.add_edge('aggregator', 'prosecutor')\ng.add_edge('prosecutor', 'defense')\ng.add_edge('defense', 'tech_lead')\ng.add_edge('tech_lead', 'justice')\n"
+        };
+        let graph = format!(
+            "from langgraph.graph import StateGraph, START, END\nfrom app.state import State, Evidence, Opinion\n\ndef repo(s):\n    return {{'evidences': [Evidence(found=True)]}}\n\ndef doc(s):\n    return {{'evidences': [Evidence(found=True)]}}\n\ndef vision(s):\n    return {{'evidences': [Evidence(found=True)]}}\n\ndef aggregator(s):\n    return {{}}\n\ndef prosecutor(s):\n    return {{'opinions': [Opinion(score=1)]}}\n\ndef defense(s):\n    return {{'opinions': [Opinion(score=5)]}}\n\ndef tech_lead(s):\n    return {{'opinions': [Opinion(score=3)]}}\n\ndef justice(s):\n    return {{}}\n\ng = StateGraph(State)\ng.add_node('repo', repo)\ng.add_node('doc', doc)\ng.add_node('vision', vision)\ng.add_node('aggregator', aggregator)\ng.add_node('prosecutor', prosecutor)\ng.add_node('defense', defense)\ng.add_node('tech_lead', tech_lead)\ng.add_node('justice', justice)\ng.add_edge(START, 'repo')\ng.add_edge(START, 'doc')\ng.add_edge('repo', 'aggregator')\ng.add_edge('doc', 'aggregator')\ng.add_edge('vision', 'aggregator')\n{wiring}g.add_edge('justice', END)\napp = g.compile()\n"
+        );
+        crate::repo::python::analyse(
+            vec![
+                ("app/state.py".to_string(), state.to_string()),
+                ("app/graph.py".to_string(), graph),
+            ],
+            &[],
+        )
+    }
+
+    /// "The judges run in parallel" is decided by the judges' own fan-out, not by the
+    /// detectives'; a fan-in is stated with the nodes that run.
+    #[test]
+    fn a_claim_of_parallel_judges_is_decided_by_the_judges_fan_out() {
+        let text = [
+            "The detectives collect evidence from the repository and the report.",
+            "The aggregator node fans out to three judges that execute concurrently.",
+            "The aggregator is the fan-in node where the detectives' evidence is joined.",
+        ];
+        let verdict = |code: &PythonFacts, feature: Feature| {
+            let mut c = extract(&sentences(&text));
+            check(&mut c, code);
+            c.into_iter().find(|c| c.feature == feature).unwrap()
+        };
+        let sequential = courtroom(false);
+        assert!(
+            sequential.graphs[0]
+                .fan_out
+                .iter()
+                .any(|f| f.from == "START"),
+            "the detectives fan out: {:?}",
+            sequential.graphs[0].fan_out
+        );
+        let p = verdict(&sequential, Feature::ParallelExecution);
+        assert_eq!(p.status, ClaimStatus::Contradicted, "{p:?}");
+        assert!(p.quote.contains("three judges"), "{p:?}");
+        assert!(
+            p.code.contains("the judges do not run in parallel"),
+            "{p:?}"
+        );
+        let parallel = courtroom(true);
+        let p = verdict(&parallel, Feature::ParallelExecution);
+        assert_eq!(p.status, ClaimStatus::Supported, "{p:?}");
+        assert!(p.code.contains("fans out to the judges"), "{p:?}");
+        // the join is stated with the detectives that run: `vision` has no way in
+        let f = verdict(&parallel, Feature::FanIn);
+        assert_eq!(f.status, ClaimStatus::Supported, "{f:?}");
+        assert!(f.code.contains("joins repo, doc"), "{f:?}");
+        assert!(!f.code.contains("vision"), "{f:?}");
+        // a sentence about the detectives alone is decided as before
+        let mut c = extract(&sentences(&["The three detectives run in parallel."]));
+        check(&mut c, &sequential);
+        assert_eq!(c[0].status, ClaimStatus::Supported, "{c:?}");
+    }
+
+    /// A quotation is someone else's words (a peer's finding, a prompt, an example message):
+    /// the cues inside it claim nothing about this code, over several sentences too.
+    #[test]
+    fn a_quoted_finding_is_no_claim_of_the_report() {
+        let quoted = [
+            "- Description: \"Your report claims deterministic rules, but your chief_justice_node calls an LLM with the prompt 'decide the final score'.",
+            "The judges run in parallel, it says.\"",
+        ];
+        assert!(features(&quoted).is_empty(), "{:?}", features(&quoted));
+        // the same words in the report's own voice
+        let own = [
+            "Our chief_justice_node calls an LLM with the prompt 'decide the final score'.",
+            "The judges run in parallel, it says.",
+        ];
+        assert_eq!(
+            features(&own),
+            vec![Feature::ParallelExecution, Feature::LlmSynthesis]
+        );
+        // a term in quotes is still the report's own word
+        assert_eq!(
+            features(&["The three judges run \"in parallel\" on the same evidence."]),
+            vec![Feature::ParallelExecution]
+        );
     }
 }

@@ -754,11 +754,14 @@ const PASSAGE_SENTENCES: usize = 12;
 fn passage(sentences: &[Sentence], i: usize, pat: &Regex, all: &[Regex]) -> Vec<String> {
     let s = &sentences[i];
     let near = |n: &&Sentence| !n.heading && n.page <= s.page + 1;
+    // a bullet that text extraction left on a line of its own is no sentence of the passage
+    let worded = |n: &&Sentence| n.text.chars().any(char::is_alphanumeric);
     let mut out = Vec::new();
     if s.heading || (words(&s.text) < 8 && !s.item) {
         for n in sentences[i + 1..]
             .iter()
             .take_while(near)
+            .filter(worded)
             .take(PASSAGE_SENTENCES)
         {
             out.push(read(n, None));
@@ -772,6 +775,7 @@ fn passage(sentences: &[Sentence], i: usize, pat: &Regex, all: &[Regex]) -> Vec<
     for n in sentences[i + 1..]
         .iter()
         .take_while(near)
+        .filter(worded)
         .take(PASSAGE_SENTENCES - 1)
     {
         if n.block != block {
@@ -831,8 +835,15 @@ fn occurrence(
         .count();
     // A line that lists keywords, quotes several terms, or names three of the concepts in one
     // sentence ("grounded in three core concepts: (1) Dialectical Synthesis via ..., (2)
-    // Fan-In/Fan-Out ..., (3) Metacognition ..."): a summary, about none of them.
-    if in_keyword_list(&s.text, at) || in_quoted_list(&s.text, at) || named >= 2 {
+    // Fan-In/Fan-Out ..., (3) Metacognition ..."): a summary, about none of them. A chain of
+    // four steps or more ("Detectives produce evidence merged via operator.ior → EvidenceAggregator
+    // validates → Judges ...") lists the steps of a flow: it says what follows what, not how
+    // the code does any of them.
+    if in_keyword_list(&s.text, at)
+        || in_quoted_list(&s.text, at)
+        || named >= 2
+        || arrow_chain(&s.text, at)
+    {
         return Occurrence {
             page: s.page,
             quote: window(&s.text, pat, 35),
@@ -851,6 +862,33 @@ fn occurrence(
         quote,
         content: Some(content),
     }
+}
+
+/// Whether the mention at `at` sits in a chain of steps joined by arrows (`a → b → c → d`):
+/// three arrows or more in its clause (between semicolons). Edges listed one by one
+/// (`setup -> scan; collect -> critic`) name the wiring of the code, and a statement that
+/// introduces a chain ("fan-out implemented in graph.py: a -> b -> c -> d") says where: neither
+/// is a chain the mention sits in.
+fn arrow_chain(text: &str, at: usize) -> bool {
+    const ARROWS: [&str; 5] = ["\u{2192}", "->", "\u{21d2}", "=>", "\u{27f6}"];
+    let at = at.min(text.len());
+    let start = text[..at].rfind(';').map_or(0, |i| i + 1);
+    let end = text[at..].find(';').map_or(text.len(), |i| at + i);
+    let clause = &text[start..end];
+    let arrows = ARROWS
+        .iter()
+        .map(|a| clause.matches(a).count())
+        .sum::<usize>();
+    let first_arrow = ARROWS
+        .iter()
+        .filter_map(|a| clause.find(a))
+        .min()
+        .unwrap_or(clause.len());
+    // the mention in a lead-in ending with ':' before the chain
+    let lead_in = clause[..first_arrow]
+        .rfind(':')
+        .is_some_and(|colon| at - start < colon);
+    arrows >= 3 && !lead_in
 }
 
 fn trim_quote(q: &str) -> String {
@@ -1310,5 +1348,42 @@ mod tests {
         for t in ["Fan-In/Fan-Out", "and/or", "e.g.", "Hello", "(1)", "3.5"] {
             assert!(identifier(t).is_none(), "{t}");
         }
+    }
+
+    /// A heading's section is read past bullets that text extraction left on lines of their
+    /// own, and past a label that opens a wrapped sentence: the section explains the concept
+    /// and names the code it explains it by.
+    #[test]
+    fn a_heading_section_is_read_past_stray_bullets_and_a_wrapped_label() {
+        let page = "Dialectical Synthesis\nThree Judge Personas: The system instantiates three\nJudgeAgent objects, each configured with distinct system prompts:\n\u{2022}\nProsecutor: \"You are a strict code reviewer. Flag all risks.\" Each judge uses .with_structured_output(JudicialOpinion) to return a typed opinion.\n\u{2022}\nThe chief_justice_node applies explicit conflict-resolution rules to the three opinions.\nFan-In / Fan-Out";
+        let s = sentences(&[page.to_string()]);
+        let c = classify(&["Dialectical Synthesis".to_string()], &s);
+        assert_eq!(c[0].classification, Classification::Explained, "{c:?}");
+        let names = &c[0].explaining[0].names;
+        assert!(names.iter().any(|n| n == "JudgeAgent"), "{names:?}");
+        assert!(names.iter().any(|n| n == "chief_justice_node"), "{names:?}");
+    }
+
+    /// A chain of arrows lists the steps of a flow: no explanation of how the code does any of
+    /// them, whatever mechanism words it holds.
+    #[test]
+    fn an_arrow_chain_explains_nothing() {
+        let chain = "2.2 Data Flow\nrepo_url + pdf_path \u{2192} AgentState (TypedDict) \u{2192} Detectives produce Dict[str, List[Evidence]] merged via operator.ior \u{2192} EvidenceAggregator validates \u{2192} Judges produce List[JudicialOpinion] appended via operator.add \u{2192} ChiefJustice applies synthesis rules \u{2192} Markdown file written to audit/report.md.";
+        assert_eq!(
+            classified("State Synchronization", chain),
+            Classification::Absent
+        );
+        // a statement that introduces the edges says where the code does it
+        let wiring = "3. Design\n- Parallel fan-out/fan-in wired in app/flow.py: setup -> code_scan, pdf_scan; collect_all -> critic, advocate; critic -> review -> verdict -> publish.\n- Tracing: spans are exported.";
+        assert_eq!(
+            classified("Fan-In / Fan-Out", wiring),
+            Classification::Explained
+        );
+        // the same steps said in sentences explain it
+        let prose = "2.2 Data Flow\nThe detectives run in parallel and each returns a dictionary of evidence; the operator.ior reducer on AgentState.evidences merges these parallel writes instead of overwriting them. The judges append their opinions through operator.add, so no update is lost.";
+        assert_eq!(
+            classified("State Synchronization", prose),
+            Classification::Explained
+        );
     }
 }

@@ -564,6 +564,18 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
             ),
             0.7,
         ),
+        PathStatus::Mentioned => fact(
+            format!("{what} '{p}' named by the report, not cited as part of the project"),
+            match c.not_claimed {
+                Some(super::paths::NotClaimed::Example) => format!(
+                    "Mentioned: '{p}' is written inside a quoted example, not cited as a {kind} of the project"
+                ),
+                _ => format!(
+                    "Mentioned: the report gives '{p}' to another team's repository, not to this project"
+                ),
+            },
+            0.7,
+        ),
         PathStatus::Unchecked => Evidence::missing(
             id,
             Detective::EvidenceAggregator,
@@ -653,11 +665,16 @@ pub fn path_evidence(
                     "the report mentions no repository path: nothing to verify".to_string()
                 } else {
                     format!(
-                        "{} verified, {} hallucinated, {} suggested as future work, {} said by the report not to exist, of {} mentioned",
+                        "{} verified, {} hallucinated, {} suggested as future work, {} said by the report not to exist, {}of {} mentioned",
                         n.verified,
                         n.hallucinated,
                         n.suggested,
                         n.disclaimed,
+                        if n.mentioned > 0 {
+                            format!("{} another team's file or in a quoted example, ", n.mentioned)
+                        } else {
+                            String::new()
+                        },
                         crate::words::count(n.total, "path", "paths")
                     )
                 },

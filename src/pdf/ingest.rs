@@ -196,6 +196,18 @@ fn is_bullet_line(line: &str) -> bool {
     }
 }
 
+/// Whether a line is a label followed by the start of a sentence ("Three Judge Personas: The
+/// system instantiates three"): two or more lower-case words after the colon say it is prose
+/// wrapped at the line end, not a title ("Fan-Out Pattern 1: Detective Layer").
+fn label_then_prose(line: &str) -> bool {
+    line.split_once(": ").is_some_and(|(_, rest)| {
+        rest.split_whitespace()
+            .filter(|w| w.chars().next().is_some_and(char::is_lowercase))
+            .count()
+            >= 2
+    })
+}
+
 fn ends_sentence(line: &str) -> bool {
     line.ends_with(['.', '!', '?', ':', ';'])
 }
@@ -250,6 +262,7 @@ pub fn sentences(pages: &[String]) -> Vec<Sentence> {
                 && !line.chars().any(char::is_lowercase);
             let heading = !bullet
                 && (heading_words <= 7 || (numbered && heading_words <= 12))
+                && (numbered || !label_then_prose(line))
                 && (!ends_sentence(line) || shouted)
                 && !line.ends_with(',')
                 && !starts_lower
@@ -465,6 +478,29 @@ mod tests {
         assert_eq!(flags[1], ("• Metacognition", true));
         assert_eq!(flags[2], ("• Dialectical Synthesis", true));
         assert!(!flags[3].1);
+    }
+
+    /// A label opening a wrapped sentence is prose, not a heading; a label over a title is one.
+    #[test]
+    fn a_label_that_opens_a_wrapped_sentence_is_no_heading() {
+        let pages = vec![
+            "Dialectical Synthesis\nThree Judge Personas: The system instantiates three\nJudgeAgent objects, each configured with distinct system prompts.\nFan-Out Pattern 1: Detective Layer\nThe node fans out.".to_string(),
+        ];
+        let s = sentences(&pages);
+        let headings: Vec<&str> = s
+            .iter()
+            .filter(|s| s.heading)
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(
+            headings,
+            vec![
+                "Dialectical Synthesis",
+                "Fan-Out Pattern 1: Detective Layer"
+            ]
+        );
+        assert!(s.iter().any(|s| s.text
+            == "Three Judge Personas: The system instantiates three JudgeAgent objects, each configured with distinct system prompts."));
     }
 
     #[test]

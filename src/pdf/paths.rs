@@ -37,6 +37,20 @@ pub enum PathStatus {
     /// Absent, and the report itself says so (`the peer claimed src/x.py, no such file`,
     /// `tools/git.py was renamed`): a mention, not a claim that it exists.
     Disclaimed,
+    /// Named as another team's file (`the peer's graph.py`) or inside a quoted example
+    /// (`e.g., "Invalid syntax in src/broken.py"`): the report does not cite it as part of this
+    /// project, whether or not the audited commit has a file of that name.
+    Mentioned,
+}
+
+/// Why a path the report names is no claim about this project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotClaimed {
+    /// Another team's file: `the peer's git_tools.py`.
+    OtherTeam,
+    /// Inside a quoted example: `e.g., "Invalid Python syntax in src/broken_module.py"`.
+    Example,
 }
 
 impl PathStatus {
@@ -47,6 +61,7 @@ impl PathStatus {
             PathStatus::Hallucinated => "hallucinated",
             PathStatus::Suggested => "suggested",
             PathStatus::Disclaimed => "disclaimed",
+            PathStatus::Mentioned => "mentioned",
         }
     }
 }
@@ -79,6 +94,10 @@ pub struct ClaimedPath {
     /// Whether every mention says the file does not exist (hallucinated, renamed, removed).
     #[serde(default)]
     pub disclaimed: bool,
+    /// Set when no mention cites it as part of this project: each names another team's file or
+    /// sits in a quoted example (the first mention's reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_claimed: Option<NotClaimed>,
     /// The words just before the first mention (nearest last), when the path may be the end of
     /// a name that text extraction split at spaces.
     #[serde(skip)]
@@ -330,7 +349,11 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
             let ctx = || sentence_around(text, whole.start(), whole.end());
             seen_spans.push((whole.start(), whole.end()));
             let before = out.len();
-            add(&mut out, &mut index, path, page, ctx, line, false);
+            let mention = Mention {
+                directory: false,
+                not_claimed: not_claimed(text, whole.start()),
+            };
+            add(&mut out, &mut index, path, page, ctx, line, mention);
             if out.len() > before
                 && out.len() <= MAX_DETAILED
                 && let Some(c) = out.last_mut()
@@ -347,7 +370,10 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
                 page,
                 line,
                 None,
-                false,
+                Mention {
+                    directory: false,
+                    not_claimed: None,
+                },
             );
         }
         for m in DIR_RE.find_iter(text) {
@@ -380,7 +406,11 @@ pub fn extract(pages: &[String]) -> Vec<ClaimedPath> {
                 continue;
             }
             let ctx = || sentence_around(text, m.start(), m.end());
-            add(&mut out, &mut index, path, page, ctx, None, true);
+            let mention = Mention {
+                directory: true,
+                not_claimed: not_claimed(text, m.start()),
+            };
+            add(&mut out, &mut index, path, page, ctx, None, mention);
         }
     }
     out
@@ -406,6 +436,63 @@ fn preceding_words(text: &str, start: usize) -> (Vec<String>, bool) {
     (words, wrapped)
 }
 
+/// What a mention is: a directory or a file, and why it is no claim, if it is none.
+struct Mention {
+    directory: bool,
+    not_claimed: Option<NotClaimed>,
+}
+
+/// Possessives that give a file to another team (lower case, as written before the path).
+const OTHER_TEAM: &[&str] = &[
+    "peer's",
+    "peer\u{2019}s",
+    "peers'",
+    "peers\u{2019}",
+    "other team's",
+    "other team\u{2019}s",
+    "another team's",
+    "another team\u{2019}s",
+];
+
+/// Words that introduce an example (lower case).
+const EXAMPLE_CUES: &[&str] = &["e.g.", "for example", "for instance", "such as", "i.e."];
+
+/// Why the mention at `start` of `text` is no claim about this project: the possessive of
+/// another team right before it ("the peer's git_tools.py"), or an open quotation that an
+/// example cue introduces ('e.g., "Invalid Python syntax in src/broken_module.py"').
+fn not_claimed(text: &str, start: usize) -> Option<NotClaimed> {
+    let from = floor_boundary(text, start.saturating_sub(200));
+    let before = &text[from..start];
+    // within its paragraph
+    let before = before.rsplit("\n\n").next().unwrap_or(before);
+    let near = before
+        .trim_end()
+        .trim_end_matches(['`', '"', '\'', '(', '\u{201c}'])
+        .trim_end()
+        .to_lowercase();
+    if OTHER_TEAM.iter().any(|p| near.ends_with(p)) {
+        return Some(NotClaimed::OtherTeam);
+    }
+    // the quotation the mention is in: the last quote mark before it opens one
+    let quotes: Vec<(usize, char)> = before
+        .char_indices()
+        .filter(|(_, c)| matches!(c, '"' | '\u{201c}' | '\u{201d}'))
+        .collect();
+    let &(at, mark) = quotes.last()?;
+    // a straight quote opens after a space or an opening bracket
+    let prev = before[..at].chars().next_back();
+    let opens = mark == '\u{201c}'
+        || (mark == '"' && prev.is_none_or(|p| p.is_whitespace() || "([{:".contains(p)));
+    if !opens {
+        return None;
+    }
+    let lead = before[floor_boundary(before, at.saturating_sub(30))..at].to_lowercase();
+    EXAMPLE_CUES
+        .iter()
+        .any(|c| lead.contains(c))
+        .then_some(NotClaimed::Example)
+}
+
 fn add<'t>(
     out: &mut Vec<ClaimedPath>,
     index: &mut HashMap<String, usize>,
@@ -413,13 +500,19 @@ fn add<'t>(
     page: u32,
     sentence: impl FnOnce() -> &'t str,
     line: Option<u32>,
-    directory: bool,
+    mention: Mention,
 ) {
+    let Mention {
+        directory,
+        not_claimed,
+    } = mention;
     if let Some(&i) = index.get(&path) {
         let existing = &mut out[i];
         if existing.pages.last() != Some(&page) {
             existing.pages.push(page);
         }
+        // a path is claimed as soon as one mention claims it
+        existing.not_claimed = existing.not_claimed.and(not_claimed);
         // a cue holds only if every mention has it: read this one's sentence only if needed
         if existing.future_work || existing.disclaimed {
             let sentence = sentence();
@@ -451,6 +544,7 @@ fn add<'t>(
         directory,
         future_work: future,
         disclaimed,
+        not_claimed,
         preceding: Vec::new(),
         preceding_wrapped: false,
     });
@@ -468,6 +562,10 @@ pub struct PathCounts {
     pub hallucinated: usize,
     pub suggested: usize,
     pub disclaimed: usize,
+    /// Named as another team's file or in an example, not claimed (0 in counts stored by an
+    /// earlier version).
+    #[serde(default)]
+    pub mentioned: usize,
     pub unchecked: usize,
 }
 
@@ -483,6 +581,7 @@ impl PathCounts {
                 PathStatus::Hallucinated => n.hallucinated += 1,
                 PathStatus::Suggested => n.suggested += 1,
                 PathStatus::Disclaimed => n.disclaimed += 1,
+                PathStatus::Mentioned => n.mentioned += 1,
                 PathStatus::Unchecked => n.unchecked += 1,
             }
         }
@@ -600,6 +699,10 @@ pub fn check(claims: &mut [ClaimedPath], repo_files: &[String]) {
     let repo = RepoIndex::new(&files);
     for c in claims.iter_mut() {
         c.matched = None;
+        if c.not_claimed.is_some() {
+            c.status = PathStatus::Mentioned;
+            continue;
+        }
         if !c.directory {
             rejoin_split_name(c, &repo);
         }
@@ -715,8 +818,12 @@ pub fn merge_duplicates(claims: &mut Vec<ClaimedPath>) {
         order.sort_by_key(|&i| std::cmp::Reverse(out[i].path.len()));
         for i in order {
             let c = &out[i];
-            let fragment =
-                !c.directory && !matches!(c.status, PathStatus::Verified | PathStatus::Unchecked);
+            // (another team's file of the same name is theirs, not a mention of this one)
+            let fragment = !c.directory
+                && !matches!(
+                    c.status,
+                    PathStatus::Verified | PathStatus::Unchecked | PathStatus::Mentioned
+                );
             let Some(longer) = by_tail.get(c.path.as_str()).filter(|_| fragment) else {
                 continue;
             };
@@ -1007,5 +1114,40 @@ mod tests {
         // Two longer candidates: the bare name stays (it is not clear which one it means).
         let r = resolved("see a/x.md and b/x.md and x.md", &["src/graph.py"]);
         assert_eq!(r.len(), 3);
+    }
+
+    /// A file given to another team, or written inside a quoted example, is named, not cited
+    /// as part of this project: whether or not the audited commit has a file of that name.
+    #[test]
+    fn another_team_s_file_and_a_quoted_example_are_mentioned_not_claimed() {
+        let files = ["src/tools/git_tools.py", "src/graph.py"];
+        let text = "Errors are logged: AST parse errors (e.g., \"Invalid Python syntax in\nsrc/broken_module.py\") end the run.\n\n- Description: Peer's git_tools.py clones repos into the working directory. We found no parallel fan-out in the peer\u{2019}s src/graph.py.\n\nOur own src/graph.py wires the nodes.";
+        let got = checked(text, &files);
+        assert!(
+            got.contains(&("src/broken_module.py".into(), PathStatus::Mentioned)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("git_tools.py".into(), PathStatus::Mentioned)),
+            "{got:?}"
+        );
+        // a path is claimed as soon as one mention claims it
+        assert!(
+            got.contains(&("src/graph.py".into(), PathStatus::Verified)),
+            "{got:?}"
+        );
+        // the same names in the report's own voice
+        let own = checked(
+            "Our git_tools.py clones repos. Errors such as a parse error in src/broken_module.py end the run.",
+            &files,
+        );
+        assert!(
+            own.contains(&("git_tools.py".into(), PathStatus::Verified)),
+            "{own:?}"
+        );
+        assert!(
+            own.contains(&("src/broken_module.py".into(), PathStatus::Hallucinated)),
+            "{own:?}"
+        );
     }
 }

@@ -643,3 +643,42 @@ fn a_node_reading_the_judges_opinions_is_their_chief_justice_whatever_model_it_a
     assert!(security.found, "{security:?}");
     assert_eq!(security.location, "src/graph.py:19");
 }
+
+/// Judges added as instances of classes whose `__call__` asks for opinions (one inherited from
+/// a base class, one held in a module constant) are judges: the router that returns the three
+/// of them is their fan-out, and the Chief Justice instance reading their opinions is theirs.
+#[test]
+fn instances_run_through_their_call_method_have_the_role_of_what_it_does() {
+    let state = "import operator\nfrom typing import Annotated, List, TypedDict\nfrom pydantic import BaseModel\n\nclass Evidence(BaseModel):\n    goal: str\n    found: bool\n\nclass JudicialOpinion(BaseModel):\n    judge: str\n    score: int\n    argument: str\n\nclass S(TypedDict):\n    evidences: Annotated[List[Evidence], operator.add]\n    opinions: Annotated[List[JudicialOpinion], operator.add]\n    final: dict\n";
+    let nodes = "from langchain_openai import ChatOpenAI\nfrom src.state import Evidence, JudicialOpinion\n\nclass Base:\n    def __init__(self, who):\n        self.who = who\n        self.llm = ChatOpenAI().with_structured_output(JudicialOpinion)\n\n    def __call__(self, state):\n        op = self.llm.invoke(self.who + str(state[\"evidences\"]))\n        return {\"opinions\": [op]}\n\nclass A(Base):\n    def __init__(self):\n        super().__init__(\"a\")\n\nclass B(Base):\n    def __init__(self):\n        super().__init__(\"b\")\n\nclass C:\n    def __call__(self, state):\n        llm = ChatOpenAI().with_structured_output(JudicialOpinion)\n        return {\"opinions\": [llm.invoke(str(state[\"evidences\"]))]}\n\nclass Look:\n    def __call__(self, state):\n        return {\"evidences\": [Evidence(goal=\"g\", found=True)]}\n\nclass Bench:\n    def __call__(self, state):\n        ops = state[\"opinions\"]\n        return {\"final\": {\"score\": sum(o.score for o in ops) / len(ops)}}\n\nTHIRD = C()\n";
+    let graph = "from langgraph.graph import StateGraph, START, END\nfrom src.state import S\nfrom src.nodes import A, B, THIRD, Look, Bench\n\ndef route(state):\n    if state[\"evidences\"]:\n        return [\"a\", \"b\", \"c\"]\n    return [END]\n\ng = StateGraph(S)\ng.add_node(\"look\", Look())\ng.add_node(\"a\", A())\ng.add_node(\"b\", B())\ng.add_node(\"c\", THIRD)\ng.add_node(\"bench\", Bench())\ng.add_edge(START, \"look\")\ng.add_conditional_edges(\"look\", route)\ng.add_edge(\"a\", \"bench\")\ng.add_edge(\"b\", \"bench\")\ng.add_edge(\"c\", \"bench\")\ng.add_edge(\"bench\", END)\napp = g.compile()\n";
+    let f = investigate(&[
+        ("src/state.py", state),
+        ("src/nodes.py", nodes),
+        ("src/graph.py", graph),
+    ]);
+    let g = &f.python.graphs[0];
+    use auditor::repo::python::graph::Role;
+    for judge in ["a", "b", "c"] {
+        assert_eq!(
+            g.roles.get(judge),
+            Some(&Role::Judge),
+            "{judge}: {:?}",
+            g.roles
+        );
+    }
+    assert_eq!(g.roles.get("look"), Some(&Role::Detective), "{:?}", g.roles);
+    assert_eq!(g.roles.get("bench"), None, "{:?}", g.roles);
+    assert_eq!(
+        f.python.justice.location.as_deref(),
+        Some("src/nodes.py:31"),
+        "{:?}",
+        f.python.justice
+    );
+    let ev = nuance_evidence(&f);
+    let parallel = ev
+        .iter()
+        .find(|e| e.id.ends_with("parallel_judges"))
+        .expect("the judges' fan-out fact");
+    assert!(parallel.found, "{}", parallel.rationale);
+}

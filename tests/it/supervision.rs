@@ -3,7 +3,8 @@
 //! flagged with no invented score. Runs the real actor graph with injected judge services.
 
 use actix::Actor;
-use auditor::actors::{AuditInput, Coordinator, PdfSource, RestartPolicy, RunAudit, Timeouts};
+use auditor::actors::{Coordinator, RunAudit};
+use auditor::audit::{AuditInput, PdfSource, RestartPolicy, Timeouts};
 use auditor::judges::{JudgeAnswer, JudgeFault, JudgeFuture, JudgeRequest, JudgeService};
 use auditor::model::{Judge, JudgeMode, JudicialOpinion, OpinionSource, Score, TokenUsage};
 use auditor::repo::{RepoLimits, RepoRequest};
@@ -139,7 +140,7 @@ fn repo_dir() -> tempfile::TempDir {
     dir
 }
 
-async fn run(service: Rc<Scripted>, judge_timeout: Duration) -> auditor::actors::AuditOutcome {
+async fn run(service: Rc<Scripted>, judge_timeout: Duration) -> auditor::audit::AuditOutcome {
     let repo = repo_dir();
     let coordinator = Coordinator::new(Rc::new(Shared(service))).start();
     coordinator

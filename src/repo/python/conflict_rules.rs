@@ -24,6 +24,7 @@
 //! any module where branches implement three rules or more; what a file, function or class is
 //! called decides nothing.
 
+use super::persona_prompts::persona_label;
 use super::syntax::{IfInfo, ModuleInfo};
 use crate::model::fact::{JusticeRule, Site};
 use regex::Regex;
@@ -269,33 +270,52 @@ fn through_params(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str
     out
 }
 
-/// The branch caps a score: `min(`, a small constant assigned, or `if x > c: x = c` (the
-/// comparison in the branch's test or in a test inside it: `if s.get(k, 5) > cap: s[k] = cap`).
+/// The branch caps a score: `min(`, a small constant assigned, or a value set to a bound that
+/// the branch's test (or a test inside it) holds another value above (`if x > cap: y = cap`,
+/// `if s.get(k, 5) > cap: s[k] = cap`): read from the syntax of the test and of each statement,
+/// whatever the names.
 fn caps(condition: &str, body: &str) -> bool {
-    static C: OnceLock<Regex> = OnceLock::new();
     static K: OnceLock<Regex> = OnceLock::new();
-    static A: OnceLock<Regex> = OnceLock::new();
     if body.contains("min(") {
         return true;
     }
     if re(r"(^|[^=!<>])=\s*[1-3](\.0)?\s*($|\n|#|\))", &K).is_match(body) {
         return true;
     }
-    static S: OnceLock<Regex> = OnceLock::new();
-    if re(r"([\w.\[\]'\x22]+)\s*>=?\s*([\w.]+)", &S)
-        .captures_iter(condition)
-        .any(|c| body.contains(&format!("{} = {}", &c[1], &c[2])))
-    {
-        return true;
-    }
-    // a named cap: `> cap` tested, `= cap` assigned
-    let assigned: Vec<&str> = re(r"(?m)[\w\]]\s*=\s*([A-Za-z_][\w.]*)\s*$", &A)
-        .captures_iter(body)
-        .filter_map(|c| c.get(1).map(|x| x.as_str()))
+    let statements: Vec<super::syntax::Shape> = statements(body)
+        .iter()
+        .map(|s| super::syntax::shape(&as_statement(s)))
         .collect();
-    re(r">=?\s*([A-Za-z_][\w.]*)\s*(?:$|:|\)|\band\b|\bor\b)", &C)
-        .captures_iter(&format!("{condition}\n{body}"))
-        .any(|c| assigned.contains(&&c[1]))
+    // the bounds a value is tested to exceed (`x > b`, `b < x`)
+    let test = super::syntax::shape(condition);
+    let bounds: Vec<&str> = std::iter::once(&test)
+        .chain(&statements)
+        .flat_map(|s| &s.comparisons)
+        .filter_map(|(a, op, b)| match op.as_str() {
+            ">" | ">=" => Some(b.as_str()),
+            "<" | "<=" => Some(a.as_str()),
+            _ => None,
+        })
+        .collect();
+    statements
+        .iter()
+        .flat_map(|s| &s.assignments)
+        .any(|(_, value)| bounds.contains(&value.as_str()))
+}
+
+/// A statement as [`statements`] collapses it, made whole: a block's header (`if a > b:`) gets
+/// an empty body, an `elif`/`else` header reads as an `if`.
+fn as_statement(s: &str) -> String {
+    let t = s.trim();
+    let t = match t.strip_prefix("elif ") {
+        Some(rest) => format!("if {rest}"),
+        None => t.to_string(),
+    };
+    if t.ends_with(':') {
+        format!("{t} pass")
+    } else {
+        t
+    }
 }
 
 /// The condition reads detective evidence (the spec's `Evidence` fields).
@@ -801,7 +821,6 @@ fn tech_lead_weighted(
     m: &ModuleInfo,
     f: Option<usize>,
 ) -> Option<(String, String, String)> {
-    static TERM: OnceLock<Regex> = OnceLock::new();
     static TABLE: OnceLock<Regex> = OnceLock::new();
     static ENTRY: OnceLock<Regex> = OnceLock::new();
     let func = m.functions.get(f?)?;
@@ -820,90 +839,102 @@ fn tech_lead_weighted(
         }
     };
     let number = |t: &str| t.parse::<f64>().ok();
-    // weighted sums: `<score> * <number>` terms joined by `+`
-    let terms: Vec<(usize, usize, String, f64)> = re(
-        r"([A-Za-z_][\w.]*(?:\[[^\]\n]*\])?)\s*\*\s*(\d+(?:\.\d+)?|\.\d+)\b",
-        &TERM,
-    )
-    .captures_iter(&body)
-    .filter_map(|c| {
-        let all = c.get(0)?;
-        Some((all.start(), all.end(), c[1].to_string(), number(&c[2])?))
-    })
-    .collect();
-    let mut groups: Vec<Vec<&(usize, usize, String, f64)>> = Vec::new();
-    for t in &terms {
-        let joined = groups.last().and_then(|g| g.last()).is_some_and(|prev| {
-            let between = &body[prev.1..t.0];
-            between.contains('+')
-                && between
-                    .chars()
-                    .all(|c| c.is_whitespace() || matches!(c, '+' | '(' | ')'))
-        });
-        match (joined, groups.last_mut()) {
-            (true, Some(g)) => g.push(t),
-            _ => groups.push(vec![t]),
-        }
-    }
-    for g in groups.iter().filter(|g| g.len() >= 2) {
-        let is_tech_lead = |var: &str| {
-            let probe = IfInfo {
-                line: func.line,
-                func: f,
-                condition: var.to_string(),
-                text: String::new(),
-                body: String::new(),
+    // what a term or a key looked through (the function's locals) names: the Tech Lead, or
+    // another judge's persona label
+    let looked = |var: &str| {
+        let probe = IfInfo {
+            line: func.line,
+            func: f,
+            condition: var.to_string(),
+            text: String::new(),
+            body: String::new(),
+        };
+        expand(modules, m, &probe, var, false)
+    };
+    let other_judge = |text: &str| {
+        literal_values(text)
+            .iter()
+            .any(|l| matches!(persona_label(l), Some(0 | 1)))
+    };
+    // weighted sums (read from each statement's syntax): the Tech Lead's term multiplied by
+    // more than every other term, the others explicit weights or other judges' scores
+    for (line, end, statement) in numbered_statements(m, func) {
+        for (sum, terms) in super::syntax::shape(&as_statement(&statement)).sums {
+            if terms.len() < 2 {
+                continue;
+            }
+            let Some(ti) = terms.iter().position(|(t, _)| names_tech_lead(&looked(t))) else {
+                continue;
             };
-            names_tech_lead(&expand(modules, m, &probe, var, false))
-        };
-        let Some(tl) = g.iter().find(|t| is_tech_lead(&t.2)) else {
-            continue;
-        };
-        if !g
-            .iter()
-            .filter(|t| !std::ptr::eq(**t, *tl))
-            .all(|t| t.3 < tl.3)
-        {
-            continue;
+            let tl = terms[ti].1;
+            let others: Vec<&(String, f64)> = terms
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != ti)
+                .map(|(_, t)| t)
+                .collect();
+            let explicit = |t: &str| {
+                statement.contains(&format!("{t} *")) || statement.contains(&format!("* {t}"))
+            };
+            let weights_given = explicit(&terms[ti].0) && others.iter().all(|(t, _)| explicit(t));
+            let judges_summed = others.iter().any(|(t, _)| other_judge(&looked(t)));
+            if !others.iter().all(|(_, w)| *w < tl) || !(weights_given || judges_summed) {
+                continue;
+            }
+            // the line of the Tech Lead's term (a sum written across lines)
+            let term_line = (line..=end)
+                .find(|n| collapse(m.line_text(*n)).contains(&terms[ti].0))
+                .unwrap_or(line);
+            let Some(scope) = when(term_line) else {
+                continue;
+            };
+            let shown: Vec<String> = others.iter().map(|(_, w)| format!("{w}")).collect();
+            return Some((
+                format!("{}:{term_line}", m.path),
+                m.line_text(term_line).to_string(),
+                format!(
+                    "`{}` weighs the Tech Lead's score {tl} against {}, {scope}",
+                    super::syntax::truncate(&sum, 70),
+                    crate::model::fact::join_and(&shown)
+                ),
+            ));
         }
-        let line = line_at(tl.0);
-        let Some(scope) = when(line) else { continue };
-        let others: Vec<String> = g
-            .iter()
-            .filter(|t| !std::ptr::eq(**t, *tl))
-            .map(|t| format!("{}", t.3))
-            .collect();
-        let sum = body[g[0].0..g[g.len() - 1].1]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        return Some((
-            format!("{}:{line}", m.path),
-            m.line_text(line).to_string(),
-            format!(
-                "`{}` weighs the Tech Lead's score {} against {}, {scope}",
-                super::syntax::truncate(&sum, 70),
-                tl.3,
-                crate::model::fact::join_and(&others)
-            ),
-        ));
     }
     // a weights table keyed by persona
     for table in re(r"\{[^{}]*\}", &TABLE).find_iter(&body) {
-        let entries: Vec<(bool, f64)> = re(
+        // (persona: 2 for the Tech Lead, 0 or 1 for the other judges, none for a key that
+        // names no judge, weight); the rule is the Tech Lead outweighing the other judges, so
+        // a weight given to what is no judge (a debate's moderator) is not compared
+        let entries: Vec<(Option<usize>, String, f64)> = re(
             r#"["']([A-Za-z][\w\s-]*)["']\s*:\s*(\d+(?:\.\d+)?|\.\d+)\b"#,
             &ENTRY,
         )
         .captures_iter(table.as_str())
-        .filter_map(|c| Some((names_tech_lead(&format!("\"{}\"", &c[1])), number(&c[2])?)))
+        .filter_map(|c| {
+            let persona = if names_tech_lead(&format!("\"{}\"", &c[1])) {
+                Some(2)
+            } else {
+                persona_label(&c[1])
+            };
+            Some((persona, c[1].to_string(), number(&c[2])?))
+        })
         .collect();
-        let Some(tl) = entries.iter().find(|(t, _)| *t).map(|(_, w)| *w) else {
+        let Some(tl) = entries
+            .iter()
+            .find(|(p, _, _)| *p == Some(2))
+            .map(|(_, _, w)| *w)
+        else {
             continue;
         };
         let others: Vec<f64> = entries
             .iter()
-            .filter(|(t, _)| !t)
-            .map(|(_, w)| *w)
+            .filter(|(p, _, _)| matches!(p, Some(0 | 1)))
+            .map(|(_, _, w)| *w)
+            .collect();
+        let no_judge: Vec<String> = entries
+            .iter()
+            .filter(|(p, _, _)| p.is_none())
+            .map(|(_, k, w)| format!("{k} {w}"))
             .collect();
         if others.is_empty() || !others.iter().all(|w| *w < tl) {
             continue;
@@ -914,7 +945,7 @@ fn tech_lead_weighted(
             format!("{}:{line}", m.path),
             m.line_text(line).to_string(),
             format!(
-                "`{}` weighs the Tech Lead's score {tl} against {}, {scope}",
+                "`{}` weighs the Tech Lead's score {tl} against {} for the other judges, {scope}{}",
                 super::syntax::truncate(
                     &table
                         .as_str()
@@ -925,11 +956,75 @@ fn tech_lead_weighted(
                 ),
                 crate::model::fact::join_and(
                     &others.iter().map(|w| w.to_string()).collect::<Vec<_>>()
-                )
+                ),
+                if no_judge.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (the table's {} {} no judge persona)",
+                        crate::model::fact::join_and(&no_judge),
+                        if no_judge.len() == 1 { "names" } else { "name" }
+                    )
+                }
             ),
         ));
     }
     None
+}
+
+/// The string literals' values in a piece of code (`"TechLead"` -> `TechLead`).
+fn literal_values(text: &str) -> Vec<String> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(r#""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'"#, &R)
+        .captures_iter(text)
+        .filter_map(|c| {
+            c.get(1)
+                .or_else(|| c.get(2))
+                .map(|x| x.as_str().to_string())
+        })
+        .collect()
+}
+
+/// A piece of code with its whitespace collapsed.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The statements of a function (its `def` line excluded), each with the lines it starts and
+/// ends on, as [`statements`] collapses them.
+fn numbered_statements(
+    m: &ModuleInfo,
+    func: &super::syntax::FuncInfo,
+) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut text = String::new();
+    let mut start = 0;
+    for n in func.line + 1..=func.end_line {
+        let line = m.line_text(n);
+        if text.is_empty() {
+            start = n;
+        }
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(line.trim());
+        if depth <= 0 {
+            depth = 0;
+            if !text.trim().is_empty() {
+                out.push((start, n, std::mem::take(&mut text)));
+            }
+            text.clear();
+        }
+    }
+    out
 }
 
 /// The entries of a rule table read as branches: a list of `(condition, action)` pairs that a
@@ -1838,6 +1933,25 @@ def chief_justice(defense, evidences, criterion, score):
         // raised to the bound rather than capped at it: no cap
         let other = src.replace(") > cap", ") < cap");
         assert_eq!(rule_at(&other, "security_override"), None);
+        // the bound computed by a helper that tests the Prosecutor's words for a security
+        // matter, another value compared with it, the score set to it (the test written
+        // across lines; a statement after the capping one)
+        let src = "def lim(ops):\n    for o in ops:\n        if o.score <= 2 and 'unsafe' in o.argument.lower():\n            return 2.0\n    return None\n\ndef decide(ops):\n    w = mean(ops)\n    z = w\n    k = lim(ops)\n    if (k is not None\n            and w > k):\n        z = k\n        msg = f'capped at {k}'\n    return z\n";
+        assert_eq!(
+            rule_at(src, "security_override").as_deref(),
+            Some("src/nodes/justice.py:11")
+        );
+        let how = rule(src, "security_override").how;
+        assert!(how.contains("`z = k`"), "{how}");
+        // the value raised to the bound, or set to something else: no cap
+        assert_eq!(
+            rule_at(&src.replace("w > k", "w < k"), "security_override"),
+            None
+        );
+        assert_eq!(
+            rule_at(&src.replace("z = k\n", "z = w\n"), "security_override"),
+            None
+        );
     }
 
     #[test]
@@ -1956,6 +2070,39 @@ def chief_justice(defense, evidences, criterion, score):
         // a weights table keyed by persona
         let table = "def decide(votes):\n    w = {'TechLead': 2, 'Prosecutor': 1, 'Defense': 1}\n    return sum(w[v.judge] * v.score for v in votes) / 4\n";
         assert!(rule(table, "functionality_weight").found);
+        // a weight for what is no judge persona is not compared with the Tech Lead's, and
+        // the statement says so
+        let moderated = table.replace("'Defense': 1}", "'Defense': 1, 'Moderator': 3}");
+        let r = rule(&moderated, "functionality_weight");
+        assert!(r.found, "{r:?}");
+        assert!(
+            r.how.contains("2 against 1 and 1 for the other judges, whatever the criterion (the table's Moderator 3 names no judge persona)"),
+            "{}",
+            r.how
+        );
+        // the Tech Lead outweighed by another judge: none
+        let outweighed = table.replace("'Defense': 1", "'Defense': 3");
+        assert!(!rule(&outweighed, "functionality_weight").found);
+    }
+
+    #[test]
+    fn a_sum_of_the_judges_scores_counting_the_tech_lead_more_is_the_functionality_weight() {
+        // the others' terms carry no number (weight 1), the Tech Lead's a 2
+        let src = "def decide(ops):\n    by = {o.judge: o.score for o in ops}\n    x = by.get('Prosecutor', 3)\n    y = by.get('Defense', 3)\n    z = by.get('TechLead', 3)\n    s = (x + y + (z * 2)) / 4\n    return round(s)\n";
+        let r = rule(src, "functionality_weight");
+        assert!(r.found, "{r:?}");
+        assert_eq!(r.location, "src/nodes/bench.py:6");
+        assert!(
+            r.how
+                .contains("`x + y + (z * 2)` weighs the Tech Lead's score 2 against 1 and 1, whatever the criterion"),
+            "{}",
+            r.how
+        );
+        // the same weight for all: no functionality weight
+        assert!(!rule(&src.replace("(z * 2)", "z"), "functionality_weight").found);
+        // the Tech Lead's score doubled and something that is no judge's score added: none
+        let bonus = src.replace("(x + y + (z * 2)) / 4", "z * 2 + len(ops)");
+        assert!(!rule(&bonus, "functionality_weight").found);
     }
 
     #[test]

@@ -68,6 +68,16 @@ impl Val {
 /// Loop and comprehension bindings in effect while evaluating.
 pub type Env = Vec<(String, Val)>;
 
+/// Where an expression is evaluated: module `m`, loop bindings `env`, enclosing function
+/// `func`, at depth `d` (the parts of [`Repo::eval`]'s arguments its steps pass on).
+#[derive(Clone, Copy)]
+struct At<'a> {
+    m: usize,
+    env: &'a Env,
+    func: Option<&'a FuncInfo>,
+    d: usize,
+}
+
 /// The repository's modules plus indexes for cross-module lookups.
 pub struct Repo<'a> {
     pub modules: &'a [ModuleInfo],
@@ -298,44 +308,7 @@ impl<'a> Repo<'a> {
                 }
             }
             Expr::Bool(b) => Val::Bool(*b),
-            Expr::Name(n) => {
-                if let Some((_, v)) = env.iter().rev().find(|(k, _)| k == n) {
-                    return v.clone();
-                }
-                if let Some(f) = func
-                    && let Some(vals) = f.locals.get(n)
-                {
-                    let appended = f.appends.get(n);
-                    // Other locals are visible in the assigned values (`paths = [entry, END]`);
-                    // the name itself is not (`x = x + [...]` stays unknown, no recursion).
-                    let mut inner = env.clone();
-                    inner.push((n.clone(), Val::Unknown(n.clone())));
-                    let mut alts: Vec<Val> = vals
-                        .iter()
-                        .map(|v| self.eval(m, v, &inner, Some(f), d))
-                        .collect();
-                    if let Some(extra) = appended {
-                        let extra: Vec<Val> = extra
-                            .iter()
-                            .map(|v| self.eval(m, v, env, Some(f), d))
-                            .collect();
-                        let mut items = Vec::new();
-                        for a in &alts {
-                            if let Val::List(l) = a {
-                                items.extend(l.iter().cloned());
-                            }
-                        }
-                        items.extend(extra);
-                        return Val::List(items);
-                    }
-                    return if alts.len() == 1 {
-                        alts.remove(0)
-                    } else {
-                        Val::Alt(alts)
-                    };
-                }
-                self.eval_dotted(m, n, env, d)
-            }
+            Expr::Name(n) => self.eval_name(m, n, env, func, d),
             Expr::Attr(obj, attr) => {
                 if attr == "value" || attr == "name" {
                     // `Nodes.REPO.value` (enum members)
@@ -378,100 +351,142 @@ impl<'a> Repo<'a> {
                 }
             }
             Expr::Comp { elt, vars, iter } => {
-                let it = self.eval(m, iter, env, func, d);
-                match it.iterate() {
-                    Some(items) => {
-                        let mut out = Vec::new();
-                        for item in items {
-                            let mut env2 = env.clone();
-                            bind(&mut env2, vars, item);
-                            out.push(self.eval(m, elt, &env2, func, d));
-                        }
-                        Val::List(out)
-                    }
-                    None => {
-                        // Unknown iteration: keep the element's shape (e.g. `Send("judge", x)`)
-                        let mut env2 = env.clone();
-                        for v in vars {
-                            env2.push((v.clone(), Val::Unknown(v.clone())));
-                        }
-                        let one = self.eval(m, elt, &env2, func, d);
-                        Val::List(vec![one.clone(), one])
-                    }
+                self.eval_comp(At { m, env, func, d }, elt, vars, iter)
+            }
+            Expr::Call { func: f, args, .. } => self.eval_call(At { m, env, func, d }, e, f, args),
+            _ => Val::Unknown(e.render()),
+        }
+    }
+
+    /// A name: a loop binding, else a local of `func` (all its assigned values, and what is
+    /// appended to it), else a module-level name.
+    fn eval_name(&self, m: usize, n: &str, env: &Env, func: Option<&FuncInfo>, d: usize) -> Val {
+        if let Some((_, v)) = env.iter().rev().find(|(k, _)| k == n) {
+            return v.clone();
+        }
+        let Some((f, vals)) = func.and_then(|f| Some((f, f.locals.get(n)?))) else {
+            return self.eval_dotted(m, n, env, d);
+        };
+        // Other locals are visible in the assigned values (`paths = [entry, END]`); the name
+        // itself is not (`x = x + [...]` stays unknown, no recursion).
+        let mut inner = env.clone();
+        inner.push((n.to_string(), Val::Unknown(n.to_string())));
+        let mut alts: Vec<Val> = vals
+            .iter()
+            .map(|v| self.eval(m, v, &inner, Some(f), d))
+            .collect();
+        if let Some(extra) = f.appends.get(n) {
+            let extra: Vec<Val> = extra
+                .iter()
+                .map(|v| self.eval(m, v, env, Some(f), d))
+                .collect();
+            let mut items = Vec::new();
+            for a in &alts {
+                if let Val::List(l) = a {
+                    items.extend(l.iter().cloned());
                 }
             }
-            Expr::Call { func: f, args, .. } => {
-                let callee = f.dotted().unwrap_or_default();
-                if self.is(
-                    m,
-                    &callee,
-                    &["langgraph.types.Send", "langgraph.constants.Send"],
-                ) {
-                    let target = args
-                        .first()
-                        .map(|a| self.eval(m, a, env, func, d))
-                        .unwrap_or(Val::Unknown("Send()".into()));
-                    return Val::Send(Box::new(target));
+            items.extend(extra);
+            return Val::List(items);
+        }
+        if alts.len() == 1 {
+            alts.remove(0)
+        } else {
+            Val::Alt(alts)
+        }
+    }
+
+    /// `[elt for vars in iter]`: one element per item when the iteration is known; otherwise
+    /// the element's shape (e.g. `Send("judge", x)`), twice.
+    fn eval_comp(&self, at: At<'_>, elt: &Expr, vars: &[String], iter: &Expr) -> Val {
+        let At { m, env, func, d } = at;
+        let it = self.eval(m, iter, env, func, d);
+        match it.iterate() {
+            Some(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    let mut env2 = env.clone();
+                    bind(&mut env2, vars, item);
+                    out.push(self.eval(m, elt, &env2, func, d));
                 }
-                if let Expr::Attr(obj, method) = &**f {
-                    let base = self.eval(m, obj, env, func, d);
-                    match (method.as_str(), &base) {
-                        ("items", Val::Dict(pairs)) => {
-                            return Val::List(
-                                pairs
-                                    .iter()
-                                    .map(|(k, v)| Val::List(vec![k.clone(), v.clone()]))
-                                    .collect(),
-                            );
-                        }
-                        ("keys", Val::Dict(pairs)) => {
-                            return Val::List(pairs.iter().map(|(k, _)| k.clone()).collect());
-                        }
-                        ("values", Val::Dict(pairs)) => {
-                            return Val::List(pairs.iter().map(|(_, v)| v.clone()).collect());
-                        }
-                        _ => {}
-                    }
+                Val::List(out)
+            }
+            None => {
+                let mut env2 = env.clone();
+                for v in vars {
+                    env2.push((v.clone(), Val::Unknown(v.clone())));
                 }
-                match callee.as_str() {
-                    "list" | "tuple" | "sorted" | "set" if args.len() == 1 => {
-                        let v = self.eval(m, &args[0], env, func, d);
-                        match v.iterate() {
-                            Some(items) => Val::List(items),
-                            None => v,
-                        }
-                    }
-                    "enumerate" if args.len() == 1 => {
-                        let v = self.eval(m, &args[0], env, func, d);
-                        match v.iterate() {
-                            Some(items) => Val::List(
-                                items
-                                    .into_iter()
-                                    .enumerate()
-                                    .map(|(i, x)| Val::List(vec![Val::Str(i.to_string()), x]))
-                                    .collect(),
-                            ),
-                            None => Val::Unknown(e.render()),
-                        }
-                    }
-                    "zip" if args.len() >= 2 => {
-                        let cols: Vec<Option<Vec<Val>>> = args
-                            .iter()
-                            .map(|a| self.eval(m, a, env, func, d).iterate())
-                            .collect();
-                        if cols.iter().any(Option::is_none) {
-                            return Val::Unknown(e.render());
-                        }
-                        let cols: Vec<Vec<Val>> = cols.into_iter().flatten().collect();
-                        let n = cols.iter().map(Vec::len).min().unwrap_or(0);
-                        Val::List(
-                            (0..n)
-                                .map(|i| Val::List(cols.iter().map(|c| c[i].clone()).collect()))
-                                .collect(),
-                        )
-                    }
-                    _ => Val::Unknown(e.render()),
+                let one = self.eval(m, elt, &env2, func, d);
+                Val::List(vec![one.clone(), one])
+            }
+        }
+    }
+
+    /// A call `e` of `f` with `args`: LangGraph's `Send`, a dict's `items`, `keys`, `values`,
+    /// and the builtins that rebuild a sequence; anything else is unknown.
+    fn eval_call(&self, at: At<'_>, e: &Expr, f: &Expr, args: &[Expr]) -> Val {
+        let At { m, env, func, d } = at;
+        let callee = f.dotted().unwrap_or_default();
+        if self.is(
+            m,
+            &callee,
+            &["langgraph.types.Send", "langgraph.constants.Send"],
+        ) {
+            let target = args
+                .first()
+                .map(|a| self.eval(m, a, env, func, d))
+                .unwrap_or(Val::Unknown("Send()".into()));
+            return Val::Send(Box::new(target));
+        }
+        if let Expr::Attr(obj, method) = f
+            && let Val::Dict(pairs) = self.eval(m, obj, env, func, d)
+        {
+            match method.as_str() {
+                "items" => {
+                    return Val::List(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| Val::List(vec![k, v]))
+                            .collect(),
+                    );
                 }
+                "keys" => return Val::List(pairs.into_iter().map(|(k, _)| k).collect()),
+                "values" => return Val::List(pairs.into_iter().map(|(_, v)| v).collect()),
+                _ => {}
+            }
+        }
+        let arg = |i: usize| self.eval(m, &args[i], env, func, d);
+        match callee.as_str() {
+            "list" | "tuple" | "sorted" | "set" if args.len() == 1 => {
+                let v = arg(0);
+                match v.iterate() {
+                    Some(items) => Val::List(items),
+                    None => v,
+                }
+            }
+            "enumerate" if args.len() == 1 => match arg(0).iterate() {
+                Some(items) => Val::List(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Val::List(vec![Val::Str(i.to_string()), x]))
+                        .collect(),
+                ),
+                None => Val::Unknown(e.render()),
+            },
+            "zip" if args.len() >= 2 => {
+                let cols: Vec<Option<Vec<Val>>> =
+                    (0..args.len()).map(|i| arg(i).iterate()).collect();
+                if cols.iter().any(Option::is_none) {
+                    return Val::Unknown(e.render());
+                }
+                let cols: Vec<Vec<Val>> = cols.into_iter().flatten().collect();
+                let n = cols.iter().map(Vec::len).min().unwrap_or(0);
+                Val::List(
+                    (0..n)
+                        .map(|i| Val::List(cols.iter().map(|c| c[i].clone()).collect()))
+                        .collect(),
+                )
             }
             _ => Val::Unknown(e.render()),
         }

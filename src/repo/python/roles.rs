@@ -356,14 +356,48 @@ fn node_effects(
     Some(effects::of_function_memo(repo, module, f, memo))
 }
 
-/// The function of the repository a node runs: its resolved action, or the function a
-/// wrapper called in `add_node` wraps.
+/// The function of the repository a node runs: its resolved action, the function a wrapper
+/// called in `add_node` wraps, or the `__call__` of the instance it is given.
 fn runs(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
     match &n.action {
         Some(Action::Func { module, line, .. }) => Some((*module, *line)),
         Some(Action::Identity) => None,
-        None => wrapped(repo, n).map(|(f, _)| f),
+        None => wrapped(repo, n)
+            .map(|(f, _)| f)
+            .or_else(|| callable_instance(repo, n)),
     }
+}
+
+/// A node given an instance of a class of the repository (`add_node("p", Prosecutor())`, or a
+/// module constant holding one): LangGraph runs the instance's `__call__`, the class's own or
+/// one it inherits from a class of the repository. Its `(module, def line)`.
+fn callable_instance(repo: &Repo<'_>, n: &GraphNode) -> Option<(usize, usize)> {
+    let (m, action) = add_node_action(repo, n)?;
+    let (cm, value) = match action {
+        Expr::Name(name) => constant(repo, m, name)?,
+        other => (m, other),
+    };
+    let Expr::Call { func, .. } = value else {
+        return None;
+    };
+    let mut todo = vec![class(repo, cm, &func.dotted()?)?];
+    let mut seen = 0;
+    while let Some((hm, c)) = todo.pop() {
+        seen += 1;
+        if seen > 16 {
+            break;
+        }
+        let method = format!("{}.__call__", c.name);
+        if let Some(f) = repo.modules[hm]
+            .functions
+            .iter()
+            .find(|f| f.qualname == method && c.line <= f.line && f.line <= c.end_line)
+        {
+            return Some((hm, f.line));
+        }
+        todo.extend(c.bases.iter().rev().filter_map(|b| class(repo, hm, b)));
+    }
+    None
 }
 
 /// The judge nodes of `g` (in the graph's order; the Chief Justice's nodes `synthesis` left
@@ -476,9 +510,11 @@ pub fn analyse(
             Some(Action::Identity) => continue,
             // a callable made by a factory: what the factory's inner function asks for; a
             // wrapper called in place: what the function it wraps does
-            None => match (factory(repo, n), wrapped(repo, n)) {
+            // a wrapper called in place: what the function it wraps does; an instance of a
+            // class: what its `__call__` does
+            None => match (factory(repo, n), runs(repo, n)) {
                 (Some(start), _) => (start, effects::Effects::default()),
-                (None, Some((start, _))) => match node_effects(repo, n, &mut memo) {
+                (None, Some(start)) => match node_effects(repo, n, &mut memo) {
                     Some(e) => (start, e),
                     None => continue,
                 },

@@ -447,6 +447,8 @@ impl<'s, 't> Walker<'s, 't> {
         crate::text::cut(t, max)
     }
 
+    /// Records what `node` says about the module (one step per kind of statement or
+    /// expression that carries a fact), then walks on into its children.
     fn walk(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
         if depth > MAX_DEPTH {
             self.info.truncated = true;
@@ -457,259 +459,283 @@ impl<'s, 't> Walker<'s, 't> {
             "import_statement" => self.import(node),
             "import_from_statement" => self.import_from(node),
             "future_import_statement" => {}
-            "decorated_definition" => {
-                let decorators: Vec<String> = self
-                    .kids(node)
-                    .into_iter()
-                    .filter(|k| kind(k) == "decorator")
-                    .map(|k| self.short(k, 200))
-                    .collect();
-                if let Some(def) = node.field(F_DEFINITION) {
-                    match kind(def) {
-                        "function_definition" => self.function(def, scope, depth, decorators),
-                        "class_definition" => self.class(def, scope, depth),
-                        _ => self.walk_children(def, scope, depth),
-                    }
-                }
-            }
+            "decorated_definition" => self.decorated(node, scope, depth),
             "function_definition" => self.function(node, scope, depth, Vec::new()),
             "class_definition" => self.class(node, scope, depth),
-            "for_statement" => {
-                let vars = node
-                    .field(F_LEFT)
-                    .map(|l| self.target_names(l))
-                    .unwrap_or_default();
-                let iter = node
-                    .field(F_RIGHT)
-                    .map(|r| self.expr(r, 0))
-                    .unwrap_or(Expr::None);
-                if let Some(r) = node.field(F_RIGHT) {
-                    self.walk(r, scope, depth + 1);
-                }
-                if let Some(f) = scope.func {
-                    self.info.functions[f].has_loop = true;
-                }
-                if let Some(b) = node.field(F_BODY) {
-                    scope.loops.push(LoopCtx { vars, iter });
-                    let in_loop = std::mem::replace(&mut scope.in_loop, true);
-                    self.walk(b, scope, depth + 1);
-                    scope.in_loop = in_loop;
-                    scope.loops.pop();
-                }
-                if let Some(a) = node.field(F_ALTERNATIVE) {
-                    self.walk(a, scope, depth + 1);
-                }
-            }
-            "while_statement" => {
-                if let Some(f) = scope.func {
-                    self.info.functions[f].has_loop = true;
-                }
-                let in_loop = std::mem::replace(&mut scope.in_loop, true);
-                let in_while = std::mem::replace(&mut scope.in_while, true);
-                self.walk_children(node, scope, depth);
-                scope.in_loop = in_loop;
-                scope.in_while = in_while;
-            }
-            "try_statement" => {
-                if let Some(f) = scope.func {
-                    self.info.functions[f].has_try = true;
-                }
-                for k in self.kids(node) {
-                    if kind(k) == "block" {
-                        let in_try = std::mem::replace(&mut scope.in_try, true);
-                        let try_line = scope.try_line.replace(line_of(node));
-                        self.walk(k, scope, depth + 1);
-                        scope.in_try = in_try;
-                        scope.try_line = try_line;
-                    } else {
-                        let mut handler = scope.handler.clone();
-                        if kind(k) == "except_clause" {
-                            let t = match k.field(F_VALUE) {
-                                Some(v) => self.short(v, 200),
-                                None => self
-                                    .kids(k)
-                                    .into_iter()
-                                    .find(|c| kind(c) != "block" && kind(c) != "comment")
-                                    .map(|c| self.short(c, 200))
-                                    .unwrap_or_default(),
-                            };
-                            if let Some(f) = scope.func {
-                                self.info.functions[f].excepts.push(t.clone());
-                            }
-                            handler = Some((line_of(node), t));
-                        }
-                        let (except, finally) = (scope.in_except, scope.in_finally);
-                        scope.in_except = except || kind(k) == "except_clause";
-                        scope.in_finally = finally || kind(k) == "finally_clause";
-                        let outer = std::mem::replace(&mut scope.handler, handler);
-                        self.walk(k, scope, depth + 1);
-                        scope.handler = outer;
-                        scope.in_except = except;
-                        scope.in_finally = finally;
-                    }
-                }
-            }
-            "with_statement" => {
-                let mut withs = Vec::new();
-                for k in self.kids(node) {
-                    if kind(k) == "with_clause" {
-                        for item in self.kids(k) {
-                            if let Some(v) = item.field(F_VALUE) {
-                                let call = if kind(v) == "as_pattern" {
-                                    self.kids(v).into_iter().next()
-                                } else {
-                                    Some(v)
-                                };
-                                if let Some(c) = call.filter(|c| kind(c) == "call")
-                                    && let Some(f) = c.field(F_FUNCTION)
-                                {
-                                    withs.push(self.short(f, 120));
-                                }
-                            }
-                            self.walk(item, scope, depth + 1);
-                        }
-                    }
-                }
-                let outer = scope.withs.len();
-                scope.withs.extend(withs);
-                for k in self.kids(node) {
-                    if kind(k) == "block" {
-                        self.walk(k, scope, depth + 1);
-                    }
-                }
-                scope.withs.truncate(outer);
-            }
-            "if_statement" => {
-                let condition = node
-                    .field(F_CONDITION)
-                    .map(|c| self.short(c, 300))
-                    .unwrap_or_default();
-                let body = node
-                    .field(F_CONSEQUENCE)
-                    .map(|c| self.short(c, 600))
-                    .unwrap_or_default();
-                self.info.ifs.push(IfInfo {
-                    line: line_of(node),
-                    func: scope.func,
-                    condition,
-                    text: self.short(node, 600),
-                    body,
-                });
-                self.walk_children(node, scope, depth);
-            }
-            "elif_clause" => {
-                let condition = node
-                    .field(F_CONDITION)
-                    .map(|c| self.short(c, 300))
-                    .unwrap_or_default();
-                let body = node
-                    .field(F_CONSEQUENCE)
-                    .map(|c| self.short(c, 600))
-                    .unwrap_or_default();
-                self.info.ifs.push(IfInfo {
-                    line: line_of(node),
-                    func: scope.func,
-                    condition,
-                    text: self.short(node, 600),
-                    body,
-                });
-                self.walk_children(node, scope, depth);
-            }
-            "return_statement" => {
-                let mut value = self.kids(node).into_iter().next();
-                if let Some(f) = scope.func {
-                    let e = value.map(|v| self.expr(v, 0)).unwrap_or(Expr::None);
-                    self.info.functions[f].returns.push(e);
-                }
-                // `return (x)`: the value inside the parentheses
-                while let Some(v) = value.filter(|v| kind(*v) == "parenthesized_expression") {
-                    value = self.kids(v).into_iter().find(|k| kind(*k) != "comment");
-                }
-                let outer = std::mem::replace(&mut scope.returning, value.map(|v| v.byte_range()));
-                self.walk_children(node, scope, depth);
-                scope.returning = outer;
-            }
-            "expression_statement" => {
-                let kids = self.kids(node);
-                if kids.len() == 1 && matches!(kind(kids[0]), "string" | "concatenated_string") {
-                    self.string(kids[0], scope, true);
-                } else {
-                    for k in kids {
-                        self.walk(k, scope, depth + 1);
-                    }
-                }
-            }
+            "for_statement" => self.for_statement(node, scope, depth),
+            "while_statement" => self.while_statement(node, scope, depth),
+            "try_statement" => self.try_statement(node, scope, depth),
+            "with_statement" => self.with_statement(node, scope, depth),
+            "if_statement" | "elif_clause" => self.branch(node, scope, depth),
+            "return_statement" => self.return_statement(node, scope, depth),
+            "expression_statement" => self.expression_statement(node, scope, depth),
             "assignment" => self.assignment(node, scope, depth),
-            "augmented_assignment" => {
-                if let (Some(f), Some(l), Some(r)) =
-                    (scope.func, node.field(F_LEFT), node.field(F_RIGHT))
-                    && kind(l) == "identifier"
-                    && self.text(node).contains("+=")
-                {
-                    let name = self.text(l).to_string();
-                    let added = match self.expr(r, 0) {
-                        Expr::List(items) => items,
-                        other => vec![other],
-                    };
-                    self.info.functions[f]
-                        .appends
-                        .entry(name)
-                        .or_default()
-                        .extend(added);
-                }
-                self.walk_children(node, scope, depth);
-            }
-            "pair" => {
-                if let Some(v) = node.field(F_VALUE) {
-                    let label = match node.field(F_KEY) {
-                        Some(k) => {
-                            let mut l = self.expr(k, 0).as_str().unwrap_or("").to_string();
-                            if l.is_empty() {
-                                l = self.short(k, 80);
-                            }
-                            l
-                        }
-                        None => scope.label.clone(),
-                    };
-                    let outer = std::mem::replace(&mut scope.label, label);
-                    self.walk(v, scope, depth + 1);
-                    scope.label = outer;
-                }
-            }
-            "keyword_argument" => {
-                if let Some(v) = node.field(F_VALUE) {
-                    let label = match node.field(F_NAME) {
-                        Some(n) => self.text(n).to_string(),
-                        None => scope.label.clone(),
-                    };
-                    let outer = std::mem::replace(&mut scope.label, label);
-                    self.walk(v, scope, depth + 1);
-                    scope.label = outer;
-                }
-            }
+            "augmented_assignment" => self.augmented_assignment(node, scope, depth),
+            "pair" => self.pair(node, scope, depth),
+            "keyword_argument" => self.keyword_argument(node, scope, depth),
             "string" | "concatenated_string" => self.string(node, scope, false),
-            "call" => {
-                // Each field looked up once (a lookup scans the node's children).
-                let func = node.field(F_FUNCTION);
-                let (obj, attr) = match func {
-                    Some(f) if kind(f) == "attribute" => (f.field(F_OBJECT), f.field(F_ATTRIBUTE)),
-                    _ => (None, None),
-                };
-                self.call(node, func, obj, attr, scope);
-                let chain = match (obj, attr) {
-                    (Some(o), Some(a)) if kind(o) == "call" => {
-                        Some((o.byte_range(), self.text(a).to_string()))
-                    }
-                    _ => None,
-                };
-                let outer_assigned = scope.assigned_to.take();
-                let outer_chain = std::mem::replace(&mut scope.chain, chain);
-                self.walk_children(node, scope, depth);
-                scope.assigned_to = outer_assigned;
-                scope.chain = outer_chain;
-            }
+            "call" => self.call_node(node, scope, depth),
             _ => self.walk_children(node, scope, depth),
         }
+    }
+
+    /// A decorated function or class: its decorators' text kept with the function.
+    fn decorated(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        let decorators: Vec<String> = self
+            .kids(node)
+            .into_iter()
+            .filter(|k| kind(k) == "decorator")
+            .map(|k| self.short(k, 200))
+            .collect();
+        if let Some(def) = node.field(F_DEFINITION) {
+            match kind(def) {
+                "function_definition" => self.function(def, scope, depth, decorators),
+                "class_definition" => self.class(def, scope, depth),
+                _ => self.walk_children(def, scope, depth),
+            }
+        }
+    }
+
+    /// A `for` loop: its body walked with the loop's variables and iterable in scope.
+    fn for_statement(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        let vars = node
+            .field(F_LEFT)
+            .map(|l| self.target_names(l))
+            .unwrap_or_default();
+        let iter = node
+            .field(F_RIGHT)
+            .map(|r| self.expr(r, 0))
+            .unwrap_or(Expr::None);
+        if let Some(r) = node.field(F_RIGHT) {
+            self.walk(r, scope, depth + 1);
+        }
+        if let Some(f) = scope.func {
+            self.info.functions[f].has_loop = true;
+        }
+        if let Some(b) = node.field(F_BODY) {
+            scope.loops.push(LoopCtx { vars, iter });
+            let in_loop = std::mem::replace(&mut scope.in_loop, true);
+            self.walk(b, scope, depth + 1);
+            scope.in_loop = in_loop;
+            scope.loops.pop();
+        }
+        if let Some(a) = node.field(F_ALTERNATIVE) {
+            self.walk(a, scope, depth + 1);
+        }
+    }
+
+    /// A `while` loop: its children walked inside a loop.
+    fn while_statement(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        if let Some(f) = scope.func {
+            self.info.functions[f].has_loop = true;
+        }
+        let in_loop = std::mem::replace(&mut scope.in_loop, true);
+        let in_while = std::mem::replace(&mut scope.in_while, true);
+        self.walk_children(node, scope, depth);
+        scope.in_loop = in_loop;
+        scope.in_while = in_while;
+    }
+
+    /// A `try` statement: its body walked inside the `try`, each clause inside its own kind
+    /// (an `except` clause with what it catches).
+    fn try_statement(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        if let Some(f) = scope.func {
+            self.info.functions[f].has_try = true;
+        }
+        for k in self.kids(node) {
+            if kind(k) == "block" {
+                let in_try = std::mem::replace(&mut scope.in_try, true);
+                let try_line = scope.try_line.replace(line_of(node));
+                self.walk(k, scope, depth + 1);
+                scope.in_try = in_try;
+                scope.try_line = try_line;
+            } else {
+                self.try_clause(node, k, scope, depth);
+            }
+        }
+    }
+
+    /// A clause of the `try` statement `node` (`except`, `else`, `finally`).
+    fn try_clause(&mut self, node: Node<'t>, k: Node<'t>, scope: &mut Scope, depth: usize) {
+        let mut handler = scope.handler.clone();
+        if kind(k) == "except_clause" {
+            let t = match k.field(F_VALUE) {
+                Some(v) => self.short(v, 200),
+                None => self
+                    .kids(k)
+                    .into_iter()
+                    .find(|c| kind(c) != "block" && kind(c) != "comment")
+                    .map(|c| self.short(c, 200))
+                    .unwrap_or_default(),
+            };
+            if let Some(f) = scope.func {
+                self.info.functions[f].excepts.push(t.clone());
+            }
+            handler = Some((line_of(node), t));
+        }
+        let (except, finally) = (scope.in_except, scope.in_finally);
+        scope.in_except = except || kind(k) == "except_clause";
+        scope.in_finally = finally || kind(k) == "finally_clause";
+        let outer = std::mem::replace(&mut scope.handler, handler);
+        self.walk(k, scope, depth + 1);
+        scope.handler = outer;
+        scope.in_except = except;
+        scope.in_finally = finally;
+    }
+
+    /// A `with` statement: its body walked with the context managers it calls in scope.
+    fn with_statement(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        let mut withs = Vec::new();
+        for k in self.kids(node) {
+            if kind(k) == "with_clause" {
+                for item in self.kids(k) {
+                    if let Some(v) = item.field(F_VALUE) {
+                        let call = if kind(v) == "as_pattern" {
+                            self.kids(v).into_iter().next()
+                        } else {
+                            Some(v)
+                        };
+                        if let Some(c) = call.filter(|c| kind(c) == "call")
+                            && let Some(f) = c.field(F_FUNCTION)
+                        {
+                            withs.push(self.short(f, 120));
+                        }
+                    }
+                    self.walk(item, scope, depth + 1);
+                }
+            }
+        }
+        let outer = scope.withs.len();
+        scope.withs.extend(withs);
+        for k in self.kids(node) {
+            if kind(k) == "block" {
+                self.walk(k, scope, depth + 1);
+            }
+        }
+        scope.withs.truncate(outer);
+    }
+
+    /// An `if` or `elif` branch: recorded with its condition and body.
+    fn branch(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        let condition = node
+            .field(F_CONDITION)
+            .map(|c| self.short(c, 300))
+            .unwrap_or_default();
+        let body = node
+            .field(F_CONSEQUENCE)
+            .map(|c| self.short(c, 600))
+            .unwrap_or_default();
+        self.info.ifs.push(IfInfo {
+            line: line_of(node),
+            func: scope.func,
+            condition,
+            text: self.short(node, 600),
+            body,
+        });
+        self.walk_children(node, scope, depth);
+    }
+
+    /// A `return`: its value recorded with the function, and walked as the returned value.
+    fn return_statement(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        let mut value = self.kids(node).into_iter().next();
+        if let Some(f) = scope.func {
+            let e = value.map(|v| self.expr(v, 0)).unwrap_or(Expr::None);
+            self.info.functions[f].returns.push(e);
+        }
+        // `return (x)`: the value inside the parentheses
+        while let Some(v) = value.filter(|v| kind(*v) == "parenthesized_expression") {
+            value = self.kids(v).into_iter().find(|k| kind(*k) != "comment");
+        }
+        let outer = std::mem::replace(&mut scope.returning, value.map(|v| v.byte_range()));
+        self.walk_children(node, scope, depth);
+        scope.returning = outer;
+    }
+
+    /// An expression statement: a lone string is a docstring.
+    fn expression_statement(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        let kids = self.kids(node);
+        if kids.len() == 1 && matches!(kind(kids[0]), "string" | "concatenated_string") {
+            self.string(kids[0], scope, true);
+        } else {
+            for k in kids {
+                self.walk(k, scope, depth + 1);
+            }
+        }
+    }
+
+    /// `name += value` in a function: what is appended to `name`.
+    fn augmented_assignment(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        if let (Some(f), Some(l), Some(r)) = (scope.func, node.field(F_LEFT), node.field(F_RIGHT))
+            && kind(l) == "identifier"
+            && self.text(node).contains("+=")
+        {
+            let name = self.text(l).to_string();
+            let added = match self.expr(r, 0) {
+                Expr::List(items) => items,
+                other => vec![other],
+            };
+            self.info.functions[f]
+                .appends
+                .entry(name)
+                .or_default()
+                .extend(added);
+        }
+        self.walk_children(node, scope, depth);
+    }
+
+    /// A dict entry: its value walked under the key's label.
+    fn pair(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        if let Some(v) = node.field(F_VALUE) {
+            let label = match node.field(F_KEY) {
+                Some(k) => {
+                    let mut l = self.expr(k, 0).as_str().unwrap_or("").to_string();
+                    if l.is_empty() {
+                        l = self.short(k, 80);
+                    }
+                    l
+                }
+                None => scope.label.clone(),
+            };
+            let outer = std::mem::replace(&mut scope.label, label);
+            self.walk(v, scope, depth + 1);
+            scope.label = outer;
+        }
+    }
+
+    /// A keyword argument: its value walked under the keyword's label.
+    fn keyword_argument(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        if let Some(v) = node.field(F_VALUE) {
+            let label = match node.field(F_NAME) {
+                Some(n) => self.text(n).to_string(),
+                None => scope.label.clone(),
+            };
+            let outer = std::mem::replace(&mut scope.label, label);
+            self.walk(v, scope, depth + 1);
+            scope.label = outer;
+        }
+    }
+
+    /// A call: recorded (see [`Walker::call`]), then its children walked as part of it (a
+    /// method called on the call's result: the chain).
+    fn call_node(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        // Each field looked up once (a lookup scans the node's children).
+        let func = node.field(F_FUNCTION);
+        let (obj, attr) = match func {
+            Some(f) if kind(f) == "attribute" => (f.field(F_OBJECT), f.field(F_ATTRIBUTE)),
+            _ => (None, None),
+        };
+        self.call(node, func, obj, attr, scope);
+        let chain = match (obj, attr) {
+            (Some(o), Some(a)) if kind(o) == "call" => {
+                Some((o.byte_range(), self.text(a).to_string()))
+            }
+            _ => None,
+        };
+        let outer_assigned = scope.assigned_to.take();
+        let outer_chain = std::mem::replace(&mut scope.chain, chain);
+        self.walk_children(node, scope, depth);
+        scope.assigned_to = outer_assigned;
+        scope.chain = outer_chain;
     }
 
     fn walk_children(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
@@ -1326,6 +1352,152 @@ impl<'s, 't> Walker<'s, 't> {
             _ => Expr::Other(self.short(n, 120)),
         }
     }
+}
+
+/// The comparisons and plain assignments of a short piece of code (a branch's test, one
+/// statement), read from its syntax tree. Operands and values are as written, their whitespace
+/// collapsed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Shape {
+    /// `a > b` as `(a, ">", b)`; a chained comparison (`a < b < c`) as its pairs.
+    pub comparisons: Vec<(String, String, String)>,
+    /// `target = value` (a plain `=` with one target), as `(target, value)`.
+    pub assignments: Vec<(String, String)>,
+    /// Every sum (`a + b * 2 + (c / 2)`, the longest chain of `+`, parentheses looked
+    /// through): its text and its terms, each with the number it is multiplied by (`x * 2`,
+    /// `2 * x`; `x / 2` is `0.5`; a term with no number is `1`).
+    pub sums: Vec<(String, Vec<(String, f64)>)>,
+}
+
+/// At most this many bytes of code are read by [`shape`] (a test, a statement).
+const SHAPE_MAX: usize = 4_000;
+
+/// The [`Shape`] of `code`: empty when it is longer than a statement may be or cannot be
+/// parsed.
+pub fn shape(code: &str) -> Shape {
+    let mut out = Shape::default();
+    if code.len() > SHAPE_MAX {
+        return out;
+    }
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = match slot.take() {
+            Some(p) => slot.insert(p),
+            None => slot.insert(new_parser().ok()?),
+        };
+        parser.parse(code.as_bytes(), None)
+    });
+    let Some(tree) = tree else { return out };
+    let text = |n: Node<'_>| {
+        code.get(n.byte_range())
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut absorbed = std::collections::HashSet::new();
+    let mut todo = vec![tree.root_node()];
+    while let Some(n) = todo.pop() {
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+        match kind(n) {
+            "binary_operator" if operator(n, code) == "+" && absorbed.insert(n.id()) => {
+                let mut terms = Vec::new();
+                add_terms(n, code, &mut terms, &mut absorbed);
+                let terms = terms
+                    .into_iter()
+                    .map(|t| {
+                        let (t, w) = weighted(t, code);
+                        (text(t), w)
+                    })
+                    .collect();
+                out.sums.push((text(n), terms));
+            }
+            "comparison_operator" => {
+                // operands and operators alternate
+                let parts: Vec<Node<'_>> = kids
+                    .iter()
+                    .copied()
+                    .filter(|k| kind(*k) != "comment")
+                    .collect();
+                for w in parts.windows(3).step_by(2) {
+                    if w[0].is_named() && !w[1].is_named() && w[2].is_named() {
+                        out.comparisons.push((text(w[0]), text(w[1]), text(w[2])));
+                    }
+                }
+            }
+            "assignment" => {
+                let right = n.field(F_RIGHT);
+                if let (Some(l), Some(r)) = (n.field(F_LEFT), right)
+                    && kind(r) != "assignment"
+                {
+                    out.assignments.push((text(l), text(r)));
+                }
+            }
+            _ => {}
+        }
+        todo.extend(kids.into_iter().rev());
+    }
+    out
+}
+
+/// A binary operator's operator, as written.
+fn operator<'a>(n: Node<'_>, code: &'a str) -> &'a str {
+    n.field(F_OPERATOR)
+        .and_then(|o| code.get(o.byte_range()))
+        .unwrap_or("")
+}
+
+/// `(x)` read as `x`.
+fn unparenthesized(mut n: Node<'_>) -> Node<'_> {
+    while kind(n) == "parenthesized_expression" {
+        let mut c = n.walk();
+        let Some(inner) = n.named_children(&mut c).find(|k| kind(*k) != "comment") else {
+            break;
+        };
+        n = inner;
+    }
+    n
+}
+
+/// The terms of a chain of `+` (parentheses looked through), each inner `+` marked absorbed.
+fn add_terms<'t>(
+    n: Node<'t>,
+    code: &str,
+    out: &mut Vec<Node<'t>>,
+    absorbed: &mut std::collections::HashSet<usize>,
+) {
+    let n = unparenthesized(n);
+    if kind(n) == "binary_operator" && operator(n, code) == "+" {
+        absorbed.insert(n.id());
+        for side in [n.field(F_LEFT), n.field(F_RIGHT)].into_iter().flatten() {
+            add_terms(side, code, out, absorbed);
+        }
+    } else {
+        out.push(n);
+    }
+}
+
+/// A term and the number it is multiplied by (`x * 2`, `2 * x`, `x / 4`), else itself and 1.
+fn weighted<'t>(n: Node<'t>, code: &str) -> (Node<'t>, f64) {
+    let n = unparenthesized(n);
+    let number = |x: Node<'_>| {
+        let x = unparenthesized(x);
+        matches!(kind(x), "integer" | "float")
+            .then(|| code.get(x.byte_range())?.parse::<f64>().ok())
+            .flatten()
+    };
+    if kind(n) == "binary_operator"
+        && let (Some(l), Some(r)) = (n.field(F_LEFT), n.field(F_RIGHT))
+    {
+        match (operator(n, code), number(l), number(r)) {
+            ("*", None, Some(w)) => return (unparenthesized(l), w),
+            ("*", Some(w), None) => return (unparenthesized(r), w),
+            ("/", None, Some(d)) if d != 0.0 => return (unparenthesized(l), 1.0 / d),
+            _ => {}
+        }
+    }
+    (n, 1.0)
 }
 
 #[cfg(test)]
