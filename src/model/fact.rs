@@ -21,7 +21,7 @@
 //! table.
 
 use crate::words::count;
-pub use graph::{Branch, GraphFact, Layer, Route};
+pub use graph::{Branch, DeadRoute, GraphFact, Layer, Route};
 use serde::{Deserialize, Serialize};
 pub use state::{Merge, Model, StateClass, StateFact};
 use std::fmt;

@@ -12,8 +12,8 @@ use super::python::persona_prompts::PERSONAS;
 use super::python::roles::{self, Role};
 use crate::family::Family;
 use crate::model::fact::{
-    self, Bound, Branch, Call, Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge, Model,
-    NuanceFact, Overlap, Prompt, Retried, Route, SafetyFact, Site, StateClass, StateFact,
+    self, Bound, Branch, Call, DeadRoute, Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge,
+    Model, NuanceFact, Overlap, Prompt, Retried, Route, SafetyFact, Site, StateClass, StateFact,
     StructuredFact,
 };
 use crate::model::{Confidence, Detective, Evidence, HistoryMeasure, Measure};
@@ -561,11 +561,33 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
     let mut judges = Vec::new();
     let mut elsewhere = Vec::new();
     let mut fixed = Vec::new();
+    let mut dead = Vec::new();
     for r in &g.routers {
         let at = Site::new(r.path.clone(), r.line);
+        let on = |b: Option<&Branching>, also: Option<&str>| {
+            b.is_some_and(|b| {
+                b.branches.contains(&r.source)
+                    || b.join.as_deref() == Some(r.source.as_str())
+                    || also == Some(r.source.as_str())
+            })
+        };
+        let layer = if on(jud, None) {
+            Some(Layer::Judges)
+        } else if on(det, jud.map(|j| j.from.as_str())) {
+            Some(Layer::Detectives)
+        } else {
+            None
+        };
+        // an outcome the run-time analysis proves is never chosen changes no path
+        let never: Vec<&crate::repo::python::graph::DeadRoute> = g
+            .dead_routes
+            .iter()
+            .filter(|d| d.source == r.source)
+            .collect();
         let mut outcomes: Vec<Vec<String>> = r
             .outcomes
             .iter()
+            .filter(|o| !(o.len() == 1 && never.iter().any(|d| d.target == o[0])))
             .map(|o| {
                 let mut o = o.clone();
                 o.sort();
@@ -581,8 +603,21 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
             outcomes.sort();
             outcomes.dedup();
         }
+        let dropped: Vec<&&crate::repo::python::graph::DeadRoute> = never
+            .iter()
+            .filter(|d| r.outcomes.iter().any(|o| o.len() == 1 && o[0] == d.target))
+            .collect();
+        dead.extend(dropped.iter().map(|d| DeadRoute {
+            at: at.clone(),
+            source: d.source.clone(),
+            target: d.target.clone(),
+            layer,
+            why: d.why.clone(),
+        }));
         if outcomes.len() < 2 {
-            fixed.push(at);
+            if dropped.is_empty() {
+                fixed.push(at);
+            }
             continue;
         }
         let route = Route {
@@ -591,19 +626,10 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
             router: r.router.clone(),
             outcomes,
         };
-        let on = |b: Option<&Branching>, also: Option<&str>| {
-            b.is_some_and(|b| {
-                b.branches.contains(&r.source)
-                    || b.join.as_deref() == Some(r.source.as_str())
-                    || also == Some(r.source.as_str())
-            })
-        };
-        if on(jud, None) {
-            judges.push(route);
-        } else if on(det, jud.map(|j| j.from.as_str())) {
-            detectives.push(route);
-        } else {
-            elsewhere.push(route);
+        match layer {
+            Some(Layer::Judges) => judges.push(route),
+            Some(Layer::Detectives) => detectives.push(route),
+            None => elsewhere.push(route),
         }
     }
     // where the fix goes: the first plain edge out of the join (`out`), else the join itself
@@ -632,6 +658,7 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
         judges,
         elsewhere,
         fixed,
+        dead,
         detectives_join: join_site(det, true),
         judges_join: join_site(jud, false),
         graph,
@@ -1567,6 +1594,43 @@ mod tests {
             "{}",
             text.rationale
         );
+    }
+
+    #[test]
+    fn a_route_that_can_never_be_taken_is_no_route_after_its_layer() {
+        // each judge's router tests `error`, which no node can set (undeclared: what
+        // `handler` returns under it is dropped): the route after the judges is dead
+        let facts = |state_extra: &str, judge_extra: &str| RepoFacts {
+            python: crate::repo::python::analyse(
+                vec![(
+                    "src/graph.py".into(),
+                    format!(
+                        "import operator\nfrom typing import Annotated, TypedDict\nfrom langgraph.graph import StateGraph, START, END\n\nclass AgentState(TypedDict):\n    repo_url: str\n    evidences: Annotated[dict, operator.ior]\n    opinions: Annotated[list, operator.add]\n{state_extra}\ndef detective(state):\n    return {{'evidences': {{'d': ['x']}}}}\ndef agg(state):\n    return {{}}\ndef judge(state):\n    return {{'opinions': ['o']{judge_extra}}}\ndef chief(state):\n    return {{}}\ndef handler(state):\n    return {{'error': True}}\ndef check(state):\n    if state.get('error'):\n        return 'handler'\n    return 'chief'\ndef gate(state):\n    if state['evidences']:\n        return 'p'\n    return 'handler'\ng = StateGraph(AgentState)\nfor n in ['a', 'b']:\n    g.add_node(n, detective)\ng.add_node('agg', agg)\nfor n in ['p', 'd']:\n    g.add_node(n, judge)\ng.add_node('chief', chief)\ng.add_node('handler', handler)\ng.add_edge(START, 'a')\ng.add_edge(START, 'b')\ng.add_edge(['a', 'b'], 'agg')\ng.add_conditional_edges('agg', gate, {{'p': 'p', 'handler': 'handler'}})\ng.add_edge('agg', 'd')\ng.add_conditional_edges('p', check, {{'handler': 'handler', 'chief': 'chief'}})\ng.add_conditional_edges('d', check, {{'handler': 'handler', 'chief': 'chief'}})\ng.add_edge('chief', END)\ng.add_edge('handler', END)\napp = g.compile()\ndef main():\n    return app.invoke({{'repo_url': 'u', 'evidences': {{}}, 'opinions': []}})\n"
+                    ),
+                )],
+                &[],
+            ),
+            ..RepoFacts::default()
+        };
+        let routes = |f: &RepoFacts| {
+            family_facts(f, Family::Graph)
+                .into_iter()
+                .find(|e| matches!(e.fact, Some(Fact::Graph(GraphFact::Routes { .. }))))
+                .expect("the routes fact")
+        };
+        let dead = routes(&facts("", ""));
+        assert!(!dead.found, "{}", dead.rationale);
+        assert!(
+            dead.rationale.contains("none that can be taken leaves a judge")
+                && dead.rationale.contains("`p` -> `handler` (src/graph.py:")
+                && dead.rationale.contains("`error` is not declared in the state schema, so what handler returns under it is dropped"),
+            "{}",
+            dead.rationale
+        );
+        // declared and written by a judge: the route can be taken
+        let live = routes(&facts("    error: bool\n", ", 'error': False"));
+        assert!(live.found, "{}", live.rationale);
+        assert!(!live.rationale.contains("never"), "{}", live.rationale);
     }
 
     #[test]

@@ -59,6 +59,9 @@ class Program:
         self.declared = {"repo_url": "str"}
         self.reducer = None  # "operator.add" | "merge" | None
         self.flags = {}
+        # a dict field under a merging reducer: None, or the node that writes it and the keys
+        # it puts into it (`{"info": {"k0": [...]}}`)
+        self.info = None
 
 
 def gen_program(seed):
@@ -69,6 +72,14 @@ def gen_program(seed):
     p.reducer = rng.choice(["operator.add", "operator.add", "merge", None])
     if p.reducer:
         p.declared["log"] = "Annotated[list, %s]" % p.reducer
+    # the dict field's choices come from a generator of their own, so programs without it are
+    # the ones the seed made before it was added
+    irng = random.Random(seed * 7 + 3)
+    if irng.random() < 0.25:
+        p.declared["info"] = "Annotated[dict, %s]" % irng.choice(["operator.or_", "operator.ior"])
+        keys = ["k0"] + (["k1"] if irng.random() < 0.5 else [])
+        p.info = {"writer": p.nodes[0] if irng.random() < 0.8 else None, "keys": keys,
+                  "in_input": irng.random() < 0.7}
     outs = ["out_%d" % i for i in range(rng.randint(1, 3))]
     for o in outs:
         p.declared[o] = "str"
@@ -100,6 +111,8 @@ def gen_program(seed):
 
     def add_router(sources, i, kind=None):
         name = "route_%d" % next(counter)
+        if kind is None and p.info and irng.random() < 0.35:
+            kind = "dictguard"
         kind = kind or rng.choice(["free", "free", "guard", "counter"])
         style = rng.choice(["direct", "direct", "map", "list_map"])
         r = {"name": name, "sources": sources, "kind": kind, "style": style}
@@ -116,6 +129,12 @@ def gen_program(seed):
             r["cases"] = cases
             if any(len(c[1]) > 1 for c in cases):
                 r["style"] = rng.choice(["direct", "send"])
+        elif kind == "dictguard":
+            # a route taken only when one key of the dict field holds items
+            r["key"] = "info"
+            r["sub"] = irng.choice(["k0", "k1", "k2"])
+            r["test"] = irng.choice(["any(v for v in items)", "items", "len(items) > 0"])
+            r["cases"] = [(True, [outcome(i)]), (False, [outcome(i)])]
         elif kind == "guard":
             key = "flag_%d" % len(p.flags)
             declared = rng.random() < 0.8
@@ -215,6 +234,8 @@ def gen_program(seed):
             s["writes"][rng.choice(outs)] = '"%s"' % n
         if rng.random() < 0.08:
             s["writes"]["extra_%s" % n] = '"x"'  # undeclared
+        if p.info and n != p.nodes[0] and irng.random() < 0.2:
+            s["reads"].append('info["%s"]' % irng.choice(["k0", "k1", "k2"]))
         if rng.random() < 0.25:
             choice = rng.random()
             if choice < 0.3:
@@ -253,7 +274,10 @@ def render(p):
         s = p.spec[n]
         L.append("def %s(state):" % n)
         for j, k in enumerate(s["reads"]):
-            L.append('    seen_%d = state.get("%s")' % (j, k))
+            if k.startswith("info["):
+                L.append('    seen_%d = state.get("info", {}).get(%s)' % (j, k[len("info["):-1]))
+            else:
+                L.append('    seen_%d = state.get("%s")' % (j, k))
         w = s["whole"]
         if w == "return_state":
             L.append("    return state")
@@ -267,6 +291,8 @@ def render(p):
             L.append("    return {%s}" % ", ".join(items))
         else:
             items = (['"log": ["%s"]' % n] if s["log"] else []) + ['"%s": %s' % kv for kv in s["writes"].items()]
+            if p.info and p.info["writer"] == n:
+                items.append('"info": {%s}' % ", ".join('"%s": ["%s"]' % (k, n) for k in p.info["keys"]))
             L.append("    return {%s}" % ", ".join(items))
         L += ["", ""]
     for r in p.routers:
@@ -288,6 +314,11 @@ def render(p):
                 L.append('    if state["%s"] == "%s":' % (r["key"], v))
                 L.append("        " + ret(targets))
             L.append("    " + ret(r["cases"][-1][1]))
+        elif r["kind"] == "dictguard":
+            L.append('    items = state.get("info", {}).get("%s", [])' % r["sub"])
+            L.append("    if %s:" % r["test"])
+            L.append("        " + ret(r["cases"][0][1]))
+            L.append("    " + ret(r["cases"][1][1]))
         elif r["kind"] == "guard":
             L.append('    if state.get("%s"):' % r["key"])
             L.append("        " + ret(r["cases"][0][1]))
@@ -334,6 +365,8 @@ def render(p):
         inputs[m] = vals[0]
     for c in p.counters:
         inputs[c] = 0
+    if p.info and p.info["in_input"]:
+        inputs["info"] = {}
     L.append("def main():")
     L.append("    return app.invoke(%s)" % json.dumps(inputs))
     L.append("")
@@ -355,11 +388,43 @@ class Recording(dict):
 
     def __getitem__(self, k):
         self._reads.append((k, dict.__contains__(self, k)))
-        return dict.__getitem__(self, k)
+        return self._sub(k, dict.__getitem__(self, k))
 
     def get(self, k, default=None):
         self._reads.append((k, dict.__contains__(self, k)))
+        return self._sub(k, dict.get(self, k, default))
+
+    def _sub(self, k, v):
+        # the dict field's own reads are recorded as `info["k"]`
+        if k == "info" and isinstance(v, dict) and not isinstance(v, SubRecording):
+            return SubRecording(v, self._reads, k)
+        return v
+
+
+class SubRecording(dict):
+    """A dict field's value: records the keys read from it as `field["key"]`."""
+
+    def __init__(self, data, reads, field):
+        super().__init__(data)
+        self._reads = reads
+        self._field = field
+
+    def __getitem__(self, k):
+        self._reads.append(('%s["%s"]' % (self._field, k), dict.__contains__(self, k)))
+        return dict.__getitem__(self, k)
+
+    def get(self, k, default=None):
+        self._reads.append(('%s["%s"]' % (self._field, k), dict.__contains__(self, k)))
         return dict.get(self, k, default)
+
+
+def seen_keys_of(state):
+    """The keys of a state, with the dict field's own keys as `info["k"]`."""
+    keys = sorted(state)
+    info = dict.get(state, "info") if isinstance(state, dict) else None
+    if isinstance(info, dict):
+        keys += ['info["%s"]' % k for k in sorted(info)]
+    return keys
 
 
 class Explosion(Exception):
@@ -412,7 +477,7 @@ class Recorder:
                     doubles = isinstance(v, list) and v[: len(markers)] == markers
             keys = sorted(out) if isinstance(out, dict) else None
             with rec.lock:
-                rec.events.append(("node", name, step, reads, sorted(state), (keys, doubles)))
+                rec.events.append(("node", name, step, reads, seen_keys_of(state), (keys, doubles)))
             return out
 
         node.__name__ = getattr(f, "__name__", name)
@@ -426,7 +491,7 @@ class Recorder:
             step = (config.get("metadata") or {}).get("langgraph_step")
             out = f(Recording(state, reads))
             with rec.lock:
-                rec.events.append(("router", source, step, reads, sorted(state), None))
+                rec.events.append(("router", source, step, reads, seen_keys_of(state), None))
             return out
 
         router.__name__ = getattr(f, "__name__", "router")
@@ -502,7 +567,7 @@ def run_program(p, src, inputs):
             try:
                 for values in app.stream(inp, {"recursion_limit": RECURSION_LIMIT}, stream_mode="values"):
                     if isinstance(values, dict):
-                        rec.events.append(("state", None, None, [], sorted(values), None))
+                        rec.events.append(("state", None, None, [], seen_keys_of(values), None))
             except (GraphRecursionError, Explosion):
                 outcome = "recursion"
             except InvalidUpdateError as e:
@@ -590,6 +655,10 @@ def run_program(p, src, inputs):
             for s in r["sources"]:
                 if s != "START":
                     readers.setdefault(s + " (router)", set()).add(r["key"])
+        if r["kind"] == "dictguard":
+            for s in r["sources"]:
+                if s != "START":
+                    readers.setdefault(s + " (router)", set()).add('info["%s"]' % r["sub"])
     for reader, keys in readers.items():
         base = reader.split(" (router)")[0]
         for k in keys:

@@ -6,7 +6,9 @@
 //! counter loops whose counter is incremented, written as a constant, written outside the loop or
 //! not at all, routers on input keys (two sources sharing one router: correlated runs), guards on
 //! flags written before or after the router runs (or never, or under an undeclared key),
-//! `operator.add` and custom reducers, whole-state returns and `state["log"] + [x]` re-sent into
+//! `operator.add` and custom reducers, a dict field under a merging reducer whose keys nodes and
+//! routers read (`state.get("info", {}).get("k2", [])`, some keys never put into it, routes taken
+//! only when one holds items), whole-state returns and `state["log"] + [x]` re-sent into
 //! the reducer, reducer-less fields written by parallel nodes, reads of declared, undeclared and
 //! unwritten keys) and runs each one under the real `langgraph` (pinned by `.ci/run`), every
 //! combination of the routers' input values (a counter that no node writes is such an input: it
@@ -28,7 +30,8 @@
 //!   running.
 //! - `undeclared_state_key`: a node's update holds a key that is not a channel of the graph (LangGraph
 //!   drops it). Scored per node.
-//! - `unknown_state_key`: a node or router reads a key that is absent every time it runs; for a
+//! - `unknown_state_key`: a node or router reads a key (or a key of the dict field, `info["k"]`)
+//!   that is absent every time it runs; for a
 //!   reader that never runs, a key that is in no state of any run. A reader that never runs whose
 //!   key does appear somewhere is not scored; a node reading a key it writes itself (a
 //!   read-modify-write with a default), or a router reading a key its own node writes (it sees
@@ -48,7 +51,7 @@
 //!   left out of the run-count kinds).
 //!
 //! Precision = right claims / claims, recall = right claims / true defects. The target (issue 21)
-//! is 0.98 / 0.95 for every kind: met on 500 programs of seeds 1 and 2 (the floors hold on both). The test
+//! is 0.98 / 0.95 for every kind: met on 500 programs of seeds 1, 2 and 3 (the floors hold on all three). The test
 //! fails below the floors (a little under what the analysis reaches today, so a regression
 //! fails) and prints any gap to the target. `AUDITOR_PYTHON` names the Python with `langgraph` (default
 //! `python3`); without `langgraph` the test says so loudly and passes, unless
@@ -75,14 +78,14 @@ const KINDS: &[&str] = &[
 /// The target of issue 21: precision and recall for every kind.
 const TARGET: (f64, f64) = (0.98, 0.95);
 
-/// (kind, precision, recall) reached on 500 programs of seeds 1 and 2, a little below the lower
-/// of the two measured figures; raise them as the analysis improves.
+/// (kind, precision, recall) reached on 500 programs of seeds 1, 2 and 3, a little below the
+/// lowest of the three measured figures; raise them as the analysis improves.
 const FLOORS: &[(&str, f64, f64)] = &[
     ("concurrent_write", 0.98, 0.985),
     ("duplicate_execution", 0.98, 0.985),
-    ("unbounded_loop", 0.98, 0.965),
-    ("undeclared_state_key", 0.99, 0.97),
-    ("unknown_state_key", 0.98, 0.97),
+    ("unbounded_loop", 0.98, 0.955),
+    ("undeclared_state_key", 0.99, 0.955),
+    ("unknown_state_key", 0.98, 0.955),
     ("unreachable_node", 0.99, 0.98),
     ("whole_state_return", 0.99, 0.99),
 ];

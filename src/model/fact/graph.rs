@@ -59,6 +59,28 @@ impl Route {
     }
 }
 
+/// A conditional route the run-time analysis proves can never be taken (its router returns
+/// `target` only under a test that never holds when it runs): it changes no path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadRoute {
+    pub at: Site,
+    pub source: String,
+    pub target: String,
+    /// The layer the route leaves (`None`: elsewhere in the graph).
+    pub layer: Option<Layer>,
+    /// Why it is never taken, as the analysis found it.
+    pub why: String,
+}
+
+impl DeadRoute {
+    fn said(&self) -> String {
+        format!(
+            "`{}` -> `{}` ({}) can never be taken: {}",
+            self.source, self.target, self.at, self.why
+        )
+    }
+}
+
 /// Graph orchestration facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "is", rename_all = "snake_case")]
@@ -105,6 +127,10 @@ pub enum GraphFact {
         elsewhere: Vec<Route>,
         /// Conditional edges whose router always sends to the same nodes (a fan-out router).
         fixed: Vec<Site>,
+        /// Routes that can never be taken, left out of the three lists above (a router left
+        /// with one outcome is no route).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dead: Vec<DeadRoute>,
         /// Where the fixes go: the detectives' join and the judges' join, when known.
         detectives_join: Option<(Site, String)>,
         judges_join: Option<(Site, String)>,
@@ -239,9 +265,40 @@ impl Stated for GraphFact {
                 judges,
                 elsewhere,
                 fixed,
+                dead,
                 ..
             } => {
                 let all: Vec<&Route> = detectives.iter().chain(judges).chain(elsewhere).collect();
+                let dead_in = |layer: Option<Layer>| dead.iter().any(|d| d.layer == layer);
+                // "none leaves ..." is true only of routes that can be taken
+                let none = |layer: Layer| {
+                    if dead_in(Some(layer)) {
+                        "none that can be taken"
+                    } else {
+                        "none"
+                    }
+                };
+                let dead_said = if dead.is_empty() {
+                    String::new()
+                } else {
+                    let more = dead.len().saturating_sub(2);
+                    format!(
+                        "; {}{}",
+                        dead.iter()
+                            .take(2)
+                            .map(DeadRoute::said)
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                        if more > 0 {
+                            format!(
+                                "; and {more} more {} that can never be taken",
+                                if more == 1 { "route" } else { "routes" }
+                            )
+                        } else {
+                            String::new()
+                        }
+                    )
+                };
                 let said = |rs: &[Route]| {
                     rs.iter()
                         .take(2)
@@ -258,22 +315,29 @@ impl Stated for GraphFact {
                         if fixed.len() == 1 { "sends" } else { "send" }
                     )
                 };
-                match (detectives.is_empty(), judges.is_empty()) {
+                let text = match (detectives.is_empty(), judges.is_empty()) {
                     (false, false) => format!(
                         "conditional routes after both layers: after the detectives {}; after the judges {}",
                         said(detectives),
                         said(judges)
                     ),
                     (false, true) => format!(
-                        "no conditional route after the judges (none leaves a judge or the judges' join){fixed_said}; after the detectives {}",
+                        "no conditional route after the judges ({} leaves a judge or the judges' join){fixed_said}; after the detectives {}",
+                        none(Layer::Judges),
                         said(detectives)
                     ),
                     (true, false) => format!(
-                        "no conditional route after the detectives (none leaves a detective, the detectives' join or the node that fans out to the judges){fixed_said}; after the judges {}",
+                        "no conditional route after the detectives ({} leaves a detective, the detectives' join or the node that fans out to the judges){fixed_said}; after the judges {}",
+                        none(Layer::Detectives),
                         said(judges)
                     ),
                     (true, true) if !all.is_empty() => format!(
-                        "no conditional route after the detectives or the judges{fixed_said}; outside the two layers {}",
+                        "no conditional route{} after the detectives or the judges{fixed_said}; outside the two layers {}",
+                        if dead_in(Some(Layer::Detectives)) || dead_in(Some(Layer::Judges)) {
+                            " that can be taken"
+                        } else {
+                            ""
+                        },
                         said(elsewhere)
                     ),
                     (true, true) if !fixed.is_empty() => format!(
@@ -281,10 +345,15 @@ impl Stated for GraphFact {
                         count(fixed.len(), "conditional edge", "conditional edges"),
                         if fixed.len() == 1 { "sends" } else { "send" }
                     ),
+                    (true, true) if !dead.is_empty() => {
+                        "no conditional route that can be taken changes the path by the state"
+                            .into()
+                    }
                     (true, true) => {
                         "no add_conditional_edges call in the graph: every path is fixed".into()
                     }
-                }
+                };
+                format!("{text}{dead_said}")
             }
         }
     }
@@ -311,6 +380,7 @@ impl Stated for GraphFact {
                 judges,
                 elsewhere,
                 fixed,
+                dead,
                 graph,
                 ..
             } => {
@@ -321,6 +391,7 @@ impl Stated for GraphFact {
                     .map(|r| r.at.clone())
                     .collect();
                 v.extend(fixed.iter().cloned());
+                v.extend(dead.iter().map(|d| d.at.clone()));
                 if v.is_empty() {
                     v.push(graph.clone());
                 }
@@ -381,6 +452,7 @@ impl Stated for GraphFact {
             GraphFact::Routes {
                 detectives,
                 judges,
+                dead,
                 detectives_join,
                 judges_join,
                 graph,
@@ -388,6 +460,24 @@ impl Stated for GraphFact {
             } => {
                 let mut parts: Vec<String> = Vec::new();
                 let mut at: Option<Site> = None;
+                // a route of the layer that can never be taken: its router is where to look
+                for layer in [Layer::Detectives, Layer::Judges] {
+                    let empty = match layer {
+                        Layer::Detectives => detectives.is_empty(),
+                        Layer::Judges => judges.is_empty(),
+                    };
+                    if let Some(d) = dead
+                        .iter()
+                        .find(|d| d.layer == Some(layer))
+                        .filter(|_| empty)
+                    {
+                        at.get_or_insert(d.at.clone());
+                        parts.push(format!(
+                            "the route `{}` -> `{}` at {} can never be taken: have its router test what a node before it writes into a declared key",
+                            d.source, d.target, d.at
+                        ));
+                    }
+                }
                 if detectives.is_empty() {
                     let (site, node) = match detectives_join {
                         Some((s, n)) => (s.clone(), format!("`{n}`")),
@@ -468,6 +558,7 @@ pub fn example(key: &str, holds: bool) -> GraphFact {
             judges: if holds { vec![route] } else { vec![] },
             elsewhere: vec![],
             fixed: vec![],
+            dead: vec![],
             detectives_join: Some((at.clone(), "agg".into())),
             judges_join: Some((at.clone(), "cj".into())),
             graph: at,

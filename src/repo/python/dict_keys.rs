@@ -169,19 +169,21 @@ fn is_empty_literal(e: &Expr) -> bool {
 /// `len(v) == 0`; `None` when it depends on anything else.
 pub fn when_empty(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
     let c = strip_parens(cond.trim());
-    if let Some(rest) = c.strip_prefix("not ") {
-        return when_empty(rest, is_v).map(|b| !b);
-    }
-    if c.contains(" or ") {
+    // `not` binds tighter than `and`/`or`: split those first (outside parentheses)
+    if top_level(c, " or ").len() > 1 {
         return None;
     }
-    if c.contains(" and ") {
+    let conjuncts = top_level(c, " and ");
+    if conjuncts.len() > 1 {
         // false as soon as one conjunct is
-        let parts: Vec<Option<bool>> = c.split(" and ").map(|p| when_empty(p, is_v)).collect();
+        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| when_empty(p, is_v)).collect();
         if parts.contains(&Some(false)) {
             return Some(false);
         }
         return None;
+    }
+    if let Some(rest) = c.strip_prefix("not ") {
+        return when_empty(rest, is_v).map(|b| !b);
     }
     if is_v(c) {
         return Some(false);
@@ -208,6 +210,82 @@ pub fn when_empty(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
         };
     }
     None
+}
+
+/// The value of a condition (as written) when the expressions `is_v` recognises hold items,
+/// each of them truthy (`["a"]`): `Some(true)` for `v`, `len(v)`, `len(v) > 0`,
+/// `any(x for x in v)`, `all(x for x in v)`; `Some(false)` for `not v`, `len(v) == 0`;
+/// `None` when it depends on anything else.
+pub fn when_filled(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
+    let c = strip_parens(cond.trim());
+    // `not` binds tighter than `and`/`or`: split those first (outside parentheses)
+    if top_level(c, " or ").len() > 1 {
+        return None;
+    }
+    let conjuncts = top_level(c, " and ");
+    if conjuncts.len() > 1 {
+        // false as soon as one conjunct is
+        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| when_filled(p, is_v)).collect();
+        if parts.contains(&Some(false)) {
+            return Some(false);
+        }
+        return None;
+    }
+    if let Some(rest) = c.strip_prefix("not ") {
+        return when_filled(rest, is_v).map(|b| !b);
+    }
+    if is_v(c) {
+        return Some(true);
+    }
+    for f in ["any(", "all("] {
+        // the items themselves, not something computed from them
+        if let Some(inner) = c.strip_prefix(f).and_then(|x| x.strip_suffix(')'))
+            && let Some((head, iter)) = inner.rsplit_once(" in ")
+            && let Some((x, var)) = head.split_once(" for ")
+            && x.trim() == var.trim()
+            && is_v(iter.trim())
+        {
+            return Some(true);
+        }
+    }
+    if let Some(rest) = c.strip_prefix("len(")
+        && let Some(close) = rest.find(')')
+        && is_v(rest[..close].trim())
+    {
+        let cmp = rest[close + 1..].trim();
+        return match cmp.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [] | [">", "0"] | [">=", "1"] | ["!=", "0"] => Some(true),
+            ["==", "0"] | ["<", "1"] | ["<=", "0"] => Some(false),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// `c` split at each `sep` outside parentheses and brackets.
+fn top_level<'c>(c: &'c str, sep: &str) -> Vec<&'c str> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = c.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        // byte-wise: `sep` is ASCII, so a match starts and ends on character boundaries
+        if depth == 0 && bytes[i..].starts_with(sep.as_bytes()) {
+            parts.push(&c[start..i]);
+            i += sep.len();
+            start = i;
+            continue;
+        }
+        i += 1;
+    }
+    parts.push(&c[start..]);
+    parts
 }
 
 fn strip_parens(c: &str) -> &str {
@@ -248,5 +326,23 @@ mod tests {
         assert_eq!(when_empty("evs or x", &v), None);
         assert_eq!(when_empty("x", &v), None);
         assert_eq!(when_empty("(len(evs))", &v), Some(false));
+        // `not` binds tighter than `and`: (not evs) and x depends on x
+        assert_eq!(when_empty("not evs and x", &v), None);
+        assert_eq!(when_empty("not (evs and x)", &v), Some(true));
+        assert_eq!(when_empty("évs and ß", &v), None);
+    }
+
+    #[test]
+    fn conditions_over_a_value_with_truthy_items() {
+        let v = |t: &str| t == "evs";
+        assert_eq!(when_filled("evs", &v), Some(true));
+        assert_eq!(when_filled("not evs", &v), Some(false));
+        assert_eq!(when_filled("any(e for e in evs)", &v), Some(true));
+        assert_eq!(when_filled("any(not e.found for e in evs)", &v), None);
+        assert_eq!(when_filled("len(evs) > 0", &v), Some(true));
+        assert_eq!(when_filled("len(evs) == 0", &v), Some(false));
+        assert_eq!(when_filled("len(evs) > 1", &v), None);
+        assert_eq!(when_filled("evs or x", &v), None);
+        assert_eq!(when_filled("not evs and x", &v), Some(false));
     }
 }

@@ -64,6 +64,11 @@ pub struct Effects {
     /// same integer (`{"attempts": state["attempts"] + 1}`), each in a plain dict literal of
     /// this function: after the node runs, the key holds what it held plus that step.
     pub stepped: BTreeMap<String, i64>,
+    /// For a key every return of the function writes as a plain dict literal of this function
+    /// (see `settled`), the keys of that dict whose value every such write gives as a literal
+    /// with items, each of them truthy (`{"info": {"k0": ["n0"]}}`): after the node runs, under
+    /// a merging reducer, those keys hold items whatever path the function took.
+    pub filled_subs: BTreeMap<String, std::collections::BTreeSet<String>>,
     /// For a written key, the keys of the dict every write of it holds, when each write is a
     /// dict literal with literal keys or a re-send of the key's current value (no new keys):
     /// a `dict` field written only so holds no other keys. A written key missing here, or
@@ -75,6 +80,15 @@ pub struct Effects {
     /// Reads made inside a function called with the state (see `reads`, whose line is then
     /// the call's): where the read itself is, `path:line`.
     pub read_in: BTreeMap<String, String>,
+    /// The line of an update written under a key computed at run time (`{key: v}`,
+    /// `out[key] = v` on the returned dict, `state[key] = v` before a whole-state return): the
+    /// keys the function writes are then not known (`known` is false).
+    pub computed_key: Option<usize>,
+    /// Some value written under a computed key may be a dict (anything but a list, string or
+    /// number literal): it might then put keys into a dict field.
+    pub computed_dict: bool,
+    /// Every return value could be read apart from the keys computed at run time.
+    pub known_but_computed: bool,
 }
 
 /// Effects already read, by (module, line of the `def`, depth of helper calls).
@@ -378,6 +392,10 @@ fn read_function(
         match r {
             Expr::Name(n) if *n == p => {}
             Expr::Dict(pairs) => {
+                if computed(pairs) {
+                    e.computed_key.get_or_insert(return_line("{"));
+                    e.computed_dict |= computed_dict(pairs);
+                }
                 let pairs = unalias(pairs, f, &p);
                 dict_keys(&pairs, &mut e.writes, return_line("{"));
                 vals.add(&pairs, &p, return_line("{"));
@@ -390,6 +408,10 @@ fn read_function(
                     for v in values {
                         match v {
                             Expr::Dict(pairs) => {
+                                if computed(pairs) {
+                                    e.computed_key.get_or_insert(line);
+                                    e.computed_dict |= computed_dict(pairs);
+                                }
                                 let pairs = unalias(pairs, f, &p);
                                 dict_keys(&pairs, &mut e.writes, line);
                                 vals.add(&pairs, &p, line);
@@ -410,10 +432,20 @@ fn read_function(
                         regex::escape(local)
                     ))
                     .expect("regex");
+                    // `result[key] = value` with a key computed at run time
+                    let computed_re = Regex::new(&format!(
+                        r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
+                        regex::escape(local)
+                    ))
+                    .expect("regex");
                     for (n, l) in &lines {
                         for c in re.captures_iter(l) {
                             e.writes.entry(c[1].to_string()).or_insert(*n);
                             vals.subs.insert(c[1].to_string(), None);
+                        }
+                        if let Some(c) = computed_re.captures(l.split('#').next().unwrap_or("")) {
+                            e.computed_key.get_or_insert(*n);
+                            e.computed_dict |= !not_a_dict(&c[1]);
                         }
                     }
                 }
@@ -425,6 +457,10 @@ fn read_function(
                 if last == "Command" {
                     if let Some((_, Expr::Dict(pairs))) = kwargs.iter().find(|(k, _)| k == "update")
                     {
+                        if computed(pairs) {
+                            e.computed_key.get_or_insert(return_line("Command"));
+                            e.computed_dict |= computed_dict(pairs);
+                        }
                         dict_keys(pairs, &mut e.writes, return_line("Command"));
                         vals.add(pairs, &p, return_line("Command"));
                     }
@@ -487,6 +523,22 @@ fn read_function(
         for (k, n) in inplace {
             e.writes.entry(k).or_insert(n);
         }
+        // `state[key] = v` with a key computed at run time, then the whole state returned
+        let computed_re = Regex::new(&format!(
+            r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
+            regex::escape(&p)
+        ))
+        .expect("regex");
+        for (n, l) in &lines {
+            if let Some(c) = computed_re.captures(l.split('#').next().unwrap_or("")) {
+                e.computed_key.get_or_insert(*n);
+                e.computed_dict |= !not_a_dict(&c[1]);
+            }
+        }
+    }
+    e.known_but_computed = e.known;
+    if e.computed_key.is_some() {
+        e.known = false;
     }
     // a key rebound before it is returned (`state["k"] = new; return {"k": state["k"]}`)
     // sends the new value, not the one the node received
@@ -581,6 +633,13 @@ fn read_function(
             .filter_map(|(k, v)| Some((k, (*v)?)))
             .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
             .map(|(k, v)| (k.clone(), v))
+            .collect();
+        e.filled_subs = vals
+            .filled
+            .iter()
+            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
     }
     e
@@ -695,6 +754,9 @@ struct Values {
     steps: BTreeMap<String, Option<i64>>,
     /// key -> the keys of the dict literal every write gives it (see [`Effects::dict_writes`])
     subs: BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
+    /// key -> the keys of its dict literal that every write fills with items (see
+    /// [`Effects::filled_subs`]; empty as soon as one write is no dict literal)
+    filled: BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Values {
@@ -719,6 +781,20 @@ impl Values {
                 _ => None,
             };
             merge_sub(&mut self.subs, k, sub);
+            let full: std::collections::BTreeSet<String> = match v {
+                Expr::Dict(items) => items
+                    .iter()
+                    .filter(|(_, sv)| has_truthy_items(sv))
+                    .filter_map(|(sk, _)| sk.as_str().map(str::to_string))
+                    .collect(),
+                _ => std::collections::BTreeSet::new(),
+            };
+            match self.filled.get_mut(k) {
+                Some(have) => have.retain(|x| full.contains(x)),
+                None => {
+                    self.filled.insert(k.to_string(), full);
+                }
+            }
             let step = increment(v, p, k);
             let entry = self.steps.entry(k.to_string()).or_insert(step);
             if *entry != step {
@@ -749,6 +825,22 @@ fn merge_sub(
     match (entry.as_mut(), sub) {
         (Some(have), Some(more)) => have.extend(more),
         _ => *entry = None,
+    }
+}
+
+/// A list, tuple or set literal with items, each a truthy literal (a non-empty string, a
+/// number other than 0, `True`), or a non-empty string literal.
+fn has_truthy_items(v: &Expr) -> bool {
+    let truthy = |x: &Expr| match x {
+        Expr::Str { value, .. } => !value.is_empty(),
+        Expr::Num(n) => n.parse::<f64>().is_ok_and(|f| f != 0.0),
+        Expr::Bool(b) => *b,
+        _ => false,
+    };
+    match v {
+        Expr::List(items) => !items.is_empty() && items.iter().all(truthy),
+        Expr::Str { value, .. } => !value.is_empty(),
+        _ => false,
     }
 }
 
@@ -850,6 +942,34 @@ fn increment(v: &Expr, p: &str, k: &str) -> Option<i64> {
     }
 }
 
+/// Whether a value written under a computed key may be a dict: anything but a list, string or
+/// number literal.
+fn computed_dict(pairs: &[(Expr, Expr)]) -> bool {
+    pairs.iter().any(|(k, v)| {
+        k.as_str().is_none()
+            && !matches!(
+                v,
+                Expr::List(_) | Expr::Str { .. } | Expr::Num(_) | Expr::Bool(_) | Expr::None
+            )
+    })
+}
+
+/// Whether the text of an assigned value is a list, string or number literal (`[ev]`, `"x"`,
+/// `3`): no dict.
+fn not_a_dict(rhs: &str) -> bool {
+    let t = rhs.trim_start();
+    t.starts_with('[')
+        || t.starts_with('"')
+        || t.starts_with('\'')
+        || t.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Whether a dict literal has a key computed at run time (a name, a call, an f-string: not a
+/// plain string literal).
+fn computed(pairs: &[(Expr, Expr)]) -> bool {
+    pairs.iter().any(|(k, _)| k.as_str().is_none())
+}
+
 fn dict_keys(pairs: &[(Expr, Expr)], out: &mut BTreeMap<String, usize>, line: usize) {
     for (k, _) in pairs {
         if let Some(s) = k.as_str() {
@@ -868,6 +988,29 @@ mod tests {
         let repo = Repo::new(&ms);
         let f = ms[0].function(func).expect("function");
         of_function(&repo, 0, f)
+    }
+
+    #[test]
+    fn a_key_computed_at_run_time_makes_the_update_unknown() {
+        let e = effects(
+            "def node(state):\n    out = {}\n    for d in state['dims']:\n        out[d['id']] = [d]\n    return out\n",
+            "node",
+        );
+        assert_eq!(e.computed_key, Some(4));
+        assert!(
+            !e.known && e.known_but_computed && !e.computed_dict,
+            "{e:?}"
+        );
+        let e = effects(
+            "def node(state):\n    key = 'report'\n    return {key: {'a': 1}}\n",
+            "node",
+        );
+        assert!(
+            e.computed_key.is_some() && !e.known && e.computed_dict,
+            "{e:?}"
+        );
+        let e = effects("def node(state):\n    return {'report': 'x'}\n", "node");
+        assert!(e.computed_key.is_none() && e.known, "{e:?}");
     }
 
     #[test]

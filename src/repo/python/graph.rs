@@ -153,6 +153,19 @@ pub struct Defect {
     pub fields_only: bool,
 }
 
+/// A conditional route that can never be taken (see [`super::runtime`]): its router returns
+/// `target` only under a test of `key` that never holds when the router runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadRoute {
+    /// The node the router leaves from.
+    pub source: String,
+    pub target: String,
+    /// The key the router tests (`error`, `info["k0"]`).
+    pub key: String,
+    /// Why the test never holds, a sentence about what the code does.
+    pub why: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphFacts {
     pub path: String,
@@ -186,6 +199,9 @@ pub struct GraphFacts {
     /// The run-time analysis decided run counts, reachability and every loop bound.
     #[serde(default)]
     pub runtime_decided: bool,
+    /// Conditional routes that can never be taken (decided by the run-time analysis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead_routes: Vec<DeadRoute>,
     /// The role of each node that writes opinions or evidence (see [`super::roles`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<String, Role>,
@@ -594,7 +610,15 @@ impl Builder {
                     kwarg(c, "action").or(c.args.first())
                 };
                 let dest = kwarg(c, "destinations").map(&ev);
-                let resolved = action.and_then(|a| node_action(repo, m, a));
+                let resolved = action.and_then(|a| match a {
+                    // a loop variable (`for name, fn in [("a", a), ...]`): the function it is
+                    // bound to in this pass, never a function that happens to share its name
+                    Expr::Name(v) if env.iter().any(|(k, _)| k == v) => match ev(a) {
+                        Val::Func(f) => node_action(repo, m, &Expr::Name(f)),
+                        _ => None,
+                    },
+                    a => node_action(repo, m, a),
+                });
                 for n in &names {
                     self.set_action(n, resolved.clone());
                 }

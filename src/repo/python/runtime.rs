@@ -40,7 +40,7 @@
 
 use super::dict_keys;
 use super::effects::{self, Effects};
-use super::graph::{Action, Defect, GraphFacts};
+use super::graph::{Action, DeadRoute, Defect, GraphFacts};
 use super::inputs::{self, Inputs};
 use super::names::Repo;
 use super::state::StateFacts;
@@ -221,6 +221,8 @@ pub struct Analysis {
     /// The nodes that really join branches (triggered by several nodes in one run), when the
     /// simulation could decide it.
     pub fan_in: Option<BTreeSet<String>>,
+    /// Conditional routes that can never be taken.
+    pub dead: Dead,
 }
 
 pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis {
@@ -236,6 +238,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
             notes,
             decided: false,
             fan_in: None,
+            dead: Vec::new(),
         };
     }
     let graph_module = repo.modules.iter().position(|m| m.path == g.path);
@@ -287,6 +290,31 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         };
         effects.insert(n.name.as_str(), e);
     }
+    for (n, e) in &effects {
+        let Some(e) = e.as_ref() else { continue };
+        if let Some(line) = e.computed_key {
+            let at = match g
+                .nodes
+                .iter()
+                .find(|x| x.name == *n)
+                .and_then(|x| x.action.as_ref())
+            {
+                Some(Action::Func { module, .. }) => {
+                    format!("{}:{line}", repo.modules[*module].path)
+                }
+                _ => format!("line {line}"),
+            };
+            notes.push(if e.computed_dict {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no key is called unset on its account"
+                )
+            } else {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no top-level key is called unset on its account (each value it writes so is a list, string or number literal, which puts no entry into a dict field)"
+                )
+            });
+        }
+    }
     let routers = g
         .routers
         .iter()
@@ -337,6 +365,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         notes,
         decided: loops_decided && sim.fan_in.is_some(),
         fan_in: sim.fan_in,
+        dead,
     }
 }
 
@@ -492,7 +521,7 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
 }
 
 /// Router outcomes that can never be taken: (router source, target), with the key they test.
-type Dead = Vec<(String, String, String)>;
+type Dead = Vec<DeadRoute>;
 
 fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Defect>, Dead) {
     let mut dead = Vec::new();
@@ -541,7 +570,13 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             });
             entry.0.push(format!("{} (router {})", r.source, r.router));
             for t in guarded_targets(ctx, r, k) {
-                dead.push((r.source.clone(), t, k.clone()));
+                // `why` is completed once the key's defect is made (below)
+                dead.push(DeadRoute {
+                    source: r.source.clone(),
+                    why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
+                    target: t,
+                    key: k.clone(),
+                });
             }
         }
     }
@@ -572,11 +607,16 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
     }
     // keys of a dict field that nothing ever puts into it
     let mut sub_why: BTreeMap<String, String> = BTreeMap::new();
+    // nodes some `Send` starts with a payload other than the state its router received
     let sent_to: BTreeSet<&str> = ctx
         .g
         .sends
-        .values()
-        .flat_map(|o| o.values().flatten())
+        .iter()
+        .flat_map(|(i, o)| {
+            o.values()
+                .flatten()
+                .filter(move |n| !sends_state(ctx, *i, n))
+        })
         .map(String::as_str)
         .collect();
     let mut fields: BTreeMap<String, Option<dict_keys::Field>> = BTreeMap::new();
@@ -600,8 +640,13 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             });
             entry.0.push(format!("{} (router {})", r.source, r.router));
             sub_why.insert(label.clone(), why);
-            for t in empty_guarded_targets(ctx, r, f, k) {
-                dead.push((r.source.clone(), t, label.clone()));
+            for t in empty_guarded_targets(ctx, r, f, k, true) {
+                dead.push(DeadRoute {
+                    source: r.source.clone(),
+                    why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
+                    target: t,
+                    key: label.clone(),
+                });
             }
         }
     }
@@ -656,11 +701,27 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                     crate::words::form(nodes.len(), "it", "they")
                 )
             };
-            let dead_here: Vec<String> = dead
-                .iter()
-                .filter(|(_, _, key)| *key == k)
-                .map(|(s, t, _)| format!("{s} -> {t}"))
-                .collect();
+            // said of the router alone (the defect's `why` may speak of every reader)
+            let route_why = if !sub_why.contains_key(&k) && !declared.contains(&k) && !writers.is_empty() {
+                format!(
+                    "is not declared in the state schema, so what {} {} under it is dropped and the router never sees it",
+                    writers.join(", "),
+                    crate::words::form(writers.len(), "returns", "return"),
+                )
+            } else {
+                why.clone()
+            };
+            let mut dead_here: Vec<String> = Vec::new();
+            for d in dead
+                .iter_mut()
+                .filter(|d| d.key == k && !d.why.contains(" only when "))
+            {
+                d.why = format!(
+                    "{} only when `{k}` holds a value, and `{k}` {route_why}",
+                    d.why
+                );
+                dead_here.push(format!("{} -> {}", d.source, d.target));
+            }
             let mut detail = format!(
                 "{} {} the key `{k}`, which {why}",
                 nodes.join(", "),
@@ -681,7 +742,8 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 detail,
             }
         })
-        .collect();
+        .collect::<Vec<Defect>>();
+    dead.extend(filled_routes(ctx, repo));
     (defects, dead)
 }
 
@@ -692,7 +754,14 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
 fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::Field<'c>> {
     let declared = ctx.declared.as_ref()?;
     let inputs = ctx.inputs.as_ref()?;
-    if !declared.contains(f) || !ctx.all_known() {
+    // a node whose only unknown is a key computed at run time that is never given a dict
+    // puts no key into a dict field (what it writes there is a list, a string or a number)
+    let readable = ctx.effects.values().all(|e| {
+        e.as_ref().is_some_and(|e| {
+            e.known || (e.known_but_computed && e.computed_key.is_some() && !e.computed_dict)
+        })
+    });
+    if !declared.contains(f) || !readable {
         return None;
     }
     let from_input = match inputs.dict_keys.get(f) {
@@ -731,11 +800,210 @@ fn dict_field<'c>(ctx: &'c Ctx, repo: &Repo<'_>, f: &str) -> Option<dict_keys::F
     })
 }
 
-/// Targets a router returns only when the read of `f["k"]` finds nothing (a local bound to
-/// `state.get("f", {}).get("k", [])` tested for items, `any(...)` over it, its `len`): every
-/// return of the target sits under a condition that is false on an empty value, and every
-/// other return of the router names a target.
-fn empty_guarded_targets(ctx: &Ctx, r: &super::graph::Router, f: &str, k: &str) -> Vec<String> {
+/// Whether every `Send` to `node` in the function of router `i` passes the state the router
+/// received (`Send("judge", state)`), read from its text; `false` when it cannot be told.
+fn sends_state(ctx: &Ctx, i: usize, node: &str) -> bool {
+    let Some((m, line)) = ctx.g.routers.get(i).and_then(|r| r.func) else {
+        return false;
+    };
+    let module = &ctx.repo.modules[m];
+    let Some(f) = module.functions.iter().find(|f| f.line == line) else {
+        return false;
+    };
+    let Some(param) = f.params.iter().find(|p| *p != "self" && *p != "cls") else {
+        return false;
+    };
+    let body: Vec<&str> = module
+        .source
+        .lines()
+        .skip(f.line)
+        .take(f.end_line.saturating_sub(f.line))
+        .collect();
+    let sends = body
+        .iter()
+        .map(|l| l.matches("Send(").count())
+        .sum::<usize>();
+    let Ok(re) = regex::Regex::new(&format!(
+        r#"Send\(\s*["']{}["']\s*,\s*{}\s*\)"#,
+        regex::escape(node),
+        regex::escape(param)
+    )) else {
+        return false;
+    };
+    let to_node = body.iter().map(|l| re.find_iter(l).count()).sum::<usize>();
+    // every Send of the function is such a literal one (none to a computed node)
+    to_node > 0 && {
+        let Ok(any_literal) = regex::Regex::new(r#"Send\(\s*["'][^"']+["']\s*,\s*(\w+)\s*\)"#)
+        else {
+            return false;
+        };
+        let literal: Vec<String> = body
+            .iter()
+            .flat_map(|l| any_literal.captures_iter(l).map(|c| c[1].to_string()))
+            .collect();
+        literal.len() == sends && literal.iter().all(|a| a == param)
+    }
+}
+
+/// Routes a router takes only when the read of `f["k"]` finds nothing, while a node that runs
+/// before every run of the router's source (or is that source) always fills `f["k"]` with
+/// items, and every other update of `f` that gives `k` gives it items too: `f` merges updates
+/// key by key (`operator.ior`), so once filled the key keeps items. Checked against real
+/// LangGraph (1.2.24) by the differential test.
+fn filled_routes(ctx: &Ctx, repo: &Repo<'_>) -> Vec<DeadRoute> {
+    let mut out = Vec::new();
+    // a node a `Send` starts runs on its payload: not followed
+    let sent: BTreeSet<&str> = ctx
+        .g
+        .sends
+        .values()
+        .flat_map(|o| o.values().flatten())
+        .map(String::as_str)
+        .collect();
+    for r in &ctx.g.routers {
+        let Some(e) = ctx.router_effects(r) else {
+            continue;
+        };
+        if sent.contains(r.source.as_str()) {
+            continue;
+        }
+        for (f, k) in e.sub_reads.keys() {
+            if !ctx.reducers.get(f).is_some_and(|x| dict_keys::merges(x)) {
+                continue;
+            }
+            let Some(field) = dict_field(ctx, repo, f) else {
+                continue;
+            };
+            let writers: Vec<&str> = field
+                .writers
+                .iter()
+                .filter(|(_, ks)| ks.contains(k))
+                .map(|(n, _)| *n)
+                .collect();
+            let fill_line = |n: &str| -> Option<usize> {
+                let e = ctx.effects.get(n)?.as_ref()?;
+                e.filled_subs
+                    .get(f)?
+                    .contains(k)
+                    .then(|| e.writes.get(f).copied())?
+            };
+            if writers.is_empty() || writers.iter().any(|n| fill_line(n).is_none()) {
+                continue;
+            }
+            let Some(w) = writers
+                .iter()
+                .find(|w| **w == r.source || dominates(ctx.g, w, &r.source))
+            else {
+                continue;
+            };
+            let label = format!("{f}[\"{k}\"]");
+            let at = ctx.effects_loc(w, fill_line(w).unwrap_or(0));
+            let before = if *w == r.source {
+                format!(
+                    "{w} itself always fills it with items ({at}) and its router sees that update"
+                )
+            } else {
+                format!(
+                    "{w} always fills it with items ({at}) and runs before every run of {}",
+                    r.source
+                )
+            };
+            let others = if writers.len() > 1 {
+                "; every other update of it gives it items too"
+            } else {
+                ""
+            };
+            for t in empty_guarded_targets(ctx, r, f, k, false) {
+                out.push(DeadRoute {
+                    source: r.source.clone(),
+                    why: format!(
+                        "router {} (on {}) returns `{t}` only when `{label}` is empty, and {before}{others}; `{f}` merges updates key by key, so the key keeps its items",
+                        r.router, r.source
+                    ),
+                    target: t,
+                    key: label.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether every path from START to `n` passes through `w` (plain edges, router outcomes,
+/// join legs): `n` runs only after `w` has run.
+fn dominates(g: &GraphFacts, w: &str, n: &str) -> bool {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut todo = vec!["START"];
+    while let Some(x) = todo.pop() {
+        let next = g
+            .edges
+            .iter()
+            .filter(|e| e.from == x)
+            .map(|e| e.to.as_str())
+            .chain(
+                g.joins
+                    .iter()
+                    .filter(|j| j.from.iter().any(|f| f == x))
+                    .map(|j| j.to.as_str()),
+            );
+        for t in next {
+            if t != w && seen.insert(t) {
+                todo.push(t);
+            }
+        }
+    }
+    !seen.contains(n) && g.has_node(n) && w != "START"
+}
+
+/// Whether the router's returns, read in source order with `value` deciding the conditions
+/// it can, never return `target`: every return of it before the first one surely taken sits
+/// under a condition known to be false. A return whose conditions are not all decided may be
+/// taken (a return of `target` then makes it possible) or not (the next ones are read too).
+fn never_returned(
+    b: &Branches,
+    r: &super::graph::Router,
+    target: &str,
+    value: &dyn Fn(&str) -> Option<bool>,
+) -> bool {
+    for (conds, ret) in &b.returns {
+        let decided: Vec<Option<bool>> = conds
+            .iter()
+            .map(|(c, positive)| {
+                if c == "<block>" {
+                    None
+                } else {
+                    value(c).map(|v| v == *positive)
+                }
+            })
+            .collect();
+        if decided.contains(&Some(false)) {
+            continue;
+        }
+        let sure = decided.iter().all(|d| *d == Some(true));
+        if b.target(ret, r).as_deref() == Some(target) {
+            return false;
+        }
+        if sure {
+            return true;
+        }
+    }
+    // the function may end without a return of `target`
+    true
+}
+
+/// Targets a router returns only on one side of a test of the read of `f["k"]` (a local bound
+/// to `state.get("f", {}).get("k", [])` tested for items, `any(...)` over it, its `len`). With
+/// `when_absent` true, the targets whose every return sits under a condition that is false on
+/// an empty value (taken only when the key holds items); with it false, those whose every
+/// return sits under a condition that is false when the key holds truthy items (taken only
+/// when it is empty). Every other return of the router must name a target.
+fn empty_guarded_targets(
+    ctx: &Ctx,
+    r: &super::graph::Router,
+    f: &str,
+    k: &str,
+    when_absent: bool,
+) -> Vec<String> {
     let Some(b) = router_branches(ctx, r) else {
         return Vec::new();
     };
@@ -773,11 +1041,15 @@ fn empty_guarded_targets(ctx: &Ctx, r: &super::graph::Router, f: &str, k: &str) 
             .filter(|(_, ret)| b.target(ret, r).as_deref() == Some(t.as_str()))
             .collect();
         let never = !rets.is_empty()
-            && rets.iter().all(|(conds, _)| {
-                conds.iter().any(|(c, positive)| {
-                    c != "<block>" && dict_keys::when_empty(c, &is_v) == Some(!*positive)
+            && if when_absent {
+                rets.iter().all(|(conds, _)| {
+                    conds.iter().any(|(c, positive)| {
+                        c != "<block>" && dict_keys::when_empty(c, &is_v) == Some(!*positive)
+                    })
                 })
-            });
+            } else {
+                never_returned(&b, r, t, &|c| dict_keys::when_filled(c, &is_v))
+            };
         if never {
             out.push(t.clone());
         }
@@ -1042,6 +1314,16 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
         if tested.iter().any(|k| changed(k)) {
             continue;
         }
+        // a node outside the cycle that may run while it runs (on a branch beside it, not
+        // only before it nor only after it leaves) may change what the exits test
+        if let Some(w) = concurrent_writer(ctx, &scc, &running, &tested) {
+            notes.push(format!(
+                "cycle {}: its exit tests a key that `{w}` writes, and `{w}` may run while the cycle runs (on a branch beside it): loop bound not checked",
+                members.join(" -> ")
+            ));
+            decided = false;
+            continue;
+        }
         let never: Vec<String> = exits
             .iter()
             .flat_map(|r| r.outcomes.iter().flatten())
@@ -1088,6 +1370,50 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
         stuck.push((scc.clone(), indexes));
     }
     (out, decided, stuck)
+}
+
+/// A node outside `running` (the cycle `scc` and what it triggers) that writes one of `keys`
+/// and may run while the cycle runs: it is reached from START by a path that avoids the
+/// cycle (so not only after the cycle leaves), and START still reaches the cycle without it
+/// (so it does not always run before the cycle starts).
+fn concurrent_writer(
+    ctx: &Ctx,
+    scc: &BTreeSet<String>,
+    running: &BTreeSet<String>,
+    keys: &BTreeSet<String>,
+) -> Option<String> {
+    let g = ctx.g;
+    let reach = |blocked: &dyn Fn(&str) -> bool| -> BTreeSet<String> {
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        let mut todo = vec!["START".to_string()];
+        while let Some(n) = todo.pop() {
+            let next = g.edges.iter().filter(|e| e.from == n).map(|e| &e.to).chain(
+                g.joins
+                    .iter()
+                    .filter(|j| j.from.contains(&n))
+                    .map(|j| &j.to),
+            );
+            for t in next {
+                if !blocked(t) && seen.insert(t.clone()) {
+                    todo.push(t.clone());
+                }
+            }
+        }
+        seen
+    };
+    let beside = reach(&|n: &str| scc.contains(n));
+    ctx.effects
+        .iter()
+        .filter(|(n, _)| !running.contains(**n) && beside.contains(**n))
+        .filter(|(_, e)| {
+            e.as_ref().is_none_or(|e| {
+                keys.iter().any(|k| {
+                    e.writes.contains_key(k) || (e.whole_state.is_some() && ctx.appending(k))
+                })
+            })
+        })
+        .map(|(n, _)| n.to_string())
+        .find(|w| reach(&|n: &str| n == w).iter().any(|n| scc.contains(n)))
 }
 
 /// The nodes that run while the cycle `scc` keeps running: its own, and those they trigger
@@ -1562,7 +1888,10 @@ fn simulate(
             .outcomes
             .iter()
             .filter(|o| {
-                !(o.len() == 1 && dead.iter().any(|(s, t, _)| *s == r.source && *t == o[0]))
+                !(o.len() == 1
+                    && dead
+                        .iter()
+                        .any(|d| d.source == r.source && d.target == o[0]))
             })
             .collect();
         if kept_outcomes.is_empty() {
@@ -1730,11 +2059,11 @@ fn simulate(
         .collect();
     unreachable.sort();
     for n in unreachable {
-        let guarded: Vec<&(String, String, String)> =
-            dead.iter().filter(|(_, t, _)| *t == n).collect();
-        let detail = if let Some((s, _, k)) = guarded.first() {
+        let guarded: Vec<&DeadRoute> = dead.iter().filter(|d| d.target == n).collect();
+        let detail = if let Some(d) = guarded.first() {
             format!(
-                "`{n}` is added to the graph but never runs: its only route ({s} -> {n}) is guarded by the key `{k}`, which nothing sets"
+                "`{n}` is added to the graph but never runs: its route from {} can never be taken ({})",
+                d.source, d.why
             )
         } else if !g.edges.iter().any(|e| e.to == n) {
             format!(
@@ -2171,6 +2500,36 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_whose_exit_key_a_node_beside_it_writes_is_not_decided_stuck() {
+        // `bump` runs on a branch beside the loop `a -> a` (from START, not through it) and
+        // changes `count` while `a` loops: LangGraph ends the loop once `count` reaches 2
+        let beside = format!(
+            "def bump(state):\n    return {{'count': state['count'] + 1}}\ndef again(state):\n    if state['count'] < 2:\n        return 'a'\n    return END\ng = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('s', node)\ng.add_node('bump', bump)\ng.add_edge(START, 'a')\ng.add_edge(START, 's')\ng.add_edge('s', 'bump')\ng.add_edge('bump', 'bump2')\ng.add_node('bump2', bump)\ng.add_conditional_edges('a', again)\n{INVOKE}"
+        );
+        let d = defects(&beside);
+        assert!(
+            !d.iter().any(|d| d.kind == "unbounded_loop"),
+            "{:#?}",
+            kinds(&d)
+        );
+        // the same writer strictly before the loop (every path to it passes through it):
+        // the exit decides the same way at every pass
+        let before = beside
+            .replace("g.add_edge(START, 'a')\n", "")
+            .replace("g.add_edge('bump', 'bump2')", "g.add_edge('bump2', 'a')")
+            .replace(
+                "g.add_edge('s', 'bump')",
+                "g.add_edge('s', 'bump')\ng.add_edge('bump', 'bump2')",
+            );
+        let d = defects(&before);
+        assert!(
+            d.iter().any(|d| d.kind == "unbounded_loop"),
+            "{:#?}",
+            kinds(&d)
+        );
+    }
+
+    #[test]
     fn a_send_beside_an_edge_to_the_same_node_runs_it_twice_in_one_superstep() {
         let d = defects(&format!(
             "def write(state):\n    return {{'report': 'r'}}\ndef fan(state):\n    return [Send('w', state), Send('other', state)]\ng = StateGraph(AgentState)\ng.add_node('a', node)\ng.add_node('w', write)\ng.add_node('other', node)\ng.add_edge(START, 'a')\ng.add_edge('a', 'w')\ng.add_conditional_edges('a', fan)\ng.add_edge('w', END)\ng.add_edge('other', END)\n{INVOKE}"
@@ -2260,6 +2619,133 @@ mod tests {
                 .any(|x| x.kind == "unreachable_node" || x.kind == "unknown_state_key"),
             "{d:?}"
         );
+    }
+
+    #[test]
+    fn a_route_taken_only_when_a_key_an_earlier_node_always_fills_is_empty_is_dead() {
+        // `det` runs before `agg` and always puts items under `general`; `evidences` merges
+        // key by key, so `agg`'s router never finds it empty: `error_handler` never runs
+        let graph = |detective: &str, extra: &str, test: &str| {
+            format!(
+                "def det(state):\n    {detective}\ndef agg(state):\n    {extra}\n    return {{}}\ndef check(state):\n    evs = state.get('evidences', {{}}).get('general', [])\n    if {test}:\n        return 'judges'\n    return 'error_handler'\ndef error_handler(state):\n    return {{'report': 'failed'}}\ndef judges(state):\n    return {{'opinions': ['o']}}\ng = StateGraph(AgentState)\ng.add_node('det', det)\ng.add_node('agg', agg)\ng.add_node('error_handler', error_handler)\ng.add_node('judges', judges)\ng.add_edge(START, 'det')\ng.add_edge('det', 'agg')\ng.add_conditional_edges('agg', check, {{'error_handler': 'error_handler', 'judges': 'judges'}})\ng.add_edge('error_handler', END)\ng.add_edge('judges', END)\napp = g.compile()\ndef main():\n    return app.invoke({{'repo_url': 'u', 'evidences': {{}}, 'opinions': [], 'count': 0, 'report': ''}})\n"
+            )
+        };
+        let fills = "return {'evidences': {'general': ['x']}}";
+        for test in ["evs", "any(e for e in evs)", "len(evs) > 0"] {
+            let d = defects(&graph(fills, "pass", test));
+            assert_eq!(
+                kinds(&d),
+                vec![("unreachable_node", vec!["error_handler"])],
+                "{test}: {d:?}"
+            );
+            assert!(
+                d[0].detail
+                    .contains("det always fills it with items (src/graph.py:"),
+                "{}",
+                d[0].detail
+            );
+        }
+        // what the items hold decides `any(not e.found ...)`: not decided
+        let d = defects(&graph(fills, "pass", "not any(not e for e in evs)"));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+        // an empty list, a write on one path only, another node emptying it: the route can
+        // be taken
+        for (det, extra) in [
+            ("return {'evidences': {'general': []}}", "pass"),
+            (
+                "if state['repo_url']:\n        return {'evidences': {'general': ['x']}}\n    return {}",
+                "pass",
+            ),
+            (fills, "return {'evidences': {'general': []}}"),
+        ] {
+            let d = defects(&graph(det, extra, "evs"));
+            assert_eq!(kinds(&d), vec![], "{det} / {extra}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn a_route_guarded_by_a_declared_key_no_node_writes_and_the_input_lacks_is_dead() {
+        // `report` is declared, only read: LangGraph leaves it unset, so `handler` never runs
+        let graph = |invoke: &str| {
+            format!(
+                "def check(state):\n    if state.get('report'):\n        return 'handler'\n    return 'judge'\ndef handler(state):\n    return {{'opinions': ['failed']}}\ng = StateGraph(AgentState)\ng.add_node('work', node)\ng.add_node('handler', handler)\ng.add_node('judge', node)\ng.add_edge(START, 'work')\ng.add_conditional_edges('work', check, {{'handler': 'handler', 'judge': 'judge'}})\ng.add_edge('handler', END)\ng.add_edge('judge', END)\napp = g.compile()\n{invoke}"
+            )
+        };
+        let d = defects(&graph(
+            "def main():\n    return app.invoke({'repo_url': 'u', 'opinions': []})\n",
+        ));
+        let k = kinds(&d);
+        assert!(
+            k.contains(&("unreachable_node", vec!["handler"]))
+                && k.contains(&("unknown_state_key", vec!["work (router check)"])),
+            "{k:?}"
+        );
+        let why = &d
+            .iter()
+            .find(|x| x.kind == "unreachable_node")
+            .expect("unreachable")
+            .detail;
+        assert!(
+            why.contains("`report` is declared but no node writes it and the graph's input does not provide it"),
+            "{why}"
+        );
+        // the input gives it: the route can be taken
+        let d = defects(&graph(
+            "def main():\n    return app.invoke({'repo_url': 'u', 'opinions': [], 'report': 'x'})\n",
+        ));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+        // no invocation seen: it may be an input, not decided
+        let d = defects(&graph(""));
+        assert_eq!(kinds(&d), vec![], "{d:?}");
+    }
+
+    #[test]
+    fn nodes_added_in_a_loop_over_name_function_pairs_run_their_functions() {
+        // `fn` is the loop's variable: each pass adds the function it is bound to
+        let graph = |writer: &str| {
+            format!(
+                "def a(state):\n    return {{'opinions': ['a']}}\ndef b(state):\n    {writer}\ndef c(state):\n    return {{'opinions': [state['report']]}}\ndef fn(state):\n    return {{'report': 'x'}}\ng = StateGraph(AgentState)\nfor name, fn in [('a', a), ('b', b), ('c', c)]:\n    g.add_node(name, fn)\nfor x, y in [(START, 'a'), ('a', 'b'), ('b', 'c'), ('c', END)]:\n    g.add_edge(x, y)\napp = g.compile()\ndef main():\n    return app.invoke({{'repo_url': 'u', 'opinions': []}})\n"
+            )
+        };
+        // `b` writes an undeclared key: read through the loop, it is reported; `report` (read
+        // by `c`) is written by no node added to the graph (`fn` is a loop variable here)
+        let d = defects(&graph("return {'extra': 1}"));
+        assert_eq!(
+            kinds(&d),
+            vec![
+                ("undeclared_state_key", vec!["b"]),
+                ("unknown_state_key", vec!["c"])
+            ],
+            "{d:?}"
+        );
+        // `b` writes `report` under a computed key: `c`'s read is not called unset, and a
+        // note says why
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), STATE.into()),
+                (
+                    "src/graph.py".into(),
+                    format!(
+                        "{HEADER}{}",
+                        graph("key = 'report'\n    return {key: 'done'}")
+                    ),
+                ),
+            ],
+            &[],
+        );
+        let g = facts.graphs.first().expect("a graph");
+        assert_eq!(kinds(&g.defects), vec![], "{:?}", g.defects);
+        assert!(
+            g.runtime_notes.iter().any(|n| n
+                .starts_with("b writes the state under a key computed at run time (src/graph.py:")),
+            "{:?}",
+            g.runtime_notes
+        );
+        // the same with `state[key] = v` before a whole-state return
+        let d = defects(&graph(
+            "key = 'report'\n    state[key] = 'done'\n    return state",
+        ));
+        assert!(!d.iter().any(|x| x.kind == "unknown_state_key"), "{d:?}");
     }
 
     #[test]
