@@ -511,13 +511,19 @@ fn add<'t>(
         if existing.pages.last() != Some(&page) {
             existing.pages.push(page);
         }
-        // a path is claimed as soon as one mention claims it
+        // a path is claimed as soon as one mention claims it, and is quoted where it is
+        let first_claim = existing.not_claimed.is_some() && not_claimed.is_none();
         existing.not_claimed = existing.not_claimed.and(not_claimed);
         // a cue holds only if every mention has it: read this one's sentence only if needed
-        if existing.future_work || existing.disclaimed {
+        if existing.future_work || existing.disclaimed || first_claim {
             let sentence = sentence();
             existing.future_work &= is_future(sentence);
             existing.disclaimed &= is_disclaimer(sentence);
+            if first_claim && !existing.context.is_empty() {
+                existing.page = page;
+                existing.context = collapse(sentence);
+                existing.line = line;
+            }
         }
         if existing.line.is_none() {
             existing.line = line;
@@ -1131,10 +1137,19 @@ mod tests {
             got.contains(&("git_tools.py".into(), PathStatus::Mentioned)),
             "{got:?}"
         );
-        // a path is claimed as soon as one mention claims it
+        // a path is claimed as soon as one mention claims it, and quoted there
         assert!(
             got.contains(&("src/graph.py".into(), PathStatus::Verified)),
             "{got:?}"
+        );
+        let graph = extract(&[text.to_string()])
+            .into_iter()
+            .find(|c| c.path == "src/graph.py")
+            .unwrap();
+        assert!(
+            graph.context.starts_with("Our own src/graph.py"),
+            "{}",
+            graph.context
         );
         // the same names in the report's own voice
         let own = checked(
