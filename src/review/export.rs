@@ -195,51 +195,57 @@ fn staff_section_md(s: &SubmissionView) -> String {
     out
 }
 
-fn esc(s: &str) -> String {
-    handlebars::html_escape(s)
+/// The course staff's part of a feedback page (`templates/staff_section.html.hbs`): the comment, then each
+/// override with the auditor's score beside it. Every value escaped by handlebars, as on the
+/// review's own pages.
+const STAFF_SECTION_TEMPLATE: &str = include_str!("templates/staff_section.html.hbs");
+
+/// What the staff section shows.
+#[derive(serde::Serialize)]
+struct StaffSection<'a> {
+    comment: Option<&'a crate::review::ledger::Comment>,
+    overrides: Vec<StaffOverride<'a>>,
+    final_score: String,
 }
 
-fn staff_section_html(s: &SubmissionView) -> String {
-    let mut out = String::from(
-        "<section style=\"border:2px solid #2a6;padding:0.5em 1em;margin:1em 0\"><h1>Feedback from the course staff</h1>",
-    );
-    if let Some(c) = &s.review.comment {
-        let _ = write!(
-            out,
-            "<blockquote style=\"white-space:pre-wrap\">{}</blockquote><p>— {}</p>",
-            esc(&c.text),
-            esc(&c.by)
-        );
-    }
-    let overridden: Vec<_> = s
-        .criteria
-        .iter()
-        .filter(|c| c.overridden.is_some())
-        .collect();
-    if !overridden.is_empty() {
-        out.push_str("<table><tr><th>criterion</th><th>auditor's score</th><th>staff's score</th><th>reason</th></tr>");
-        for c in overridden {
-            if let Some(o) = &c.overridden {
-                let _ = write!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&c.name),
-                    c.auto
+/// One overridden criterion in the staff section.
+#[derive(serde::Serialize)]
+struct StaffOverride<'a> {
+    name: &'a str,
+    /// The auditor's score, or "not assessed".
+    auto: String,
+    score: u8,
+    reason: &'a str,
+}
+
+fn staff_section_html(s: &SubmissionView) -> Result<String, crate::report::ReportError> {
+    use crate::report::ReportError;
+    let mut hb = handlebars::Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_template_string("staff", STAFF_SECTION_TEMPLATE.trim_end())
+        .map_err(|e| ReportError::Template(Box::new(e)))?;
+    let view = StaffSection {
+        comment: s.review.comment.as_ref(),
+        overrides: s
+            .criteria
+            .iter()
+            .filter_map(|c| {
+                let o = c.overridden.as_ref()?;
+                Some(StaffOverride {
+                    name: &c.name,
+                    auto: c
+                        .auto
                         .map(|v| v.to_string())
                         .unwrap_or_else(|| "not assessed".into()),
-                    o.score,
-                    esc(&o.reason)
-                );
-            }
-        }
-        out.push_str("</table>");
-    }
-    let _ = write!(
-        out,
-        "<p>Final score: <b>{}</b> (mean of the criteria, 1-5). The auditor's report follows, with the staff's scores in place of the auditor's where they differ.</p></section>",
-        grade(s.final_overall)
-    );
-    out
+                    score: o.score,
+                    reason: &o.reason,
+                })
+            })
+            .collect(),
+        final_score: grade(s.final_overall),
+    };
+    hb.render("staff", &view)
+        .map_err(|e| ReportError::Render(Box::new(e)))
 }
 
 /// The feedback files of a graded submission: (Markdown, HTML). `None` without a report.
@@ -268,7 +274,7 @@ pub fn feedback(
         crate::report::DEFAULT_TEMPLATE,
     )?;
     let html = crate::report::render_html(&report, &sidecar.evidence)?;
-    let staff = staff_section_html(s);
+    let staff = staff_section_html(s)?;
     let html = match html.find("<body>") {
         Some(i) => format!("{}{staff}{}", &html[..i + 6], &html[i + 6..]),
         None => format!("{staff}{html}"),
@@ -396,5 +402,32 @@ mod tests {
         assert_eq!(r[1][at("a:overridden_by")], "'@ta");
         assert_eq!(r[2][at("a")], "3");
         assert_eq!(r[2][at("a:overridden_by")], "");
+    }
+
+    #[test]
+    fn the_staff_section_escapes_every_value_and_lists_the_overrides() {
+        let mut v = sub("s1", Some(2), Some(4));
+        if let Some(c) = v.review.comment.as_mut() {
+            c.text = "<script>alert(1)</script>\nsecond line".into();
+            c.by = "a&b".into();
+        }
+        v.criteria[0].name = "Alpha \"quoted\"".into();
+        let html = staff_section_html(&v).unwrap();
+        assert_eq!(
+            html,
+            "<section style=\"border:2px solid #2a6;padding:0.5em 1em;margin:1em 0\"><h1>Feedback from the course staff</h1>\
+<blockquote style=\"white-space:pre-wrap\">&lt;script&gt;alert(1)&lt;/script&gt;\nsecond line</blockquote><p>— a&amp;b</p>\
+<table><tr><th>criterion</th><th>auditor's score</th><th>staff's score</th><th>reason</th></tr>\
+<tr><td>Alpha &quot;quoted&quot;</td><td>2</td><td>4</td><td>&#x3D;cmd|&#x27; /C calc&#x27;!A0</td></tr></table>\
+<p>Final score: <b>4.00</b> (mean of the criteria, 1-5). The auditor's report follows, with the staff's scores in place of the auditor's where they differ.</p></section>"
+        );
+        v.review.comment = None;
+        v.criteria[0].overridden = None;
+        v.criteria[0].auto = None;
+        let html = staff_section_html(&v).unwrap();
+        assert!(
+            !html.contains("<blockquote") && !html.contains("<table>"),
+            "{html}"
+        );
     }
 }

@@ -25,7 +25,7 @@
 //! called decides nothing.
 
 use super::persona_prompts::persona_label;
-use super::syntax::{IfInfo, ModuleInfo};
+use super::syntax::{IfInfo, ModuleInfo, enclosing_lines, indentation};
 use crate::model::fact::{JusticeRule, Site};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -771,37 +771,25 @@ fn names_tech_lead(text: &str) -> bool {
 /// The conditions of the `if`/`elif` chains line `line` of function `f` sits in (the chain
 /// of an `else:` included): what decides when the line runs.
 fn guards(m: &ModuleInfo, f: &super::syntax::FuncInfo, line: usize) -> Vec<String> {
-    let indent = |t: &str| t.len() - t.trim_start().len();
     let lines: Vec<&str> = m.source.lines().collect();
     let mut out = Vec::new();
-    let Some(text) = lines.get(line.saturating_sub(1)) else {
-        return out;
-    };
-    let mut level = indent(text);
-    let mut n = line.saturating_sub(1);
-    while n > f.line {
-        n -= 1;
-        let t = lines[n];
-        if t.trim().is_empty() || t.trim_start().starts_with('#') || indent(t) >= level {
-            continue;
-        }
+    for (n, at) in enclosing_lines(&lines, line, f.line) {
         // a parent: its chain (the `if`, `elif`s and `else` at this indentation) guards the line
-        let at = indent(t);
-        level = at;
-        let head = t.trim_start();
+        let head = lines[n].trim_start();
         if !(head.starts_with("if ") || head.starts_with("elif ") || head.starts_with("else")) {
             continue;
         }
         let mut k = n;
         loop {
             let head = lines[k].trim_start();
-            if indent(lines[k]) == at && (head.starts_with("if ") || head.starts_with("elif ")) {
+            if indentation(lines[k]) == at && (head.starts_with("if ") || head.starts_with("elif "))
+            {
                 out.push(head.to_string());
                 if head.starts_with("if ") {
                     break;
                 }
             }
-            if k <= f.line || (indent(lines[k]) < at && !lines[k].trim().is_empty()) {
+            if k <= f.line || (indentation(lines[k]) < at && !lines[k].trim().is_empty()) {
                 break;
             }
             k -= 1;

@@ -24,7 +24,7 @@
 
 use super::expr::Expr;
 use super::names::Repo;
-use super::syntax::{CallInfo, FuncInfo, ModuleInfo};
+use super::syntax::{CallInfo, FuncInfo, ModuleInfo, enclosing_lines, indentation};
 use crate::model::fact::{Retry, Site};
 use serde::{Deserialize, Serialize};
 
@@ -504,27 +504,15 @@ fn skipped(repo: &Repo<'_>, bound: &[Holder], raw: &[Holder]) -> Option<Site> {
 /// condition (whitespace collapsed) and whether the line is in its `else:` block.
 fn branches_of(module: &ModuleInfo, line: usize) -> Vec<(String, bool)> {
     let lines: Vec<&str> = module.source.lines().collect();
-    let indent = |t: &str| t.len() - t.trim_start().len();
-    let mut out = Vec::new();
-    let Some(text) = lines.get(line.saturating_sub(1)) else {
-        return out;
+    let cond = |h: &str| {
+        h.trim_end_matches(':')
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
     };
-    let mut level = indent(text);
-    let mut n = line.saturating_sub(1);
-    while n > 0 && level > 0 {
-        n -= 1;
-        let t = lines[n];
-        if t.trim().is_empty() || t.trim_start().starts_with('#') || indent(t) >= level {
-            continue;
-        }
-        level = indent(t);
-        let head = t.trim();
-        let cond = |h: &str| {
-            h.trim_end_matches(':')
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+    let mut out = Vec::new();
+    for (n, level) in enclosing_lines(&lines, line, 0) {
+        let head = lines[n].trim();
         if let Some(c) = head
             .strip_prefix("if ")
             .or_else(|| head.strip_prefix("elif "))
@@ -533,7 +521,7 @@ fn branches_of(module: &ModuleInfo, line: usize) -> Vec<(String, bool)> {
         } else if head.starts_with("else") {
             // the `if` this `else` closes: the nearest one above at the same indentation
             if let Some(c) = lines[..n].iter().rev().find_map(|u| {
-                (indent(u) == level)
+                (indentation(u) == level)
                     .then(|| u.trim().strip_prefix("if "))
                     .flatten()
             }) {

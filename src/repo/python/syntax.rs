@@ -291,6 +291,55 @@ pub fn module_name(path: &str) -> String {
     stem.replace('/', ".")
 }
 
+/// A source line's indentation, in bytes.
+pub fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The lines that open the blocks line `line` (1-based) of `lines` sits in, innermost first,
+/// found by indentation: each as (0-based index, indentation). Blank lines and comments are
+/// skipped; the walk looks no higher than index `floor` and stops at the top level.
+pub fn enclosing_lines<'l>(lines: &'l [&'l str], line: usize, floor: usize) -> EnclosingLines<'l> {
+    EnclosingLines {
+        lines,
+        n: line.saturating_sub(1),
+        level: lines
+            .get(line.saturating_sub(1))
+            .map_or(0, |t| indentation(t)),
+        floor,
+    }
+}
+
+/// See [`enclosing_lines`].
+pub struct EnclosingLines<'l> {
+    lines: &'l [&'l str],
+    /// The last line looked at.
+    n: usize,
+    /// The indentation an enclosing line must be under.
+    level: usize,
+    floor: usize,
+}
+
+impl Iterator for EnclosingLines<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while self.n > self.floor && self.level > 0 {
+            self.n -= 1;
+            let t = self.lines[self.n];
+            if t.trim().is_empty()
+                || t.trim_start().starts_with('#')
+                || indentation(t) >= self.level
+            {
+                continue;
+            }
+            self.level = indentation(t);
+            return Some((self.n, self.level));
+        }
+        None
+    }
+}
+
 /// The one cut of a text at a byte budget (kept under this name for the analysis code).
 pub use crate::text::cut as truncate;
 
@@ -1503,6 +1552,29 @@ fn weighted<'t>(n: Node<'t>, code: &str) -> (Node<'t>, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enclosing_lines_are_the_block_openers_above_innermost_first() {
+        let src = "def f(x):\n    if x:\n        # a comment\n\n        y = 1\n    else:\n        for i in x:\n            z = i\n    return y\n";
+        let lines: Vec<&str> = src.lines().collect();
+        // `z = i` (line 8): the `for`, the `else`, the `def`
+        assert_eq!(
+            enclosing_lines(&lines, 8, 0).collect::<Vec<_>>(),
+            [(6, 8), (5, 4), (0, 0)]
+        );
+        // `y = 1` (line 5): the comment and the blank line are skipped
+        assert_eq!(
+            enclosing_lines(&lines, 5, 0).collect::<Vec<_>>(),
+            [(1, 4), (0, 0)]
+        );
+        // no higher than the floor; nothing above the top level; a line past the end
+        assert_eq!(
+            enclosing_lines(&lines, 8, 1).collect::<Vec<_>>(),
+            [(6, 8), (5, 4)]
+        );
+        assert_eq!(enclosing_lines(&lines, 1, 0).count(), 0);
+        assert_eq!(enclosing_lines(&lines, 99, 0).count(), 0);
+    }
 
     fn parse(src: &str) -> ModuleInfo {
         parse_module("src/graph.py", src.to_string()).unwrap()
