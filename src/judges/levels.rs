@@ -1781,6 +1781,7 @@ mod tests {
             s(SafetyFact::Cleanup {
                 clones: vec![site(10)],
                 removals: if cleanup { vec![site(20)] } else { vec![] },
+                early: false,
             }),
             s(SafetyFact::Lifetime {
                 clones: vec![site(10)],

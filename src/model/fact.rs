@@ -236,6 +236,10 @@ pub enum SafetyFact {
     Cleanup {
         clones: Vec<Site>,
         removals: Vec<Site>,
+        /// A clone's directory goes away when its function returns, before it is read (a
+        /// removal in that function is that same early removal, not a cleanup).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        early: bool,
     },
     /// The clone's directory lives while it is read.
     Lifetime {
@@ -316,7 +320,9 @@ impl Stated for SafetyFact {
                 calls.iter().any(|c| c.clone) && calls.iter().all(|c| c.timeout.is_some())
             }
             SafetyFact::UrlCheck { clones, checks } => !clones.is_empty() && !checks.is_empty(),
-            SafetyFact::Cleanup { clones, removals } => !clones.is_empty() && !removals.is_empty(),
+            SafetyFact::Cleanup {
+                clones, removals, ..
+            } => !clones.is_empty() && !removals.is_empty(),
             SafetyFact::Lifetime { clones, early } => !clones.is_empty() && early.is_empty(),
             SafetyFact::FullHistory { clones, shallow } => !clones.is_empty() && shallow.is_empty(),
             SafetyFact::NoShell {
@@ -543,12 +549,22 @@ impl Stated for SafetyFact {
                     )
                 }
             }
-            SafetyFact::Cleanup { clones, removals } => {
+            SafetyFact::Cleanup {
+                clones,
+                removals,
+                early,
+            } => {
                 if clones.is_empty() {
                     "no clone, so no clone directory to remove".into()
+                } else if removals.is_empty() && *early {
+                    format!(
+                        "the clone's directory is not removed after it is read: it goes away when its function returns, before the reading ({} at {}); no `with` block, rmtree or .cleanup() in the functions that call the cloning function, or that they call, removes it later",
+                        count(clones.len(), "clone", "clones"),
+                        sites(clones, 3)
+                    )
                 } else if removals.is_empty() {
                     format!(
-                        "the clone's temporary directory is never removed: no `with` block, rmtree or .cleanup() for the {} at {}",
+                        "the clone's temporary directory is never removed: no `with` block, rmtree or .cleanup() in the functions that clone or call the cloning function, or that they call, for the {} at {}",
                         count(clones.len(), "clone", "clones"),
                         sites(clones, 3)
                     )
@@ -672,9 +688,9 @@ impl Stated for SafetyFact {
             SafetyFact::UrlCheck { clones, checks } => {
                 checks.iter().chain(clones).cloned().collect()
             }
-            SafetyFact::Cleanup { clones, removals } => {
-                removals.iter().chain(clones).cloned().collect()
-            }
+            SafetyFact::Cleanup {
+                clones, removals, ..
+            } => removals.iter().chain(clones).cloned().collect(),
             SafetyFact::Lifetime { clones, early } => early
                 .iter()
                 .map(|e| e.clone.clone())

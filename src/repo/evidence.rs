@@ -456,7 +456,7 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                     on_nodes("the node", &d.nodes)
                 ));
             }
-            match defect_fix(&d.kind, &d.nodes) {
+            match defect_fix(&d.kind, &d.nodes, d.fields_only) {
                 Some(fix) => e.with_fix(fix),
                 None => e,
             }
@@ -481,7 +481,9 @@ fn on_nodes(what: &str, nodes: &[String]) -> String {
 }
 
 /// What to change for a run-time defect of `kind` on `nodes` (the defect's location says where).
-fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
+/// `fields_only`: a `whole_state_return` that re-sends a reducer field's current value, not the
+/// whole state.
+fn defect_fix(kind: &str, nodes: &[String], fields_only: bool) -> Option<String> {
     let on = |what: &str| on_nodes(what, nodes);
     Some(match kind {
         "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
@@ -490,7 +492,7 @@ fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
             on("the node")
         ),
         "unreachable_node" => format!(
-            "add an edge or a router outcome that leads to {}, or remove it from the graph",
+            "give {} a route that can be taken (an edge, or a router outcome whose test can hold: a node must write the key it tests), or remove it from the graph",
             on("the node")
         ),
         "unbounded_loop" => format!(
@@ -498,11 +500,15 @@ fn defect_fix(kind: &str, nodes: &[String]) -> Option<String> {
             on("the nodes")
         ),
         "undeclared_state_key" => format!(
-            "declare the key in the state schema (with a reducer if parallel nodes write it), or stop returning it from {}",
+            "declare the key in the state schema (with a reducer if parallel nodes write it), or return the value under a key the schema declares and the readers read, from {}",
             on("the node")
         ),
         "unknown_state_key" => format!(
             "declare the key {} read in the state schema and have a node write it before it is read",
+            on("the node")
+        ),
+        "whole_state_return" if fields_only => format!(
+            "send only the new items of the reducer field from {} (`{{\"<field>\": [new_item]}}`), never its current value: the reducer adds what is sent to what is there, so the list doubles",
             on("the node")
         ),
         "whole_state_return" => format!(
@@ -1045,6 +1051,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         SafetyFact::Cleanup {
             clones: sites.clone(),
             removals: s.removals.clone(),
+            early: s.clone_calls.iter().any(|c| c.removed_early.is_some()),
         },
         0.7,
     ));
@@ -1684,6 +1691,10 @@ mod tests {
             "import shutil\nimport subprocess\nimport tempfile\n\nfrom src.utils.url_rules import looks_valid\n\n\ndef fetch_repo(repo_url):\n    if not looks_valid(repo_url):\n        raise ValueError('bad url')\n    workdir = tempfile.mkdtemp(prefix='audit_')\n    try:\n        subprocess.run(['git', 'clone', repo_url, workdir], check=True, capture_output=True, timeout=120)\n    except subprocess.CalledProcessError as failure:\n        message = failure.stderr.lower()\n        if 'authentication' in message:\n            raise PermissionError('auth')\n        elif 'not found' in message:\n            raise LookupError('missing')\n        raise\n    return workdir\n\n\ndef history_of(workdir):\n    return subprocess.run(['git', 'log', '--oneline'], cwd=workdir, capture_output=True)\n\n\ndef drop_repo(workdir):\n    shutil.rmtree(workdir)\n",
         ),
         (
+            "src/nodes/inquiry.py",
+            "from src.tools.git_ops import fetch_repo, history_of, drop_repo\n\n\ndef investigate(state):\n    workdir = fetch_repo(state['repo_url'])\n    history_of(workdir)\n    drop_repo(workdir)\n    return {}\n",
+        ),
+        (
             "src/state_defs.py",
             "from pydantic import BaseModel\n\n\nclass Verdict(BaseModel):\n    judge: str\n    score: int\n    argument: str\n    cited_evidence: list[str]\n",
         ),
@@ -1701,6 +1712,8 @@ mod tests {
     /// parameters, files and folders); the spec's own names (`score`, `found`, `opinions`) and
     /// the libraries' stay.
     const CHOSEN: &[&str] = &[
+        "inquiry",
+        "investigate",
         "url_rules",
         "ALLOWED_HOST",
         "looks_valid",

@@ -755,6 +755,62 @@ fn externals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<ExternalCall> {
 /// Where the repository removes a directory: `shutil.rmtree`, a `.cleanup()`, or the exit of
 /// the `with tempfile.TemporaryDirectory()` a clone runs in.
 fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
+    // the functions that clone (or make a clone's temporary directory) and the functions that
+    // call them: a removal there, or in a function they call, can remove the clone (one
+    // elsewhere removes something else: a folder of page images)
+    let mut near: Vec<(usize, usize)> = Vec::new();
+    for k in clones {
+        for (path, line) in [(k.path.as_str(), k.line)]
+            .into_iter()
+            .chain(k.sandbox_at.iter().map(|s| (s.path.as_str(), s.line)))
+        {
+            if let Some(m) = repo.modules.iter().position(|x| x.path == path)
+                && let Some(f) = repo.modules[m]
+                    .functions
+                    .iter()
+                    .position(|f| f.line <= line && line <= f.end_line)
+            {
+                near.push((m, f));
+            }
+        }
+    }
+    let callees = |m: usize, f: usize| -> Vec<(usize, usize)> {
+        repo.modules[m]
+            .calls
+            .iter()
+            .filter(|c| c.func == Some(f))
+            .filter_map(|c| {
+                let (fm, g) = repo.function(m, c.callee.as_deref()?)?;
+                let gi = repo.modules[fm]
+                    .functions
+                    .iter()
+                    .position(|x| x.line == g.line)?;
+                Some((fm, gi))
+            })
+            .collect()
+    };
+    let cloning = near.clone();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for f in 0..module.functions.len() {
+            if callees(m, f).iter().any(|c| cloning.contains(c)) {
+                near.push((m, f));
+            }
+        }
+    }
+    let users = near.clone();
+    for (m, f) in users {
+        near.extend(callees(m, f));
+    }
+    near.sort();
+    near.dedup();
+    let clone_files: Vec<&str> = clones.iter().map(|k| k.path.as_str()).collect();
+    // a function whose clone's directory goes away too early: a removal there removes that
+    // directory, which is charged as the defect, not credited as its cleanup
+    let early: Vec<(&str, &str)> = clones
+        .iter()
+        .filter(|k| k.removed_early.is_some())
+        .filter_map(|k| Some((k.path.as_str(), k.function.as_deref()?)))
+        .collect();
     let mut out = Vec::new();
     for (m, module) in repo.modules.iter().enumerate() {
         if is_test(&module.path) {
@@ -766,7 +822,19 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
                 .as_deref()
                 .is_some_and(|cl| repo.is(m, cl, &["shutil.rmtree"]))
                 || (c.method == "cleanup" && c.receiver.is_some() && c.args.is_empty());
-            if rm {
+            if !rm {
+                continue;
+            }
+            let func = c.func.and_then(|i| module.functions.get(i));
+            if func.is_some_and(|f| early.contains(&(module.path.as_str(), f.qualname.as_str()))) {
+                continue;
+            }
+            let counts = match c.func {
+                Some(f) => near.contains(&(m, f)),
+                // module-level code of a file that clones
+                None => clone_files.contains(&module.path.as_str()),
+            };
+            if counts {
                 out.push(site(module, c.line));
             }
         }
@@ -1264,7 +1332,14 @@ mod tests {
     fn timeouts_url_checks_error_kinds_and_cleanup_are_read_from_the_code() {
         let validators = "import re\nfrom urllib.parse import urlparse\n\ndef is_ok(u):\n    return bool(re.match(r'^https://github\\.com/[\\w.-]+/[\\w.-]+$', u))\n";
         let tools = "import shutil, subprocess, tempfile\nfrom src.v import is_ok\n\ndef clone(url):\n    if not is_ok(url):\n        raise ValueError(url)\n    d = tempfile.mkdtemp()\n    try:\n        subprocess.run(['git', 'clone', url, d], check=True, capture_output=True, timeout=120)\n    except subprocess.CalledProcessError as e:\n        err = e.stderr.lower()\n        if 'authentication' in err:\n            raise PermissionError(url)\n        elif 'not found' in err:\n            raise LookupError(url)\n        raise\n    finally:\n        pass\n    return d\n\ndef log(d):\n    return subprocess.run(['git', 'log'], cwd=d, capture_output=True)\n\ndef done(d):\n    shutil.rmtree(d)\n";
-        let f = facts_of(&[("src/v.py", validators), ("src/tools/git.py", tools)]);
+        // the node that clones, reads and removes; a removal no clone reaches removes
+        // something else (a folder of page images)
+        let node = "import shutil\nfrom src.tools.git import clone, log, done\n\ndef investigate(url):\n    d = clone(url)\n    log(d)\n    done(d)\n\ndef pages(folder):\n    shutil.rmtree(folder)\n";
+        let f = facts_of(&[
+            ("src/v.py", validators),
+            ("src/tools/git.py", tools),
+            ("src/nodes.py", node),
+        ]);
         let c = &f.clone_calls[0];
         assert_eq!(c.timeout.as_deref(), Some("120"));
         assert_eq!(c.url_checks, vec![Site::new("src/tools/git.py", 5)]);
@@ -1307,6 +1382,13 @@ mod tests {
         );
         assert!(f.clone_calls[0].removed_early.is_some());
         assert_eq!(f.clone_calls[0].depth.as_deref(), Some("1"));
+        // its `.cleanup()` on failure removes that same directory: no cleanup of a clone that
+        // is read
+        let f = facts(
+            "import tempfile\nfrom git import Repo\ndef clone(url):\n    tmp = tempfile.TemporaryDirectory()\n    try:\n        Repo.clone_from(url, tmp.name)\n    except Exception:\n        tmp.cleanup()\n        raise\n    return tmp.name\n",
+        );
+        assert!(f.clone_calls[0].removed_early.is_some());
+        assert_eq!(f.removals, vec![]);
         // kept: the object is returned, or stored
         for keep in [
             "    return tmp\n",
