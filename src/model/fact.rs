@@ -1662,7 +1662,7 @@ impl Stated for NuanceFact {
                     &p.at,
                     if p.guides() {
                         format!(
-                            "brief the {} more fully ({} chars; a full brief has {full} or more): what it looks for in each criterion's evidence, what it charges or credits",
+                            "the {}'s brief ({} chars, with a scoring guide) is under the {full} chars the table takes for a full brief; no other part of a brief is checked",
                             p.persona, p.chars
                         )
                     } else {
@@ -2072,8 +2072,8 @@ mod tests {
         );
         let fix = guided.fix().expect("a fix").line();
         assert!(
-            fix.starts_with("tools/git.py:12: brief the Prosecutor more fully (734 chars")
-                && !fix.contains("scoring guide"),
+            fix.starts_with("tools/git.py:12: the Prosecutor's brief (734 chars, with a scoring guide) is under the 1000 chars")
+                && !fix.contains("give the Prosecutor"),
             "{fix}"
         );
         // no guide: the fix asks for one

@@ -460,6 +460,9 @@ impl Stated for GraphFact {
             } => {
                 let mut parts: Vec<String> = Vec::new();
                 let mut at: Option<Site> = None;
+                // the layers whose route exists but can never be taken: that route is the fix,
+                // not a new conditional edge
+                let mut dead_layers: Vec<Layer> = Vec::new();
                 // a route of the layer that can never be taken: its router is where to look
                 for layer in [Layer::Detectives, Layer::Judges] {
                     let empty = match layer {
@@ -472,13 +475,14 @@ impl Stated for GraphFact {
                         .filter(|_| empty)
                     {
                         at.get_or_insert(d.at.clone());
+                        dead_layers.push(layer);
                         parts.push(format!(
                             "the route `{}` -> `{}` at {} can never be taken: have its router test what a node before it writes into a declared key",
                             d.source, d.target, d.at
                         ));
                     }
                 }
-                if detectives.is_empty() {
+                if detectives.is_empty() && !dead_layers.contains(&Layer::Detectives) {
                     let (site, node) = match detectives_join {
                         Some((s, n)) => (s.clone(), format!("`{n}`")),
                         None => (graph.clone(), "the evidence aggregator".to_string()),
@@ -488,14 +492,14 @@ impl Stated for GraphFact {
                         "replace the plain edges out of {node} with `add_conditional_edges({node}, router, ...)` whose router sends the run past the judges (to the report or END) when the evidence it needs is missing"
                     ));
                 }
-                if judges.is_empty() {
-                    let (site, node) = match judges_join {
-                        Some((s, n)) => (s.clone(), format!("`{n}`")),
-                        None => (graph.clone(), "the judges' join".to_string()),
+                if judges.is_empty() && !dead_layers.contains(&Layer::Judges) {
+                    let (site, join) = match judges_join {
+                        Some((s, n)) => (s.clone(), format!(" (the judges join at `{n}`)")),
+                        None => (graph.clone(), String::new()),
                     };
                     at.get_or_insert(site);
                     parts.push(format!(
-                        "add a conditional edge between the judges and the verdict (the judges join at {node}): its router sends a failed or invalid judge run to a fallback node"
+                        "add a conditional edge between the judges and the verdict{join}: its router sends a failed or invalid judge run to a fallback node"
                     ));
                 }
                 Fix {
@@ -563,5 +567,38 @@ pub fn example(key: &str, holds: bool) -> GraphFact {
             judges_join: Some((at.clone(), "cj".into())),
             graph: at,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_route_that_can_never_be_taken_is_the_fix_not_a_new_edge() {
+        let mut f = example("error_edges", false);
+        if let GraphFact::Routes { dead, .. } = &mut f {
+            dead.push(DeadRoute {
+                at: Site::new("src/graph.py", 102),
+                source: "agg".into(),
+                target: "error_handler".into(),
+                layer: Some(Layer::Detectives),
+                why: "its guard reads a key nothing sets".into(),
+            });
+        }
+        let fix = f.fix().expect("a fix").line();
+        assert!(
+            fix.contains(
+                "the route `agg` -> `error_handler` at src/graph.py:102 can never be taken"
+            ) && !fix.contains("replace the plain edges out of"),
+            "{fix}"
+        );
+        // the judges' layer has no route at all: a new conditional edge is the fix there
+        assert!(
+            fix.contains(
+                "add a conditional edge between the judges and the verdict (the judges join at `cj`)"
+            ),
+            "{fix}"
+        );
     }
 }
