@@ -774,33 +774,39 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
             }
         }
     }
-    let callees = |m: usize, f: usize| -> Vec<(usize, usize)> {
-        repo.modules[m]
-            .calls
-            .iter()
-            .filter(|c| c.func == Some(f))
-            .filter_map(|c| {
-                let (fm, g) = repo.function(m, c.callee.as_deref()?)?;
-                let gi = repo.modules[fm]
-                    .functions
-                    .iter()
-                    .position(|x| x.line == g.line)?;
-                Some((fm, gi))
-            })
-            .collect()
-    };
-    let cloning = near.clone();
+    // each function's calls of the repository's own functions, resolved once: (caller, callee)
+    let mut calls: Vec<((usize, usize), (usize, usize))> = Vec::new();
     for (m, module) in repo.modules.iter().enumerate() {
-        for f in 0..module.functions.len() {
-            if callees(m, f).iter().any(|c| cloning.contains(c)) {
-                near.push((m, f));
+        for c in &module.calls {
+            let (Some(f), Some(callee)) = (c.func, c.callee.as_deref()) else {
+                continue;
+            };
+            let Some((fm, g)) = repo.function(m, callee) else {
+                continue;
+            };
+            if let Some(gi) = repo.modules[fm]
+                .functions
+                .iter()
+                .position(|x| x.line == g.line)
+            {
+                calls.push(((m, f), (fm, gi)));
             }
         }
     }
+    let cloning = near.clone();
+    near.extend(
+        calls
+            .iter()
+            .filter(|(_, callee)| cloning.contains(callee))
+            .map(|(caller, _)| *caller),
+    );
     let users = near.clone();
-    for (m, f) in users {
-        near.extend(callees(m, f));
-    }
+    near.extend(
+        calls
+            .iter()
+            .filter(|(caller, _)| users.contains(caller))
+            .map(|(_, callee)| *callee),
+    );
     near.sort();
     near.dedup();
     let clone_files: Vec<&str> = clones.iter().map(|k| k.path.as_str()).collect();

@@ -193,8 +193,9 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
     facts
 }
 
-/// The reducer of an `Annotated[T, reducer]` annotation, resolved to a readable name.
-fn reducer_of(repo: &Repo<'_>, m: usize, ann: &Expr) -> Option<String> {
+/// The reducer expression of an `Annotated[T, reducer]` annotation, also inside a wrapper
+/// (`Optional[Annotated[...]]`).
+fn reducer_expr<'e>(repo: &Repo<'_>, m: usize, ann: &'e Expr) -> Option<&'e Expr> {
     let Expr::Subscript(head, items) = ann else {
         return None;
     };
@@ -206,10 +207,14 @@ fn reducer_of(repo: &Repo<'_>, m: usize, ann: &Expr) -> Option<String> {
     ) && head != "Annotated"
     {
         // Optional[Annotated[...]] and similar wrappers
-        return items.iter().find_map(|i| reducer_of(repo, m, i));
+        return items.iter().find_map(|i| reducer_expr(repo, m, i));
     }
-    let meta = items.get(1..)?.last()?;
-    Some(match meta {
+    items.get(1..)?.last()
+}
+
+/// The reducer of an `Annotated[T, reducer]` annotation, resolved to a readable name.
+fn reducer_of(repo: &Repo<'_>, m: usize, ann: &Expr) -> Option<String> {
+    Some(match reducer_expr(repo, m, ann)? {
         Expr::Lambda(_) => "lambda".to_string(),
         other => match other.dotted() {
             Some(d) => {
@@ -233,20 +238,7 @@ fn reducer_function<'a>(
     m: usize,
     ann: &Expr,
 ) -> Option<(usize, &'a super::syntax::FuncInfo)> {
-    let Expr::Subscript(head, items) = ann else {
-        return None;
-    };
-    let head = head.dotted()?;
-    if !repo.is(
-        m,
-        &head,
-        &["typing.Annotated", "typing_extensions.Annotated"],
-    ) && head != "Annotated"
-    {
-        return items.iter().find_map(|i| reducer_function(repo, m, i));
-    }
-    let d = items.get(1..)?.last()?.dotted()?;
-    repo.function(m, &d)
+    repo.function(m, &reducer_expr(repo, m, ann)?.dotted()?)
 }
 
 /// A reducer function whose body reads both of its first two parameters (the current value
