@@ -2040,10 +2040,7 @@ fn router_spec<'c>(ctx: &'c Ctx, dead: &Dead, i: usize, fixed: Option<usize>) ->
 }
 
 /// What each node whose function was read does to the state, as the machine needs it.
-fn node_writes<'c>(
-    ctx: &'c Ctx,
-    appending: &BTreeSet<String>,
-) -> BTreeMap<&'c str, NodeWrites> {
+fn node_writes<'c>(ctx: &'c Ctx, appending: &BTreeSet<String>) -> BTreeMap<&'c str, NodeWrites> {
     let declared = |k: &String| ctx.declared.as_ref().is_some_and(|d| d.contains(k));
     let mut nodes: BTreeMap<&str, NodeWrites> = BTreeMap::new();
     for (n, e) in &ctx.effects {
@@ -2332,7 +2329,10 @@ fn unseen_keys(ctx: &Ctx, track: bool, ex: &Explored, out: &mut Vec<Defect>) {
         let (name, own) = match reader.split_once('#') {
             Some((src, i)) => {
                 let i: usize = i.parse().unwrap_or(0);
-                (format!("{src} (router {})", g.routers[i].router), writes(src, k))
+                (
+                    format!("{src} (router {})", g.routers[i].router),
+                    writes(src, k),
+                )
             }
             None => (reader.clone(), writes(reader, k)),
         };
@@ -2374,12 +2374,7 @@ fn unseen_keys(ctx: &Ctx, track: bool, ex: &Explored, out: &mut Vec<Defect>) {
 /// machine records second runs of nodes on no cycle only); reports the nodes whose second runs
 /// are not all triggered by other such nodes (the root causes), and lists what runs again
 /// after them.
-fn duplicate_executions(
-    ctx: &Ctx,
-    cyc: &[BTreeSet<String>],
-    ex: &Explored,
-    out: &mut Vec<Defect>,
-) {
+fn duplicate_executions(ctx: &Ctx, cyc: &[BTreeSet<String>], ex: &Explored, out: &mut Vec<Defect>) {
     let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
     let dup_nodes: BTreeSet<&str> = ex.dups.keys().map(String::as_str).collect();
     let roots: Vec<(&String, &BTreeSet<String>)> = ex
