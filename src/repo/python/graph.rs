@@ -232,6 +232,28 @@ impl GraphFacts {
     fn size(&self) -> usize {
         self.nodes.len() + self.edges.len()
     }
+
+    /// The nodes `x` hands over to: its edges, its routers' targets and the joins it is a
+    /// source of. (The builder adds an edge for each router target and each leg of a join, so
+    /// the last two name no other node; they repeat some.)
+    pub fn successors<'g>(&'g self, x: &'g str) -> impl Iterator<Item = &'g str> + 'g {
+        self.edges
+            .iter()
+            .filter(move |e| e.from == x)
+            .map(|e| e.to.as_str())
+            .chain(
+                self.routers
+                    .iter()
+                    .filter(move |r| r.source == x)
+                    .flat_map(|r| r.targets.iter().map(String::as_str)),
+            )
+            .chain(
+                self.joins
+                    .iter()
+                    .filter(move |j| j.from.iter().any(|f| f == x))
+                    .map(|j| j.to.as_str()),
+            )
+    }
 }
 
 /// Key of a builder under construction: (module, receiver, line of its `StateGraph(...)`,
@@ -1270,14 +1292,6 @@ fn has_send(v: &Val) -> bool {
     }
 }
 
-fn successors<'g>(g: &'g GraphFacts, n: &str) -> impl Iterator<Item = &'g str> + 'g {
-    let n = n.to_string();
-    g.edges
-        .iter()
-        .filter(move |e| e.from == n)
-        .map(|e| e.to.as_str())
-}
-
 /// Shortest distance from `start` to every reachable node.
 fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     let mut d = HashMap::new();
@@ -1286,7 +1300,7 @@ fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     q.push_back(start.to_string());
     while let Some(n) = q.pop_front() {
         let dn = d[&n];
-        for s in successors(g, &n) {
+        for s in g.successors(&n) {
             if !d.contains_key(s) {
                 d.insert(s.to_string(), dn + 1);
                 q.push_back(s.to_string());

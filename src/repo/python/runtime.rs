@@ -935,18 +935,7 @@ fn dominates(g: &GraphFacts, w: &str, n: &str) -> bool {
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut todo = vec!["START"];
     while let Some(x) = todo.pop() {
-        let next = g
-            .edges
-            .iter()
-            .filter(|e| e.from == x)
-            .map(|e| e.to.as_str())
-            .chain(
-                g.joins
-                    .iter()
-                    .filter(|j| j.from.iter().any(|f| f == x))
-                    .map(|j| j.to.as_str()),
-            );
-        for t in next {
+        for t in g.successors(x) {
             if t != w && seen.insert(t) {
                 todo.push(t);
             }
