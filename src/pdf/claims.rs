@@ -541,8 +541,10 @@ const REQUEST_RETRY: &[&str] = &[
     "api error",
 ];
 
-/// Every feature the report claims, with its first claiming sentence.
-pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
+/// Every feature the report claims, with its first claiming sentence. `criteria`: the names of
+/// the rubric's criteria (a sentence that names one claims nothing by those words).
+pub fn extract(sentences: &[Sentence], criteria: &[String]) -> Vec<FeatureClaim> {
+    let criteria: Vec<String> = criteria.iter().filter_map(|n| criterion_name(n)).collect();
     let mut out: Vec<FeatureClaim> = Vec::new();
     // The section a sentence is in is about another team's repository ("3.3 Peer Audit
     // Findings (What Our Agent Discovered in Their Repo)"): its sentences claim nothing about
@@ -606,7 +608,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
         {
             continue;
         }
-        let padded = without_criterion_names(&format!(" {own_lower}"));
+        let padded = without_criterion_names(&format!(" {own_lower}"), &criteria);
         let names = camel_names(&own, &padded);
         let figure = overlap_figure(&own_lower);
         for feature in Feature::ALL {
@@ -818,64 +820,56 @@ fn inheritance_verdict(
     ))
 }
 
-/// The challenge rubric's criterion names: a sentence naming one ("Rubric Dimension:
-/// Structured Output Enforcement") names a criterion, it claims no feature.
-const CRITERION_NAMES: &[&str] = &[
-    "git forensic analysis",
-    "state management rigor",
-    "graph orchestration architecture",
-    "safe tool engineering",
-    "structured output enforcement",
-    "judicial nuance and dialectics",
-    "chief justice synthesis engine",
-    "theoretical depth",
-    "report accuracy",
-    "architectural diagram analysis",
-];
+/// A rubric criterion's name as a sentence of the report names it: lower case, without a
+/// trailing parenthetical ("Theoretical Depth (Documentation)" -> "theoretical depth"); `None`
+/// when nothing is left. A sentence naming a criterion ("Rubric Dimension: Structured Output
+/// Enforcement") names it; it claims no feature.
+fn criterion_name(name: &str) -> Option<String> {
+    let lower = name.to_lowercase();
+    let bare = lower
+        .trim_end()
+        .strip_suffix(')')
+        .and_then(|s| s.rfind('(').map(|i| &s[..i]))
+        .unwrap_or(&lower)
+        .trim();
+    (!bare.is_empty()).then(|| bare.to_string())
+}
 
-/// The criterion names as tables and lists shorten them ("Structured Output 1 5 1 1",
-/// "Structured Output, Judicial Nuance, Chief Justice Synthesis"), each with the full name it
-/// shortens (index in [`CRITERION_NAMES`]).
-const SHORT_CRITERION_NAMES: &[(&str, usize)] = &[
-    ("git forensic", 0),
-    ("state management", 1),
-    ("graph orchestration", 2),
-    ("safe tool", 3),
-    ("structured output", 4),
-    ("judicial nuance", 5),
-    ("chief justice synthesis", 6),
-    ("report accuracy", 8),
-    ("architectural diagram", 9),
-];
+/// A criterion's name as tables and lists shorten it: its first two words ("structured
+/// output" for "structured output enforcement", "Structured Output 1 5 1 1"); a name of two
+/// words or fewer is its own short form.
+fn short_criterion_name(name: &str) -> String {
+    name.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
 
-/// `lower` with each criterion name blanked out (as many spaces as bytes: positions hold). A
-/// sentence that names two or more criteria (a table of scores, a list of the dimensions) has
-/// their shortened names blanked too: there "Structured Output" names a criterion, not a
-/// feature of the code.
-fn without_criterion_names(lower: &str) -> String {
-    let criteria: std::collections::BTreeSet<usize> = CRITERION_NAMES
+/// `lower` with each criterion name (see [`criterion_name`]) blanked out (as many spaces as
+/// bytes: positions hold). A sentence that names two or more criteria (a table of scores, a
+/// list of the dimensions) has their shortened names blanked too (see
+/// [`short_criterion_name`]): there "Structured Output" names a criterion, not a feature of
+/// the code.
+fn without_criterion_names(lower: &str, names: &[String]) -> String {
+    let shorts: Vec<String> = names.iter().map(|n| short_criterion_name(n)).collect();
+    let mentioned = names
         .iter()
-        .enumerate()
-        .filter(|(_, n)| lower.contains(*n))
-        .map(|(i, _)| i)
-        .chain(
-            SHORT_CRITERION_NAMES
-                .iter()
-                .filter(|(n, _)| lower.contains(n))
-                .map(|(_, i)| *i),
-        )
-        .collect();
+        .zip(&shorts)
+        .filter(|(full, short)| {
+            !full.is_empty() && (lower.contains(full.as_str()) || lower.contains(short.as_str()))
+        })
+        .count();
     let mut out = lower.to_string();
     let mut blank = |name: &str| {
+        if name.is_empty() {
+            return;
+        }
         while let Some(i) = out.find(name) {
             out.replace_range(i..i + name.len(), &" ".repeat(name.len()));
         }
     };
-    for name in CRITERION_NAMES {
+    for name in names {
         blank(name);
     }
-    if criteria.len() >= 2 {
-        for (name, _) in SHORT_CRITERION_NAMES {
+    if mentioned >= 2 {
+        for name in &shorts {
             blank(name);
         }
     }
@@ -2098,6 +2092,21 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
 mod tests {
     use super::*;
 
+    /// Claims extracted with the criterion names of the challenge's rubric (official v3).
+    fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
+        let rubric = crate::rubric::Rubric::parse(
+            &std::fs::read_to_string(format!(
+                "{}/tests/fixtures/rubrics/official-v3.0.0.json",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+            "official-v3.0.0.json",
+        )
+        .unwrap();
+        let names: Vec<String> = rubric.dimensions.iter().map(|d| d.name.clone()).collect();
+        super::extract(sentences, &names)
+    }
+
     fn sentences(texts: &[&str]) -> Vec<Sentence> {
         texts
             .iter()
@@ -2793,6 +2802,27 @@ mod tests {
             verdict("All judge nodes inherit from a BaseJudge.", &star).map(|v| v.0),
             Some(ClaimStatus::Unchecked)
         );
+    }
+
+    #[test]
+    fn a_criterion_is_named_as_the_loaded_rubric_names_it() {
+        let text =
+            "Rubric Dimension: Structured Output Enforcement, Judicial Nuance and Dialectics";
+        // without the rubric's names, the words read as claims
+        assert!(!super::extract(&sentences(&[text]), &[]).is_empty());
+        // a rubric that names these criteria (its parenthetical aside): no claim
+        let names = [
+            "Structured Output Enforcement (Pydantic)".to_string(),
+            "JUDICIAL NUANCE AND DIALECTICS".to_string(),
+        ];
+        assert!(super::extract(&sentences(&[text]), &names).is_empty());
+        assert_eq!(
+            criterion_name("Theoretical Depth (Documentation)").as_deref(),
+            Some("theoretical depth")
+        );
+        // nothing left to look for: never blanks anything (nor loops)
+        assert_eq!(criterion_name(" (Documentation) "), None);
+        assert!(!super::extract(&sentences(&[text]), &["()".to_string()]).is_empty());
     }
 
     #[test]
