@@ -839,7 +839,10 @@ fn criterion_name(name: &str) -> Option<String> {
 /// output" for "structured output enforcement", "Structured Output 1 5 1 1"); a name of two
 /// words or fewer is its own short form.
 fn short_criterion_name(name: &str) -> String {
-    name.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+    name.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `lower` with each criterion name (see [`criterion_name`]) blanked out (as many spaces as
