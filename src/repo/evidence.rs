@@ -1392,9 +1392,32 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         })
     {
         let batched = opinion_model(f, &c.schema).is_some_and(|(_, b)| b);
+        // one opinion per judge run: every invocation of a one-opinion schema is made once
+        // per run of its function (no loop over items, no caller looping), and the graph
+        // neither routes to a judge (a loop over the criteria, a fan-out with `Send`) nor
+        // fans out to one with `Send`
+        let routed_to_judge = f.python.graphs.iter().any(|g| {
+            let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
+            g.routers.iter().any(|r| r.targets.iter().any(judge))
+                || g.fan_out
+                    .iter()
+                    .any(|x| x.via.contains("send") && x.to.iter().any(judge))
+        });
+        let single: Vec<&super::python::schema_binding::Invoked> = s
+            .calls
+            .iter()
+            .filter(|k| opinion_model(f, &k.schema).is_some_and(|(_, b)| !b))
+            .flat_map(|k| &k.invoked)
+            .collect();
+        let overall = (!batched
+            && !routed_to_judge
+            && !single.is_empty()
+            && single.iter().all(|i| !i.per_item))
+        .then(|| single[0].at.clone());
         v.push(fact(
             NuanceFact::PerCriterion {
                 batched: batched.then(|| at(&c.path, c.line)),
+                overall,
                 calls: s
                     .calls
                     .iter()
