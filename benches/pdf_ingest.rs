@@ -44,7 +44,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 
 fn bench(c: &mut Criterion) {
     let bytes = build_pdf(&long_report(50)).expect("50-page fixture");
-    let facts = analyse_bytes(&bytes, "bench.pdf").expect("analysis");
+    let facts = analyse_bytes(&bytes, "bench.pdf", &[]).expect("analysis");
     eprintln!(
         "50-page fixture: {} bytes, {} chunks, {} claimed paths",
         bytes.len(),
@@ -52,14 +52,14 @@ fn bench(c: &mut Criterion) {
         facts.claimed_paths.len()
     );
     c.bench_function("ingest_index_50_pages", |b| {
-        b.iter(|| analyse_bytes(black_box(&bytes), "bench.pdf").expect("analysis"))
+        b.iter(|| analyse_bytes(black_box(&bytes), "bench.pdf", &[]).expect("analysis"))
     });
     c.bench_function("diagrams_50_pages", |b| {
         b.iter(|| pdf::extract_diagrams(black_box(&bytes), "bench.pdf").expect("diagrams"))
     });
     let sample = build_pdf(&sample_report()).expect("sample fixture");
     c.bench_function("ingest_sample_report", |b| {
-        b.iter(|| analyse_bytes(black_box(&sample), "sample.pdf").expect("analysis"))
+        b.iter(|| analyse_bytes(black_box(&sample), "sample.pdf", &[]).expect("analysis"))
     });
     c.bench_function("diagrams_sample_report", |b| {
         b.iter(|| pdf::extract_diagrams(black_box(&sample), "sample.pdf").expect("diagrams"))
@@ -75,7 +75,7 @@ fn bench(c: &mut Criterion) {
     });
 
     for (name, bytes) in corpus() {
-        let full_images = match analyse_bytes(&bytes, &name) {
+        let full_images = match analyse_bytes(&bytes, &name, &[]) {
             Ok(f) => Some(f.images),
             Err(pdf::PdfError::NoText { images, .. }) => Some(images),
             Err(_) => None,
@@ -88,7 +88,7 @@ fn bench(c: &mut Criterion) {
             ),
             Err(e) => eprintln!("\n== {name}: diagram-only pass: {e} ({})", e.kind()),
         }
-        match analyse_bytes(&bytes, &name) {
+        match analyse_bytes(&bytes, &name, &[]) {
             Ok(f) => {
                 eprintln!(
                     "\n== {name}: {} pages, {} chunks, {} images {:?}, notes {:?}",
@@ -130,7 +130,7 @@ fn bench(c: &mut Criterion) {
         }
         c.bench_function(&format!("corpus/{name}"), |b| {
             b.iter(|| {
-                let _ = analyse_bytes(black_box(&bytes), &name);
+                let _ = analyse_bytes(black_box(&bytes), &name, &[]);
             })
         });
         c.bench_function(&format!("corpus_diagrams/{name}"), |b| {

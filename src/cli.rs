@@ -248,8 +248,8 @@ pub fn main() -> i32 {
         Command::Similarity(args) => crate::batch::similarity::run_command(args),
         Command::Sample(args) => run_sample(args),
         Command::Calibrate(args) => run_calibrate(args),
-        Command::Review(args) => crate::review::run_review(args),
-        Command::Export(args) => crate::review::run_export(args),
+        Command::Review(args) => crate::review::run_review(args, cli.log.quiet),
+        Command::Export(args) => crate::review::run_export(args, cli.log.quiet),
         Command::Serve(args) => crate::review::server::run_serve(args),
         Command::Collect => Ok(crate::batch::isolate::child_main()),
     };

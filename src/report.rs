@@ -10,7 +10,7 @@
 
 use crate::model::{
     AuditReport, CriterionFlag, CriterionResult, Evidence, EvidenceKind, Judge, JudgeMode,
-    OpinionSource, RunMetadata, Stage,
+    JudicialOpinion, OpinionSource, RunMetadata, Stage,
 };
 use handlebars::Handlebars;
 use serde::{Deserialize, Serialize};
@@ -650,234 +650,11 @@ pub fn judges_label(md: &RunMetadata) -> String {
     }
 }
 
+/// The report as both renderings show it (`m` decides what is shortened and how text is
+/// neutralised): the top block, the table, the findings, one view per criterion, the plan and
+/// the errors.
 fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Markup) -> View {
     let md = &report.metadata;
-    let judge_mode = judges_label(md);
-    let tokens = match md.judge_mode {
-        JudgeMode::Offline => String::new(),
-        JudgeMode::Llm => {
-            let mut t = format!(
-                "{} input ({} cached), {} output",
-                md.tokens.input_tokens, md.tokens.cached_input_tokens, md.tokens.output_tokens
-            );
-            if !md.tokens_by_persona.is_empty() {
-                let per: Vec<String> = md
-                    .tokens_by_persona
-                    .iter()
-                    .map(|(p, u)| format!("{p}: {}+{}", u.input_tokens, u.output_tokens))
-                    .collect();
-                t.push_str(&format!(" ({})", per.join(", ")));
-            }
-            if let Some(cost) = md.cost {
-                t.push_str(&format!("; cost {cost:.4}"));
-            }
-            if md.judge_restarts > 0 {
-                t.push_str(&format!(
-                    "; {}",
-                    count(
-                        md.judge_restarts as usize,
-                        "judge restart",
-                        "judge restarts"
-                    )
-                ));
-            }
-            t
-        }
-    };
-    let criteria = report
-        .criteria
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let fix_groups;
-            CriterionView {
-                number: i + 1,
-                name: m.text(&c.dimension_name),
-                id: m.text(&c.dimension_id),
-                score: match c.final_score {
-                    Some(s) => format!("{s}/5"),
-                    None => "not assessed".to_string(),
-                },
-                level: c
-                    .final_score
-                    .filter(|_| c.is_assessed())
-                    .map_or(0, |s| s.get()),
-                flags: c.flags.iter().map(|f| flag_view(f, m)).collect(),
-                opinions_summary: c
-                    .judge_opinions
-                    .iter()
-                    .map(|o| format!("{} {}/5", o.judge.title(), o.score.get()))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                deciding: if c.is_assessed() {
-                    evidence
-                        .get(&c.dimension_id)
-                        .map(|v| {
-                            failing(v)
-                                .into_iter()
-                                .take(3)
-                                .map(|e| {
-                                    let max = (m == Markup::Markdown).then_some(160);
-                                    evidence_view(e, places(report), max, m)
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                } else {
-                    vec![]
-                },
-                evidence_count: count(
-                    evidence.get(&c.dimension_id).map_or(0, Vec::len),
-                    "item",
-                    "items",
-                ),
-                evidence: evidence
-                    .get(&c.dimension_id)
-                    .map(|v| {
-                        v.iter()
-                            .map(|e| evidence_view(e, places(report), None, m))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                opinions: c
-                    .judge_opinions
-                    .iter()
-                    .map(|o| OpinionView {
-                        judge: o.judge.title(),
-                        score: o.score.get(),
-                        source: match &o.source {
-                            OpinionSource::Offline => "offline rules, no LLM".to_string(),
-                            OpinionSource::Llm { model } => m.text(&format!("LLM {model}")),
-                        },
-                        brief: {
-                            let b = m.text(&brief(&o.argument, BRIEF_OPINION));
-                            if b.is_empty() {
-                                "(empty argument)".to_string()
-                            } else {
-                                b
-                            }
-                        },
-                        argument: {
-                            let l = m.lines(&o.argument);
-                            if l.is_empty() {
-                                vec!["(empty argument)".to_string()]
-                            } else {
-                                l
-                            }
-                        },
-                    })
-                    .collect(),
-                dissent: c
-                    .dissent_summary
-                    .as_deref()
-                    .map(|d| m.lines(d))
-                    .unwrap_or_default(),
-                rules: c
-                    .rules_applied
-                    .iter()
-                    .map(|r| RuleView {
-                        rule: r.rule.as_str(),
-                        detail: m.text(&r.detail),
-                    })
-                    .collect(),
-                fix: {
-                    let shown: Vec<String> = if c.is_assessed() {
-                        evidence
-                            .get(&c.dimension_id)
-                            .map(|v| {
-                                failing(v)
-                                    .into_iter()
-                                    .take(3)
-                                    .map(|e| location(&e.location, places(report)))
-                                    .collect()
-                            })
-                            .unwrap_or_default()
-                    } else {
-                        vec![]
-                    };
-                    let max = match m {
-                        Markup::Markdown => FIX_MAX,
-                        Markup::Html => usize::MAX,
-                    };
-                    let all = fixes(&c.remediation, places(report), m, (max, &shown));
-                    let (target, located): (Vec<FixView>, Vec<FixView>) = all
-                        .into_iter()
-                        .partition(|f| f.locations.is_empty() && f.text.starts_with("Target:"));
-                    let grouped = grouped(located);
-                    fix_groups = grouped.len();
-                    let keep = match m {
-                        Markup::Markdown => FIX_LINES,
-                        Markup::Html => usize::MAX,
-                    };
-                    grouped.into_iter().take(keep).chain(target).collect()
-                },
-                fix_more: {
-                    let n = fix_groups;
-                    if m == Markup::Markdown && n > FIX_LINES {
-                        format!(
-                            "and {} more, listed in the HTML rendering and the JSON sidecar",
-                            n - FIX_LINES
-                        )
-                    } else {
-                        String::new()
-                    }
-                },
-            }
-        })
-        .collect();
-    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
-    let n = report.criteria.len();
-    // One sentence: the verdict with its score, and what the score leaves out.
-    let verdict_line = match report.overall_score {
-        Some(_) if assessed < n => format!(
-            "{} ({} not assessed by the grader, excluded).",
-            report.verdict.trim_end().trim_end_matches('.'),
-            n - assessed
-        ),
-        _ => report.verdict.clone(),
-    };
-    let table = report
-        .criteria
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let judge = |j: Judge| {
-                c.judge_opinions
-                    .iter()
-                    .find(|o| o.judge == j)
-                    .map(|o| o.score.get().to_string())
-                    .unwrap_or_else(|| {
-                        let failed = c.flags.iter().any(
-                            |f| matches!(f, CriterionFlag::JudgeFailed { judge, .. } if *judge == j),
-                        );
-                        if failed { "failed" } else { "–" }.to_string()
-                    })
-            };
-            let mut words: Vec<&str> =
-                if outcome::without_vision_by_choice(report, c, evidence) {
-                    vec!["not assessed (no vision model)"]
-                } else {
-                    c.flags.iter().map(flag_word).collect()
-                };
-            words.dedup();
-            RowView {
-                number: i + 1,
-                name: m.text(&c.dimension_name),
-                score: match c.final_score.filter(|_| c.is_assessed()) {
-                    Some(s) => format!("{}/5", s.get()),
-                    None => "not assessed".to_string(),
-                },
-                level: c
-                    .final_score
-                    .filter(|_| c.is_assessed())
-                    .map_or(0, |s| s.get()),
-                prosecutor: judge(Judge::Prosecutor),
-                defense: judge(Judge::Defense),
-                tech_lead: judge(Judge::TechLead),
-                flags: words.join(", "),
-            }
-        })
-        .collect();
     View {
         pdf_path: md
             .pdf_path
@@ -888,7 +665,12 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
             .pdf_path
             .as_deref()
             .is_some_and(|p| p.starts_with("repo:")),
-        table,
+        table: report
+            .criteria
+            .iter()
+            .enumerate()
+            .map(|(i, c)| row_view(report, evidence, i, c, m))
+            .collect(),
         findings: findings(report, evidence, m),
         repo: m.text(&report.repo_url),
         commit: report
@@ -896,7 +678,7 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
             .as_deref()
             .map(inline)
             .unwrap_or_else(|| "unknown (the repository could not be read)".to_string()),
-        verdict: m.text(&verdict_line),
+        verdict: m.text(&verdict_line(report)),
         overall: match report.overall_score {
             Some(s) => format!("{s:.2}/5"),
             None => "not assessed".to_string(),
@@ -912,14 +694,19 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
             Some(p) => m.text(p),
             None => "none (offline judges)".to_string(),
         },
-        judge_mode: m.text(&judge_mode),
+        judge_mode: m.text(&judges_label(md)),
         vision_model: md.vision_model.as_deref().map(inline).unwrap_or_default(),
-        tokens,
+        tokens: tokens_line(md),
         started_at: when(&md.started_at),
         duration: duration(md.duration_ms),
         auditor_version: m.text(&md.auditor_version),
         summary: m.lines(&report.executive_summary),
-        criteria,
+        criteria: report
+            .criteria
+            .iter()
+            .enumerate()
+            .map(|(i, c)| criterion_view(report, evidence, i, c, m))
+            .collect(),
         plan: report
             .remediation_plan
             .iter()
@@ -945,6 +732,241 @@ fn view(report: &AuditReport, evidence: &BTreeMap<String, Vec<Evidence>>, m: Mar
             })
             .collect(),
     }
+}
+
+/// The tokens the LLM judges used, per persona, the cost and the judge restarts; empty for
+/// offline judges.
+fn tokens_line(md: &RunMetadata) -> String {
+    if md.judge_mode == JudgeMode::Offline {
+        return String::new();
+    }
+    let mut t = format!(
+        "{} input ({} cached), {} output",
+        md.tokens.input_tokens, md.tokens.cached_input_tokens, md.tokens.output_tokens
+    );
+    if !md.tokens_by_persona.is_empty() {
+        let per: Vec<String> = md
+            .tokens_by_persona
+            .iter()
+            .map(|(p, u)| format!("{p}: {}+{}", u.input_tokens, u.output_tokens))
+            .collect();
+        t.push_str(&format!(" ({})", per.join(", ")));
+    }
+    if let Some(cost) = md.cost {
+        t.push_str(&format!("; cost {cost:.4}"));
+    }
+    if md.judge_restarts > 0 {
+        t.push_str(&format!(
+            "; {}",
+            count(
+                md.judge_restarts as usize,
+                "judge restart",
+                "judge restarts"
+            )
+        ));
+    }
+    t
+}
+
+/// One sentence: the verdict with its score, and what the score leaves out.
+fn verdict_line(report: &AuditReport) -> String {
+    let assessed = report.criteria.iter().filter(|c| c.is_assessed()).count();
+    let n = report.criteria.len();
+    match report.overall_score {
+        Some(_) if assessed < n => format!(
+            "{} ({} not assessed by the grader, excluded).",
+            report.verdict.trim_end().trim_end_matches('.'),
+            n - assessed
+        ),
+        _ => report.verdict.clone(),
+    }
+}
+
+/// Criterion `c` (number `i + 1`) in the table: its score, each judge's, its flags in a word.
+fn row_view(
+    report: &AuditReport,
+    evidence: &BTreeMap<String, Vec<Evidence>>,
+    i: usize,
+    c: &CriterionResult,
+    m: Markup,
+) -> RowView {
+    let judge = |j: Judge| {
+        c.judge_opinions
+            .iter()
+            .find(|o| o.judge == j)
+            .map(|o| o.score.get().to_string())
+            .unwrap_or_else(|| {
+                let failed = c
+                    .flags
+                    .iter()
+                    .any(|f| matches!(f, CriterionFlag::JudgeFailed { judge, .. } if *judge == j));
+                if failed { "failed" } else { "–" }.to_string()
+            })
+    };
+    let mut words: Vec<&str> = if outcome::without_vision_by_choice(report, c, evidence) {
+        vec!["not assessed (no vision model)"]
+    } else {
+        c.flags.iter().map(flag_word).collect()
+    };
+    words.dedup();
+    RowView {
+        number: i + 1,
+        name: m.text(&c.dimension_name),
+        score: match c.final_score.filter(|_| c.is_assessed()) {
+            Some(s) => format!("{}/5", s.get()),
+            None => "not assessed".to_string(),
+        },
+        level: c
+            .final_score
+            .filter(|_| c.is_assessed())
+            .map_or(0, |s| s.get()),
+        prosecutor: judge(Judge::Prosecutor),
+        defense: judge(Judge::Defense),
+        tech_lead: judge(Judge::TechLead),
+        flags: words.join(", "),
+    }
+}
+
+/// Criterion `c` (number `i + 1`) in the breakdown: its score and flags, the deciding
+/// evidence, the opinions, dissent and rules, and the fix lines.
+fn criterion_view(
+    report: &AuditReport,
+    evidence: &BTreeMap<String, Vec<Evidence>>,
+    i: usize,
+    c: &CriterionResult,
+    m: Markup,
+) -> CriterionView {
+    let own = evidence.get(&c.dimension_id);
+    // the failing evidence that decides an assessed criterion: its first three
+    let deciding: Vec<&Evidence> = if c.is_assessed() {
+        own.map(|v| failing(v).into_iter().take(3).collect())
+            .unwrap_or_default()
+    } else {
+        vec![]
+    };
+    let (fix, fix_more) = fix_view(report, c, &deciding, m);
+    CriterionView {
+        number: i + 1,
+        name: m.text(&c.dimension_name),
+        id: m.text(&c.dimension_id),
+        score: match c.final_score {
+            Some(s) => format!("{s}/5"),
+            None => "not assessed".to_string(),
+        },
+        level: c
+            .final_score
+            .filter(|_| c.is_assessed())
+            .map_or(0, |s| s.get()),
+        flags: c.flags.iter().map(|f| flag_view(f, m)).collect(),
+        opinions_summary: c
+            .judge_opinions
+            .iter()
+            .map(|o| format!("{} {}/5", o.judge.title(), o.score.get()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        deciding: deciding
+            .iter()
+            .map(|e| {
+                let max = (m == Markup::Markdown).then_some(160);
+                evidence_view(e, places(report), max, m)
+            })
+            .collect(),
+        evidence_count: count(own.map_or(0, Vec::len), "item", "items"),
+        evidence: own
+            .map(|v| {
+                v.iter()
+                    .map(|e| evidence_view(e, places(report), None, m))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        opinions: c
+            .judge_opinions
+            .iter()
+            .map(|o| opinion_view(o, m))
+            .collect(),
+        dissent: c
+            .dissent_summary
+            .as_deref()
+            .map(|d| m.lines(d))
+            .unwrap_or_default(),
+        rules: c
+            .rules_applied
+            .iter()
+            .map(|r| RuleView {
+                rule: r.rule.as_str(),
+                detail: m.text(&r.detail),
+            })
+            .collect(),
+        fix,
+        fix_more,
+    }
+}
+
+fn opinion_view(o: &JudicialOpinion, m: Markup) -> OpinionView {
+    OpinionView {
+        judge: o.judge.title(),
+        score: o.score.get(),
+        source: match &o.source {
+            OpinionSource::Offline => "offline rules, no LLM".to_string(),
+            OpinionSource::Llm { model } => m.text(&format!("LLM {model}")),
+        },
+        brief: {
+            let b = m.text(&brief(&o.argument, BRIEF_OPINION));
+            if b.is_empty() {
+                "(empty argument)".to_string()
+            } else {
+                b
+            }
+        },
+        argument: {
+            let l = m.lines(&o.argument);
+            if l.is_empty() {
+                vec!["(empty argument)".to_string()]
+            } else {
+                l
+            }
+        },
+    }
+}
+
+/// A criterion's fix lines, grouped by instruction, then the rubric's target (the Markdown:
+/// the first [`FIX_LINES`] groups, each shortened, the locations of the `deciding` evidence
+/// shown already left out; the HTML: all of them, whole), and "and N more ..." when the
+/// Markdown leaves groups out.
+fn fix_view(
+    report: &AuditReport,
+    c: &CriterionResult,
+    deciding: &[&Evidence],
+    m: Markup,
+) -> (Vec<FixView>, String) {
+    let shown: Vec<String> = deciding
+        .iter()
+        .map(|e| location(&e.location, places(report)))
+        .collect();
+    let max = match m {
+        Markup::Markdown => FIX_MAX,
+        Markup::Html => usize::MAX,
+    };
+    let all = fixes(&c.remediation, places(report), m, (max, &shown));
+    let (target, located): (Vec<FixView>, Vec<FixView>) = all
+        .into_iter()
+        .partition(|f| f.locations.is_empty() && f.text.starts_with("Target:"));
+    let grouped = grouped(located);
+    let groups = grouped.len();
+    let keep = match m {
+        Markup::Markdown => FIX_LINES,
+        Markup::Html => usize::MAX,
+    };
+    let fix = grouped.into_iter().take(keep).chain(target).collect();
+    let more = if m == Markup::Markdown && groups > FIX_LINES {
+        format!(
+            "and {} more, listed in the HTML rendering and the JSON sidecar",
+            groups - FIX_LINES
+        )
+    } else {
+        String::new()
+    };
+    (fix, more)
 }
 
 /// Renders the report as Markdown with `template` (handlebars, no HTML escaping, strict mode),

@@ -8,7 +8,7 @@ fn a_broken_override_is_a_clear_error_for_every_call() {
     // SAFETY: this file holds a single test, so no other thread reads the environment.
     unsafe { std::env::set_var("PDFIUM_DYNAMIC_LIB_PATH", "/nonexistent/libpdfium.so") };
     for _ in 0..2 {
-        match analyse_bytes(b"%PDF-1.7\n", "report.pdf") {
+        match analyse_bytes(b"%PDF-1.7\n", "report.pdf", &[]) {
             Err(PdfError::Unavailable(e)) => {
                 let m = e.to_string();
                 assert!(m.contains("PDFIUM_DYNAMIC_LIB_PATH"), "{m}");

@@ -107,6 +107,7 @@ mod tests {
         let pdf = PdfFacts::from_pages(
             "report.pdf",
             &["The judges live in src/nodes/judges.py and run in parallel.".into()],
+            &[],
         );
         let mut state = AuditState::default();
         // what the PDF alone said about the cross-reference criterion

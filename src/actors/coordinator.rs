@@ -250,6 +250,7 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
                 pdf: bytes.clone(),
                 source: name.clone(),
                 dimensions: doc_dims.clone(),
+                criteria: rubric.dimensions.iter().map(|d| d.name.clone()).collect(),
                 parent: doc_span.clone(),
             };
             let vision = InspectDiagrams {

@@ -161,6 +161,9 @@ pub struct AnalyseReport {
     pub pdf: Arc<Vec<u8>>,
     pub source: String,
     pub dimensions: Vec<Dimension>,
+    /// The names of every criterion of the rubric (a sentence of the report naming one claims
+    /// no feature by those words).
+    pub criteria: Vec<String>,
     /// The coordinator's span for this handling (actix messages carry no span context).
     pub parent: tracing::Span,
 }
@@ -186,7 +189,7 @@ impl Handler<AnalyseReport> for DocAnalyst {
                     msg.pdf.len()
                 )
             });
-            let facts = pdf::analyse_bytes(&msg.pdf, &msg.source)
+            let facts = pdf::analyse_bytes(&msg.pdf, &msg.source, &msg.criteria)
                 .map_err(|e| DetectiveError::from_pdf(&e))?;
             let evidence = pdf::evidence(&facts, &msg.dimensions);
             Ok(DocOutput { facts, evidence })

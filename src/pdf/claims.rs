@@ -541,8 +541,10 @@ const REQUEST_RETRY: &[&str] = &[
     "api error",
 ];
 
-/// Every feature the report claims, with its first claiming sentence.
-pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
+/// Every feature the report claims, with its first claiming sentence. `criteria`: the names of
+/// the rubric's criteria (a sentence that names one claims nothing by those words).
+pub fn extract(sentences: &[Sentence], criteria: &[String]) -> Vec<FeatureClaim> {
+    let criteria: Vec<String> = criteria.iter().filter_map(|n| criterion_name(n)).collect();
     let mut out: Vec<FeatureClaim> = Vec::new();
     // The section a sentence is in is about another team's repository ("3.3 Peer Audit
     // Findings (What Our Agent Discovered in Their Repo)"): its sentences claim nothing about
@@ -606,7 +608,7 @@ pub fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
         {
             continue;
         }
-        let padded = without_criterion_names(&format!(" {own_lower}"));
+        let padded = without_criterion_names(&format!(" {own_lower}"), &criteria);
         let names = camel_names(&own, &padded);
         let figure = overlap_figure(&own_lower);
         for feature in Feature::ALL {
@@ -818,25 +820,26 @@ fn inheritance_verdict(
     ))
 }
 
-/// The challenge rubric's criterion names: a sentence naming one ("Rubric Dimension:
-/// Structured Output Enforcement") names a criterion, it claims no feature.
-const CRITERION_NAMES: &[&str] = &[
-    "git forensic analysis",
-    "state management rigor",
-    "graph orchestration architecture",
-    "safe tool engineering",
-    "structured output enforcement",
-    "judicial nuance and dialectics",
-    "chief justice synthesis engine",
-    "theoretical depth",
-    "report accuracy",
-    "architectural diagram analysis",
-];
+/// A rubric criterion's name as a sentence of the report names it: lower case, without a
+/// trailing parenthetical ("Theoretical Depth (Documentation)" -> "theoretical depth"); `None`
+/// when nothing is left. A sentence naming a criterion ("Rubric Dimension: Structured Output
+/// Enforcement") names it; it claims no feature.
+fn criterion_name(name: &str) -> Option<String> {
+    let lower = name.to_lowercase();
+    let bare = lower
+        .trim_end()
+        .strip_suffix(')')
+        .and_then(|s| s.rfind('(').map(|i| &s[..i]))
+        .unwrap_or(&lower)
+        .trim();
+    (!bare.is_empty()).then(|| bare.to_string())
+}
 
-/// `lower` with each criterion name blanked out (as many spaces as bytes: positions hold).
-fn without_criterion_names(lower: &str) -> String {
+/// `lower` with each criterion name (see [`criterion_name`]) blanked out (as many spaces as
+/// bytes: positions hold).
+fn without_criterion_names(lower: &str, names: &[String]) -> String {
     let mut out = lower.to_string();
-    for name in CRITERION_NAMES {
+    for name in names {
         while let Some(i) = out.find(name) {
             out.replace_range(i..i + name.len(), &" ".repeat(name.len()));
         }
@@ -1880,6 +1883,21 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
 mod tests {
     use super::*;
 
+    /// Claims extracted with the criterion names of the challenge's rubric (official v3).
+    fn extract(sentences: &[Sentence]) -> Vec<FeatureClaim> {
+        let rubric = crate::rubric::Rubric::parse(
+            &std::fs::read_to_string(format!(
+                "{}/tests/fixtures/rubrics/official-v3.0.0.json",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+            "official-v3.0.0.json",
+        )
+        .unwrap();
+        let names: Vec<String> = rubric.dimensions.iter().map(|d| d.name.clone()).collect();
+        super::extract(sentences, &names)
+    }
+
     fn sentences(texts: &[&str]) -> Vec<Sentence> {
         texts
             .iter()
@@ -2450,6 +2468,27 @@ mod tests {
             verdict("All judge nodes inherit from a BaseJudge.", &star).map(|v| v.0),
             Some(ClaimStatus::Unchecked)
         );
+    }
+
+    #[test]
+    fn a_criterion_is_named_as_the_loaded_rubric_names_it() {
+        let text =
+            "Rubric Dimension: Structured Output Enforcement, Judicial Nuance and Dialectics";
+        // without the rubric's names, the words read as claims
+        assert!(!super::extract(&sentences(&[text]), &[]).is_empty());
+        // a rubric that names these criteria (its parenthetical aside): no claim
+        let names = [
+            "Structured Output Enforcement (Pydantic)".to_string(),
+            "JUDICIAL NUANCE AND DIALECTICS".to_string(),
+        ];
+        assert!(super::extract(&sentences(&[text]), &names).is_empty());
+        assert_eq!(
+            criterion_name("Theoretical Depth (Documentation)").as_deref(),
+            Some("theoretical depth")
+        );
+        // nothing left to look for: never blanks anything (nor loops)
+        assert_eq!(criterion_name(" (Documentation) "), None);
+        assert!(!super::extract(&sentences(&[text]), &["()".to_string()]).is_empty());
     }
 
     #[test]

@@ -785,7 +785,8 @@ mod tests {
     #[test]
     fn a_contradicted_claim_is_a_confirmed_contradiction_and_a_supported_one_a_met_fact() {
         use super::super::claims::{ClaimStatus, Feature, FeatureClaim};
-        let mut facts = PdfFacts::from_pages("report.pdf", &["The judges run in parallel.".into()]);
+        let mut facts =
+            PdfFacts::from_pages("report.pdf", &["The judges run in parallel.".into()], &[]);
         let claim = |feature, status| FeatureClaim {
             feature,
             denied: false,
@@ -890,6 +891,7 @@ mod tests {
                 "Intro.".into(),
                 "Dialectical Synthesis is implemented by three judge nodes in src/nodes/judges.py that run in parallel; the chief justice merges their opinions. The ChiefJustice node applies deterministic rules to them.".into(),
             ],
+            &[],
         );
         let project = |justice: &str| {
             let sources = vec![("src/nodes/justice.py".to_string(), justice.to_string())];
@@ -937,6 +939,7 @@ mod tests {
             &[
                 "Key Concepts\n• Metacognition\n\nDialectical Synthesis is implemented by three judge nodes in src/nodes/judges.py that run in parallel; the chief justice merges their opinions. The ChiefJustice node applies deterministic rules to them.\nWe also wrote src/tools/vision_tools.py.".into(),
             ],
+            &[],
         );
         let ev = document_evidence(&facts, &dims);
         let td = &ev["theoretical_depth"];
@@ -1001,6 +1004,7 @@ mod tests {
         let mut facts = PdfFacts::from_pages(
             "report.pdf",
             &["We use src/graph.py. The src/tools/vision_tools.py module parses images. In future work we plan to add src/tools/cache.py. The peer's PDF claimed src/advanced_judges.py existed, but we found no such file.".into()],
+            &[],
         );
         let files = vec!["src/graph.py".to_string(), "README.md".to_string()];
         let ev = crate::pdf::cross_reference(&mut facts, &files, &dims);

@@ -122,8 +122,9 @@ impl PdfFacts {
     }
 
     /// Builds facts from page texts (already extracted): normalisation, chunks, index, concepts,
-    /// claimed paths. Pure; [`analyse_bytes`] calls it after PDFium extraction.
-    pub fn from_pages(source: &str, raw_pages: &[String]) -> PdfFacts {
+    /// claimed paths. Pure; [`analyse_bytes`] calls it after PDFium extraction. `criteria`: the
+    /// names of the rubric's criteria (a sentence naming one claims no feature by those words).
+    pub fn from_pages(source: &str, raw_pages: &[String], criteria: &[String]) -> PdfFacts {
         let page_text: Vec<String> = raw_pages
             .iter()
             .map(|p| ingest::normalise_page(p))
@@ -137,7 +138,7 @@ impl PdfFacts {
             .collect();
         let concepts = concepts::classify(&defaults, &sentences);
         let claimed_paths = paths::extract(&page_text);
-        let feature_claims = claims::extract(&sentences);
+        let feature_claims = claims::extract(&sentences, criteria);
         let kind = kind::decide(page_text.first().map(String::as_str).unwrap_or(""), source);
         PdfFacts {
             source: source.to_string(),
@@ -309,11 +310,11 @@ pub fn validate_path(path: &Path) -> Result<(), PdfError> {
     Ok(())
 }
 
-/// Validates, reads and analyses a PDF file. Blocking (PDFium).
-pub fn analyse_path(path: &Path) -> Result<PdfFacts, PdfError> {
+/// Validates, reads and analyses a PDF file (see [`analyse_bytes`]). Blocking (PDFium).
+pub fn analyse_path(path: &Path, criteria: &[String]) -> Result<PdfFacts, PdfError> {
     validate_path(path)?;
     let bytes = read_bounded(path)?;
-    analyse_bytes(&bytes, &path.display().to_string())
+    analyse_bytes(&bytes, &path.display().to_string(), criteria)
 }
 
 fn too_large(len: u64, source: &str) -> Result<(), PdfError> {
@@ -371,9 +372,14 @@ fn load_error(source: &str, e: PdfiumError) -> PdfError {
     }
 }
 
-/// Reads and analyses the PDF. Blocking (PDFium).
-pub fn analyse_bytes(bytes: &[u8], source: &str) -> Result<PdfFacts, PdfError> {
-    analyse_bytes_with(bytes, source, &images::ImageCaps::default())
+/// Reads and analyses the PDF. Blocking (PDFium). `criteria`: the names of the rubric's
+/// criteria, as the rubric writes them (see [`PdfFacts::from_pages`]).
+pub fn analyse_bytes(
+    bytes: &[u8],
+    source: &str,
+    criteria: &[String],
+) -> Result<PdfFacts, PdfError> {
+    analyse_bytes_with(bytes, source, &images::ImageCaps::default(), criteria)
 }
 
 /// Rejects what is not worth handing to PDFium: no bytes, too many bytes, no PDF signature.
@@ -417,6 +423,7 @@ pub fn analyse_bytes_with(
     bytes: &[u8],
     source: &str,
     caps: &images::ImageCaps,
+    criteria: &[String],
 ) -> Result<PdfFacts, PdfError> {
     check_bytes(bytes, source)?;
     let (raw_pages, diagrams, mut notes) = pdfium::with_pdfium(|pdfium| {
@@ -466,7 +473,7 @@ pub fn analyse_bytes_with(
             images: diagrams.images,
         });
     }
-    let mut facts = PdfFacts::from_pages(source, &raw_pages);
+    let mut facts = PdfFacts::from_pages(source, &raw_pages, criteria);
     facts.total_pages = diagrams.pages;
     facts.images = diagrams.images;
     facts.text_drawings = diagrams.text_drawings;
@@ -674,6 +681,7 @@ mod tests {
                 "Intro\nThe judges live in src/nodes/judges.py.".into(),
                 "Dialectical Synthesis is implemented by three judge nodes that run in parallel and the chief justice merges their opinions. The ChiefJustice node applies deterministic rules to the three opinions.".into(),
             ],
+            &[],
         );
         assert_eq!(facts.pages, 2);
         assert_eq!(facts.claimed_paths[0].path, "src/nodes/judges.py");
@@ -705,7 +713,7 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 page.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
             }
-            let mut facts = PdfFacts::from_pages("x.pdf", &[page.clone(), page]);
+            let mut facts = PdfFacts::from_pages("x.pdf", &[page.clone(), page], &[]);
             let files = vec!["src/graph.py".to_string(), "a.py".to_string()];
             paths::check(&mut facts.claimed_paths, &files);
             let _ = excerpts(&facts, "src graph py", 100);

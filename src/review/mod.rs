@@ -263,7 +263,14 @@ fn by_or_user(by: Option<String>) -> String {
         .unwrap_or_default()
 }
 
-pub fn run_review(args: ReviewArgs) -> Result<i32, CliError> {
+/// `auditor review ...`. `quiet` (`-q`): a recorded entry is not confirmed on stdout (errors
+/// are still printed; `history` prints what it was asked for).
+pub fn run_review(args: ReviewArgs, quiet: bool) -> Result<i32, CliError> {
+    let confirm = |line: String| {
+        if !quiet {
+            crate::console::say!("{line}");
+        }
+    };
     match args.action {
         ReviewAction::Override {
             batch,
@@ -276,7 +283,7 @@ pub fn run_review(args: ReviewArgs) -> Result<i32, CliError> {
             let score = ledger::parse_score(&score).map_err(CliError::bad_input)?;
             let r = batch.open()?;
             let e = r.record_override(&id, &criterion, score, &reason, &by_or_user(by))?;
-            crate::console::say!(
+            confirm(format!(
                 "{}: {} overridden to {} by {} (the auditor's score {} kept beside it; history entry {})",
                 id,
                 e.criterion.as_deref().unwrap_or(""),
@@ -286,7 +293,7 @@ pub fn run_review(args: ReviewArgs) -> Result<i32, CliError> {
                     .map(|s| s.to_string())
                     .unwrap_or_else(|| "none: not assessed".into()),
                 e.id
-            );
+            ));
         }
         ReviewAction::Mark {
             batch,
@@ -296,7 +303,7 @@ pub fn run_review(args: ReviewArgs) -> Result<i32, CliError> {
         } => {
             let r = batch.open()?;
             let e = r.mark(&id, !undo, &by_or_user(by))?;
-            crate::console::say!("{id}: {} by {}", e.kind.as_str(), e.by);
+            confirm(format!("{id}: {} by {}", e.kind.as_str(), e.by));
         }
         ReviewAction::Comment {
             batch,
@@ -306,7 +313,7 @@ pub fn run_review(args: ReviewArgs) -> Result<i32, CliError> {
         } => {
             let r = batch.open()?;
             let e = r.comment(&id, &text, &by_or_user(by))?;
-            crate::console::say!("{id}: comment recorded by {}", e.by);
+            confirm(format!("{id}: comment recorded by {}", e.by));
         }
         ReviewAction::Regrade {
             batch,
@@ -367,7 +374,9 @@ pub fn history_line(e: &ledger::Entry) -> String {
     format!("#{} {} {}: {what}", e.id, e.at, clean(&e.by))
 }
 
-pub fn run_export(args: ExportArgs) -> Result<i32, CliError> {
+/// `auditor export ...`. `quiet` (`-q`): the feedback files written are not confirmed on stdout
+/// (a CSV without `--out` is the output itself: always printed).
+pub fn run_export(args: ExportArgs, quiet: bool) -> Result<i32, CliError> {
     let r = args.batch.open()?;
     let cohort = r.cohort()?;
     let text = match args.format {
@@ -381,10 +390,12 @@ pub fn run_export(args: ExportArgs) -> Result<i32, CliError> {
         ExportFormat::Feedback => {
             let root = args.out.clone().unwrap_or_else(|| args.batch.dir.clone());
             let n = write_feedback(&cohort, &root)?;
-            crate::console::say!(
-                "Feedback files: {n} submissions, in {}/<id>/feedback.md and feedback.html",
-                root.display()
-            );
+            if !quiet {
+                crate::console::say!(
+                    "Feedback files: {n} submissions, in {}/<id>/feedback.md and feedback.html",
+                    root.display()
+                );
+            }
             return Ok(crate::exit::OK);
         }
     };

@@ -8,7 +8,7 @@ use auditor::testkit::pdf::{
 
 #[test]
 fn zero_bytes_is_empty() {
-    let e = analyse_bytes(b"", "reports/final_report.pdf").unwrap_err();
+    let e = analyse_bytes(b"", "reports/final_report.pdf", &[]).unwrap_err();
     assert!(matches!(e, PdfError::Empty(_)), "{e:?}");
     let m = e.to_string();
     assert!(
@@ -19,8 +19,12 @@ fn zero_bytes_is_empty() {
 
 #[test]
 fn a_word_document_is_not_a_pdf() {
-    let e =
-        analyse_bytes(b"PK\x03\x04\x14\x00\x06\x00word/document.xml", "report.pdf").unwrap_err();
+    let e = analyse_bytes(
+        b"PK\x03\x04\x14\x00\x06\x00word/document.xml",
+        "report.pdf",
+        &[],
+    )
+    .unwrap_err();
     assert!(
         matches!(&e, PdfError::NotAPdf(m) if m.contains("ZIP") && m.contains("report.pdf")),
         "{e:?}"
@@ -29,7 +33,7 @@ fn a_word_document_is_not_a_pdf() {
 
 #[test]
 fn an_encrypted_pdf_says_so() {
-    let e = analyse_bytes(&encrypted_pdf(), "secret.pdf").unwrap_err();
+    let e = analyse_bytes(&encrypted_pdf(), "secret.pdf", &[]).unwrap_err();
     assert!(
         matches!(&e, PdfError::Encrypted(m) if m.contains("secret.pdf") && m.contains("password")),
         "{e:?}"
@@ -40,7 +44,7 @@ fn an_encrypted_pdf_says_so() {
 fn a_truncated_pdf_is_corrupt() {
     let good = build_pdf(&sample_report()).unwrap();
     for keep in [64, good.len() / 3] {
-        let e = analyse_bytes(&truncated(&good, keep), "cut.pdf");
+        let e = analyse_bytes(&truncated(&good, keep), "cut.pdf", &[]);
         match e {
             Err(PdfError::Corrupt(m)) => {
                 assert!(m.contains("cut.pdf") && m.contains("again"), "{m}")
@@ -54,7 +58,7 @@ fn a_truncated_pdf_is_corrupt() {
             Err(other) => panic!("keep={keep}: unexpected {other:?}"),
         }
     }
-    let e = analyse_bytes(&truncated(&good, 64), "cut.pdf").unwrap_err();
+    let e = analyse_bytes(&truncated(&good, 64), "cut.pdf", &[]).unwrap_err();
     assert!(matches!(e, PdfError::Corrupt(_)), "{e:?}");
 }
 
@@ -62,7 +66,7 @@ fn a_truncated_pdf_is_corrupt() {
 fn garbage_after_the_header_is_corrupt() {
     let mut bytes = b"%PDF-1.7\n".to_vec();
     bytes.extend((0..4000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8));
-    let e = analyse_bytes(&bytes, "noise.pdf").unwrap_err();
+    let e = analyse_bytes(&bytes, "noise.pdf", &[]).unwrap_err();
     assert!(matches!(e, PdfError::Corrupt(_)), "{e:?}");
 }
 
@@ -74,7 +78,7 @@ fn five_hundred_pages_are_analysed_within_bounds() {
         p.vector_diagram = true;
     }
     let bytes = build_pdf(&pages).unwrap();
-    let facts = analyse_bytes(&bytes, "huge.pdf").unwrap();
+    let facts = analyse_bytes(&bytes, "huge.pdf", &[]).unwrap();
     assert_eq!(facts.pages, 500);
     assert_eq!(facts.page_text.len(), 500);
     assert!(facts.images.len() <= 4, "{}", facts.images.len());
@@ -99,11 +103,11 @@ fn validate_then_analyse_a_file_on_disk() {
     )
     .unwrap();
     validate_path(&path).unwrap();
-    let facts = analyse_path(&path).unwrap();
+    let facts = analyse_path(&path, &[]).unwrap();
     assert_eq!(facts.claimed_paths[0].path, "src/graph.py");
     let missing = dir.path().join("nope.pdf");
     assert!(matches!(
-        analyse_path(&missing),
+        analyse_path(&missing, &[]),
         Err(PdfError::Unreadable(_))
     ));
 }

@@ -9,7 +9,7 @@ use auditor::testkit::pdf::{PageSpec, build_pdf, sample_report};
 
 fn analyse(pages: &[PageSpec]) -> PdfFacts {
     let bytes = build_pdf(pages).expect("fixture PDF");
-    analyse_bytes(&bytes, "report.pdf").expect("analysis")
+    analyse_bytes(&bytes, "report.pdf", &[]).expect("analysis")
 }
 
 fn claimed(facts: &PdfFacts) -> Vec<String> {
@@ -252,7 +252,7 @@ fn text_only_pages_and_tables_yield_no_image() {
     let facts = analyse(&[PageSpec::text(&["Just prose about src/graph.py."])]);
     assert!(facts.images.is_empty());
     let table = auditor::testkit::pdf::table_pdf(12).unwrap();
-    let facts = analyse_bytes(&table, "table.pdf").unwrap();
+    let facts = analyse_bytes(&table, "table.pdf", &[]).unwrap();
     assert!(facts.page_text[0].contains("row 11 col 1"));
     assert!(facts.images.is_empty(), "{:?}", facts.images);
 }
@@ -260,7 +260,7 @@ fn text_only_pages_and_tables_yield_no_image() {
 #[test]
 fn image_only_pdf_is_no_text_but_keeps_its_images() {
     let bytes = auditor::testkit::pdf::image_only_pdf(2).unwrap();
-    match analyse_bytes(&bytes, "scan.pdf") {
+    match analyse_bytes(&bytes, "scan.pdf", &[]) {
         Err(PdfError::NoText {
             message,
             pages,
@@ -279,7 +279,7 @@ fn image_only_pdf_is_no_text_but_keeps_its_images() {
 
 /// The images `analyse_bytes` finds (also when it rejects the PDF as text-less).
 fn analysed_images(bytes: &[u8], caps: &pdf::images::ImageCaps) -> Vec<pdf::DiagramImage> {
-    match pdf::analyse_bytes_with(bytes, "report.pdf", caps) {
+    match pdf::analyse_bytes_with(bytes, "report.pdf", caps, &[]) {
         Ok(facts) => facts.images,
         Err(PdfError::NoText { images, .. }) => images,
         Err(e) => panic!("analysis failed: {e}"),
@@ -344,7 +344,7 @@ fn extract_diagrams_stops_at_the_same_caps_with_the_same_notes() {
     };
     let (only, notes) = pdf::extract_diagrams_with(&bytes, "report.pdf", &caps).unwrap();
     let only = only.images;
-    let full = pdf::analyse_bytes_with(&bytes, "report.pdf", &caps).unwrap();
+    let full = pdf::analyse_bytes_with(&bytes, "report.pdf", &caps, &[]).unwrap();
     assert_eq!(only, full.images);
     let found: Vec<(u32, &str)> = only.iter().map(|i| (i.page, i.kind.as_str())).collect();
     assert_eq!(

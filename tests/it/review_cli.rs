@@ -88,7 +88,9 @@ fn override_history_and_exports_keep_the_auditors_score() {
         said.contains(&format!("the auditor's score {auto} kept")),
         "{said}"
     );
-    let (code, _, err) = auditor(&[
+    // -q: the entry is recorded without a word on stdout; a refusal is still told
+    let (code, said, err) = auditor(&[
+        "-q",
         "review",
         "comment",
         dir,
@@ -98,6 +100,15 @@ fn override_history_and_exports_keep_the_auditors_score() {
         "Ada TA",
     ]);
     assert_eq!(code, 0, "{err}");
+    assert!(said.is_empty() && err.is_empty(), "{said}{err}");
+    let (code, said, err) = auditor(&[
+        "-q", "review", "override", dir, "s1", &crit, "7", "--reason", "r", "--by", "ta",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        said.is_empty() && err.contains("score \"7\" is not valid"),
+        "{said}{err}"
+    );
 
     let (_, history, _) = auditor(&["review", "history", dir, "s1"]);
     let lines: Vec<&str> = history.lines().collect();

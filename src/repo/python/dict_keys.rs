@@ -168,48 +168,21 @@ fn is_empty_literal(e: &Expr) -> bool {
 /// `len(v)`, `len(v) > 0`, `v and ...`; `Some(true)` for `not v`, `all(.. in v)`,
 /// `len(v) == 0`; `None` when it depends on anything else.
 pub fn when_empty(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
-    let c = strip_parens(cond.trim());
-    // `not` binds tighter than `and`/`or`: split those first (outside parentheses)
-    if top_level(c, " or ").len() > 1 {
-        return None;
-    }
-    let conjuncts = top_level(c, " and ");
-    if conjuncts.len() > 1 {
-        // false as soon as one conjunct is
-        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| when_empty(p, is_v)).collect();
-        if parts.contains(&Some(false)) {
+    decide(cond, &|c| {
+        if is_v(c) {
             return Some(false);
         }
-        return None;
-    }
-    if let Some(rest) = c.strip_prefix("not ") {
-        return when_empty(rest, is_v).map(|b| !b);
-    }
-    if is_v(c) {
-        return Some(false);
-    }
-    for (f, value) in [("any(", false), ("all(", true)] {
-        if let Some(inner) = c.strip_prefix(f).and_then(|x| x.strip_suffix(')'))
-            && let Some((_, iter)) = inner.rsplit_once(" in ")
-            && inner.contains(" for ")
-            && is_v(iter.trim())
-        {
-            return Some(value);
+        for (f, value) in [("any(", false), ("all(", true)] {
+            if let Some(inner) = c.strip_prefix(f).and_then(|x| x.strip_suffix(')'))
+                && let Some((_, iter)) = inner.rsplit_once(" in ")
+                && inner.contains(" for ")
+                && is_v(iter.trim())
+            {
+                return Some(value);
+            }
         }
-    }
-    if let Some(rest) = c.strip_prefix("len(")
-        && let Some(close) = rest.find(')')
-        && is_v(rest[..close].trim())
-    {
-        let cmp = rest[close + 1..].trim();
-        return match cmp.split_whitespace().collect::<Vec<_>>().as_slice() {
-            [] => Some(false),
-            [">", "0"] | [">=", "1"] | ["!=", "0"] => Some(false),
-            ["==", "0"] | ["<", "1"] | ["<=", "0"] => Some(true),
-            _ => None,
-        };
-    }
-    None
+        has_items(c, is_v).flatten().map(|filled| !filled)
+    })
 }
 
 /// The value of a condition (as written) when the expressions `is_v` recognises hold items,
@@ -217,49 +190,66 @@ pub fn when_empty(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
 /// `any(x for x in v)`, `all(x for x in v)`; `Some(false)` for `not v`, `len(v) == 0`;
 /// `None` when it depends on anything else.
 pub fn when_filled(cond: &str, is_v: &dyn Fn(&str) -> bool) -> Option<bool> {
+    decide(cond, &|c| {
+        if is_v(c) {
+            return Some(true);
+        }
+        for f in ["any(", "all("] {
+            // the items themselves, not something computed from them
+            if let Some(inner) = c.strip_prefix(f).and_then(|x| x.strip_suffix(')'))
+                && let Some((head, iter)) = inner.rsplit_once(" in ")
+                && let Some((x, var)) = head.split_once(" for ")
+                && x.trim() == var.trim()
+                && is_v(iter.trim())
+            {
+                return Some(true);
+            }
+        }
+        has_items(c, is_v).flatten()
+    })
+}
+
+/// The value of a condition (as written) from the value `atom` gives each of its simple parts
+/// (no `or`, `and` or `not`): an `or` is not decided; an `and` is false as soon as one part
+/// is, else not decided; `not` negates. `not` binds tighter than `and`/`or`: those are split
+/// first (outside parentheses).
+fn decide(cond: &str, atom: &dyn Fn(&str) -> Option<bool>) -> Option<bool> {
     let c = strip_parens(cond.trim());
-    // `not` binds tighter than `and`/`or`: split those first (outside parentheses)
     if top_level(c, " or ").len() > 1 {
         return None;
     }
     let conjuncts = top_level(c, " and ");
     if conjuncts.len() > 1 {
         // false as soon as one conjunct is
-        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| when_filled(p, is_v)).collect();
+        let parts: Vec<Option<bool>> = conjuncts.iter().map(|p| decide(p, atom)).collect();
         if parts.contains(&Some(false)) {
             return Some(false);
         }
         return None;
     }
     if let Some(rest) = c.strip_prefix("not ") {
-        return when_filled(rest, is_v).map(|b| !b);
+        return decide(rest, atom).map(|b| !b);
     }
-    if is_v(c) {
-        return Some(true);
+    atom(c)
+}
+
+/// For the length of what `is_v` recognises (`len(v)`), whether the condition holds when it
+/// has items: `Some(true)` alone or compared `> 0`, `>= 1`, `!= 0`; `Some(false)` compared
+/// `== 0`, `< 1`, `<= 0`; `None` compared otherwise. `None` for anything but such a length.
+fn has_items(c: &str, is_v: &dyn Fn(&str) -> bool) -> Option<Option<bool>> {
+    let rest = c.strip_prefix("len(")?;
+    let close = rest.find(')')?;
+    if !is_v(rest[..close].trim()) {
+        return None;
     }
-    for f in ["any(", "all("] {
-        // the items themselves, not something computed from them
-        if let Some(inner) = c.strip_prefix(f).and_then(|x| x.strip_suffix(')'))
-            && let Some((head, iter)) = inner.rsplit_once(" in ")
-            && let Some((x, var)) = head.split_once(" for ")
-            && x.trim() == var.trim()
-            && is_v(iter.trim())
-        {
-            return Some(true);
-        }
-    }
-    if let Some(rest) = c.strip_prefix("len(")
-        && let Some(close) = rest.find(')')
-        && is_v(rest[..close].trim())
-    {
-        let cmp = rest[close + 1..].trim();
-        return match cmp.split_whitespace().collect::<Vec<_>>().as_slice() {
+    let cmp = rest[close + 1..].trim();
+    Some(
+        match cmp.split_whitespace().collect::<Vec<_>>().as_slice() {
             [] | [">", "0"] | [">=", "1"] | ["!=", "0"] => Some(true),
             ["==", "0"] | ["<", "1"] | ["<=", "0"] => Some(false),
             _ => None,
-        };
-    }
-    None
+        },
+    )
 }
 
 /// `c` split at each `sep` outside parentheses and brackets.

@@ -264,6 +264,9 @@ fn of_function_depth(
     e
 }
 
+/// Reads function `f` of module `m` in named steps: the state's keys its lines read and assign,
+/// what the helpers it calls with the state read, what its returns write, in-place writes a
+/// whole-state return sends, then what follows from them all (see [`Body::conclude`]).
 fn read_function(
     repo: &Repo<'_>,
     m: usize,
@@ -272,84 +275,141 @@ fn read_function(
     memo: &mut Memo,
 ) -> Effects {
     let module = &repo.modules[m];
+    let Some(p) = state_param(module, f) else {
+        return Effects::default();
+    };
+    let b = Body {
+        repo,
+        m,
+        f,
+        lines: body(module, f),
+        p,
+        depth,
+    };
     let mut e = Effects {
         known: true,
         ..Effects::default()
     };
-    let Some(p) = state_param(module, f) else {
-        e.known = false;
-        return e;
-    };
-    let pats = patterns(&p);
-    let lines = body(module, f);
-    let mut inplace: BTreeMap<String, usize> = BTreeMap::new();
-    // keys the function rebinds (`state["k"] = v`): a later `state["k"]` is that new value
-    let mut assigned: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for (n, l) in &lines {
-        let code = l.split('#').next().unwrap_or("");
-        for c in pats.get.captures_iter(code) {
-            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
-                continue;
-            }
-            e.reads.entry(c[1].to_string()).or_insert(*n);
-        }
-        for c in pats.getattr.captures_iter(code) {
-            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
-                continue;
-            }
-            e.reads.entry(c[1].to_string()).or_insert(*n);
-        }
-        for c in pats.sub_read.captures_iter(code) {
-            if in_string(code, c.get(0).map_or(0, |x| x.start())) {
-                continue;
-            }
-            if c.get(6).is_some() {
-                continue;
-            }
-            let field = c
-                .get(1)
-                .or(c.get(2))
-                .or(c.get(3))
-                .map_or("", |x| x.as_str());
-            let key = c.get(4).or(c.get(5)).map_or("", |x| x.as_str());
-            e.sub_reads
-                .entry((field.to_string(), key.to_string()))
-                .or_insert(*n);
-        }
-        let accesses = (pats.sub.captures_iter(code).map(|c| (c, false)))
-            .chain(pats.attr.captures_iter(code).map(|c| (c, true)));
-        for (c, attribute) in accesses {
-            let key = c[1].to_string();
-            let method_or_internal =
-                attribute && (c.get(3).is_some() || NOT_FIELDS.contains(&key.as_str()));
-            if in_string(code, c.get(0).map_or(0, |x| x.start())) || method_or_internal {
-                continue;
-            }
-            // `state["k"]` reads; `= v` writes; `+= v`, `.append(v)` read and write
-            let assign = c.get(2).map(|w| w.as_str().trim_start().starts_with('='));
-            if assign != Some(true) {
-                e.reads.entry(key.clone()).or_insert(*n);
-            }
-            if assign == Some(true) {
-                assigned.insert(key.clone());
-            }
-            if assign.is_some() {
-                inplace.entry(key).or_insert(*n);
-            }
-        }
-        if return_whole(code, &p) {
-            e.whole_state.get_or_insert(*n);
-        }
-    }
-    // a function called with the state reads what it reads (`report = build(state)`,
-    // `ChiefJustice().synthesize(state)`), whatever becomes of its result
+    let access = b.accesses(&mut e);
     if depth < 2 {
+        b.helper_reads(&mut e, memo);
+    }
+    let returned = b.returns(&mut e, memo);
+    if e.whole_state.is_some() {
+        for (k, n) in &access.inplace {
+            e.writes.entry(k.clone()).or_insert(*n);
+        }
+        // `state[key] = v` with a key computed at run time, then the whole state returned
+        b.computed_writes(&mut e, &b.p);
+    }
+    b.conclude(e, returned, &access)
+}
+
+/// One function body being read (see [`read_function`]).
+struct Body<'b, 'r> {
+    repo: &'b Repo<'r>,
+    m: usize,
+    f: &'b FuncInfo,
+    /// The state parameter's name.
+    p: String,
+    /// The body's lines, numbered from 1.
+    lines: Vec<(usize, String)>,
+    /// How deep in helper calls with the state this function is read.
+    depth: usize,
+}
+
+/// The state's keys the lines of a body access in place.
+struct Accesses {
+    /// Keys assigned or grown in place (`state["k"] = v`, `+= v`, `.append(v)`), with the
+    /// first line.
+    inplace: BTreeMap<String, usize>,
+    /// Keys the function rebinds (`state["k"] = v`): a later `state["k"]` is that new value.
+    assigned: std::collections::BTreeSet<String>,
+}
+
+/// What the returns of a body send.
+struct Returned {
+    vals: Values,
+    /// Returns that are plain dict literals of this function (for `settled`).
+    dict_returns: usize,
+}
+
+impl Body<'_, '_> {
+    /// The keys each line reads from the state (`state.get("k")`, `getattr(state, "k")`,
+    /// `state["f"]["k"]`, `state["k"]`, `state.k`), assigns or grows in place, and a
+    /// whole-state return.
+    fn accesses(&self, e: &mut Effects) -> Accesses {
+        let pats = patterns(&self.p);
+        let mut inplace: BTreeMap<String, usize> = BTreeMap::new();
+        let mut assigned = std::collections::BTreeSet::new();
+        for (n, l) in &self.lines {
+            let code = l.split('#').next().unwrap_or("");
+            let quoted = |c: &regex::Captures| in_string(code, c.get(0).map_or(0, |x| x.start()));
+            for c in pats.get.captures_iter(code) {
+                if quoted(&c) {
+                    continue;
+                }
+                e.reads.entry(c[1].to_string()).or_insert(*n);
+            }
+            for c in pats.getattr.captures_iter(code) {
+                if quoted(&c) {
+                    continue;
+                }
+                e.reads.entry(c[1].to_string()).or_insert(*n);
+            }
+            for c in pats.sub_read.captures_iter(code) {
+                if quoted(&c) || c.get(6).is_some() {
+                    continue;
+                }
+                let field = c
+                    .get(1)
+                    .or(c.get(2))
+                    .or(c.get(3))
+                    .map_or("", |x| x.as_str());
+                let key = c.get(4).or(c.get(5)).map_or("", |x| x.as_str());
+                e.sub_reads
+                    .entry((field.to_string(), key.to_string()))
+                    .or_insert(*n);
+            }
+            let accesses = (pats.sub.captures_iter(code).map(|c| (c, false)))
+                .chain(pats.attr.captures_iter(code).map(|c| (c, true)));
+            for (c, attribute) in accesses {
+                let key = c[1].to_string();
+                let method_or_internal =
+                    attribute && (c.get(3).is_some() || NOT_FIELDS.contains(&key.as_str()));
+                if quoted(&c) || method_or_internal {
+                    continue;
+                }
+                // `state["k"]` reads; `= v` writes; `+= v`, `.append(v)` read and write
+                let assign = c.get(2).map(|w| w.as_str().trim_start().starts_with('='));
+                if assign != Some(true) {
+                    e.reads.entry(key.clone()).or_insert(*n);
+                }
+                if assign == Some(true) {
+                    assigned.insert(key.clone());
+                }
+                if assign.is_some() {
+                    inplace.entry(key).or_insert(*n);
+                }
+            }
+            if return_whole(code, &self.p) {
+                e.whole_state.get_or_insert(*n);
+            }
+        }
+        Accesses { inplace, assigned }
+    }
+
+    /// A function called with the state reads what it reads (`report = build(state)`,
+    /// `ChiefJustice().synthesize(state)`), whatever becomes of its result.
+    fn helper_reads(&self, e: &mut Effects, memo: &mut Memo) {
+        let (repo, m, f) = (self.repo, self.m, self.f);
+        let module = &repo.modules[m];
         let fi = module.functions.iter().position(|x| x.line == f.line);
         for c in module
             .calls
             .iter()
             .filter(|c| fi.is_some() && c.func == fi)
-            .filter(|c| c.args.first() == Some(&Expr::Name(p.clone())))
+            .filter(|c| c.args.first() == Some(&Expr::Name(self.p.clone())))
         {
             let Some((hm, h)) = callee(repo, m, f, c) else {
                 continue;
@@ -357,292 +417,344 @@ fn read_function(
             if hm == m && h.line == f.line {
                 continue;
             }
-            let inner = of_function_depth(repo, hm, h, depth + 1, memo);
-            for (k, l) in inner.reads {
-                if e.reads.contains_key(&k) {
-                    continue;
-                }
-                let at = inner
-                    .read_in
-                    .get(&k)
-                    .cloned()
-                    .unwrap_or_else(|| format!("{}:{l}", repo.modules[hm].path));
-                e.read_in.insert(k.clone(), at);
-                e.reads.insert(k, c.line);
-            }
+            let inner = of_function_depth(repo, hm, h, self.depth + 1, memo);
+            read_through(
+                e,
+                inner.reads,
+                &inner.read_in,
+                &repo.modules[hm].path,
+                c.line,
+            );
             for (k, _) in inner.sub_reads {
                 e.sub_reads.entry(k).or_insert(c.line);
             }
         }
     }
-    let return_lines: Vec<&(usize, String)> = lines
-        .iter()
-        .filter(|(_, l)| l.trim_start().starts_with("return"))
-        .collect();
-    let return_line = |needle: &str| -> usize {
-        return_lines
+
+    /// The line of the first `return` containing `needle`, else the `def` line.
+    fn return_line(&self, needle: &str) -> usize {
+        self.lines
             .iter()
+            .filter(|(_, l)| l.trim_start().starts_with("return"))
             .find(|(_, l)| l.contains(needle))
-            .map_or(f.line, |(n, _)| *n)
-    };
-    let mut vals = Values::default();
-    // returns that are plain dict literals of this function (for `settled`)
-    let mut dict_returns = 0usize;
-    for r in &f.returns {
-        match r {
-            Expr::Name(n) if *n == p => {}
-            Expr::Dict(pairs) => {
-                if computed(pairs) {
-                    e.computed_key.get_or_insert(return_line("{"));
-                    e.computed_dict |= computed_dict(pairs);
+            .map_or(self.f.line, |(n, _)| *n)
+    }
+
+    /// What each return value writes: a dict literal, a local bound to one, a
+    /// `Command(update=...)`, `dict(k=v)`, a helper's update; anything else makes the
+    /// effects not known.
+    fn returns(&self, e: &mut Effects, memo: &mut Memo) -> Returned {
+        let p = &self.p;
+        let mut vals = Values::default();
+        let mut dict_returns = 0usize;
+        for r in &self.f.returns {
+            match r {
+                Expr::Name(n) if n == p => {}
+                Expr::Dict(pairs) => {
+                    let pairs = unalias(pairs, self.f, p);
+                    update(e, &mut vals, &pairs, p, self.return_line("{"));
+                    dict_returns += 1;
                 }
-                let pairs = unalias(pairs, f, &p);
-                dict_keys(&pairs, &mut e.writes, return_line("{"));
-                vals.add(&pairs, &p, return_line("{"));
-                dict_returns += 1;
-            }
-            Expr::None => {}
-            Expr::Name(local) => match f.locals.get(local).map(Vec::as_slice) {
-                Some(values) if !values.is_empty() => {
-                    let line = return_line(local);
-                    for v in values {
-                        match v {
-                            Expr::Dict(pairs) => {
-                                if computed(pairs) {
-                                    e.computed_key.get_or_insert(line);
-                                    e.computed_dict |= computed_dict(pairs);
-                                }
-                                let pairs = unalias(pairs, f, &p);
-                                dict_keys(&pairs, &mut e.writes, line);
-                                vals.add(&pairs, &p, line);
-                            }
-                            Expr::Name(n) if *n == p => {
-                                e.whole_state.get_or_insert(line);
-                            }
-                            // `new = dict(state)` / `state.copy()`: a copy of the whole state
-                            v if copies_state(v, &p) => {
-                                e.whole_state.get_or_insert(line);
-                            }
-                            _ => e.known = false,
-                        }
-                    }
-                    // `result["key"] = value` on the returned local
-                    let re = Regex::new(&format!(
-                        r#"\b{}\[\s*["'](\w+)["']\s*\]\s*=[^=]"#,
-                        regex::escape(local)
-                    ))
-                    .expect("regex");
-                    // `result[key] = value` with a key computed at run time
-                    let computed_re = Regex::new(&format!(
-                        r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
-                        regex::escape(local)
-                    ))
-                    .expect("regex");
-                    for (n, l) in &lines {
-                        for c in re.captures_iter(l) {
-                            e.writes.entry(c[1].to_string()).or_insert(*n);
-                            vals.subs.insert(c[1].to_string(), None);
-                        }
-                        if let Some(c) = computed_re.captures(l.split('#').next().unwrap_or("")) {
-                            e.computed_key.get_or_insert(*n);
-                            e.computed_dict |= !not_a_dict(&c[1]);
-                        }
-                    }
+                Expr::None => {}
+                Expr::Name(local) => self.returned_local(e, &mut vals, local),
+                Expr::Call { func, args, kwargs } => {
+                    self.returned_call(e, &mut vals, func, args, kwargs, memo)
                 }
                 _ => e.known = false,
-            },
-            Expr::Call { func, args, kwargs } => {
-                let name = func.dotted().unwrap_or_default();
-                let last = name.rsplit('.').next().unwrap_or("");
-                if last == "Command" {
-                    if let Some((_, Expr::Dict(pairs))) = kwargs.iter().find(|(k, _)| k == "update")
-                    {
-                        if computed(pairs) {
-                            e.computed_key.get_or_insert(return_line("Command"));
-                            e.computed_dict |= computed_dict(pairs);
-                        }
-                        dict_keys(pairs, &mut e.writes, return_line("Command"));
-                        vals.add(pairs, &p, return_line("Command"));
-                    }
-                } else if (last == "copy" || last == "model_copy") && name == format!("{p}.{last}")
-                    || (last == "dict" && args.first() == Some(&Expr::Name(p.clone())))
-                {
-                    // whole state, already seen in the text
-                } else if last == "dict" {
-                    for (k, _) in kwargs {
-                        e.writes.entry(k.clone()).or_insert(return_line("dict("));
-                        vals.subs.insert(k.clone(), None);
-                    }
-                    if !args.is_empty() {
-                        e.known = false;
-                    }
-                } else if depth < 2
-                    && args.first() == Some(&Expr::Name(p.clone()))
-                    && let Some((hm, h)) = repo.function(m, &name)
-                {
-                    let inner = of_function_depth(repo, hm, h, depth + 1, memo);
-                    for (k, sub) in inner.dict_writes {
-                        merge_sub(&mut vals.subs, &k, sub);
-                    }
-                    for k in inner.writes.keys() {
-                        vals.subs.entry(k.clone()).or_insert(None);
-                    }
-                    e.sub_reads.extend(inner.sub_reads);
-                    e.writes.extend(inner.writes);
-                    for (k, l) in inner.reads {
-                        if e.reads.contains_key(&k) {
-                            continue;
-                        }
-                        let at = inner
-                            .read_in
-                            .get(&k)
-                            .cloned()
-                            .unwrap_or_else(|| format!("{}:{l}", repo.modules[hm].path));
-                        e.read_in.insert(k.clone(), at);
-                        e.reads.insert(k, return_line(last));
-                    }
-                    e.resends.extend(inner.resends);
-                    e.fills.extend(inner.fills);
-                    e.adds.extend(inner.adds);
-                    for (k, c) in inner.constants {
-                        vals.literal(&k, Some(c));
-                    }
-                    if e.whole_state.is_none() && inner.whole_state.is_some() {
-                        e.whole_state = Some(return_line(last));
-                    }
-                    e.known &= inner.known;
-                } else {
-                    e.known = false;
-                }
             }
-            _ => e.known = false,
         }
+        Returned { vals, dict_returns }
     }
-    let inplace_keys: std::collections::BTreeSet<String> = inplace.keys().cloned().collect();
-    if e.whole_state.is_some() {
-        for (k, n) in inplace {
-            e.writes.entry(k).or_insert(n);
+
+    /// A returned local: each value bound to it, and the keys set on it
+    /// (`result["key"] = value`).
+    fn returned_local(&self, e: &mut Effects, vals: &mut Values, local: &str) {
+        let p = &self.p;
+        let values = match self.f.locals.get(local).map(Vec::as_slice) {
+            Some(values) if !values.is_empty() => values,
+            _ => {
+                e.known = false;
+                return;
+            }
+        };
+        let line = self.return_line(local);
+        for v in values {
+            match v {
+                Expr::Dict(pairs) => {
+                    let pairs = unalias(pairs, self.f, p);
+                    update(e, vals, &pairs, p, line);
+                }
+                Expr::Name(n) if n == p => {
+                    e.whole_state.get_or_insert(line);
+                }
+                // `new = dict(state)` / `state.copy()`: a copy of the whole state
+                v if copies_state(v, p) => {
+                    e.whole_state.get_or_insert(line);
+                }
+                _ => e.known = false,
+            }
         }
-        // `state[key] = v` with a key computed at run time, then the whole state returned
-        let computed_re = Regex::new(&format!(
-            r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
-            regex::escape(&p)
+        // `result["key"] = value` on the returned local
+        let re = Regex::new(&format!(
+            r#"\b{}\[\s*["'](\w+)["']\s*\]\s*=[^=]"#,
+            regex::escape(local)
         ))
         .expect("regex");
-        for (n, l) in &lines {
+        for (n, l) in &self.lines {
+            for c in re.captures_iter(l) {
+                e.writes.entry(c[1].to_string()).or_insert(*n);
+                vals.subs.insert(c[1].to_string(), None);
+            }
+        }
+        // `result[key] = value` with a key computed at run time
+        self.computed_writes(e, local);
+    }
+
+    /// Lines that set a key computed at run time on `name` (`name[key] = value`).
+    fn computed_writes(&self, e: &mut Effects, name: &str) {
+        let computed_re = Regex::new(&format!(
+            r#"\b{}\[\s*[^"'\s\]].*?\]\s*=([^=].*)$"#,
+            regex::escape(name)
+        ))
+        .expect("regex");
+        for (n, l) in &self.lines {
             if let Some(c) = computed_re.captures(l.split('#').next().unwrap_or("")) {
                 e.computed_key.get_or_insert(*n);
                 e.computed_dict |= !not_a_dict(&c[1]);
             }
         }
     }
-    e.known_but_computed = e.known;
-    if e.computed_key.is_some() {
-        e.known = false;
-    }
-    // a key rebound before it is returned (`state["k"] = new; return {"k": state["k"]}`)
-    // sends the new value, not the one the node received
-    e.resends.extend(
-        vals.resends
-            .into_iter()
-            .filter(|(k, _)| !assigned.contains(k)),
-    );
-    e.adds
-        .extend(vals.adds.into_iter().filter(|k| !assigned.contains(k)));
-    // lists grown in place before they are re-sent: `state["k"].append(..)`, or through the
-    // local the update re-sends (`xs = state["k"]` ... `xs.append(..)`)
-    // (a whole-state return re-sends every key it holds)
-    let resent: Vec<&String> = if e.whole_state.is_some() {
-        e.resends.keys().chain(e.writes.keys()).collect()
-    } else {
-        e.resends.keys().collect()
-    };
-    let fills: Vec<(String, usize)> = resent
-        .into_iter()
-        .filter_map(|k| {
-            let mut names: Vec<String> = f
-                .locals
-                .iter()
-                .filter(|(_, vs)| {
-                    vs.len() == 1
-                        && !matches!(vs[0], Expr::BinOp { .. })
-                        && reads_own(&vs[0], &p, k)
-                })
-                .map(|(l, _)| format!(r"\b{}\b", regex::escape(l)))
-                .collect();
-            names.push(format!(
-                r#"\b{}\[\s*["']{}["']\s*\]"#,
-                regex::escape(&p),
-                regex::escape(k)
-            ));
-            let re = Regex::new(&format!(
-                r"(?:{})\s*(?:\.(?:append|extend|insert)\(|\+=)",
-                names.join("|")
-            ))
-            .ok()?;
-            lines
-                .iter()
-                .find(|(_, l)| re.is_match(l.split('#').next().unwrap_or("")))
-                .map(|(n, _)| (k.clone(), *n))
-        })
-        .collect();
-    e.fills.extend(fills);
-    e.constants = vals
-        .literals
-        .into_iter()
-        .filter_map(|(k, v)| Some((k, v?)))
-        .filter(|(k, _)| e.writes.contains_key(k))
-        .collect();
-    // dict keys: every write of the key went through a dict literal or a re-send read here
-    // (a whole-state return re-sends each key it holds; keys it assigned in place are not read)
-    e.dict_writes = e
-        .writes
-        .keys()
-        .map(|k| {
-            let sub = match vals.subs.get(k) {
-                Some(sub) => sub.clone(),
-                None if e.whole_state.is_some() && !inplace_keys.contains(k) => {
-                    Some(std::collections::BTreeSet::new())
-                }
-                None => None,
-            };
-            (k.clone(), sub)
-        })
-        .collect();
-    // a key also written by a helper whose value was not read is not known to be constant
-    for k in e.writes.keys() {
-        if !vals.seen.contains(k) {
-            e.constants.remove(k);
+
+    /// A returned call: `Command(update={...})`, a copy of the state, `dict(k=v)`, or a helper
+    /// of the repository called with the state (followed two levels deep).
+    fn returned_call(
+        &self,
+        e: &mut Effects,
+        vals: &mut Values,
+        func: &Expr,
+        args: &[Expr],
+        kwargs: &[(String, Expr)],
+        memo: &mut Memo,
+    ) {
+        let p = &self.p;
+        let name = func.dotted().unwrap_or_default();
+        let last = name.rsplit('.').next().unwrap_or("");
+        let state_first = args.first() == Some(&Expr::Name(p.clone()));
+        if last == "Command" {
+            if let Some((_, Expr::Dict(pairs))) = kwargs.iter().find(|(k, _)| k == "update") {
+                update(e, vals, pairs, p, self.return_line("Command"));
+            }
+        } else if (last == "copy" || last == "model_copy") && name == format!("{p}.{last}")
+            || (last == "dict" && state_first)
+        {
+            // whole state, already seen in the text
+        } else if last == "dict" {
+            for (k, _) in kwargs {
+                e.writes
+                    .entry(k.clone())
+                    .or_insert(self.return_line("dict("));
+                vals.subs.insert(k.clone(), None);
+            }
+            if !args.is_empty() {
+                e.known = false;
+            }
+        } else if self.depth < 2
+            && state_first
+            && let Some((hm, h)) = self.repo.function(self.m, &name)
+        {
+            let inner = of_function_depth(self.repo, hm, h, self.depth + 1, memo);
+            self.returned_helper(e, vals, inner, &self.repo.modules[hm].path, last);
+        } else {
+            e.known = false;
         }
     }
-    if e.known
-        && e.whole_state.is_none()
-        && !f.returns.is_empty()
-        && dict_returns == f.returns.len()
-        && ends_in_return(&lines)
-    {
-        e.settled = e
-            .constants
-            .iter()
-            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        e.stepped = vals
-            .steps
-            .iter()
-            .filter_map(|(k, v)| Some((k, (*v)?)))
-            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
-            .map(|(k, v)| (k.clone(), v))
-            .collect();
-        e.filled_subs = vals
-            .filled
-            .iter()
-            .filter(|(k, _)| vals.count.get(*k) == Some(&dict_returns))
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+
+    /// The update a helper returns (its effects `inner`, read in the file at `path`), returned
+    /// as this function's own by the call `return last(state)`.
+    fn returned_helper(
+        &self,
+        e: &mut Effects,
+        vals: &mut Values,
+        inner: Effects,
+        path: &str,
+        last: &str,
+    ) {
+        for (k, sub) in inner.dict_writes {
+            merge_sub(&mut vals.subs, &k, sub);
+        }
+        for k in inner.writes.keys() {
+            vals.subs.entry(k.clone()).or_insert(None);
+        }
+        e.sub_reads.extend(inner.sub_reads);
+        e.writes.extend(inner.writes);
+        read_through(e, inner.reads, &inner.read_in, path, self.return_line(last));
+        e.resends.extend(inner.resends);
+        e.fills.extend(inner.fills);
+        e.adds.extend(inner.adds);
+        for (k, c) in inner.constants {
+            vals.literal(&k, Some(c));
+        }
+        if e.whole_state.is_none() && inner.whole_state.is_some() {
+            e.whole_state = Some(self.return_line(last));
+        }
+        e.known &= inner.known;
     }
-    e
+
+    /// What follows from the reads and writes found: whether keys computed at run time leave
+    /// the update unknown, re-sent and grown lists, constants, the dict keys of each write,
+    /// and what every return settles.
+    fn conclude(&self, mut e: Effects, returned: Returned, access: &Accesses) -> Effects {
+        let Returned { vals, dict_returns } = returned;
+        e.known_but_computed = e.known;
+        if e.computed_key.is_some() {
+            e.known = false;
+        }
+        // a key rebound before it is returned (`state["k"] = new; return {"k": state["k"]}`)
+        // sends the new value, not the one the node received
+        e.resends.extend(
+            vals.resends
+                .into_iter()
+                .filter(|(k, _)| !access.assigned.contains(k)),
+        );
+        e.adds.extend(
+            vals.adds
+                .into_iter()
+                .filter(|k| !access.assigned.contains(k)),
+        );
+        let fills = self.fills(&e);
+        e.fills.extend(fills);
+        e.constants = vals
+            .literals
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .filter(|(k, _)| e.writes.contains_key(k))
+            .collect();
+        // dict keys: every write of the key went through a dict literal or a re-send read here
+        // (a whole-state return re-sends each key it holds; keys it assigned in place are not
+        // read)
+        e.dict_writes = e
+            .writes
+            .keys()
+            .map(|k| {
+                let sub = match vals.subs.get(k) {
+                    Some(sub) => sub.clone(),
+                    None if e.whole_state.is_some() && !access.inplace.contains_key(k) => {
+                        Some(std::collections::BTreeSet::new())
+                    }
+                    None => None,
+                };
+                (k.clone(), sub)
+            })
+            .collect();
+        // a key also written by a helper whose value was not read is not known to be constant
+        for k in e.writes.keys() {
+            if !vals.seen.contains(k) {
+                e.constants.remove(k);
+            }
+        }
+        if e.known
+            && e.whole_state.is_none()
+            && !self.f.returns.is_empty()
+            && dict_returns == self.f.returns.len()
+            && ends_in_return(&self.lines)
+        {
+            let every_return = |k: &String| vals.count.get(k) == Some(&dict_returns);
+            e.settled = e
+                .constants
+                .iter()
+                .filter(|(k, _)| every_return(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            e.stepped = vals
+                .steps
+                .iter()
+                .filter_map(|(k, v)| Some((k, (*v)?)))
+                .filter(|(k, _)| every_return(k))
+                .map(|(k, v)| (k.clone(), v))
+                .collect();
+            e.filled_subs = vals
+                .filled
+                .iter()
+                .filter(|(k, _)| every_return(k))
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+        }
+        e
+    }
+
+    /// Lists grown in place before they are re-sent: `state["k"].append(..)`, or through the
+    /// local the update re-sends (`xs = state["k"]` ... `xs.append(..)`) (a whole-state return
+    /// re-sends every key it holds), with the line that grows each.
+    fn fills(&self, e: &Effects) -> Vec<(String, usize)> {
+        let (f, p) = (self.f, &self.p);
+        let resent: Vec<&String> = if e.whole_state.is_some() {
+            e.resends.keys().chain(e.writes.keys()).collect()
+        } else {
+            e.resends.keys().collect()
+        };
+        resent
+            .into_iter()
+            .filter_map(|k| {
+                let mut names: Vec<String> = f
+                    .locals
+                    .iter()
+                    .filter(|(_, vs)| {
+                        vs.len() == 1
+                            && !matches!(vs[0], Expr::BinOp { .. })
+                            && reads_own(&vs[0], p, k)
+                    })
+                    .map(|(l, _)| format!(r"\b{}\b", regex::escape(l)))
+                    .collect();
+                names.push(format!(
+                    r#"\b{}\[\s*["']{}["']\s*\]"#,
+                    regex::escape(p),
+                    regex::escape(k)
+                ));
+                let re = Regex::new(&format!(
+                    r"(?:{})\s*(?:\.(?:append|extend|insert)\(|\+=)",
+                    names.join("|")
+                ))
+                .ok()?;
+                self.lines
+                    .iter()
+                    .find(|(_, l)| re.is_match(l.split('#').next().unwrap_or("")))
+                    .map(|(n, _)| (k.clone(), *n))
+            })
+            .collect()
+    }
+}
+
+/// One dict an update sends, at `line`: its keys written, its values read for what they say.
+fn update(e: &mut Effects, vals: &mut Values, pairs: &[(Expr, Expr)], p: &str, line: usize) {
+    if computed(pairs) {
+        e.computed_key.get_or_insert(line);
+        e.computed_dict |= computed_dict(pairs);
+    }
+    dict_keys(pairs, &mut e.writes, line);
+    vals.add(pairs, p, line);
+}
+
+/// The reads of a helper called at `line` (read in the file at `path`; where the helper's own
+/// helpers read, `read_in`), added to `e` as reads of that line, each key's first read kept.
+fn read_through(
+    e: &mut Effects,
+    reads: BTreeMap<String, usize>,
+    read_in: &BTreeMap<String, String>,
+    path: &str,
+    line: usize,
+) {
+    for (k, l) in reads {
+        if e.reads.contains_key(&k) {
+            continue;
+        }
+        let at = read_in
+            .get(&k)
+            .cloned()
+            .unwrap_or_else(|| format!("{path}:{l}"));
+        e.read_in.insert(k.clone(), at);
+        e.reads.insert(k, line);
+    }
 }
 
 /// What a node does when its function runs inside a wrapper (see

@@ -261,6 +261,28 @@ impl GraphFacts {
     fn size(&self) -> usize {
         self.nodes.len() + self.edges.len()
     }
+
+    /// The nodes `x` hands over to: its edges, its routers' targets and the joins it is a
+    /// source of. (The builder adds an edge for each router target and each leg of a join, so
+    /// the last two name no other node; they repeat some.)
+    pub fn successors<'g>(&'g self, x: &'g str) -> impl Iterator<Item = &'g str> + 'g {
+        self.edges
+            .iter()
+            .filter(move |e| e.from == x)
+            .map(|e| e.to.as_str())
+            .chain(
+                self.routers
+                    .iter()
+                    .filter(move |r| r.source == x)
+                    .flat_map(|r| r.targets.iter().map(String::as_str)),
+            )
+            .chain(
+                self.joins
+                    .iter()
+                    .filter(move |j| j.from.iter().any(|f| f == x))
+                    .map(|j| j.to.as_str()),
+            )
+    }
 }
 
 /// Key of a builder under construction: (module, receiver, line of its `StateGraph(...)`,
@@ -613,236 +635,260 @@ impl Builder {
         });
     }
 
+    /// One call of the graph builder: `add_node`, `add_edge`, the entry and finish points,
+    /// `add_sequence`, `add_conditional_edges` (and the conditional entry point).
     fn apply(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, env: &Vec<(String, Val)>) {
-        let path = repo.modules[m].path.clone();
         let func = c.func.map(|f| &repo.modules[m].functions[f]);
         let ev = |e: &Expr| repo.eval(m, e, env, func, 0);
         match c.method.as_str() {
-            "add_node" => {
-                let Some(first) = arg(c, 0, "node") else {
-                    return;
-                };
-                let v = ev(first);
-                let v = match v {
-                    // add_node(runnable) where the runnable is a compiled subgraph or object
-                    Val::Unknown(t) if c.args.len() == 1 => Val::Unknown(t),
-                    other => other,
-                };
-                let names = self.names(repo, m, c, &v);
-                for n in &names {
-                    self.node(n.clone(), &path, c.line);
-                }
-                // The node's action: `add_node("name", f)`, `add_node(f)`, `action=f`.
-                let action = if c.args.len() >= 2 {
-                    c.args.get(1)
-                } else {
-                    kwarg(c, "action").or(c.args.first())
-                };
-                let dest = kwarg(c, "destinations").map(&ev);
-                let resolved = action.and_then(|a| match a {
-                    // a loop variable (`for name, fn in [("a", a), ...]`): the function it is
-                    // bound to in this pass, never a function that happens to share its name
-                    Expr::Name(v) if env.iter().any(|(k, _)| k == v) => match ev(a) {
-                        Val::Func(f) => node_action(repo, m, &Expr::Name(f)),
-                        _ => None,
-                    },
-                    a => node_action(repo, m, a),
-                });
-                for n in &names {
-                    self.set_action(n, resolved.clone());
-                }
-                for n in names {
-                    self.command_routes(repo, m, c, &n, action, dest.clone());
-                }
-            }
-            "add_edge" => {
-                let (Some(a), Some(b)) = (arg(c, 0, "start_key"), arg(c, 1, "end_key")) else {
-                    return;
-                };
-                let (va, vb) = (ev(a), ev(b));
-                let chosen = is_choice(&va) || is_choice(&vb);
-                let froms = self.names(repo, m, c, &va);
-                let tos = self.names(repo, m, c, &vb);
-                if matches!(va, Val::List(_)) && froms.len() >= 2 {
-                    for t in &tos {
-                        self.graph.joins.push(Join {
-                            from: froms.clone(),
-                            to: t.clone(),
-                            line: c.line,
-                        });
-                    }
-                }
-                let join = matches!(va, Val::List(_)) && froms.len() >= 2;
-                for f in &froms {
-                    for t in &tos {
-                        self.edge(f.clone(), t.clone(), chosen, c.line);
-                        if !join && !chosen {
-                            self.graph.single_edges.insert((f.clone(), t.clone()));
-                        }
-                    }
-                }
-            }
-            "set_entry_point" => {
-                if let Some(a) = arg(c, 0, "key") {
-                    let v = ev(a);
-                    let chosen = is_choice(&v);
-                    for t in self.names(repo, m, c, &v) {
-                        if !chosen {
-                            self.graph.single_edges.insert(("START".into(), t.clone()));
-                        }
-                        self.edge("START".into(), t, chosen, c.line);
-                    }
-                }
-            }
-            "set_finish_point" => {
-                if let Some(a) = arg(c, 0, "key") {
-                    let v = ev(a);
-                    let chosen = is_choice(&v);
-                    for f in self.names(repo, m, c, &v) {
-                        if !chosen {
-                            self.graph.single_edges.insert((f.clone(), "END".into()));
-                        }
-                        self.edge(f, "END".into(), chosen, c.line);
-                    }
-                }
-            }
-            "add_sequence" => {
-                let Some(a) = arg(c, 0, "nodes") else { return };
-                let items = match ev(a) {
-                    Val::List(items) => items,
-                    other => vec![other],
-                };
-                let mut prev: Option<String> = None;
-                for item in items {
-                    let name = match &item {
-                        Val::List(pair) if !pair.is_empty() => pair[0].clone(),
-                        other => other.clone(),
-                    };
-                    let names = self.names(repo, m, c, &name);
-                    if let Some(n) = names.into_iter().next() {
-                        self.node(n.clone(), &path, c.line);
-                        if let Some(p) = prev.take() {
-                            self.graph.single_edges.insert((p.clone(), n.clone()));
-                            self.edge(p, n.clone(), false, c.line);
-                        }
-                        prev = Some(n);
-                    }
-                }
-            }
+            "add_node" => self.add_node(repo, m, c, env, &ev),
+            "add_edge" => self.add_edge(repo, m, c, &ev),
+            "set_entry_point" => self.set_point(repo, m, c, &ev, true),
+            "set_finish_point" => self.set_point(repo, m, c, &ev, false),
+            "add_sequence" => self.add_sequence(repo, m, c, &ev),
             "add_conditional_edges" | "set_conditional_entry_point" => {
-                let entry = c.method == "set_conditional_entry_point";
-                let (sources, path_arg, map_arg) = if entry {
-                    (
-                        vec!["START".to_string()],
-                        arg(c, 0, "path"),
-                        arg(c, 1, "path_map"),
-                    )
-                } else {
-                    let s = arg(c, 0, "source").map(&ev);
-                    let s = match s {
-                        Some(v) => self.names(repo, m, c, &v),
-                        None => Vec::new(),
-                    };
-                    (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
-                };
-                let (router_name, returns, router_func) = match path_arg {
-                    Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
-                    Some(p) => {
-                        let name = p.dotted().unwrap_or_else(|| p.render());
-                        match repo.router_returns(m, &name) {
-                            Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
-                            None => (name, Vec::new(), None),
-                        }
-                    }
-                    None => ("?".to_string(), Vec::new(), None),
-                };
-                let map = map_arg.map(&ev);
-                let mut parallel_keys: Vec<Val> = Vec::new();
-                for r in &returns {
-                    collect_parallel(r, &mut parallel_keys);
-                }
-                let lookup = |key: &Val| -> Val {
-                    if let Some(Val::Dict(pairs)) = &map
-                        && let Some((_, v)) = pairs.iter().find(|(k, _)| k == key)
-                    {
-                        return v.clone();
-                    }
-                    key.clone()
-                };
-                let targets: Vec<String> = match &map {
-                    Some(Val::Dict(pairs)) => {
-                        let vals: Vec<Val> = pairs.iter().map(|(_, v)| v.clone()).collect();
-                        self.names(repo, m, c, &Val::List(vals))
-                    }
-                    Some(v @ Val::List(_)) => self.names(repo, m, c, v),
-                    Some(other) => self.names(repo, m, c, other),
-                    None if returns.is_empty() => {
-                        self.graph.unresolved.push(format!(
-                            "{path}:{}: router `{router_name}` has no path map and its returns could not be read",
-                            c.line
-                        ));
-                        Vec::new()
-                    }
-                    None => self.names(repo, m, c, &Val::Alt(returns.clone())),
-                };
-                let parallel_targets: Vec<String> = {
-                    let mapped: Vec<Val> = parallel_keys.iter().map(lookup).collect();
-                    let mut out = Vec::new();
-                    let mut unk = Vec::new();
-                    Val::List(mapped).node_names(&mut out, &mut unk);
-                    out
-                };
-                let parallel = !parallel_targets.is_empty();
-                let outcomes = router_outcomes(&returns, &lookup, &targets, &parallel_targets);
-                let sends = router_sends(&returns, &lookup, &outcomes);
-                let path_map: Vec<(String, String)> = match &map {
-                    Some(Val::Dict(pairs)) => pairs
-                        .iter()
-                        .filter_map(|(k, v)| {
-                            let mut names = Vec::new();
-                            let mut unk = Vec::new();
-                            v.node_names(&mut names, &mut unk);
-                            let key = match k {
-                                Val::Str(s) => s.clone(),
-                                Val::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-                                _ => return None,
-                            };
-                            Some((key, names.into_iter().next()?))
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                for s in &sources {
-                    for t in &targets {
-                        self.edge(s.clone(), t.clone(), true, c.line);
-                    }
-                    if parallel {
-                        let send = returns.iter().any(has_send);
-                        self.record_parallel(s, send, parallel_targets.iter().cloned(), c.line);
-                    }
-                    if !path_map.is_empty() {
-                        self.graph
-                            .path_maps
-                            .insert(self.graph.routers.len(), path_map.clone());
-                    }
-                    if !sends.is_empty() {
-                        self.graph
-                            .sends
-                            .insert(self.graph.routers.len(), sends.clone());
-                    }
-                    self.graph.routers.push(Router {
-                        source: s.clone(),
-                        router: router_name.clone(),
-                        targets: targets.clone(),
-                        parallel,
-                        outcomes: outcomes.clone(),
-                        func: router_func,
-                        path: path.clone(),
-                        line: c.line,
-                    });
-                }
+                self.add_conditional_edges(repo, m, c, &ev)
             }
             _ => {}
+        }
+    }
+
+    /// `add_node("name", f)`, `add_node(f)`, `action=f`: the node, its action, and the routes
+    /// of the `Command`s it returns.
+    fn add_node(
+        &mut self,
+        repo: &Repo<'_>,
+        m: usize,
+        c: &CallInfo,
+        env: &[(String, Val)],
+        ev: &dyn Fn(&Expr) -> Val,
+    ) {
+        let Some(first) = arg(c, 0, "node") else {
+            return;
+        };
+        let v = ev(first);
+        let v = match v {
+            // add_node(runnable) where the runnable is a compiled subgraph or object
+            Val::Unknown(t) if c.args.len() == 1 => Val::Unknown(t),
+            other => other,
+        };
+        let names = self.names(repo, m, c, &v);
+        let path = repo.modules[m].path.clone();
+        for n in &names {
+            self.node(n.clone(), &path, c.line);
+        }
+        // The node's action: `add_node("name", f)`, `add_node(f)`, `action=f`.
+        let action = if c.args.len() >= 2 {
+            c.args.get(1)
+        } else {
+            kwarg(c, "action").or(c.args.first())
+        };
+        let dest = kwarg(c, "destinations").map(ev);
+        let resolved = action.and_then(|a| match a {
+            // a loop variable (`for name, fn in [("a", a), ...]`): the function it is
+            // bound to in this pass, never a function that happens to share its name
+            Expr::Name(v) if env.iter().any(|(k, _)| k == v) => match ev(a) {
+                Val::Func(f) => node_action(repo, m, &Expr::Name(f)),
+                _ => None,
+            },
+            a => node_action(repo, m, a),
+        });
+        for n in &names {
+            self.set_action(n, resolved.clone());
+        }
+        for n in names {
+            self.command_routes(repo, m, c, &n, action, dest.clone());
+        }
+    }
+
+    /// `add_edge(a, b)`; `add_edge([a, b], c)` is a join (`c` waits for both).
+    fn add_edge(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, ev: &dyn Fn(&Expr) -> Val) {
+        let (Some(a), Some(b)) = (arg(c, 0, "start_key"), arg(c, 1, "end_key")) else {
+            return;
+        };
+        let (va, vb) = (ev(a), ev(b));
+        let chosen = is_choice(&va) || is_choice(&vb);
+        let froms = self.names(repo, m, c, &va);
+        let tos = self.names(repo, m, c, &vb);
+        let join = matches!(va, Val::List(_)) && froms.len() >= 2;
+        if join {
+            for t in &tos {
+                self.graph.joins.push(Join {
+                    from: froms.clone(),
+                    to: t.clone(),
+                    line: c.line,
+                });
+            }
+        }
+        for f in &froms {
+            for t in &tos {
+                self.edge(f.clone(), t.clone(), chosen, c.line);
+                if !join && !chosen {
+                    self.graph.single_edges.insert((f.clone(), t.clone()));
+                }
+            }
+        }
+    }
+
+    /// `set_entry_point(n)` (an edge from START, `entry`) or `set_finish_point(n)` (an edge to
+    /// END).
+    fn set_point(
+        &mut self,
+        repo: &Repo<'_>,
+        m: usize,
+        c: &CallInfo,
+        ev: &dyn Fn(&Expr) -> Val,
+        entry: bool,
+    ) {
+        let Some(a) = arg(c, 0, "key") else { return };
+        let v = ev(a);
+        let chosen = is_choice(&v);
+        for n in self.names(repo, m, c, &v) {
+            let (from, to) = if entry {
+                ("START".to_string(), n)
+            } else {
+                (n, "END".to_string())
+            };
+            if !chosen {
+                self.graph.single_edges.insert((from.clone(), to.clone()));
+            }
+            self.edge(from, to, chosen, c.line);
+        }
+    }
+
+    /// `add_sequence([a, b, ...])` (or `[("a", f), ...]`): the nodes and an edge between each
+    /// two that follow each other.
+    fn add_sequence(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, ev: &dyn Fn(&Expr) -> Val) {
+        let Some(a) = arg(c, 0, "nodes") else { return };
+        let items = match ev(a) {
+            Val::List(items) => items,
+            other => vec![other],
+        };
+        let path = repo.modules[m].path.clone();
+        let mut prev: Option<String> = None;
+        for item in items {
+            let name = match &item {
+                Val::List(pair) if !pair.is_empty() => pair[0].clone(),
+                other => other.clone(),
+            };
+            let names = self.names(repo, m, c, &name);
+            if let Some(n) = names.into_iter().next() {
+                self.node(n.clone(), &path, c.line);
+                if let Some(p) = prev.take() {
+                    self.graph.single_edges.insert((p.clone(), n.clone()));
+                    self.edge(p, n.clone(), false, c.line);
+                }
+                prev = Some(n);
+            }
+        }
+    }
+
+    /// `add_conditional_edges(source, path, path_map)` or
+    /// `set_conditional_entry_point(path, path_map)`: a router per source, with its targets,
+    /// its outcomes (one target, or the targets it sends to in parallel), its `Send`s and its
+    /// path map.
+    fn add_conditional_edges(
+        &mut self,
+        repo: &Repo<'_>,
+        m: usize,
+        c: &CallInfo,
+        ev: &dyn Fn(&Expr) -> Val,
+    ) {
+        let path = repo.modules[m].path.clone();
+        let entry = c.method == "set_conditional_entry_point";
+        let (sources, path_arg, map_arg) = if entry {
+            (
+                vec!["START".to_string()],
+                arg(c, 0, "path"),
+                arg(c, 1, "path_map"),
+            )
+        } else {
+            let s = arg(c, 0, "source").map(ev);
+            let s = match s {
+                Some(v) => self.names(repo, m, c, &v),
+                None => Vec::new(),
+            };
+            (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
+        };
+        let (router_name, returns, router_func) = match path_arg {
+            Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
+            Some(p) => {
+                let name = p.dotted().unwrap_or_else(|| p.render());
+                match repo.router_returns(m, &name) {
+                    Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
+                    None => (name, Vec::new(), None),
+                }
+            }
+            None => ("?".to_string(), Vec::new(), None),
+        };
+        let map = map_arg.map(ev);
+        let mut parallel_keys: Vec<Val> = Vec::new();
+        for r in &returns {
+            collect_parallel(r, &mut parallel_keys);
+        }
+        let lookup = |key: &Val| -> Val {
+            if let Some(Val::Dict(pairs)) = &map
+                && let Some((_, v)) = pairs.iter().find(|(k, _)| k == key)
+            {
+                return v.clone();
+            }
+            key.clone()
+        };
+        let targets: Vec<String> = match &map {
+            Some(Val::Dict(pairs)) => {
+                let vals: Vec<Val> = pairs.iter().map(|(_, v)| v.clone()).collect();
+                self.names(repo, m, c, &Val::List(vals))
+            }
+            Some(v @ Val::List(_)) => self.names(repo, m, c, v),
+            Some(other) => self.names(repo, m, c, other),
+            None if returns.is_empty() => {
+                self.graph.unresolved.push(format!(
+                    "{path}:{}: router `{router_name}` has no path map and its returns could not be read",
+                    c.line
+                ));
+                Vec::new()
+            }
+            None => self.names(repo, m, c, &Val::Alt(returns.clone())),
+        };
+        let parallel_targets: Vec<String> = {
+            let mapped: Vec<Val> = parallel_keys.iter().map(lookup).collect();
+            let mut out = Vec::new();
+            let mut unk = Vec::new();
+            Val::List(mapped).node_names(&mut out, &mut unk);
+            out
+        };
+        let parallel = !parallel_targets.is_empty();
+        let outcomes = router_outcomes(&returns, &lookup, &targets, &parallel_targets);
+        let sends = router_sends(&returns, &lookup, &outcomes);
+        let path_map = path_map_of(map.as_ref());
+        for s in &sources {
+            for t in &targets {
+                self.edge(s.clone(), t.clone(), true, c.line);
+            }
+            if parallel {
+                let send = returns.iter().any(has_send);
+                self.record_parallel(s, send, parallel_targets.iter().cloned(), c.line);
+            }
+            if !path_map.is_empty() {
+                self.graph
+                    .path_maps
+                    .insert(self.graph.routers.len(), path_map.clone());
+            }
+            if !sends.is_empty() {
+                self.graph
+                    .sends
+                    .insert(self.graph.routers.len(), sends.clone());
+            }
+            self.graph.routers.push(Router {
+                source: s.clone(),
+                router: router_name.clone(),
+                targets: targets.clone(),
+                parallel,
+                outcomes: outcomes.clone(),
+                func: router_func,
+                path: path.clone(),
+                line: c.line,
+            });
         }
     }
 
@@ -999,6 +1045,28 @@ impl Builder {
         g.branchings = branchings(&g);
         g
     }
+}
+
+/// A router's path map as (key, node) pairs: its string and boolean keys, each with the first
+/// node its value names.
+fn path_map_of(map: Option<&Val>) -> Vec<(String, String)> {
+    let Some(Val::Dict(pairs)) = map else {
+        return Vec::new();
+    };
+    pairs
+        .iter()
+        .filter_map(|(k, v)| {
+            let mut names = Vec::new();
+            let mut unk = Vec::new();
+            v.node_names(&mut names, &mut unk);
+            let key = match k {
+                Val::Str(s) => s.clone(),
+                Val::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                _ => return None,
+            };
+            Some((key, names.into_iter().next()?))
+        })
+        .collect()
 }
 
 /// For each outcome of [`router_outcomes`] that a `return` of `Send`s makes, the nodes it
@@ -1253,14 +1321,6 @@ fn has_send(v: &Val) -> bool {
     }
 }
 
-fn successors<'g>(g: &'g GraphFacts, n: &str) -> impl Iterator<Item = &'g str> + 'g {
-    let n = n.to_string();
-    g.edges
-        .iter()
-        .filter(move |e| e.from == n)
-        .map(|e| e.to.as_str())
-}
-
 /// Shortest distance from `start` to every reachable node.
 fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     let mut d = HashMap::new();
@@ -1269,7 +1329,7 @@ fn distances(g: &GraphFacts, start: &str) -> HashMap<String, usize> {
     q.push_back(start.to_string());
     while let Some(n) = q.pop_front() {
         let dn = d[&n];
-        for s in successors(g, &n) {
+        for s in g.successors(&n) {
             if !d.contains_key(s) {
                 d.insert(s.to_string(), dn + 1);
                 q.push_back(s.to_string());

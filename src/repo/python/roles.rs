@@ -608,30 +608,8 @@ pub fn analyse(
     roles
 }
 
-/// The nodes a node hands over to: its edges, its routers' targets and the joins it is a
-/// source of.
-fn successors<'a>(g: &'a GraphFacts, x: &str) -> Vec<&'a str> {
-    g.edges
-        .iter()
-        .filter(|e| e.from == x)
-        .map(|e| e.to.as_str())
-        .chain(
-            g.routers
-                .iter()
-                .filter(|r| r.source == x)
-                .flat_map(|r| r.targets.iter().map(String::as_str)),
-        )
-        .chain(
-            g.joins
-                .iter()
-                .filter(|j| j.from.iter().any(|f| f == x))
-                .map(|j| j.to.as_str()),
-        )
-        .collect()
-}
-
-/// The nodes reached from `from` along [`successors`], never through `blocked` (`from`
-/// itself included).
+/// The nodes reached from `from` along [`GraphFacts::successors`], never through `blocked`
+/// (`from` itself included).
 fn reach<'a>(g: &'a GraphFacts, from: &'a str, blocked: &BTreeSet<String>) -> BTreeSet<&'a str> {
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut todo = vec![from];
@@ -639,7 +617,7 @@ fn reach<'a>(g: &'a GraphFacts, from: &'a str, blocked: &BTreeSet<String>) -> BT
         if !seen.insert(x) {
             continue;
         }
-        for y in successors(g, x) {
+        for y in g.successors(x) {
             if !blocked.contains(y) {
                 todo.push(y);
             }
@@ -705,18 +683,7 @@ fn leads_to(g: &GraphFacts, from: &str, to: &str) -> bool {
         if !seen.insert(x) {
             continue;
         }
-        let next = g
-            .edges
-            .iter()
-            .filter(|e| e.from == x)
-            .map(|e| e.to.as_str())
-            .chain(
-                g.routers
-                    .iter()
-                    .filter(|r| r.source == x)
-                    .flat_map(|r| r.targets.iter().map(String::as_str)),
-            );
-        for y in next {
+        for y in g.successors(x) {
             if y == to {
                 return true;
             }

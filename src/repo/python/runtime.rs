@@ -44,7 +44,7 @@ use super::graph::{Action, DeadRoute, Defect, GraphFacts, KeyCause};
 use super::inputs::{self, Inputs};
 use super::names::Repo;
 use super::state::StateFacts;
-use super::supersteps::{BUDGET, MAX_CHOICES, Machine, NodeWrites, RouterSpec};
+use super::supersteps::{BUDGET, Explored, MAX_CHOICES, Machine, NodeWrites, RouterSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest graph analysed (a student graph has tens of nodes; a crafted one may have
@@ -1009,18 +1009,7 @@ fn dominates(g: &GraphFacts, w: &str, n: &str) -> bool {
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut todo = vec!["START"];
     while let Some(x) = todo.pop() {
-        let next = g
-            .edges
-            .iter()
-            .filter(|e| e.from == x)
-            .map(|e| e.to.as_str())
-            .chain(
-                g.joins
-                    .iter()
-                    .filter(|j| j.from.iter().any(|f| f == x))
-                    .map(|j| j.to.as_str()),
-            );
-        for t in next {
+        for t in g.successors(x) {
             if t != w && seen.insert(t) {
                 todo.push(t);
             }
@@ -1888,30 +1877,24 @@ fn fixed_routers(ctx: &Ctx) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// Runs the graph in supersteps over every router choice: a plan (the machine built from the
+/// wiring and what each node function reads and writes, and the state an invocation starts
+/// with), its execution (the exploration), then each kind of defect read from what the
+/// exploration recorded.
 fn simulate(
     ctx: &Ctx,
     dead: &Dead,
     stuck: &[(BTreeSet<String>, Vec<usize>)],
     notes: &mut Vec<String>,
 ) -> Simulated {
-    let inputs = ctx.inputs.as_ref().map(|i| &i.keys);
-    let g = ctx.g;
     let mut sim = Simulated {
         defects: Vec::new(),
         fan_in: None,
         doubling_decided: false,
         reached: None,
     };
-    if !g.unresolved.is_empty() {
-        notes.push(
-            "some wiring is not statically known: run counts and reachability not checked".into(),
-        );
-        return sim;
-    }
-    if g.routers.iter().any(|r| r.outcomes.is_empty()) {
-        notes.push(
-            "a router's outcomes could not be read: run counts and reachability not checked".into(),
-        );
+    if let Some(why) = not_simulated(ctx.g) {
+        notes.push(why.into());
         return sim;
     }
     let appending: BTreeSet<String> = ctx
@@ -1920,6 +1903,54 @@ fn simulate(
         .filter(|(f, _)| ctx.appending(f))
         .map(|(f, _)| f.clone())
         .collect();
+    let cyc = cycles(ctx.g);
+    let machine = machine(ctx, dead, stuck, &appending, &cyc);
+    let (start_keys, filled, start_values) = start(ctx, &appending);
+    let ex = machine.explore(start_keys, filled, start_values);
+    if !ex.complete {
+        notes.push(format!(
+            "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
+        ));
+        return sim;
+    }
+    sim.doubling_decided = true;
+    sim.reached = Some(ex.reached.clone());
+    let out = &mut sim.defects;
+    unreachable_nodes(ctx, dead, &ex, out);
+    endless_loops(ctx, &machine, &cyc, stuck, &ex, out);
+    concurrent_writes(ctx, &ex, out);
+    doubling_lists(ctx, &ex, out);
+    unseen_keys(ctx, machine.track, &ex, out);
+    duplicate_executions(ctx, &cyc, &ex, out);
+    sim.fan_in = Some(ex.joins);
+    sim
+}
+
+/// Why the graph cannot be run in supersteps, when it cannot.
+fn not_simulated(g: &GraphFacts) -> Option<&'static str> {
+    if !g.unresolved.is_empty() {
+        return Some(
+            "some wiring is not statically known: run counts and reachability not checked",
+        );
+    }
+    if g.routers.iter().any(|r| r.outcomes.is_empty()) {
+        return Some(
+            "a router's outcomes could not be read: run counts and reachability not checked",
+        );
+    }
+    None
+}
+
+/// The superstep machine of the graph: its plain edges, joins, routers and what each node
+/// writes.
+fn machine<'c>(
+    ctx: &'c Ctx,
+    dead: &Dead,
+    stuck: &[(BTreeSet<String>, Vec<usize>)],
+    appending: &BTreeSet<String>,
+    cyc: &[BTreeSet<String>],
+) -> Machine<'c> {
+    let g = ctx.g;
     let no_reducer: BTreeSet<String> = ctx
         .declared
         .iter()
@@ -1927,6 +1958,31 @@ fn simulate(
         .filter(|k| !ctx.reducers.contains_key(*k))
         .cloned()
         .collect();
+    let joins = g
+        .joins
+        .iter()
+        .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
+        .collect();
+    Machine {
+        cyclic: g
+            .nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .filter(|n| cyc.iter().any(|c| c.contains(*n)))
+            .collect(),
+        plain: plain_edges(g),
+        joins,
+        routers: router_specs(ctx, dead, stuck),
+        nodes: node_writes(ctx, appending),
+        track: ctx.declared.is_some() && ctx.inputs.is_some() && ctx.all_known(),
+        no_reducer,
+        appending: appending.clone(),
+    }
+}
+
+/// Each node's plain successors: the edges that are not a router's, a leg of a join only when
+/// an edge of its own also leads there, never `START -> START`.
+fn plain_edges(g: &GraphFacts) -> BTreeMap<&str, Vec<&str>> {
     let mut plain: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in g.edges.iter().filter(|e| !e.conditional) {
         let leg = g
@@ -1942,14 +1998,15 @@ fn simulate(
             .or_default()
             .push(e.to.as_str());
     }
-    let joins = g
-        .joins
-        .iter()
-        .map(|j| (j.from.iter().map(String::as_str).collect(), j.to.as_str()))
-        .collect();
+    plain
+}
+
+/// The routers whose choice is fixed for the run, by index (an id shared by the attachments
+/// of one function): those that decide on the input alone ([`fixed_routers`]), and the exit of
+/// a loop whose condition no node of the loop changes, which decides the same way at every
+/// pass: once it chooses to stay, it stays (its first choice may still leave).
+fn fixed_choices(ctx: &Ctx, stuck: &[(BTreeSet<String>, Vec<usize>)]) -> Vec<Option<usize>> {
     let mut fixed = fixed_routers(ctx);
-    // the exit of a loop whose condition no node of the loop changes decides the same way at
-    // every pass: once it chooses to stay, it stays (its first choice may still leave)
     let mut next_id = fixed.iter().flatten().max().map_or(0, |m| m + 1);
     for (_, rs) in stuck {
         for i in rs {
@@ -1959,73 +2016,98 @@ fn simulate(
             }
         }
     }
+    fixed
+}
+
+/// Each node's routers as the machine runs them.
+fn router_specs<'c>(
+    ctx: &'c Ctx,
+    dead: &Dead,
+    stuck: &[(BTreeSet<String>, Vec<usize>)],
+) -> BTreeMap<&'c str, Vec<RouterSpec<'c>>> {
+    let fixed = fixed_choices(ctx, stuck);
     let mut routers: BTreeMap<&str, Vec<RouterSpec>> = BTreeMap::new();
-    for (i, r) in g.routers.iter().enumerate() {
-        let mut kept_outcomes: Vec<&Vec<String>> = r
-            .outcomes
-            .iter()
-            .filter(|o| {
-                !(o.len() == 1
-                    && dead
-                        .iter()
-                        .any(|d| d.source == r.source && d.target == o[0]))
-            })
-            .collect();
-        if kept_outcomes.is_empty() {
-            kept_outcomes = r.outcomes.iter().collect();
-        }
-        let branches = router_branches(ctx, r);
-        let guards = kept_outcomes
-            .iter()
-            .map(|o| match o.as_slice() {
-                [t] => branches.as_ref().and_then(|b| b.guard_of(t, r)),
-                _ => None,
-            })
-            .collect();
-        let pick: Option<super::supersteps::Pick> = branches.map(|b| {
-            let outcomes: Vec<Vec<String>> = kept_outcomes.iter().map(|o| o.to_vec()).collect();
-            Box::new(move |values: &BTreeMap<String, String>| {
-                let mut out = BTreeSet::new();
-                for t in b.possible(values, r)? {
-                    match outcomes.iter().position(|o| o.len() == 1 && o[0] == t) {
-                        Some(i) => {
-                            out.insert(i);
-                        }
-                        // an outcome already known never to be taken
-                        None if r.outcomes.iter().any(|o| o.len() == 1 && o[0] == t) => {}
-                        None => return None,
-                    }
-                }
-                Some(out)
-            }) as super::supersteps::Pick
-        });
+    for (i, r) in ctx.g.routers.iter().enumerate() {
         routers
             .entry(r.source.as_str())
             .or_default()
-            .push(RouterSpec {
-                pick,
-                outcomes: kept_outcomes
-                    .iter()
-                    .map(|o| o.iter().map(String::as_str).collect())
-                    .collect(),
-                sends: kept_outcomes
-                    .iter()
-                    .map(|o| {
-                        let at = r.outcomes.iter().position(|x| x == *o);
-                        at.and_then(|at| g.sends.get(&i)?.get(&at))
-                            .map(|ns| ns.iter().map(String::as_str).collect())
-                            .unwrap_or_default()
-                    })
-                    .collect(),
-                guards,
-                fixed: fixed[i],
-                reads: ctx.routers[i]
-                    .as_ref()
-                    .map(|e| e.reads.keys().cloned().collect())
-                    .unwrap_or_default(),
-                index: i,
-            });
+            .push(router_spec(ctx, dead, i, fixed[i]));
     }
+    routers
+}
+
+/// Router `i` as the machine runs it: the outcomes that can be taken (a route known never to
+/// be taken left out, unless none would be left), the key guarding each, which outcomes the
+/// values known for certain allow, the nodes each sends to.
+fn router_spec<'c>(ctx: &'c Ctx, dead: &Dead, i: usize, fixed: Option<usize>) -> RouterSpec<'c> {
+    let g = ctx.g;
+    let r = &g.routers[i];
+    let mut kept_outcomes: Vec<&Vec<String>> = r
+        .outcomes
+        .iter()
+        .filter(|o| {
+            !(o.len() == 1
+                && dead
+                    .iter()
+                    .any(|d| d.source == r.source && d.target == o[0]))
+        })
+        .collect();
+    if kept_outcomes.is_empty() {
+        kept_outcomes = r.outcomes.iter().collect();
+    }
+    let branches = router_branches(ctx, r);
+    let guards = kept_outcomes
+        .iter()
+        .map(|o| match o.as_slice() {
+            [t] => branches.as_ref().and_then(|b| b.guard_of(t, r)),
+            _ => None,
+        })
+        .collect();
+    let pick: Option<super::supersteps::Pick> = branches.map(|b| {
+        let outcomes: Vec<Vec<String>> = kept_outcomes.iter().map(|o| o.to_vec()).collect();
+        Box::new(move |values: &BTreeMap<String, String>| {
+            let mut out = BTreeSet::new();
+            for t in b.possible(values, r)? {
+                match outcomes.iter().position(|o| o.len() == 1 && o[0] == t) {
+                    Some(i) => {
+                        out.insert(i);
+                    }
+                    // an outcome already known never to be taken
+                    None if r.outcomes.iter().any(|o| o.len() == 1 && o[0] == t) => {}
+                    None => return None,
+                }
+            }
+            Some(out)
+        }) as super::supersteps::Pick
+    });
+    RouterSpec {
+        pick,
+        outcomes: kept_outcomes
+            .iter()
+            .map(|o| o.iter().map(String::as_str).collect())
+            .collect(),
+        sends: kept_outcomes
+            .iter()
+            .map(|o| {
+                let at = r.outcomes.iter().position(|x| x == *o);
+                at.and_then(|at| g.sends.get(&i)?.get(&at))
+                    .map(|ns| ns.iter().map(String::as_str).collect())
+                    .unwrap_or_default()
+            })
+            .collect(),
+        guards,
+        fixed,
+        reads: ctx.routers[i]
+            .as_ref()
+            .map(|e| e.reads.keys().cloned().collect())
+            .unwrap_or_default(),
+        index: i,
+    }
+}
+
+/// What each node whose function was read does to the state, as the machine needs it.
+fn node_writes<'c>(ctx: &'c Ctx, appending: &BTreeSet<String>) -> BTreeMap<&'c str, NodeWrites> {
+    let declared = |k: &String| ctx.declared.as_ref().is_some_and(|d| d.contains(k));
     let mut nodes: BTreeMap<&str, NodeWrites> = BTreeMap::new();
     for (n, e) in &ctx.effects {
         let Some(e) = e else { continue };
@@ -2057,36 +2139,30 @@ fn simulate(
                 settled: e
                     .settled
                     .iter()
-                    .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                    .filter(|(k, _)| declared(k))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
                 stepped: e
                     .stepped
                     .iter()
-                    .filter(|(k, _)| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
+                    .filter(|(k, _)| declared(k))
                     .map(|(k, v)| (k.clone(), *v))
                     .collect(),
             },
         );
     }
-    let track = ctx.declared.is_some() && inputs.is_some() && ctx.all_known();
-    let cyc = cycles(g);
-    let machine = Machine {
-        cyclic: g
-            .nodes
-            .iter()
-            .map(|n| n.name.as_str())
-            .filter(|n| cyc.iter().any(|c| c.contains(*n)))
-            .collect(),
-        plain,
-        joins,
-        routers,
-        nodes,
-        track,
-        no_reducer,
-        appending: appending.clone(),
-    };
-    let (start_keys, filled) = match inputs {
+    nodes
+}
+
+/// The state an invocation starts with: the declared keys the invocations give, the appending
+/// fields they give with items (all of them when the invocations are not known), and the
+/// values known for certain: the graph's own keys (some node writes them) start at the literal
+/// the invocation gives; a key only the caller gives is input and may hold anything.
+fn start(
+    ctx: &Ctx,
+    appending: &BTreeSet<String>,
+) -> (BTreeSet<String>, BTreeSet<String>, BTreeMap<String, String>) {
+    let (start_keys, filled) = match ctx.inputs.as_ref().map(|i| &i.keys) {
         Some(i) => (
             i.keys()
                 .filter(|k| ctx.declared.as_ref().is_some_and(|d| d.contains(*k)))
@@ -2099,8 +2175,6 @@ fn simulate(
         ),
         None => (BTreeSet::new(), appending.clone()),
     };
-    // the graph's own keys (some node writes them) start at the literal the invocation gives;
-    // a key only the caller gives is input and may hold anything
     let written_by_nodes: BTreeSet<&str> = ctx
         .effects
         .values()
@@ -2116,18 +2190,12 @@ fn simulate(
     } else {
         BTreeMap::new()
     };
-    let ex = machine.explore(start_keys, filled, start_values);
-    if !ex.complete {
-        notes.push(format!(
-            "too many run paths to explore (more than {MAX_CHOICES} router combinations in one superstep or {BUDGET} supersteps in all): run counts, reachability, concurrent writes and loop ends not checked"
-        ));
-        return sim;
-    }
-    sim.doubling_decided = true;
-    sim.reached = Some(ex.reached.clone());
-    let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
-    let out = &mut sim.defects;
-    // unreachable nodes
+    (start_keys, filled, start_values)
+}
+
+/// Nodes added to the graph that no run reaches.
+fn unreachable_nodes(ctx: &Ctx, dead: &Dead, ex: &Explored, out: &mut Vec<Defect>) {
+    let g = ctx.g;
     let mut unreachable: Vec<String> = g
         .nodes
         .iter()
@@ -2160,13 +2228,23 @@ fn simulate(
             detail,
         });
     }
-    // loops no run can leave
-    for scc in &cyc {
+}
+
+/// Loops no run can leave (those found stuck before the simulation are reported already).
+fn endless_loops(
+    ctx: &Ctx,
+    machine: &Machine,
+    cyc: &[BTreeSet<String>],
+    stuck: &[(BTreeSet<String>, Vec<usize>)],
+    ex: &Explored,
+    out: &mut Vec<Defect>,
+) {
+    for scc in cyc {
         if !scc.iter().any(|n| ex.endless.contains(n)) || stuck.iter().any(|(s, _)| s == scc) {
             continue;
         }
         let members: Vec<String> = scc.iter().cloned().collect();
-        let plain_cycle = plain_cycle_in(&machine, scc);
+        let plain_cycle = plain_cycle_in(machine, scc);
         let why = if plain_cycle {
             "its plain edges lead back into it whatever its routers choose, so once entered it runs until LangGraph's recursion limit (GraphRecursionError)"
         } else {
@@ -2181,8 +2259,11 @@ fn simulate(
             nodes: members,
         });
     }
-    // two writes to a field without a reducer in one superstep
-    // one defect per set of writers, with every key they collide on
+}
+
+/// Two writes to a field without a reducer in one superstep: one defect per set of writers,
+/// with every key they collide on.
+fn concurrent_writes(ctx: &Ctx, ex: &Explored, out: &mut Vec<Defect>) {
     let mut by_writers: BTreeMap<&BTreeSet<String>, Vec<&str>> = BTreeMap::new();
     for (k, writers) in &ex.concurrent {
         by_writers.entry(writers).or_default().push(k.as_str());
@@ -2232,67 +2313,84 @@ fn simulate(
             nodes: ws,
         });
     }
-    // appending fields re-sent while they hold items
-    if !ex.doubling.is_empty() {
-        let names: Vec<String> = ex.doubling.keys().cloned().collect();
-        // each node named with its own fields, how it re-sends them and where
-        let who = ex
-            .doubling
-            .iter()
-            .map(|(n, fs)| {
-                let fields = fs
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let e = ctx.effects.get(n.as_str()).and_then(|e| e.as_ref());
-                let at = |l: usize| ctx.effects_loc(n, l);
-                match e {
-                    Some(e) if e.whole_state.is_some() => format!(
-                        "{n} returns the whole incoming state{}, which re-sends {fields}",
-                        e.whole_state
-                            .map_or(String::new(), |l| format!(" ({})", at(l)))
-                    ),
-                    Some(e) => {
-                        let line = fs.iter().find_map(|f| e.resends.get(f)).copied();
-                        let grown = fs.iter().find_map(|f| e.fills.get(f)).copied();
-                        format!(
-                            "{n} re-sends the current value of {fields}{}{}",
-                            line.map_or(String::new(), |l| format!(" ({})", at(l))),
-                            grown.map_or(String::new(), |l| format!(
-                                " after appending to it in place ({})",
-                                at(l)
-                            ))
-                        )
-                    }
-                    None => format!("{n} re-sends the current value of {fields}"),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let first = &names[0];
-        let line = ctx
-            .effects
-            .get(first.as_str())
-            .and_then(|e| e.as_ref())
-            .and_then(|e| e.whole_state.or_else(|| e.resends.values().next().copied()));
-        out.push(Defect {
-            cause: None,
-            fields_only: ex.doubling.keys().all(|n| {
-                ctx.effects
-                    .get(n.as_str())
-                    .and_then(|e| e.as_ref())
-                    .is_some_and(|e| e.whole_state.is_none())
-            }),
-            kind: "whole_state_return".into(),
-            location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
-            detail: format!(
-                "{who}: in some run the re-sent list already holds items at that point, and its appending reducer adds the list to itself, so it doubles at each such node"
-            ),
-            nodes: names,
-        });
+}
+
+/// Appending fields re-sent while they hold items: one defect naming each node with its own
+/// fields, how it re-sends them and where.
+fn doubling_lists(ctx: &Ctx, ex: &Explored, out: &mut Vec<Defect>) {
+    if ex.doubling.is_empty() {
+        return;
     }
-    // keys a reader never sees although some node writes them (it runs before its writers)
+    let names: Vec<String> = ex.doubling.keys().cloned().collect();
+    let who = ex
+        .doubling
+        .iter()
+        .map(|(n, fs)| resent_by(ctx, n, fs))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let first = &names[0];
+    let line = ctx
+        .effects
+        .get(first.as_str())
+        .and_then(|e| e.as_ref())
+        .and_then(|e| e.whole_state.or_else(|| e.resends.values().next().copied()));
+    out.push(Defect {
+        cause: None,
+        fields_only: ex.doubling.keys().all(|n| {
+            ctx.effects
+                .get(n.as_str())
+                .and_then(|e| e.as_ref())
+                .is_some_and(|e| e.whole_state.is_none())
+        }),
+        kind: "whole_state_return".into(),
+        location: line.map_or_else(|| ctx.node_loc(first), |l| ctx.effects_loc(first, l)),
+        detail: format!(
+            "{who}: in some run the re-sent list already holds items at that point, and its appending reducer adds the list to itself, so it doubles at each such node"
+        ),
+        nodes: names,
+    });
+}
+
+/// How node `n` re-sends the appending fields `fs`, and where.
+fn resent_by(ctx: &Ctx, n: &str, fs: &BTreeSet<String>) -> String {
+    let fields = fs
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let at = |l: usize| ctx.effects_loc(n, l);
+    match ctx.effects.get(n).and_then(|e| e.as_ref()) {
+        Some(e) if e.whole_state.is_some() => format!(
+            "{n} returns the whole incoming state{}, which re-sends {fields}",
+            e.whole_state
+                .map_or(String::new(), |l| format!(" ({})", at(l)))
+        ),
+        Some(e) => {
+            let line = fs.iter().find_map(|f| e.resends.get(f)).copied();
+            let grown = fs.iter().find_map(|f| e.fills.get(f)).copied();
+            format!(
+                "{n} re-sends the current value of {fields}{}{}",
+                line.map_or(String::new(), |l| format!(" ({})", at(l))),
+                grown.map_or(String::new(), |l| format!(
+                    " after appending to it in place ({})",
+                    at(l)
+                ))
+            )
+        }
+        None => format!("{n} re-sends the current value of {fields}"),
+    }
+}
+
+/// Keys a reader never sees although some node writes them (it runs before its writers); only
+/// when the machine tracked which keys may hold a value.
+fn unseen_keys(ctx: &Ctx, track: bool, ex: &Explored, out: &mut Vec<Defect>) {
+    let g = ctx.g;
+    let writes = |n: &str, k: &str| {
+        ctx.effects
+            .get(n)
+            .and_then(|e| e.as_ref())
+            .is_some_and(|e| e.writes.contains_key(k))
+    };
     let mut unseen: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for ((reader, k), seen) in &ex.visible {
         if *seen || !track {
@@ -2301,21 +2399,12 @@ fn simulate(
         let (name, own) = match reader.split_once('#') {
             Some((src, i)) => {
                 let i: usize = i.parse().unwrap_or(0);
-                let own = ctx
-                    .effects
-                    .get(src)
-                    .and_then(|e| e.as_ref())
-                    .is_some_and(|e| e.writes.contains_key(k));
-                (format!("{src} (router {})", g.routers[i].router), own)
+                (
+                    format!("{src} (router {})", g.routers[i].router),
+                    writes(src, k),
+                )
             }
-            None => {
-                let own = ctx
-                    .effects
-                    .get(reader.as_str())
-                    .and_then(|e| e.as_ref())
-                    .is_some_and(|e| e.writes.contains_key(k));
-                (reader.clone(), own)
-            }
+            None => (reader.clone(), writes(reader, k)),
         };
         if own {
             continue;
@@ -2354,10 +2443,14 @@ fn simulate(
             nodes: readers,
         });
     }
-    // duplicate executions: a node re-run as part of a loop is iteration, not a defect (the
-    // machine records second runs of nodes on no cycle only); report the nodes whose second
-    // runs are not all triggered by other such nodes (the root causes), and list what runs
-    // again after them
+}
+
+/// Duplicate executions: a node re-run as part of a loop is iteration, not a defect (the
+/// machine records second runs of nodes on no cycle only); reports the nodes whose second runs
+/// are not all triggered by other such nodes (the root causes), and lists what runs again
+/// after them.
+fn duplicate_executions(ctx: &Ctx, cyc: &[BTreeSet<String>], ex: &Explored, out: &mut Vec<Defect>) {
+    let on_cycle = |n: &str| -> bool { cyc.iter().any(|c| c.contains(n)) };
     let dup_nodes: BTreeSet<&str> = ex.dups.keys().map(String::as_str).collect();
     let roots: Vec<(&String, &BTreeSet<String>)> = ex
         .dups
@@ -2407,8 +2500,6 @@ fn simulate(
             detail,
         });
     }
-    sim.fan_in = Some(ex.joins);
-    sim
 }
 
 fn node_of_reader(r: &str) -> &str {

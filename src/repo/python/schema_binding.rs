@@ -768,7 +768,47 @@ fn node_policy(repo: &Repo<'_>, f: &FuncInfo, policies: &[(String, Site)]) -> Op
 
 pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
     let mut out = StructuredFacts::default();
-    // nodes with a RetryPolicy: the function names given to `add_node(..., retry=...)`
+    let policies = retry_policies(repo);
+    for (m, module) in repo.modules.iter().enumerate() {
+        if super::safety::is_test(&module.path) {
+            continue;
+        }
+        out.files += 1;
+        parsers(repo, m, &mut out);
+        let around = Around {
+            // a function of the module that invokes in a retry loop
+            module_loop: module
+                .calls
+                .iter()
+                .find(|c| INVOKE.contains(&c.method.as_str()) && retry_loop(c))
+                .map(|c| site(module, c.line)),
+            // `s = llm.with_structured_output(X)` ... `s.with_retry(...)`: the retry wraps `s`
+            // only
+            retried: module
+                .calls
+                .iter()
+                .filter(|c| c.method == "with_retry")
+                .filter_map(|c| c.receiver.as_deref().map(|r| (r, c.line)))
+                .collect(),
+            policies: &policies,
+        };
+        for c in &module.calls {
+            let method = c.method.as_str();
+            if method != "with_structured_output" && method != "bind_tools" {
+                continue;
+            }
+            if c.receiver.is_none() {
+                continue;
+            }
+            out.calls.push(binding(repo, m, c, &around));
+        }
+    }
+    out.used = !out.calls.is_empty();
+    out
+}
+
+/// Nodes with a RetryPolicy: the function names given to `add_node(..., retry=...)`.
+fn retry_policies(repo: &Repo<'_>) -> Vec<(String, Site)> {
     let mut policies: Vec<(String, Site)> = Vec::new();
     for module in repo.modules {
         for c in &module.calls {
@@ -784,243 +824,286 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             }
         }
     }
-    for (m, module) in repo.modules.iter().enumerate() {
-        if super::safety::is_test(&module.path) {
+    policies
+}
+
+/// The parsers of module `m`'s replies (`PydanticOutputParser`, `model_validate_json`, ...),
+/// and `json.loads` in a function that also searches the text with a regular expression.
+fn parsers(repo: &Repo<'_>, m: usize, out: &mut StructuredFacts) {
+    let module = &repo.modules[m];
+    for c in &module.calls {
+        let Some(callee) = c.callee.as_deref() else {
             continue;
+        };
+        if repo.is(m, callee, PARSERS)
+            || (matches!(c.method.as_str(), "model_validate_json" | "parse_raw")
+                && c.receiver.is_some())
+        {
+            out.parsers.push((site(module, c.line), callee.to_string()));
         }
-        out.files += 1;
-        // a function of the module that invokes in a retry loop
-        let module_loop = module
-            .calls
-            .iter()
-            .find(|c| INVOKE.contains(&c.method.as_str()) && retry_loop(c))
-            .map(|c| site(module, c.line));
-        // `s = llm.with_structured_output(X)` ... `s.with_retry(...)`: the retry wraps `s` only
-        let retried: Vec<(&str, usize)> = module
-            .calls
-            .iter()
-            .filter(|c| c.method == "with_retry")
-            .filter_map(|c| c.receiver.as_deref().map(|r| (r, c.line)))
-            .collect();
-        for c in &module.calls {
-            let Some(callee) = c.callee.as_deref() else {
-                continue;
-            };
-            if repo.is(m, callee, PARSERS)
-                || (matches!(c.method.as_str(), "model_validate_json" | "parse_raw")
-                    && c.receiver.is_some())
-            {
-                out.parsers.push((site(module, c.line), callee.to_string()));
-            }
-            if repo.is(m, callee, &["json.loads"])
-                && let Some(fi) = c.func
-                && module.calls.iter().any(|o| {
-                    o.func == Some(fi)
-                        && o.callee.as_deref().is_some_and(|cl| {
-                            repo.is(
-                                m,
-                                cl,
-                                &[
-                                    "re.search",
-                                    "re.findall",
-                                    "re.match",
-                                    "re.sub",
-                                    "re.finditer",
-                                ],
-                            )
-                        })
-                })
-            {
-                out.json_text
-                    .push((site(module, c.line), callee.to_string()));
-            }
-        }
-        for c in &module.calls {
-            let method = c.method.as_str();
-            if method != "with_structured_output" && method != "bind_tools" {
-                continue;
-            }
-            if c.receiver.is_none() {
-                continue;
-            }
-            let schema_expr = c.args.first().or_else(|| {
-                c.kwargs
-                    .iter()
-                    .find(|(k, _)| k == "schema" || k == "tools")
-                    .map(|(_, v)| v)
-            });
-            let schema = match schema_expr {
-                Some(Expr::List(items)) => items
-                    .iter()
-                    .map(|i| i.render())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Some(e) => e.render(),
-                None => String::new(),
-            };
-            let json_mode = c
-                .kwargs
-                .iter()
-                .any(|(k, v)| k == "method" && v.as_str() == Some("json_mode"));
-            let func = c.func.map(|f| &module.functions[f]);
-            // the invocations of the bound runnable in the same function
-            let invokes: Vec<&CallInfo> = module
-                .calls
-                .iter()
-                .filter(|o| {
-                    o.func == c.func && INVOKE.contains(&o.method.as_str()) && o.line >= c.line
-                })
-                .collect();
-            let mut retry_by = None;
-            if retry_loop(c) || invokes.iter().any(|o| retry_loop(o)) {
-                let at = invokes
-                    .iter()
-                    .find(|o| retry_loop(o))
-                    .map_or(c.line, |o| o.line);
-                retry_by = Some(Retry::Loop {
-                    at: site(module, at),
-                });
-            }
-            if retry_by.is_none()
-                && (c.in_try || invokes.iter().any(|o| o.in_try))
-                && let Some(again) = invokes.iter().find(|o| o.in_except)
-            {
-                retry_by = Some(Retry::Reinvoked {
-                    at: site(module, again.line),
-                    unbound: false,
-                });
-            }
-            if retry_by.is_none()
-                && let Some(f) = func
-                && let Some(d) = f.decorators.iter().find(|d| retry_decorator(repo, m, d))
-            {
-                retry_by = Some(Retry::Decorator {
-                    at: site(module, f.line),
-                    decorator: super::syntax::truncate(d, 60),
-                });
-            }
-            if retry_by.is_none()
-                && let Some(line) = if c.chained.as_deref() == Some("with_retry") {
-                    Some(c.line)
-                } else {
-                    c.assigned_to
-                        .as_deref()
-                        .and_then(|v| retried.iter().find(|(r, _)| *r == v).map(|(_, l)| *l))
-                }
-            {
-                retry_by = Some(Retry::WithRetry {
-                    at: site(module, line),
-                });
-            }
-            if retry_by.is_none()
-                && let Some(f) = func
-            {
-                retry_by = node_policy(repo, f, &policies);
-            }
-            if retry_by.is_none()
-                && let Some(at) = &module_loop
-            {
-                retry_by = Some(Retry::Loop { at: at.clone() });
-            }
-            let mut handled = c
-                .try_line
-                .or_else(|| invokes.iter().find_map(|o| o.try_line))
-                .map(|l| site(module, l));
-            // the bound runnable followed to where it is invoked
-            let mut bound = Vec::new();
-            holders_of(repo, m, c, 0, &mut bound);
-            derived(repo, &mut bound);
-            let raw = raw_holders(repo, m, c);
-            let mut found = uses(repo, &bound);
-            if let Some(chained) = c.chained.as_deref().filter(|x| INVOKE.contains(x))
-                && let Some(o) = module.calls.iter().find(|o| {
-                    o.func == c.func
-                        && o.method == chained
-                        && o.line >= c.line
-                        && o.receiver.as_deref().is_some_and(|r| r.contains(method))
-                })
-            {
-                found.push(Use {
-                    m,
-                    call: o,
-                    handed: None,
-                });
-            }
-            // a second call in the handler of another's `try` is that call's re-attempt
-            let again = |u: &Use<'_>| {
-                found.iter().any(|o| {
-                    o.m == u.m
-                        && o.call.func == u.call.func
-                        && o.call.try_line.is_some()
-                        && u.call.handler.as_ref().map(|(l, _)| *l) == o.call.try_line
-                })
-            };
-            // what holds the bound runnable is given the unbound model under a test: an
-            // invocation under the same test runs the unbound model (no structured call)
-            let skipped_at = skipped(repo, &bound, &raw);
-            let unbound_when: Vec<(String, bool)> = skipped_at
-                .as_ref()
-                .and_then(|at| {
-                    let sm = repo.modules.iter().find(|x| x.path == at.path)?;
-                    branches_of(sm, at.line).into_iter().next()
-                })
-                .into_iter()
-                .collect();
-            let unbound_only = |u: &Use<'_>| {
-                let mine = branches_of(&repo.modules[u.m], u.call.line);
-                unbound_when.iter().any(|w| mine.contains(w))
-            };
-            let mut invoked: Vec<Invoked> = Vec::new();
-            for u in found.iter().filter(|u| !again(u) && !unbound_only(u)) {
-                let at = site(&repo.modules[u.m], u.call.line);
-                if invoked.iter().any(|i| i.at == at) {
-                    continue;
-                }
-                let by = use_retry(repo, u, &bound, &raw, &policies).or_else(|| {
-                    // what was found for the binding holds for an invocation beside it
-                    (u.m == m && u.call.func == c.func)
-                        .then(|| retry_by.clone())
-                        .flatten()
-                });
-                invoked.push(Invoked {
-                    at,
-                    judges: Vec::new(),
-                    retry_by: by,
-                    handled: u.call.try_line.map(|l| site(&repo.modules[u.m], l)),
-                });
-            }
-            invoked.sort_by(|a, b| (&a.at.path, a.at.line).cmp(&(&b.at.path, b.at.line)));
-            if retry_by.is_none()
-                && !invoked.is_empty()
-                && invoked.iter().all(|i| i.retry_by.is_some())
-            {
-                retry_by = invoked[0].retry_by.clone();
-            }
-            if handled.is_none() {
-                handled = invoked.iter().find_map(|i| i.handled.clone());
-            }
-            out.calls.push(StructuredCall {
-                path: module.path.clone(),
-                line: c.line,
-                method: method.to_string(),
-                schema,
-                retry: retry_by.is_some(),
-                snippet: c.snippet.clone(),
-                function_snippet: func
-                    .map(|f| module.snippet(f.line, f.end_line, 40))
-                    .unwrap_or_else(|| c.snippet.clone()),
-                json_mode,
-                retry_by,
-                transport: transport(repo, m),
-                handled,
-                skipped: skipped_at,
-                judges: Vec::new(),
-                invoked,
-            });
+        if repo.is(m, callee, &["json.loads"])
+            && let Some(fi) = c.func
+            && module.calls.iter().any(|o| {
+                o.func == Some(fi)
+                    && o.callee.as_deref().is_some_and(|cl| {
+                        repo.is(
+                            m,
+                            cl,
+                            &[
+                                "re.search",
+                                "re.findall",
+                                "re.match",
+                                "re.sub",
+                                "re.finditer",
+                            ],
+                        )
+                    })
+            })
+        {
+            out.json_text
+                .push((site(module, c.line), callee.to_string()));
         }
     }
-    out.used = !out.calls.is_empty();
-    out
+}
+
+/// What a module holds that retries a binding made in it.
+struct Around<'a> {
+    /// A function of the module that invokes in a retry loop.
+    module_loop: Option<Site>,
+    /// `s.with_retry(...)`: the variable retried, and the line.
+    retried: Vec<(&'a str, usize)>,
+    /// Nodes with a RetryPolicy (see [`retry_policies`]).
+    policies: &'a [(String, Site)],
+}
+
+/// The binding `c` of module `m` (`llm.with_structured_output(X)`, `bind_tools`): its schema,
+/// what retries it, what handles its failure, and where the bound runnable is invoked.
+fn binding(repo: &Repo<'_>, m: usize, c: &CallInfo, around: &Around) -> StructuredCall {
+    let module = &repo.modules[m];
+    let func = c.func.map(|f| &module.functions[f]);
+    // the invocations of the bound runnable in the same function
+    let invokes: Vec<&CallInfo> = module
+        .calls
+        .iter()
+        .filter(|o| o.func == c.func && INVOKE.contains(&o.method.as_str()) && o.line >= c.line)
+        .collect();
+    let mut retry_by = binding_retry(repo, m, c, func, &invokes, around);
+    let mut handled = c
+        .try_line
+        .or_else(|| invokes.iter().find_map(|o| o.try_line))
+        .map(|l| site(module, l));
+    // the bound runnable followed to where it is invoked
+    let mut bound = Vec::new();
+    holders_of(repo, m, c, 0, &mut bound);
+    derived(repo, &mut bound);
+    let holders = Holders {
+        bound,
+        raw: raw_holders(repo, m, c),
+    };
+    let skipped_at = skipped(repo, &holders.bound, &holders.raw);
+    let invoked = invocations(
+        repo,
+        m,
+        c,
+        &holders,
+        skipped_at.as_ref(),
+        retry_by.as_ref(),
+        around,
+    );
+    if retry_by.is_none() && !invoked.is_empty() && invoked.iter().all(|i| i.retry_by.is_some()) {
+        retry_by = invoked[0].retry_by.clone();
+    }
+    if handled.is_none() {
+        handled = invoked.iter().find_map(|i| i.handled.clone());
+    }
+    StructuredCall {
+        path: module.path.clone(),
+        line: c.line,
+        method: c.method.clone(),
+        schema: schema_text(c),
+        retry: retry_by.is_some(),
+        snippet: c.snippet.clone(),
+        function_snippet: func
+            .map(|f| module.snippet(f.line, f.end_line, 40))
+            .unwrap_or_else(|| c.snippet.clone()),
+        json_mode: c
+            .kwargs
+            .iter()
+            .any(|(k, v)| k == "method" && v.as_str() == Some("json_mode")),
+        retry_by,
+        transport: transport(repo, m),
+        handled,
+        skipped: skipped_at,
+        judges: Vec::new(),
+        invoked,
+    }
+}
+
+/// The schema a binding is given, as written (several tools joined by commas).
+fn schema_text(c: &CallInfo) -> String {
+    let schema_expr = c.args.first().or_else(|| {
+        c.kwargs
+            .iter()
+            .find(|(k, _)| k == "schema" || k == "tools")
+            .map(|(_, v)| v)
+    });
+    match schema_expr {
+        Some(Expr::List(items)) => items
+            .iter()
+            .map(|i| i.render())
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(e) => e.render(),
+        None => String::new(),
+    }
+}
+
+/// What retries binding `c` where it is made, first found first: a retry loop around it or
+/// its invocations, a second invocation in the handler of their `try`, a retry decorator on
+/// its function, `with_retry`, a RetryPolicy on the node that runs its function, a retry loop
+/// elsewhere in the module.
+fn binding_retry(
+    repo: &Repo<'_>,
+    m: usize,
+    c: &CallInfo,
+    func: Option<&FuncInfo>,
+    invokes: &[&CallInfo],
+    around: &Around,
+) -> Option<Retry> {
+    let module = &repo.modules[m];
+    if retry_loop(c) || invokes.iter().any(|o| retry_loop(o)) {
+        let at = invokes
+            .iter()
+            .find(|o| retry_loop(o))
+            .map_or(c.line, |o| o.line);
+        return Some(Retry::Loop {
+            at: site(module, at),
+        });
+    }
+    if (c.in_try || invokes.iter().any(|o| o.in_try))
+        && let Some(again) = invokes.iter().find(|o| o.in_except)
+    {
+        return Some(Retry::Reinvoked {
+            at: site(module, again.line),
+            unbound: false,
+        });
+    }
+    if let Some(f) = func
+        && let Some(d) = f.decorators.iter().find(|d| retry_decorator(repo, m, d))
+    {
+        return Some(Retry::Decorator {
+            at: site(module, f.line),
+            decorator: super::syntax::truncate(d, 60),
+        });
+    }
+    let with_retry = if c.chained.as_deref() == Some("with_retry") {
+        Some(c.line)
+    } else {
+        c.assigned_to.as_deref().and_then(|v| {
+            around
+                .retried
+                .iter()
+                .find(|(r, _)| *r == v)
+                .map(|(_, l)| *l)
+        })
+    };
+    if let Some(line) = with_retry {
+        return Some(Retry::WithRetry {
+            at: site(module, line),
+        });
+    }
+    if let Some(f) = func
+        && let Some(policy) = node_policy(repo, f, around.policies)
+    {
+        return Some(policy);
+    }
+    around
+        .module_loop
+        .as_ref()
+        .map(|at| Retry::Loop { at: at.clone() })
+}
+
+/// What holds what a binding makes.
+struct Holders {
+    /// The bound runnable, followed through variables, attributes, returns and arguments.
+    bound: Vec<Holder>,
+    /// The unbound model.
+    raw: Vec<Holder>,
+}
+
+/// Where the runnable bound by `c` is invoked, each place once, in path and line order, with
+/// what retries and handles it there; a second call in the handler of another's `try` (its
+/// re-attempt) and an invocation under the test that hands over the unbound model instead
+/// (`skipped_at`) left out. `retry_by`: what retries the binding where it is made.
+fn invocations(
+    repo: &Repo<'_>,
+    m: usize,
+    c: &CallInfo,
+    holders: &Holders,
+    skipped_at: Option<&Site>,
+    retry_by: Option<&Retry>,
+    around: &Around,
+) -> Vec<Invoked> {
+    let module = &repo.modules[m];
+    let method = c.method.as_str();
+    let mut found = uses(repo, &holders.bound);
+    if let Some(chained) = c.chained.as_deref().filter(|x| INVOKE.contains(x))
+        && let Some(o) = module.calls.iter().find(|o| {
+            o.func == c.func
+                && o.method == chained
+                && o.line >= c.line
+                && o.receiver.as_deref().is_some_and(|r| r.contains(method))
+        })
+    {
+        found.push(Use {
+            m,
+            call: o,
+            handed: None,
+        });
+    }
+    // a second call in the handler of another's `try` is that call's re-attempt
+    let again = |u: &Use<'_>| {
+        found.iter().any(|o| {
+            o.m == u.m
+                && o.call.func == u.call.func
+                && o.call.try_line.is_some()
+                && u.call.handler.as_ref().map(|(l, _)| *l) == o.call.try_line
+        })
+    };
+    // what holds the bound runnable is given the unbound model under a test: an invocation
+    // under the same test runs the unbound model (no structured call)
+    let unbound_when: Vec<(String, bool)> = skipped_at
+        .and_then(|at| {
+            let sm = repo.modules.iter().find(|x| x.path == at.path)?;
+            branches_of(sm, at.line).into_iter().next()
+        })
+        .into_iter()
+        .collect();
+    let unbound_only = |u: &Use<'_>| {
+        let mine = branches_of(&repo.modules[u.m], u.call.line);
+        unbound_when.iter().any(|w| mine.contains(w))
+    };
+    let mut invoked: Vec<Invoked> = Vec::new();
+    for u in found.iter().filter(|u| !again(u) && !unbound_only(u)) {
+        let at = site(&repo.modules[u.m], u.call.line);
+        if invoked.iter().any(|i| i.at == at) {
+            continue;
+        }
+        let by = use_retry(repo, u, &holders.bound, &holders.raw, around.policies).or_else(|| {
+            // what was found for the binding holds for an invocation beside it
+            (u.m == m && u.call.func == c.func)
+                .then(|| retry_by.cloned())
+                .flatten()
+        });
+        invoked.push(Invoked {
+            at,
+            judges: Vec::new(),
+            retry_by: by,
+            handled: u.call.try_line.map(|l| site(&repo.modules[u.m], l)),
+        });
+    }
+    invoked.sort_by(|a, b| (&a.at.path, a.at.line).cmp(&(&b.at.path, b.at.line)));
+    invoked
 }
 
 #[cfg(test)]
