@@ -482,12 +482,13 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
         }
     }
     // the keys each set of writes (the same nodes, at the same lines) holds
-    let mut by_writes: BTreeMap<Vec<(&str, usize)>, Vec<&str>> = BTreeMap::new();
+    type Writes<'a> = Vec<(&'a str, usize)>;
+    let mut by_writes: BTreeMap<Writes, Vec<&str>> = BTreeMap::new();
     for (k, writers) in by_key {
         by_writes.entry(writers).or_default().push(k);
     }
     // in the order of their first key
-    let mut groups: Vec<(Vec<(&str, usize)>, Vec<&str>)> = by_writes.into_iter().collect();
+    let mut groups: Vec<(Writes, Vec<&str>)> = by_writes.into_iter().collect();
     groups.sort_by(|a, b| a.1.first().cmp(&b.1.first()));
     groups
         .into_iter()
