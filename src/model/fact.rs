@@ -202,6 +202,39 @@ pub struct External {
 pub struct Shallow {
     pub at: Site,
     pub depth: String,
+    /// The depth is added on one branch only (`if not full_history:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<ShallowBranch>,
+}
+
+/// The branch of the code that adds a clone's depth, when the clone runs without it too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShallowBranch {
+    pub at: Site,
+    /// The branch's line as written (`if not full_history:`).
+    pub branch: String,
+    /// Whether the defaults of the parameters it tests take it (`None`: they do not decide).
+    pub by_default: Option<bool>,
+    /// Those parameters and their defaults, as written.
+    pub defaults: Vec<(String, String)>,
+}
+
+impl Shallow {
+    /// The clone is shallow when it runs as it is called by default (or whenever it runs).
+    pub fn by_default(&self) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|b| b.by_default != Some(false))
+    }
+
+    /// `` `full_history` defaults to `False` `` for the parameters the branch tests.
+    fn defaults_text(b: &ShallowBranch) -> String {
+        b.defaults
+            .iter()
+            .map(|(p, v)| format!("`{p}` defaults to `{v}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A clone whose temporary directory is removed when its function returns, while the
@@ -324,7 +357,9 @@ impl Stated for SafetyFact {
                 clones, removals, ..
             } => !clones.is_empty() && !removals.is_empty(),
             SafetyFact::Lifetime { clones, early } => !clones.is_empty() && early.is_empty(),
-            SafetyFact::FullHistory { clones, shallow } => !clones.is_empty() && shallow.is_empty(),
+            SafetyFact::FullHistory { clones, shallow } => {
+                !clones.is_empty() && !shallow.iter().any(Shallow::by_default)
+            }
             SafetyFact::NoShell {
                 files,
                 shells,
@@ -594,17 +629,38 @@ impl Stated for SafetyFact {
                 if clones.is_empty() {
                     "no clone".into()
                 } else if let Some(s) = shallow.first() {
-                    format!(
-                        "the clone at {} keeps only the last {} (depth {}): the git-history analysis sees {}",
-                        s.at,
-                        count(s.depth.parse().unwrap_or(1), "commit", "commits"),
-                        s.depth,
-                        if s.depth == "1" {
-                            "a single commit"
-                        } else {
-                            "a truncated history"
-                        }
-                    )
+                    let kept = count(s.depth.parse().unwrap_or(1), "commit", "commits");
+                    let sees = if s.depth == "1" {
+                        "a single commit"
+                    } else {
+                        "a truncated history"
+                    };
+                    match &s.only {
+                        None => format!(
+                            "the clone at {} keeps only the last {kept} (depth {}): the git-history analysis sees {sees}",
+                            s.at, s.depth,
+                        ),
+                        Some(b) if b.by_default == Some(true) => format!(
+                            "by default the clone at {} keeps only the last {kept} (depth {}): the depth is added under `{}` at {}, which the defaults take ({}); the git-history analysis then sees {sees}",
+                            s.at,
+                            s.depth,
+                            b.branch,
+                            b.at,
+                            Shallow::defaults_text(b)
+                        ),
+                        Some(b) if b.by_default == Some(false) => format!(
+                            "by default the clone at {} keeps the whole history: the depth {} is added only under `{}` at {}, which the defaults do not take ({})",
+                            s.at,
+                            s.depth,
+                            b.branch,
+                            b.at,
+                            Shallow::defaults_text(b)
+                        ),
+                        Some(b) => format!(
+                            "the clone at {} keeps only the last {kept} (depth {}) when `{}` at {} is taken: the git-history analysis then sees {sees}",
+                            s.at, s.depth, b.branch, b.at
+                        ),
+                    }
                 } else {
                     format!(
                         "the clone keeps the whole history (no --depth or depth= at {})",
@@ -799,11 +855,27 @@ impl Stated for SafetyFact {
                 )
             }
             SafetyFact::FullHistory { shallow, .. } => {
-                let s = shallow.first()?;
-                Fix::at(
-                    &s.at,
-                    "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
-                )
+                let s = shallow.iter().find(|s| s.by_default())?;
+                match &s.only {
+                    None => Fix::at(
+                        &s.at,
+                        "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
+                    ),
+                    Some(b) if b.by_default == Some(true) => Fix::at(
+                        &b.at,
+                        format!(
+                            "make the whole history the default: add the depth only when a shallow clone is asked for (today `{}` adds it unless told otherwise), so the git-history analysis sees every commit",
+                            b.branch
+                        ),
+                    ),
+                    Some(b) => Fix::at(
+                        &b.at,
+                        format!(
+                            "clone the whole history whenever the history is analysed: the depth added under `{}` cuts it to the last commits",
+                            b.branch
+                        ),
+                    ),
+                }
             }
             SafetyFact::NoShell {
                 shells, unscanned, ..
