@@ -4,7 +4,9 @@
 //! functions and module- or class-level names its Python code defines (imports aside), its
 //! graph nodes and its state fields. A name is compared as the code writes it, case, `_` and
 //! `-` aside (`DocAnalyst` names the node `doc_analyst`); a name the project only imports
-//! (`StateGraph`, `operator.add`) is no part of its own code.
+//! (`StateGraph`, `TypedDict`) is no part of its own code, unless the code uses it in a role of
+//! its own: a reducer its state schema declares (`operator.ior` for `AgentState.evidences`) is
+//! that field's reducer.
 //!
 //! A concept explained in generic terms (a textbook definition, the challenge's own names for
 //! parts the code does not have) is explained, but not in terms of this implementation: the
@@ -19,7 +21,7 @@ pub struct CodePart {
     /// As the report writes it.
     pub named: String,
     /// What it is in the code: "file", "directory", "class", "function", "graph node",
-    /// "state field", "module-level name".
+    /// "state field", "module-level name", "reducer of the state field".
     pub what: &'static str,
     /// The name in the code (`doc_analyst` for `DocAnalyst`), or the path.
     pub code_name: String,
@@ -190,6 +192,28 @@ fn symbol_part(named: &str, word: &str, code: &PythonFacts) -> Option<CodePart> 
         })
 }
 
+/// The reducer of a state field that `piece` names (`operator.ior`, `add_messages`): the code
+/// uses it in the role of its own state schema's reducer, whether it defines or imports it.
+/// Compared as the code writes it, case and `_` aside, with or without its `operator.` module.
+fn reducer_part(piece: &str, code: &PythonFacts) -> Option<CodePart> {
+    let bare = |s: &str| {
+        let lower = s.to_lowercase();
+        norm(lower.strip_prefix("operator.").unwrap_or(&lower))
+    };
+    let key = bare(piece);
+    // a bare `add` or `or_` in prose is a word, not the reducer
+    if key.len() < 3 || (!piece.contains('.') && key.len() < 5) {
+        return None;
+    }
+    let r = code.state.reducers.iter().find(|r| bare(&r.reducer) == key)?;
+    Some(CodePart {
+        named: piece.to_string(),
+        what: "reducer of the state field",
+        code_name: format!("{}.{}", r.class, r.field),
+        at: format!("{}:{}", r.path, r.line),
+    })
+}
+
 /// The part of the repository's code a name from a report names, if any: a path (file or
 /// directory), else its identifiers (`Annotated[List[JudicialOpinion` → `JudicialOpinion`;
 /// `state.opinions` → `opinions`, then `state`).
@@ -208,6 +232,10 @@ pub fn code_part(named: &str, files: &[String], code: &PythonFacts) -> Option<Co
         let (Some(last), Some(first)) = (segments.last(), segments.first()) else {
             continue;
         };
+        // a reducer the state schema declares, imported or not (`operator.ior`)
+        if let Some(p) = reducer_part(piece, code) {
+            return Some(p);
+        }
         let mut tries = vec![*last];
         if first != last {
             tries.push(first);
@@ -327,9 +355,23 @@ mod tests {
             Some(("class", "src/state.py:4".into()))
         );
         // what the project only imports, or never defines, is no part of its own code
+        // a reducer of the state schema, though imported, is the code's own reducer
+        assert_eq!(
+            what("operator.ior"),
+            Some(("reducer of the state field", "src/state.py:5".into()))
+        );
+        let (files, code) = project();
+        assert_eq!(
+            code_part("operator.add", &files, &code).map(|p| p.describe()),
+            Some(
+                "`operator.add` (the reducer of the state field `AgentState.opinions`, src/state.py:6)"
+                    .into()
+            )
+        );
         for name in [
             "StateGraph",
-            "operator.ior",
+            "operator.or_",
+            "add",
             "RepoInvestigator",
             "src/nodes/judges.py",
             "judges.py",
@@ -391,7 +433,8 @@ mod tests {
         assert_eq!(tied(std::slice::from_ref(&generic), &files, &code), None);
         let (page, parts) = tied(&[generic, named], &files, &code).unwrap();
         assert_eq!(page, 5);
-        assert_eq!(parts.len(), 1);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[1].code_name, "AgentState.opinions");
         assert_eq!(
             parts[0].describe(),
             "`EvidenceAggregator` (the graph node `evidence_aggregator`, src/graph.py:7)"
