@@ -533,10 +533,14 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
     let e = match c.status {
         PathStatus::Verified => fact(
             format!("{what} '{p}' claimed by the report exists in the repository"),
-            match &c.matched {
-                Some(m) => format!("Verified: '{p}' is in the audited commit (matched as {m})"),
-                None => format!("Verified: '{p}' is in the audited commit"),
-            },
+            format!(
+                "Verified: '{p}' is in the audited commit{}{}",
+                match &c.matched {
+                    Some(m) => format!(" (matched as {m})"),
+                    None => String::new(),
+                },
+                also_written(c)
+            ),
             if c.matched.is_some() { 0.9 } else { 1.0 },
         ),
         PathStatus::Hallucinated => fact(
@@ -586,6 +590,22 @@ pub fn path_fact(c: &ClaimedPath, id: String, location: String) -> Evidence {
         .with_fix("re-run the audit so that the repository's file list is available"),
     };
     e.with_measure(Measure::Path { claimed })
+}
+
+/// The report's other spellings of the file, merged into this claim: " (also written
+/// 'graph.py')", or nothing.
+fn also_written(c: &ClaimedPath) -> String {
+    if c.spellings.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (also written {})",
+        c.spellings
+            .iter()
+            .map(|s| format!("'{s}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// The report dimensions that ask for the report to be cross-referenced with the repository.
@@ -640,11 +660,11 @@ pub fn path_evidence(
             .path_counts
             .unwrap_or_else(|| PathCounts::of(&facts.claimed_paths));
         let names = |status: PathStatus, count: usize| {
-            let listed: Vec<&str> = facts
+            let listed: Vec<String> = facts
                 .claimed_paths
                 .iter()
                 .filter(|c| c.status == status)
-                .map(|c| c.path.as_str())
+                .map(|c| format!("{}{}", c.path, also_written(c)))
                 .collect();
             let more = count.saturating_sub(listed.len());
             match (listed.is_empty(), more) {

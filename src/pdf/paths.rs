@@ -85,6 +85,10 @@ pub struct ClaimedPath {
     /// The repository file it was matched to when that differs from `path` (suffix match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matched: Option<String>,
+    /// The report's other spellings of the same repository file (`graph.py` beside
+    /// `src/graph.py`): merged into this claim, one file (see [`merge_duplicates`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spellings: Vec<String>,
     /// Whether the path is a directory (`src/nodes/`).
     #[serde(default)]
     pub directory: bool,
@@ -547,6 +551,7 @@ fn add<'t>(
         line,
         pages: vec![page],
         matched: None,
+        spellings: Vec::new(),
         directory,
         future_work: future,
         disclaimed,
@@ -794,19 +799,42 @@ fn rejoin_split_name(c: &mut ClaimedPath, repo: &RepoIndex<'_>) {
     c.preceding.clear();
 }
 
-/// Claims that [`check`] resolved to the same path are one claim (pages united), and a path
-/// not found that is the tail of exactly one longer claimed path (`report_peer_abc.md`,
-/// `reports/report_peer_abc.md` beside `audit/reports/report_peer_abc.md`) is a mention of
-/// that path, not a claim of its own.
+/// Claims that [`check`] resolved to the same path are one claim (pages united): the same
+/// spelling twice, or two spellings of one repository file (`base_judge.py` matched as
+/// `src/agents/judges/base_judge.py` beside that full path), kept under the spelling that is the
+/// file's path with the others in `spellings`. A path not found that is the tail of exactly one
+/// longer claimed path (`report_peer_abc.md`, `reports/report_peer_abc.md` beside
+/// `audit/reports/report_peer_abc.md`) is a mention of that path, not a claim of its own.
 pub fn merge_duplicates(claims: &mut Vec<ClaimedPath>) {
     let mut out: Vec<ClaimedPath> = Vec::with_capacity(claims.len());
     let mut index: HashMap<String, usize> = HashMap::new();
-    for c in claims.drain(..) {
-        if let Some(&i) = index.get(&c.path) {
-            unite_pages(&mut out[i], &c);
+    for mut c in claims.drain(..) {
+        // a verified file is keyed by the repository file it resolved to
+        let key = match (&c.status, &c.matched) {
+            (PathStatus::Verified, Some(m)) if !c.directory => m.clone(),
+            _ => c.path.clone(),
+        };
+        if let Some(&i) = index.get(&key) {
+            let kept = &mut out[i];
+            if kept.path != c.path {
+                // the spelling that is the file's own path leads
+                if kept.matched.is_some() && c.matched.is_none() {
+                    std::mem::swap(kept, &mut c);
+                    kept.spellings = std::mem::take(&mut c.spellings);
+                }
+                if !kept.spellings.contains(&c.path) && kept.path != c.path {
+                    kept.spellings.push(c.path.clone());
+                }
+                for s in std::mem::take(&mut c.spellings) {
+                    if !kept.spellings.contains(&s) && kept.path != s {
+                        kept.spellings.push(s);
+                    }
+                }
+            }
+            unite_pages(kept, &c);
             continue;
         }
-        index.insert(c.path.clone(), out.len());
+        index.insert(key, out.len());
         out.push(c);
     }
     // Each fragment goes where every longer claim ending with it goes (each of those already
@@ -1042,6 +1070,48 @@ mod tests {
             &[".env.example", ".github/workflows/ci.yml"],
         );
         assert!(r.iter().all(|(_, s)| *s == PathStatus::Verified), "{r:?}");
+    }
+
+    #[test]
+    fn two_spellings_of_one_repository_file_are_one_cited_path() {
+        let files: Vec<String> = ["src/agents/judges/base_judge.py", "src/graph.py"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut c = extract(&[
+            "The judges share src/agents/judges/base_judge.py.".to_string(),
+            "In base_judge.py the call is retried; graph.py wires it, and so does src/graph.py."
+                .to_string(),
+        ]);
+        check(&mut c, &files);
+        merge_duplicates(&mut c);
+        let got: Vec<(&str, Vec<&str>, Vec<u32>)> = c
+            .iter()
+            .map(|c| {
+                (
+                    c.path.as_str(),
+                    c.spellings.iter().map(String::as_str).collect(),
+                    c.pages.clone(),
+                )
+            })
+            .collect();
+        // kept under the spelling that is the file's path, whichever came first
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "src/agents/judges/base_judge.py",
+                    vec!["base_judge.py"],
+                    vec![1, 2]
+                ),
+                ("src/graph.py", vec!["graph.py"], vec![2]),
+            ]
+        );
+        assert!(
+            c.iter()
+                .all(|c| c.status == PathStatus::Verified && c.matched.is_none())
+        );
+        assert_eq!(PathCounts::of(&c).verified, 2);
     }
 
     #[test]

@@ -205,7 +205,11 @@ fn reducer_part(piece: &str, code: &PythonFacts) -> Option<CodePart> {
     if key.len() < 3 || (!piece.contains('.') && key.len() < 5) {
         return None;
     }
-    let r = code.state.reducers.iter().find(|r| bare(&r.reducer) == key)?;
+    let r = code
+        .state
+        .reducers
+        .iter()
+        .find(|r| bare(&r.reducer) == key)?;
     Some(CodePart {
         named: piece.to_string(),
         what: "reducer of the state field",
