@@ -481,22 +481,6 @@ fn judges_used(rows: &[GradeRow]) -> String {
     }
 }
 
-/// HTML-escapes text for element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 /// Escapes a path segment for an href (ids are restricted to safe characters; this is defence
 /// in depth).
 fn href_seg(s: &str) -> String {
@@ -513,8 +497,9 @@ fn href_seg(s: &str) -> String {
 
 const HEAT: [&str; 5] = ["#d73027", "#fc8d59", "#fee08b", "#91cf60", "#1a9850"];
 
-/// The dashboard's page: handlebars, every value escaped by [`esc`] (no triple-stash); the code
-/// similarity section, when the batch has one, through [`SIMILARITY_SECTION_TEMPLATE`].
+/// The dashboard's page: handlebars, every value escaped by handlebars' own HTML escaping, as
+/// every page the tool writes (no triple-stash, no escaping by hand); the code similarity
+/// section, when the batch has one, through [`SIMILARITY_SECTION_TEMPLATE`].
 const DASHBOARD_TEMPLATE: &str = include_str!("templates/dashboard.html.hbs");
 
 /// The code similarity section: the dashboard's (a partial of [`DASHBOARD_TEMPLATE`]) and
@@ -608,7 +593,6 @@ pub fn index_html_with<S: Serialize>(
     similarity: Option<&S>,
 ) -> Result<String, OutputError> {
     let mut hb = handlebars::Handlebars::new();
-    hb.register_escape_fn(esc);
     hb.register_partial("similarity_section", SIMILARITY_SECTION_TEMPLATE)
         .map_err(|e| OutputError::DashboardTemplate(Box::new(e)))?;
     hb.render_template(
@@ -1012,6 +996,13 @@ mod tests {
         assert!(!html.contains("<script>"));
         assert!(html.contains("bad%3Cid%3E/failed.md"));
         assert_eq!(html.matches("<tr class=").count(), 4);
+        // the one escaping of every page the tool writes: handlebars' own (quotes, `=` and
+        // backticks too, which an unquoted attribute would need)
+        let hostile = index_html(&rows, &dims(), "t' onload=`x`").unwrap();
+        assert!(
+            hostile.contains("t&#x27; onload&#x3D;&#x60;x&#x60;"),
+            "{hostile}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! - **What a flag is.** A flagged pair asks a person to look; it never changes a score, and no
 //!   text calls it anything but shared code.
 
-use super::outputs::{SIMILARITY_SECTION_TEMPLATE, csv_cell, esc};
+use super::outputs::{SIMILARITY_SECTION_TEMPLATE, csv_cell};
 use super::store::BatchStore;
 use crate::repo::{RepoError, RepoSource};
 use crate::similarity::compare::{Entry, NotCompared, Pair};
@@ -383,8 +383,8 @@ fn method_line(r: &CohortReport) -> String {
 /// What a flag is, said wherever flags are shown.
 pub const WHAT_A_FLAG_IS: &str = "A flagged pair shares code beyond the template and the code common to the cohort: a person should look at the fragments. A flag changes no score and is no verdict.";
 
-/// The similarity section and page: handlebars, every value escaped by [`esc`] (no
-/// triple-stash).
+/// The similarity page (its section: [`SIMILARITY_SECTION_TEMPLATE`]): handlebars, every value
+/// escaped by handlebars' own HTML escaping (no triple-stash).
 const PAGE_TEMPLATE: &str = include_str!("templates/similarity.html.hbs");
 
 /// What the section shows (the dashboard's, and the page's without its heading).
@@ -527,7 +527,6 @@ fn span_view(s: &similarity::compare::Span) -> SpanView<'_> {
 
 fn templates() -> Result<Handlebars<'static>, SimilarityError> {
     let mut hb = Handlebars::new();
-    hb.register_escape_fn(esc);
     hb.register_template_string("similarity_section", SIMILARITY_SECTION_TEMPLATE)
         .map_err(|e| SimilarityError::HtmlTemplate(Box::new(e)))?;
     hb.register_template_string("similarity", PAGE_TEMPLATE)
