@@ -805,7 +805,10 @@ fn safety_facts<'a>(facts: &[&'a SafetyFact]) -> Safety<'a> {
                 }
             }
             SafetyFact::FullHistory { shallow, .. } => {
-                if shallow.iter().any(|x| x.depth.trim() == "1") {
+                if shallow
+                    .iter()
+                    .any(|x| x.depth.trim() == "1" && x.by_default())
+                {
                     s.single_commit = Some(f);
                 }
             }
@@ -1793,6 +1796,7 @@ mod tests {
                     .map(|d| Shallow {
                         at: site(10),
                         depth: d.into(),
+                        only: None,
                     })
                     .into_iter()
                     .collect(),
@@ -1968,6 +1972,7 @@ mod tests {
             }),
             s(NuanceFact::PerCriterion {
                 batched: batched.then(|| site(60)),
+                overall: None,
                 calls: vec![site(60)],
             }),
             s(NuanceFact::Parallel {

@@ -202,6 +202,39 @@ pub struct External {
 pub struct Shallow {
     pub at: Site,
     pub depth: String,
+    /// The depth is added on one branch only (`if not full_history:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<ShallowBranch>,
+}
+
+/// The branch of the code that adds a clone's depth, when the clone runs without it too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShallowBranch {
+    pub at: Site,
+    /// The branch's line as written (`if not full_history:`).
+    pub branch: String,
+    /// Whether the defaults of the parameters it tests take it (`None`: they do not decide).
+    pub by_default: Option<bool>,
+    /// Those parameters and their defaults, as written.
+    pub defaults: Vec<(String, String)>,
+}
+
+impl Shallow {
+    /// The clone is shallow when it runs as it is called by default (or whenever it runs).
+    pub fn by_default(&self) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|b| b.by_default != Some(false))
+    }
+
+    /// `` `full_history` defaults to `False` `` for the parameters the branch tests.
+    fn defaults_text(b: &ShallowBranch) -> String {
+        b.defaults
+            .iter()
+            .map(|(p, v)| format!("`{p}` defaults to `{v}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A clone whose temporary directory is removed when its function returns, while the
@@ -324,7 +357,9 @@ impl Stated for SafetyFact {
                 clones, removals, ..
             } => !clones.is_empty() && !removals.is_empty(),
             SafetyFact::Lifetime { clones, early } => !clones.is_empty() && early.is_empty(),
-            SafetyFact::FullHistory { clones, shallow } => !clones.is_empty() && shallow.is_empty(),
+            SafetyFact::FullHistory { clones, shallow } => {
+                !clones.is_empty() && !shallow.iter().any(Shallow::by_default)
+            }
             SafetyFact::NoShell {
                 files,
                 shells,
@@ -594,17 +629,38 @@ impl Stated for SafetyFact {
                 if clones.is_empty() {
                     "no clone".into()
                 } else if let Some(s) = shallow.first() {
-                    format!(
-                        "the clone at {} keeps only the last {} (depth {}): the git-history analysis sees {}",
-                        s.at,
-                        count(s.depth.parse().unwrap_or(1), "commit", "commits"),
-                        s.depth,
-                        if s.depth == "1" {
-                            "a single commit"
-                        } else {
-                            "a truncated history"
-                        }
-                    )
+                    let kept = count(s.depth.parse().unwrap_or(1), "commit", "commits");
+                    let sees = if s.depth == "1" {
+                        "a single commit"
+                    } else {
+                        "a truncated history"
+                    };
+                    match &s.only {
+                        None => format!(
+                            "the clone at {} keeps only the last {kept} (depth {}): the git-history analysis sees {sees}",
+                            s.at, s.depth,
+                        ),
+                        Some(b) if b.by_default == Some(true) => format!(
+                            "by default the clone at {} keeps only the last {kept} (depth {}): the depth is added under `{}` at {}, which the defaults take ({}); the git-history analysis then sees {sees}",
+                            s.at,
+                            s.depth,
+                            b.branch,
+                            b.at,
+                            Shallow::defaults_text(b)
+                        ),
+                        Some(b) if b.by_default == Some(false) => format!(
+                            "by default the clone at {} keeps the whole history: the depth {} is added only under `{}` at {}, which the defaults do not take ({})",
+                            s.at,
+                            s.depth,
+                            b.branch,
+                            b.at,
+                            Shallow::defaults_text(b)
+                        ),
+                        Some(b) => format!(
+                            "the clone at {} keeps only the last {kept} (depth {}) when `{}` at {} is taken: the git-history analysis then sees {sees}",
+                            s.at, s.depth, b.branch, b.at
+                        ),
+                    }
                 } else {
                     format!(
                         "the clone keeps the whole history (no --depth or depth= at {})",
@@ -799,11 +855,27 @@ impl Stated for SafetyFact {
                 )
             }
             SafetyFact::FullHistory { shallow, .. } => {
-                let s = shallow.first()?;
-                Fix::at(
-                    &s.at,
-                    "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
-                )
+                let s = shallow.iter().find(|s| s.by_default())?;
+                match &s.only {
+                    None => Fix::at(
+                        &s.at,
+                        "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
+                    ),
+                    Some(b) if b.by_default == Some(true) => Fix::at(
+                        &b.at,
+                        format!(
+                            "make the whole history the default: add the depth only when a shallow clone is asked for (today `{}` adds it unless told otherwise), so the git-history analysis sees every commit",
+                            b.branch
+                        ),
+                    ),
+                    Some(b) => Fix::at(
+                        &b.at,
+                        format!(
+                            "clone the whole history whenever the history is analysed: the depth added under `{}` cuts it to the last commits",
+                            b.branch
+                        ),
+                    ),
+                }
             }
             SafetyFact::NoShell {
                 shells, unscanned, ..
@@ -1408,6 +1480,10 @@ pub enum NuanceFact {
     PerCriterion {
         /// The call that answers every criterion at once (a list of opinions).
         batched: Option<Site>,
+        /// The call that gives one opinion per judge run for all the criteria (a one-opinion
+        /// schema asked once per run: no loop over the criteria, no fan-out per criterion).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        overall: Option<Site>,
         calls: Vec<Site>,
     },
     /// The graph fans out to the judges.
@@ -1455,7 +1531,9 @@ impl Stated for NuanceFact {
             NuanceFact::OwnPrompts { prompts, full, .. } => {
                 !prompts.is_empty() && prompts.iter().all(|p| p.chars >= *full)
             }
-            NuanceFact::PerCriterion { batched, .. } => batched.is_none(),
+            NuanceFact::PerCriterion {
+                batched, overall, ..
+            } => batched.is_none() && overall.is_none(),
             NuanceFact::Parallel { fan_out, .. } => fan_out.is_some(),
             NuanceFact::Structured { bound, parsed } => bound.is_some() || parsed.is_some(),
         }
@@ -1569,12 +1647,19 @@ impl Stated for NuanceFact {
                     ),
                 }
             }
-            NuanceFact::PerCriterion { batched, calls } => match batched {
-                Some(at) => format!(
+            NuanceFact::PerCriterion {
+                batched,
+                overall,
+                calls,
+            } => match (batched, overall) {
+                (Some(at), _) => format!(
                     "each judge answers every criterion in one call: the reply at {at} is a list of opinions"
                 ),
-                None => format!(
-                    "each judge is asked about one criterion at a time (one opinion per call: {})",
+                (None, Some(at)) => format!(
+                    "each judge gives one opinion for all the criteria: the call at {at} is made once per run, not per criterion (searched: loops and comprehensions around it and its callers, routes and `Send` fan-outs to the judges)"
+                ),
+                (None, None) => format!(
+                    "each judge is asked for one opinion per call ({}); no call was found answering every criterion at once or made once for all of them",
                     sites(calls, 3)
                 ),
             },
@@ -1606,9 +1691,16 @@ impl Stated for NuanceFact {
                 .map(|p| p.at.clone())
                 .chain(template.iter().map(|(at, _)| at.clone()))
                 .collect(),
-            NuanceFact::PerCriterion { batched, calls } => {
-                batched.iter().chain(calls).cloned().collect()
-            }
+            NuanceFact::PerCriterion {
+                batched,
+                overall,
+                calls,
+            } => batched
+                .iter()
+                .chain(overall)
+                .chain(calls)
+                .cloned()
+                .collect(),
             NuanceFact::Parallel { fan_out, graph } => fan_out
                 .iter()
                 .map(|(at, _, _)| at.clone())
@@ -1673,10 +1765,19 @@ impl Stated for NuanceFact {
                     },
                 )
             }
-            NuanceFact::PerCriterion { batched, .. } => Fix::at(
-                batched.as_ref()?,
-                "ask each judge about one criterion per call (bind one opinion, fan out per criterion) instead of one call that answers every criterion",
-            ),
+            NuanceFact::PerCriterion {
+                batched, overall, ..
+            } => match (batched, overall) {
+                (Some(at), _) => Fix::at(
+                    at,
+                    "ask each judge about one criterion per call (bind one opinion, fan out per criterion) instead of one call that answers every criterion",
+                ),
+                (None, Some(at)) => Fix::at(
+                    at,
+                    "ask each judge for one opinion per criterion: make this call once for each of the rubric's dimensions (a loop over them, or a fan-out per criterion) instead of once per run",
+                ),
+                (None, None) => return None,
+            },
             NuanceFact::Parallel { graph, .. } => match graph {
                 Some(at) => Fix::at(
                     at,

@@ -7,7 +7,7 @@
 //! facts carry ids of that family (`repo.history.*`, `repo.security.*`, ...).
 
 use super::RepoFacts;
-use super::python::graph::{Branching, GraphFacts};
+use super::python::graph::{Branching, GraphFacts, KeyCause};
 use super::python::persona_prompts::PERSONAS;
 use super::python::roles::{self, Role};
 use crate::family::Family;
@@ -226,7 +226,7 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
         h.progression,
         loc.clone(),
         format!(
-            "first setup commit: {}; first tools commit: {}; first graph commit: {} (from touched paths and messages)",
+            "first setup commit: {}; first tools commit: {}; first graph commit: {} (read from what each commit adds: project files such as requirements.txt, Python lines that import or call forensic tools (subprocess, tempfile, git, ast, a PDF library, @tool), LangGraph wiring; never from its message)",
             phase(h.first_setup),
             phase(h.first_tools),
             phase(h.first_graph)
@@ -456,7 +456,7 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                     on_nodes("the node", &d.nodes)
                 ));
             }
-            match defect_fix(&d.kind, &d.nodes, d.fields_only) {
+            match defect_fix(&d.kind, &d.nodes, d.fields_only, d.cause.as_ref()) {
                 Some(fix) => e.with_fix(fix),
                 None => e,
             }
@@ -480,11 +480,98 @@ fn on_nodes(what: &str, nodes: &[String]) -> String {
     }
 }
 
+/// `` `a` `` or `` `a` and `b` ``.
+fn quoted_list(items: &[String]) -> String {
+    let q: Vec<String> = items.iter().map(|k| format!("`{k}`")).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
 /// What to change for a run-time defect of `kind` on `nodes` (the defect's location says where).
 /// `fields_only`: a `whole_state_return` that re-sends a reducer field's current value, not the
-/// whole state.
-fn defect_fix(kind: &str, nodes: &[String], fields_only: bool) -> Option<String> {
+/// whole state. `cause`: why a state key is undeclared or never set, when the defect says.
+fn defect_fix(
+    kind: &str,
+    nodes: &[String],
+    fields_only: bool,
+    cause: Option<&KeyCause>,
+) -> Option<String> {
     let on = |what: &str| on_nodes(what, nodes);
+    match (kind, cause) {
+        ("undeclared_state_key", Some(KeyCause::Undeclared { keys })) if !keys.is_empty() => {
+            let one = keys.len() == 1;
+            return Some(format!(
+                "declare {} {} in the state schema (with a reducer if parallel nodes write {}), or return {} under {} the schema declares and the readers read, from {}",
+                if one { "the key" } else { "the keys" },
+                quoted_list(keys),
+                if one { "it" } else { "them" },
+                if one { "the value" } else { "the values" },
+                if one { "a key" } else { "keys" },
+                on("the node")
+            ));
+        }
+        ("unknown_state_key", Some(KeyCause::MissingEntry { field, entry })) => {
+            return Some(format!(
+                "have a node that runs before {} put a `{entry}` entry into `{field}` (e.g. return `{{\"{field}\": {{\"{entry}\": ...}}}}`), or read an entry some node puts there; `{field}` itself is declared",
+                on("the reader")
+            ));
+        }
+        ("unknown_state_key", Some(KeyCause::NeverWritten { key })) => {
+            return Some(format!(
+                "have a node that runs before {} write `{key}` (return it in its update), or give it in the graph's input; `{key}` is declared already",
+                on("the reader")
+            ));
+        }
+        ("unknown_state_key", Some(KeyCause::InputDropped { key, at })) => {
+            return Some(format!(
+                "declare `{key}` in the state schema: the graph's input gives it ({at}), but LangGraph drops input keys the schema does not declare, so {} never sees it",
+                on("the reader")
+            ));
+        }
+        ("unknown_state_key", Some(KeyCause::WrittenDropped { key, writers })) => {
+            return Some(format!(
+                "declare `{key}` in the state schema: {} {} it, but LangGraph drops what the schema does not declare, so {} never sees it",
+                quoted_list(writers),
+                if writers.len() == 1 {
+                    "writes"
+                } else {
+                    "write"
+                },
+                on("the reader")
+            ));
+        }
+        (
+            "unknown_state_key",
+            Some(KeyCause::WrittenLater {
+                key,
+                writers,
+                declared,
+            }),
+        ) => {
+            let order = format!(
+                "make {} run before {} on every path that reaches it (an edge from the writer to the reader)",
+                quoted_list(writers),
+                on("the reader")
+            );
+            return Some(if *declared {
+                format!("{order}, or give `{key}` a value in the graph's input")
+            } else {
+                format!(
+                    "declare `{key}` in the state schema (what {} {} under it is dropped otherwise), and {order}",
+                    quoted_list(writers),
+                    if writers.len() == 1 {
+                        "writes"
+                    } else {
+                        "write"
+                    },
+                )
+            });
+        }
+        _ => {}
+    }
     Some(match kind {
         "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
         "duplicate_execution" => format!(
@@ -1081,9 +1168,21 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
                 .clone_calls
                 .iter()
                 .filter_map(|c| {
-                    c.depth.as_ref().map(|d| fact::Shallow {
-                        at: at(&c.path, c.line),
-                        depth: d.clone(),
+                    c.depth.as_ref().map(|d| {
+                        let clone = at(&c.path, c.line);
+                        let only = s.shallow_only.iter().find(|o| o.clone == clone).map(|o| {
+                            fact::ShallowBranch {
+                                at: o.at.clone(),
+                                branch: o.branch.clone(),
+                                by_default: o.by_default,
+                                defaults: o.defaults.clone(),
+                            }
+                        });
+                        fact::Shallow {
+                            at: clone,
+                            depth: d.clone(),
+                            only,
+                        }
                     })
                 })
                 .collect(),
@@ -1392,9 +1491,32 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         })
     {
         let batched = opinion_model(f, &c.schema).is_some_and(|(_, b)| b);
+        // one opinion per judge run: every invocation of a one-opinion schema is made once
+        // per run of its function (no loop over items, no caller looping), and the graph
+        // neither routes to a judge (a loop over the criteria, a fan-out with `Send`) nor
+        // fans out to one with `Send`
+        let routed_to_judge = f.python.graphs.iter().any(|g| {
+            let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
+            g.routers.iter().any(|r| r.targets.iter().any(judge))
+                || g.fan_out
+                    .iter()
+                    .any(|x| x.via.contains("send") && x.to.iter().any(judge))
+        });
+        let single: Vec<&super::python::schema_binding::Invoked> = s
+            .calls
+            .iter()
+            .filter(|k| opinion_model(f, &k.schema).is_some_and(|(_, b)| !b))
+            .flat_map(|k| &k.invoked)
+            .collect();
+        let overall = (!batched
+            && !routed_to_judge
+            && !single.is_empty()
+            && single.iter().all(|i| !i.per_item))
+        .then(|| single[0].at.clone());
         v.push(fact(
             NuanceFact::PerCriterion {
                 batched: batched.then(|| at(&c.path, c.line)),
+                overall,
                 calls: s
                     .calls
                     .iter()
@@ -1602,6 +1724,88 @@ mod tests {
     }
 
     #[test]
+    fn a_state_key_fix_asks_for_what_its_cause_lacks() {
+        let nodes = vec!["reader".to_string()];
+        let fix = |kind: &str, cause: KeyCause| defect_fix(kind, &nodes, false, Some(&cause));
+        let undeclared = fix(
+            "undeclared_state_key",
+            KeyCause::Undeclared {
+                keys: vec!["meta".into(), "rules".into()],
+            },
+        )
+        .unwrap();
+        assert!(
+            undeclared.starts_with("declare the keys `meta` and `rules` in the state schema"),
+            "{undeclared}"
+        );
+        // an entry of a declared field: write that entry, nothing to declare
+        let entry = fix(
+            "unknown_state_key",
+            KeyCause::MissingEntry {
+                field: "evidences".into(),
+                entry: "general".into(),
+            },
+        )
+        .unwrap();
+        assert!(
+            entry.contains("put a `general` entry into `evidences`")
+                && !entry.starts_with("declare"),
+            "{entry}"
+        );
+        // given by the input: declaring it suffices, no node need write it
+        let input = fix(
+            "unknown_state_key",
+            KeyCause::InputDropped {
+                key: "pdf_source".into(),
+                at: "src/main.py:246".into(),
+            },
+        )
+        .unwrap();
+        assert!(
+            input.starts_with("declare `pdf_source` in the state schema: the graph's input gives it (src/main.py:246)")
+                && !input.contains("write"),
+            "{input}"
+        );
+        // declared but never written: write it, nothing to declare
+        let never = fix(
+            "unknown_state_key",
+            KeyCause::NeverWritten {
+                key: "count".into(),
+            },
+        )
+        .unwrap();
+        assert!(
+            never.contains("write `count`") && !never.starts_with("declare"),
+            "{never}"
+        );
+        // nothing gives it anywhere: declare it and have a node write it
+        let unset = fix("unknown_state_key", KeyCause::Unset { key: "x".into() }).unwrap();
+        assert!(unset.starts_with("declare the key"), "{unset}");
+        // written, but after it is read: order the nodes (and declare it when it is not)
+        let later = |declared: bool| {
+            fix(
+                "unknown_state_key",
+                KeyCause::WrittenLater {
+                    key: "repo_path".into(),
+                    writers: vec!["repo".into()],
+                    declared,
+                },
+            )
+            .unwrap()
+        };
+        assert!(
+            later(true).starts_with("make `repo` run before the reader (`reader`)"),
+            "{}",
+            later(true)
+        );
+        assert!(
+            later(false).starts_with("declare `repo_path` in the state schema (what `repo` writes under it is dropped otherwise), and make `repo` run before"),
+            "{}",
+            later(false)
+        );
+    }
+
+    #[test]
     fn a_route_that_can_never_be_taken_is_no_route_after_its_layer() {
         // each judge's router tests `error`, which no node can set (undeclared: what
         // `handler` returns under it is dropped): the route after the judges is dead
@@ -1646,6 +1850,7 @@ mod tests {
             let mut f = RepoFacts::default();
             f.python.graphs = vec![GraphFacts {
                 defects: vec![Defect {
+                    cause: None,
                     fields_only,
                     kind: "whole_state_return".into(),
                     nodes: vec!["tidy".into()],

@@ -2,7 +2,9 @@
 //!
 //! Rules (documented here and in `auditor evidence` output):
 //! - **lines** of a commit are the Python lines (`.py`, `.pyi`) it adds, diffed against its
-//!   first parent (the empty tree for a root commit); a history without Python falls back to
+//!   first parent (the empty tree for a root commit), a file it moves (git's rename
+//!   detection: 50% similar or more) counted by the lines it changes, never as new; a history
+//!   without Python falls back to
 //!   every code file (see [`is_code`]). Merge commits are counted but their lines are not (they
 //!   repeat their branches' work), and a commit repeated with the same author time, message and
 //!   line count (the same history merged twice) counts once.
@@ -28,14 +30,14 @@
 //!   (measured from four commits). Merges are left out when their message says so (`Merge
 //!   ...`, as git and forges write it); a merge with a hand-typed message counts as a commit
 //!   (the level tables were calibrated so).
-//! - **progression**: each commit is tagged with the phases its files and message touch
-//!   (setup: the project files whose names the tooling fixes, `requirements.txt`,
-//!   `pyproject.toml`, `.env.example`, or messages like "init"/"setup"; tools: Python lines it
-//!   adds that import or call what forensic tools are made of (`subprocess`, `tempfile`, `git`,
-//!   `ast`, a PDF library, `@tool`), or "tool" in the message; graph: Python lines it adds that
-//!   import LangGraph or wire a graph (`StateGraph(`, `.add_node(`, `.add_edge(`, `Send(`), or
-//!   "graph"/"node" in the message). What the student called a file or directory (`tools/`,
-//!   `graph.py`) decides nothing. A setup file counts only when the commit adds lines to it or
+//! - **progression**: each commit is tagged with the phases of what it adds (setup: the
+//!   project files whose names the tooling fixes, `requirements.txt`, `pyproject.toml`,
+//!   `.env.example`; tools: Python lines it adds that import or call what forensic tools are
+//!   made of (`subprocess`, `tempfile`, `git`, `ast`, a PDF library, `@tool`); graph: Python
+//!   lines it adds that import LangGraph or wire a graph (`StateGraph(`, `.add_node(`,
+//!   `.add_edge(`, `Send(`)). Neither the commit's message nor what the student called a file
+//!   or directory (`tools/`, `graph.py`) decides anything: a commit "add nodes" that adds empty
+//!   files builds nothing. A setup file counts only when the commit adds lines to it or
 //!   deletes it: empty placeholder files (a scaffold) tag no phase. The story
 //!   holds when all three phases occur and their first commits come in the order
 //!   setup ≤ tools ≤ graph, not all in one commit.
@@ -198,16 +200,26 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
         };
         let mut opts = DiffOptions::new();
         opts.context_lines(0);
-        let diff = repo
+        let mut diff = repo
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
             .map_err(err)?;
+        let mut budget = DiffBudget::new(repo);
+        // A file moved (renamed, with or without edits) counts by the lines it changes, not
+        // as a new file: a move writes nothing. Files are compared by content only when the
+        // added and deleted versions fit the diff limits; past them, only unchanged moves are
+        // recognised (by object id, no blob read).
+        let mut find = git2::DiffFindOptions::new();
+        find.renames(true).rename_limit(1000);
+        if !budget.may_compare(&diff) {
+            find.exact_match_only(true);
+        }
+        diff.find_similar(Some(&mut find)).map_err(err)?;
         let mut insertions = 0;
         let mut deletions = 0;
         let mut code = 0;
         let mut python = 0;
         let mut paths = Vec::new();
         let mut does = Does::default();
-        let mut budget = DiffBudget::new(repo);
         let mut not_diffed = Vec::new();
         for i in 0..diff.deltas().len() {
             let Some(delta) = diff.get_delta(i) else {
@@ -248,7 +260,6 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
             .summary_bytes()
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default();
-        let full_message = String::from_utf8_lossy(c.message_bytes()).into_owned();
         let merge = c.parent_count() > 1;
         let timestamp = c.author().when().seconds();
         commits.push(CommitFact {
@@ -264,7 +275,7 @@ pub fn analyse(repo: &Repository, head: git2::Oid) -> Result<HistoryFacts, RepoE
             code_lines_added: if merge { 0 } else { code },
             python_lines_added: if merge { 0 } else { python },
             merge,
-            phases: phases(&paths, does, &full_message),
+            phases: phases(&paths, does),
             not_diffed,
         });
     }
@@ -297,6 +308,29 @@ impl<'r> DiffBudget<'r> {
                 .unwrap_or(u64::MAX),
             None => u64::MAX,
         }
+    }
+
+    /// Whether the added and deleted files of a diff may be compared with one another by
+    /// content (rename detection): each within [`MAX_DIFF_BLOB_BYTES`], together within
+    /// [`MAX_DIFF_COMMIT_BYTES`].
+    fn may_compare(&self, diff: &git2::Diff<'_>) -> bool {
+        let mut total: u64 = 0;
+        for d in diff.deltas() {
+            let id = match d.status() {
+                git2::Delta::Added => d.new_file().id(),
+                git2::Delta::Deleted => d.old_file().id(),
+                _ => continue,
+            };
+            let size = self.size(id);
+            if size > MAX_DIFF_BLOB_BYTES {
+                return false;
+            }
+            total = total.saturating_add(size);
+            if total > MAX_DIFF_COMMIT_BYTES {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether this file change may be diffed; takes its bytes from the budget if so.
@@ -362,8 +396,7 @@ impl Does {
     }
 }
 
-fn phases(paths: &[String], does: Does, message: &str) -> Vec<String> {
-    let msg = message.to_lowercase();
+fn phases(paths: &[String], does: Does) -> Vec<String> {
     let mut out = Vec::new();
     let setup = paths.iter().any(|p| {
         let file = p.rsplit('/').next().unwrap_or(p).to_lowercase();
@@ -380,22 +413,8 @@ fn phases(paths: &[String], does: Does, message: &str) -> Vec<String> {
                 | "readme.md"
                 | ".python-version"
         )
-    }) || [
-        "init",
-        "setup",
-        "set up",
-        "scaffold",
-        "environment",
-        "bootstrap",
-        "project structure",
-    ]
-    .iter()
-    .any(|w| msg.contains(w));
-    let tools = does.tools || msg.contains("tool");
-    let graph = does.graph
-        || ["graph", "node", "orchestrat", "fan-out", "fan out", "edge"]
-            .iter()
-            .any(|w| msg.contains(w));
+    });
+    let (tools, graph) = (does.tools, does.graph);
     if setup {
         out.push("setup".to_string());
     }

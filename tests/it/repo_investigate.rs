@@ -528,6 +528,78 @@ fn placeholder_scaffold_does_not_break_the_progression() {
 }
 
 #[test]
+fn a_moved_file_counts_by_the_lines_it_changes() {
+    let big = py_lines(300, "a");
+    let small = py_lines(100, "b");
+    let mut edited = small.clone();
+    edited.push_str(&py_lines(5, "c"));
+    let commits = vec![
+        FixtureCommit::new("feat: a and b", 10_000)
+            .file("src/a.py", &big)
+            .file("src/b.py", &small),
+        // moved unchanged: no line is new
+        FixtureCommit::new("refactor: move a", 20_000)
+            .delete("src/a.py")
+            .file("src/pkg/a.py", &big),
+        // moved with five lines added: five new lines
+        FixtureCommit::new("refactor: move b", 30_000)
+            .delete("src/b.py")
+            .file("lib/b.py", &edited),
+        FixtureCommit::new("feat: d", 40_000).file("src/d.py", py_lines(20, "d")),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path(), &commits).unwrap();
+    let h = run(dir.path()).unwrap().history;
+    let added: Vec<usize> = h.commits.iter().map(|c| c.python_lines_added).collect();
+    assert_eq!(added, vec![400, 0, 5, 20], "{h:?}");
+    assert_eq!(h.lines_added, 425);
+    assert_eq!(h.commits[1].deletions, 0);
+}
+
+#[test]
+fn a_commit_message_tags_no_phase() {
+    // "add nodes, graph and tools" with six empty files builds nothing; "graph" in the message
+    // of plain lines neither
+    let commits = vec![
+        FixtureCommit::new("init: project setup", 10_000)
+            .file("pyproject.toml", "[project]\nname = \"x\"\n"),
+        FixtureCommit::new("feat: add nodes, graph and tools", 20_000)
+            .file("src/nodes/a.py", "")
+            .file("src/nodes/b.py", "")
+            .file("src/tools/t.py", ""),
+        FixtureCommit::new("feat: graph orchestration node edges", 30_000)
+            .file("src/util.py", py_lines(30, "u")),
+        FixtureCommit::new("feat: clone", 40_000).file(
+            "src/tools/t.py",
+            format!("import subprocess\n{}", py_lines(30, "t")),
+        ),
+        FixtureCommit::new("wip", 50_000).file(
+            "src/g.py",
+            "from langgraph.graph import StateGraph\ng = StateGraph(dict)\n",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path(), &commits).unwrap();
+    let h = run(dir.path()).unwrap().history;
+    let phases: Vec<Vec<String>> = h.commits.iter().map(|c| c.phases.clone()).collect();
+    assert_eq!(
+        phases,
+        vec![
+            vec!["setup".to_string()],
+            vec![],
+            vec![],
+            vec!["tools".to_string()],
+            vec!["graph".to_string()],
+        ]
+    );
+    assert_eq!(
+        (h.first_setup, h.first_tools, h.first_graph),
+        (Some(0), Some(3), Some(4))
+    );
+    assert!(h.progression);
+}
+
+#[test]
 fn bulk_commits_seconds_apart_read_as_few_large() {
     // One file per commit, but three of them are hundreds of lines committed 40 s apart.
     let mut commits = vec![FixtureCommit::new("init", 10_000).file("README.md", "x")];

@@ -151,6 +151,35 @@ pub struct Defect {
     /// stays the same (the doubling is the same); the report names it apart.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fields_only: bool,
+    /// A state-key defect's cause, for its fix (`None` for the other kinds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<KeyCause>,
+}
+
+/// Why a key is undeclared or never set (see [`super::runtime`]): what its fix must change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "is", rename_all = "snake_case")]
+pub enum KeyCause {
+    /// `undeclared_state_key`: the keys one return of the node writes that the schema does not
+    /// declare.
+    Undeclared { keys: Vec<String> },
+    /// An entry of a declared dict field that nothing puts into it (`evidences["general"]`).
+    MissingEntry { field: String, entry: String },
+    /// A declared key that no node writes and the graph's input does not give.
+    NeverWritten { key: String },
+    /// A key the schema does not declare that the graph's input gives (at `at`): dropped.
+    InputDropped { key: String, at: String },
+    /// A key the schema does not declare that nodes write: dropped.
+    WrittenDropped { key: String, writers: Vec<String> },
+    /// A key the schema does not declare that nothing gives.
+    Unset { key: String },
+    /// A key its writers write only after its readers have read it (or on other paths);
+    /// `declared`: the schema declares it (else what they write is dropped too).
+    WrittenLater {
+        key: String,
+        writers: Vec<String>,
+        declared: bool,
+    },
 }
 
 /// A conditional route that can never be taken (see [`super::runtime`]): its router returns

@@ -80,6 +80,7 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
         if let Some((_, at)) = bad.first() {
             let names: Vec<String> = bad.iter().map(|(n, _)| format!("\"{n}\"")).collect();
             out.push(Defect {
+                cause: None,
                 fields_only: false,
                 kind: "persona_mismatch".into(),
                 nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
@@ -141,6 +142,7 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
         bad.dedup_by(|a, b| a.0 == b.0);
         if let Some((_, at)) = bad.first() {
             out.push(Defect {
+                cause: None,
                 fields_only: false,
                 kind: "persona_mismatch".into(),
                 nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
@@ -174,6 +176,7 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             .collect();
         if !missing.is_empty() {
             out.push(Defect {
+                cause: None,
                 fields_only: false,
                 kind: "rubric_logic_lookup".into(),
                 nodes: missing.iter().map(|(n, _)| n.clone()).collect(),

@@ -409,29 +409,41 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
     facts
 }
 
-/// Sentences of a text: stops (`.`, `!`, `?`) followed by a space or the end, and lines of a
-/// list; at least one for a non-empty text.
+/// Sentences of a text: stops (`.`, `!`, `?`, or one inside a closing quote) followed by a
+/// space or the end; a line of a list (`- `, `* `) is one sentence when no stop ends it, and
+/// its stops when some do (a bullet counted once); at least one for a non-empty text.
 pub fn sentences(text: &str) -> usize {
-    let chars: Vec<char> = text.trim().chars().collect();
-    let stops = chars
-        .iter()
-        .enumerate()
-        .filter(|(i, c)| {
-            matches!(c, '.' | '!' | '?')
-                && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
-                && chars
-                    .get(i.wrapping_sub(1))
-                    .is_some_and(|p| p.is_alphanumeric() || *p == ')' || *p == '"')
-        })
-        .count();
-    let items = text
+    let stops = |line: &str| -> usize {
+        let chars: Vec<char> = line.chars().collect();
+        chars
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                let end = |j: usize| chars.get(j).is_none_or(|n| n.is_whitespace());
+                matches!(c, '.' | '!' | '?')
+                    // `end.` or a stop inside a closing quote: `"Pragmatic Truth."`
+                    && (end(i + 1)
+                        || chars
+                            .get(i + 1)
+                            .is_some_and(|q| matches!(q, '"' | '\'' | '\u{201d}'))
+                            && end(i + 2))
+                    && chars
+                        .get(i.wrapping_sub(1))
+                        .is_some_and(|p| p.is_alphanumeric() || *p == ')' || *p == '"')
+            })
+            .count()
+    };
+    let n: usize = text
+        .trim()
         .lines()
-        .filter(|l| {
+        .map(|l| {
             let t = l.trim_start();
-            t.starts_with("- ") || t.starts_with("* ")
+            let item = t.starts_with("- ") || t.starts_with("* ");
+            let s = stops(l);
+            if item { s.max(1) } else { s }
         })
-        .count();
-    (stops + items).max(usize::from(!chars.is_empty()))
+        .sum();
+    n.max(usize::from(!text.trim().is_empty()))
 }
 
 /// The score levels (1 to 5) a prompt's scoring guide speaks of: a line that opens with a level
@@ -532,6 +544,17 @@ mod tests {
             score_levels("You are the Prosecutor. Trust no one; look for 3 flaws in 10 files."),
             0
         );
+    }
+
+    #[test]
+    fn a_bullet_that_ends_with_a_stop_is_one_sentence_not_two() {
+        // 1 + 1 + 2 (bullets ended by their stops) + 1 (a bullet without a stop) + 1
+        let text = "You are the judge.\nYour motto: \"Pragmatic Truth.\"\nRules:\n- Read the evidence. Cite it.\n- Never guess\nRemember the rules.";
+        assert_eq!(sentences(text), 6);
+        assert_eq!(sentences("- one.\n- two.\n- three."), 3);
+        assert_eq!(sentences("- one\n- two"), 2);
+        assert_eq!(sentences("no stop"), 1);
+        assert_eq!(sentences("  "), 0);
     }
 
     #[test]

@@ -40,7 +40,7 @@
 
 use super::dict_keys;
 use super::effects::{self, Effects};
-use super::graph::{Action, DeadRoute, Defect, GraphFacts};
+use super::graph::{Action, DeadRoute, Defect, GraphFacts, KeyCause};
 use super::inputs::{self, Inputs};
 use super::names::Repo;
 use super::state::StateFacts;
@@ -406,6 +406,7 @@ fn broken_imports(repo: &Repo<'_>, graph_module: Option<usize>) -> Vec<Defect> {
             .position(|l| l.contains("import") && super::graph::mentions_word(l, name))
             .map_or(1, |i| i + 1);
         out.push(Defect {
+            cause: None,
             fields_only: false,
             kind: "import_error".into(),
             nodes: vec![local.clone()],
@@ -455,6 +456,18 @@ fn defines(source: &str, name: &str) -> bool {
     })
 }
 
+/// `` `a` `` or `` `a` and `b` `` or `` `a`, `b` and `c` ``.
+fn keys_text(keys: &[&str]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
+/// Keys a node's update holds that the schema does not declare: one defect per return (the
+/// keys written by the same nodes at the same lines), naming every such key it holds.
 fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
     let Some(declared) = &ctx.declared else {
         return Vec::new();
@@ -468,50 +481,85 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
             }
         }
     }
-    by_key
+    // the keys each set of writes (the same nodes, at the same lines) holds
+    type Writes<'a> = Vec<(&'a str, usize)>;
+    let mut by_writes: BTreeMap<Writes, Vec<&str>> = BTreeMap::new();
+    for (k, writers) in by_key {
+        by_writes.entry(writers).or_default().push(k);
+    }
+    // in the order of their first key
+    let mut groups: Vec<(Writes, Vec<&str>)> = by_writes.into_iter().collect();
+    groups.sort_by(|a, b| a.1.first().cmp(&b.1.first()));
+    groups
         .into_iter()
-        .map(|(k, writers)| {
+        .map(|(writers, keys)| {
             let nodes: Vec<String> = writers.iter().map(|(n, _)| n.to_string()).collect();
+            let one = keys.len() == 1;
+            let reads_any = |e: &Effects| keys.iter().any(|k| e.reads.contains_key(*k));
             let readers: Vec<&str> = ctx
                 .g
                 .routers
                 .iter()
                 .filter(|r| nodes.contains(&r.source))
-                .filter(|r| ctx.router_effects(r).is_some_and(|e| e.reads.contains_key(k)))
+                .filter(|r| ctx.router_effects(r).is_some_and(&reads_any))
                 .map(|r| r.router.as_str())
                 .collect();
             let mut detail = format!(
-                "{} {} the key `{k}`, which the state schema `{}` does not declare: LangGraph drops it from the state, so no later node sees it",
+                "{} {} the {} {}, which the state schema `{}` does not declare: LangGraph drops {} from the state, so no later node sees {}",
                 nodes.join(", "),
                 crate::words::form(nodes.len(), "returns", "return"),
-                ctx.g.state_type.as_deref().unwrap_or("?")
+                crate::words::form(keys.len(), "key", "keys"),
+                keys_text(&keys),
+                ctx.g.state_type.as_deref().unwrap_or("?"),
+                if one { "it" } else { "them" },
+                if one { "it" } else { "them" },
             );
             if !readers.is_empty() {
                 detail.push_str(&format!(
-                    " (only the router {} attached to the writing node still receives it)",
-                    readers.join(", ")
+                    " (only the router {} attached to the writing node still receives {})",
+                    readers.join(", "),
+                    if one { "it" } else { "them" },
                 ));
             }
-            let node_readers: Vec<&str> = ctx
+            let node_readers: Vec<(&str, Vec<&str>)> = ctx
                 .effects
                 .iter()
-                .filter(|(r, e)| {
-                    !nodes.iter().any(|n| n == *r)
-                        && e.as_ref().is_some_and(|e| e.reads.contains_key(k))
+                .filter(|(r, _)| !nodes.iter().any(|n| n == *r))
+                .filter_map(|(r, e)| {
+                    let e = e.as_ref()?;
+                    let read: Vec<&str> = keys
+                        .iter()
+                        .copied()
+                        .filter(|k| e.reads.contains_key(*k))
+                        .collect();
+                    (!read.is_empty()).then_some((*r, read))
                 })
-                .map(|(r, _)| *r)
                 .collect();
-            if !node_readers.is_empty() {
+            if one && !node_readers.is_empty() {
+                let names: Vec<&str> = node_readers.iter().map(|(r, _)| *r).collect();
                 detail.push_str(&format!(
                     "; {} {} it and never {} the value",
-                    node_readers.join(", "),
-                    crate::words::form(node_readers.len(), "reads", "read"),
+                    names.join(", "),
+                    crate::words::form(names.len(), "reads", "read"),
+                    crate::words::form(names.len(), "sees", "see")
+                ));
+            } else if !node_readers.is_empty() {
+                let each: Vec<String> = node_readers
+                    .iter()
+                    .map(|(r, read)| format!("{r} reads {}", keys_text(read)))
+                    .collect();
+                detail.push_str(&format!(
+                    "; {}, and never {} the value",
+                    each.join(", "),
                     crate::words::form(node_readers.len(), "sees", "see")
                 ));
             }
             Defect {
                 fields_only: false,
                 kind: "undeclared_state_key".into(),
+                cause: Some(KeyCause::Undeclared {
+                    keys: keys.iter().map(|k| k.to_string()).collect(),
+                }),
                 location: ctx.effects_loc(writers[0].0, writers[0].1),
                 nodes,
                 detail,
@@ -607,6 +655,8 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
     }
     // keys of a dict field that nothing ever puts into it
     let mut sub_why: BTreeMap<String, String> = BTreeMap::new();
+    // the (field, entry) of each such key's label (`info["k"]`)
+    let mut sub_of: BTreeMap<String, (String, String)> = BTreeMap::new();
     // nodes some `Send` starts with a payload other than the state its router received
     let sent_to: BTreeSet<&str> = ctx
         .g
@@ -640,6 +690,7 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             });
             entry.0.push(format!("{} (router {})", r.source, r.router));
             sub_why.insert(label.clone(), why);
+            sub_of.insert(label.clone(), (f.clone(), k.clone()));
             for t in empty_guarded_targets(ctx, r, f, k, true) {
                 dead.push(DeadRoute {
                     source: r.source.clone(),
@@ -664,7 +715,8 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 .or_insert_with(|| (Vec::new(), ctx.effects_loc(n, *line)))
                 .0
                 .push(n.to_string());
-            sub_why.insert(label, why);
+            sub_why.insert(label.clone(), why);
+            sub_of.insert(label, (f.clone(), k.clone()));
         }
     }
     if inputs.is_none() {
@@ -682,6 +734,28 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
                 .filter(|(_, e)| e.as_ref().is_some_and(|e| e.writes.contains_key(&k)))
                 .map(|(n, _)| *n)
                 .collect();
+            let cause = if let Some((field, entry)) = sub_of.get(&k) {
+                KeyCause::MissingEntry {
+                    field: field.clone(),
+                    entry: entry.clone(),
+                }
+            } else if declared.contains(&k) {
+                KeyCause::NeverWritten { key: k.clone() }
+            } else if writers.is_empty()
+                && let Some(at) = passed.get(&k)
+            {
+                KeyCause::InputDropped {
+                    key: k.clone(),
+                    at: at.to_string(),
+                }
+            } else if writers.is_empty() {
+                KeyCause::Unset { key: k.clone() }
+            } else {
+                KeyCause::WrittenDropped {
+                    key: k.clone(),
+                    writers: writers.iter().map(|w| w.to_string()).collect(),
+                }
+            };
             let why = if let Some(why) = sub_why.get(&k) {
                 why.clone()
             } else if declared.contains(&k) {
@@ -737,6 +811,7 @@ fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Def
             Defect {
                 fields_only: false,
                 kind: "unknown_state_key".into(),
+                cause: Some(cause),
                 nodes,
                 location,
                 detail,
@@ -1141,6 +1216,7 @@ fn whole_state(ctx: &Ctx) -> Vec<Defect> {
         .collect::<Vec<_>>()
         .join("; ");
     vec![Defect {
+        cause: None,
         fields_only: nodes.iter().all(|(_, _, keys)| keys.is_some()),
         kind: "whole_state_return".into(),
         location: ctx.effects_loc(nodes[0].0, nodes[0].1),
@@ -1233,6 +1309,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
                 continue;
             }
             out.push(Defect {
+                cause: None,
                 fields_only: false,
                 kind: "unbounded_loop".into(),
                 location: ctx.node_loc(&first),
@@ -1346,6 +1423,7 @@ fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
             ));
         }
         out.push(Defect {
+            cause: None,
             fields_only: false,
             kind: "unbounded_loop".into(),
             location: format!("{}:{}", r.path, r.line),
@@ -2143,6 +2221,7 @@ fn unreachable_nodes(ctx: &Ctx, dead: &Dead, ex: &Explored, out: &mut Vec<Defect
             )
         };
         out.push(Defect {
+            cause: None,
             fields_only: false,
             kind: "unreachable_node".into(),
             location: ctx.node_loc(&n),
@@ -2173,6 +2252,7 @@ fn endless_loops(
             "no choice its routers can make leads out of it (a router that decides on the input alone makes the same choice at every pass), so it runs until LangGraph's recursion limit (GraphRecursionError)"
         };
         out.push(Defect {
+            cause: None,
             fields_only: false,
             kind: "unbounded_loop".into(),
             location: ctx.node_loc(&members[0]),
@@ -2216,6 +2296,7 @@ fn concurrent_writes(ctx: &Ctx, ex: &Explored, out: &mut Vec<Defect>) {
             format!(" ({})", cites.join(", "))
         };
         out.push(Defect {
+            cause: None,
             fields_only: false,
             kind: "concurrent_write".into(),
             location: ctx.node_loc(&ws[0]),
@@ -2255,6 +2336,7 @@ fn doubling_lists(ctx: &Ctx, ex: &Explored, out: &mut Vec<Defect>) {
         .and_then(|e| e.as_ref())
         .and_then(|e| e.whole_state.or_else(|| e.resends.values().next().copied()));
     out.push(Defect {
+        cause: None,
         fields_only: ex.doubling.keys().all(|n| {
             ctx.effects
                 .get(n.as_str())
@@ -2342,6 +2424,11 @@ fn unseen_keys(ctx: &Ctx, track: bool, ex: &Explored, out: &mut Vec<Defect>) {
         }
         let first = node_of_reader(&readers[0]);
         out.push(Defect {
+            cause: Some(KeyCause::WrittenLater {
+                key: k.to_string(),
+                writers: writers.iter().map(|w| w.to_string()).collect(),
+                declared: ctx.declared.as_ref().is_some_and(|d| d.contains(k)),
+            }),
             fields_only: false,
             kind: "unknown_state_key".into(),
             location: ctx.node_loc(first),
@@ -2406,6 +2493,7 @@ fn duplicate_executions(ctx: &Ctx, cyc: &[BTreeSet<String>], ex: &Explored, out:
             ));
         }
         out.push(Defect {
+            cause: None,
             fields_only: false,
             kind: "duplicate_execution".into(),
             location: ctx.node_loc(n),
@@ -2887,6 +2975,88 @@ mod tests {
         // read but neither declared nor written by anyone
         let d = defects(&g("{'report': '/tmp/x'}", "forensic_tasks"));
         assert_eq!(kinds(&d), vec![("unknown_state_key", vec!["second"])]);
+    }
+
+    #[test]
+    fn one_return_with_two_undeclared_keys_is_one_defect_naming_both() {
+        use super::KeyCause;
+        let g = |ret: &str| {
+            format!(
+                "def first(state):\n    if state.get('repo_url'):\n        return {ret}\n    return {{'report': 'x', 'meta': 2}}\ndef second(state):\n    return {{'report': state.get('meta')}}\ng = StateGraph(AgentState)\ng.add_node('first', first)\ng.add_node('second', second)\ng.add_edge(START, 'first')\ng.add_edge('first', 'second')\ng.add_edge('second', END)\n"
+            )
+        };
+        // `meta` and `rules` written by the same return: one defect
+        let d = defects(&g("{'meta': 1, 'rules': {}, 'report': 'y'}"));
+        assert_eq!(
+            kinds(&d),
+            vec![("undeclared_state_key", vec!["first"])],
+            "{d:?}"
+        );
+        assert_eq!(
+            d[0].cause,
+            Some(KeyCause::Undeclared {
+                keys: vec!["meta".into(), "rules".into()]
+            })
+        );
+        assert!(
+            d[0].detail.starts_with(
+                "first returns the keys `meta` and `rules`, which the state schema `AgentState` does not declare: LangGraph drops them"
+            ),
+            "{}",
+            d[0].detail
+        );
+        assert!(
+            d[0].detail.contains("second reads `meta`"),
+            "{}",
+            d[0].detail
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_says_why_it_is_never_set() {
+        use super::KeyCause;
+        let g = |read: &str, write: &str, input: &str| {
+            format!(
+                "def first(state):\n    return {write}\ndef second(state):\n    x = {read}\n    return {{'report': 'done'}}\ng = StateGraph(AgentState)\ng.add_node('first', first)\ng.add_node('second', second)\ng.add_edge(START, 'first')\ng.add_edge('first', 'second')\ng.add_edge('second', END)\napp = g.compile()\ndef main():\n    return app.invoke({input})\n"
+            )
+        };
+        let cause = |read: &str, write: &str, input: &str| {
+            defects(&g(read, write, input))
+                .into_iter()
+                .find(|d| d.kind == "unknown_state_key")
+                .and_then(|d| d.cause)
+        };
+        // declared, never written, not given
+        assert_eq!(
+            cause("state.get('count')", "{'report': 'a'}", "{'repo_url': 'u'}"),
+            Some(KeyCause::NeverWritten {
+                key: "count".into()
+            })
+        );
+        // undeclared, given by the input
+        assert_eq!(
+            cause(
+                "state.get('pdf')",
+                "{'report': 'a'}",
+                "{'repo_url': 'u', 'pdf': 'p'}"
+            ),
+            Some(KeyCause::InputDropped {
+                key: "pdf".into(),
+                at: "src/graph.py:21".into()
+            })
+        );
+        // an entry of a declared dict field that nothing puts in
+        assert_eq!(
+            cause(
+                "state['evidences']['general']",
+                "{'evidences': {'repo': [1]}}",
+                "{'repo_url': 'u', 'evidences': {}}"
+            ),
+            Some(KeyCause::MissingEntry {
+                field: "evidences".into(),
+                entry: "general".into()
+            })
+        );
     }
 
     #[test]

@@ -120,6 +120,26 @@ pub struct SecurityFacts {
     /// Python files of the product code (tests aside) searched.
     #[serde(default)]
     pub files: usize,
+    /// Clones whose `--depth` is added only on one branch of an `if` (see [`ShallowOnly`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shallow_only: Vec<ShallowOnly>,
+}
+
+/// A clone made shallow on one branch only: its command gets `--depth` inside an `if` (or
+/// `else`) that the clone itself is not in (`if not full_history: cmd.extend(["--depth", "1"])`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShallowOnly {
+    /// The clone call.
+    pub clone: Site,
+    /// The branch's line.
+    pub at: Site,
+    /// The branch's line as written (`if not full_history:`).
+    pub branch: String,
+    /// Whether the branch is taken with the defaults of the function's parameters it tests
+    /// (`None`: they do not decide it).
+    pub by_default: Option<bool>,
+    /// Those parameters and their defaults, as written.
+    pub defaults: Vec<(String, String)>,
 }
 
 const SUBPROCESS: &[&str] = &[
@@ -234,7 +254,13 @@ pub fn analyse(repo: &Repo<'_>) -> SecurityFacts {
             let Some(cmd) = clone_command(repo, m, c, &wrappers) else {
                 continue;
             };
-            facts.clone_calls.push(clone_call(repo, m, c, cmd));
+            let call = clone_call(repo, m, c, cmd);
+            if call.depth.is_some()
+                && let Some(only) = shallow_only(module, c)
+            {
+                facts.shallow_only.push(only);
+            }
+            facts.clone_calls.push(call);
         }
     }
     facts.files = repo.modules.iter().filter(|m| !is_test(&m.path)).count();
@@ -845,6 +871,7 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
             }
         }
     }
+    out.extend(registry_removals(repo, clones));
     for k in clones {
         if let (Some(at), true) = (&k.sandbox_at, k.removed_early.is_none())
             && let Some(m) = repo.modules.iter().position(|x| x.path == at.path)
@@ -865,6 +892,196 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Removals of a clone's temporary directory kept in a module-level container: the function
+/// that makes the directory puts the object (or the path) into a list or set of its module
+/// (`_dirs.append(tmp)`), and a function of that module that the product code calls (or hands
+/// to `atexit.register`) removes every item of it (`for d in _dirs: d.cleanup()`,
+/// `shutil.rmtree(d)`, `_dirs.pop().cleanup()`). Whatever the names are, the directory is
+/// removed once that function runs. A directory removed when its function returns (see
+/// [`removed_early`]) is never credited here.
+fn registry_removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
+    // (module, container) a clone's directory is put into
+    let mut registries: Vec<(usize, String)> = Vec::new();
+    for k in clones.iter().filter(|k| k.removed_early.is_none()) {
+        let Some(at) = &k.sandbox_at else { continue };
+        let Some(m) = repo.modules.iter().position(|x| x.path == at.path) else {
+            continue;
+        };
+        let module = &repo.modules[m];
+        let Some(dir) = module.calls.iter().find(|o| {
+            o.line == at.line && o.callee.as_deref().is_some_and(|cl| repo.is(m, cl, TEMP))
+        }) else {
+            continue;
+        };
+        let (Some(fi), Some(obj)) = (dir.func, dir.assigned_to.as_deref()) else {
+            continue;
+        };
+        let f = &module.functions[fi];
+        for c in module.calls.iter().filter(|c| {
+            c.func == Some(fi)
+                && matches!(c.method.as_str(), "append" | "add" | "insert")
+                && c.args
+                    .iter()
+                    .any(|a| matches!(a, Expr::Name(n) if n == obj))
+        }) {
+            let Some(recv) = c.receiver.as_deref() else {
+                continue;
+            };
+            if module.constants.contains_key(recv) && !f.locals.contains_key(recv) {
+                registries.push((m, recv.to_string()));
+            }
+        }
+    }
+    registries.sort();
+    registries.dedup();
+    let mut out = Vec::new();
+    for (m, container) in registries {
+        let module = &repo.modules[m];
+        for c in &module.calls {
+            let Some(gi) = c.func else { continue };
+            // the item removed: the receiver of `.cleanup()`, or rmtree's argument
+            let item = if c.method == "cleanup" && c.args.is_empty() {
+                c.receiver.clone()
+            } else if c
+                .callee
+                .as_deref()
+                .is_some_and(|cl| repo.is(m, cl, &["shutil.rmtree"]))
+            {
+                c.args.first().map(|a| a.render())
+            } else {
+                None
+            };
+            let Some(item) = item else { continue };
+            let item = item.strip_suffix(".name").unwrap_or(&item);
+            let of_container = item.starts_with(&format!("{container}.pop("))
+                || item.starts_with(&format!("{container}["))
+                || c.loops.iter().any(|l| {
+                    l.vars.iter().any(|v| v == item)
+                        && matches!(&l.iter, Expr::Name(n) if *n == container)
+                });
+            if !of_container {
+                continue;
+            }
+            let g = &module.functions[gi];
+            let called = callers(repo, m, gi)
+                .iter()
+                .any(|(k, _)| !is_test(&repo.modules[*k].path))
+                || repo.modules.iter().enumerate().any(|(k, other)| {
+                    !is_test(&other.path)
+                        && other.calls.iter().any(|o| {
+                            o.callee
+                                .as_deref()
+                                .is_some_and(|cl| repo.is(k, cl, &["atexit.register"]))
+                                && matches!(o.args.first(), Some(Expr::Name(n))
+                                    if repo.function(k, n).is_some_and(|(fm, h)| fm == m && std::ptr::eq(h, g)))
+                        })
+                });
+            if called {
+                out.push(site(module, c.line));
+            }
+        }
+    }
+    out
+}
+
+/// The branch that makes clone `c` shallow, when its `--depth` is added to the command's list
+/// (`cmd.extend(["--depth", "1"])`) inside an `if`, `elif` or `else` that the clone is not in.
+fn shallow_only(module: &ModuleInfo, c: &CallInfo) -> Option<ShallowOnly> {
+    let fi = c.func?;
+    let f = &module.functions[fi];
+    let names: Vec<&str> = c
+        .args
+        .iter()
+        .chain(c.kwargs.iter().map(|(_, v)| v))
+        .filter_map(|a| match a {
+            Expr::Name(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    let depth_word = |e: &Expr| {
+        let r = e.render();
+        r.contains("--depth")
+    };
+    let adds = module.calls.iter().find(|o| {
+        o.func == Some(fi)
+            && o.line < c.line
+            && matches!(o.method.as_str(), "extend" | "append" | "insert")
+            && o.receiver.as_deref().is_some_and(|r| names.contains(&r))
+            && o.args.iter().any(depth_word)
+    })?;
+    let lines: Vec<&str> = module.source.lines().collect();
+    let floor = f.line.saturating_sub(1);
+    let branch_of = |line: usize| -> Option<usize> {
+        super::syntax::enclosing_lines(&lines, line, floor)
+            .map(|(i, _)| i)
+            .find(|i| {
+                let t = lines[*i].trim_start();
+                t.starts_with("if ") || t.starts_with("elif ") || t.starts_with("else:")
+            })
+    };
+    let b = branch_of(adds.line)?;
+    // the clone in that same branch is shallow whenever it runs
+    if super::syntax::enclosing_lines(&lines, c.line, floor).any(|(i, _)| i == b) {
+        return None;
+    }
+    let text = lines[b].trim();
+    let text = text.split(" #").next().unwrap_or(text).trim_end();
+    let mut defaults = Vec::new();
+    let by_default = text
+        .strip_prefix("if ")
+        .and_then(|t| t.strip_suffix(':'))
+        .and_then(|cond| holds_by_default(cond.trim(), f, &mut defaults));
+    Some(ShallowOnly {
+        clone: site(module, c.line),
+        at: site(module, b + 1),
+        branch: crate::repo::python::syntax::truncate(text, 120),
+        by_default,
+        defaults,
+    })
+}
+
+/// Whether a condition over the function's parameters holds with their defaults: `p`,
+/// `not p`, `p is None`, `p is not None`; `None` when it is anything else or a parameter it
+/// tests has no literal default. The parameters read are pushed to `read`.
+fn holds_by_default(cond: &str, f: &FuncInfo, read: &mut Vec<(String, String)>) -> Option<bool> {
+    let cond = cond.trim();
+    if let Some(rest) = cond.strip_prefix("not ") {
+        return holds_by_default(rest, f, read).map(|b| !b);
+    }
+    if let Some(inner) = cond.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
+        return holds_by_default(inner, f, read);
+    }
+    let ident = |t: &str| {
+        !t.is_empty()
+            && !t.starts_with(|ch: char| ch.is_ascii_digit())
+            && t.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
+    };
+    let mut default = |name: &str| -> Option<Expr> {
+        if !ident(name) || !f.params.iter().any(|p| p == name) {
+            return None;
+        }
+        let v = f.defaults.get(name)?;
+        read.push((name.to_string(), v.render()));
+        Some(v.clone())
+    };
+    if let Some(name) = cond.strip_suffix(" is not None") {
+        return Some(!matches!(default(name.trim())?, Expr::None));
+    }
+    if let Some(name) = cond.strip_suffix(" is None") {
+        return Some(matches!(default(name.trim())?, Expr::None));
+    }
+    match default(cond)? {
+        Expr::Bool(b) => Some(b),
+        Expr::None => Some(false),
+        Expr::Num(n) => Some(n.parse::<f64>().ok()? != 0.0),
+        Expr::Str {
+            value,
+            fstring: false,
+        } => Some(!value.is_empty()),
+        _ => None,
+    }
 }
 
 /// The command a `subprocess`/`os` call runs: its first argument, or `args=`/`cmd=`.
@@ -1368,6 +1585,69 @@ mod tests {
             .map(|x| (x.at.line, x.timeout.is_some(), x.clone))
             .collect();
         assert_eq!(timed, vec![(9, true, true), (22, false, false)]);
+    }
+
+    #[test]
+    fn a_directory_kept_in_a_module_list_that_a_called_function_empties_is_removed() {
+        // the clone is a tool handed to an agent (no Python caller); its directory object is
+        // kept in a module-level list, which a function of the module removes item by item
+        let tools = "import subprocess, tempfile, shutil\nfrom pathlib import Path\n\n_held = []\n\ndef grab(u):\n    box = tempfile.TemporaryDirectory()\n    _held.append(box)\n    p = Path(box.name)\n    subprocess.run(['git', 'clone', u, str(p)], check=True, timeout=60)\n    return str(p)\n\ndef sweep():\n    global _held\n    for item in _held:\n        try:\n            item.cleanup()\n        except Exception:\n            pass\n    _held = []\n";
+        let node =
+            "from src.tools.t import sweep\n\ndef gather(state):\n    sweep()\n    return {}\n";
+        let f = facts_of(&[("src/tools/t.py", tools), ("src/nodes/n.py", node)]);
+        assert_eq!(f.clone_calls[0].removed_early, None);
+        assert_eq!(f.removals, vec![Site::new("src/tools/t.py", 17)]);
+        // paths from `mkdtemp` in a set, removed with rmtree at exit
+        let paths = "import atexit, shutil, subprocess, tempfile\n\n_made = set()\n\ndef grab(u):\n    d = tempfile.mkdtemp()\n    _made.add(d)\n    subprocess.run(['git', 'clone', u, d], check=True)\n    return d\n\ndef bye():\n    while _made:\n        shutil.rmtree(_made.pop())\n\natexit.register(bye)\n";
+        assert_eq!(
+            facts_of(&[("src/tools/t.py", paths)]).removals,
+            vec![Site::new("src/tools/t.py", 13)]
+        );
+        // the same function, never called (or called by a test only): nothing removes them
+        let test = "from src.tools.t import sweep\n\ndef test_sweep():\n    sweep()\n";
+        let f = facts_of(&[("src/tools/t.py", tools), ("tests/test_t.py", test)]);
+        assert_eq!(f.removals, vec![]);
+        // a list of the function's own is not the module's
+        let local = tools.replace("    box = tempfile", "    _held = []\n    box = tempfile");
+        let f = facts_of(&[("src/tools/t.py", &local), ("src/nodes/n.py", node)]);
+        assert_eq!(f.removals, vec![]);
+        // a loop over another list removes something else
+        let other = tools.replace("for item in _held", "for item in _pages");
+        let f = facts_of(&[("src/tools/t.py", &other), ("src/nodes/n.py", node)]);
+        assert_eq!(f.removals, vec![]);
+    }
+
+    #[test]
+    fn a_depth_added_on_one_branch_only_says_which_and_whether_the_defaults_take_it() {
+        let src = |sig: &str, cond: &str| {
+            format!(
+                "import subprocess, tempfile\ndef clone(url, {sig}):\n    d = tempfile.mkdtemp()\n    cmd = ['git', 'clone']\n    if {cond}:\n        cmd.extend(['--depth', '1'])  # fast\n    cmd.extend([url, d])\n    subprocess.run(cmd, check=True, timeout=60)\n    return d\n"
+            )
+        };
+        let f = facts(&src("full: bool = False", "not full"));
+        assert_eq!(f.clone_calls[0].depth.as_deref(), Some("1"));
+        assert_eq!(
+            f.shallow_only,
+            vec![ShallowOnly {
+                clone: Site::new("src/tools/repo_tools.py", 8),
+                at: Site::new("src/tools/repo_tools.py", 5),
+                branch: "if not full:".into(),
+                by_default: Some(true),
+                defaults: vec![("full".into(), "False".into())],
+            }]
+        );
+        let by_default = |sig: &str, cond: &str| facts(&src(sig, cond)).shallow_only[0].by_default;
+        assert_eq!(by_default("shallow=False", "shallow"), Some(false));
+        assert_eq!(by_default("depth=None", "depth is not None"), Some(false));
+        assert_eq!(by_default("full=True", "not full"), Some(false));
+        // no default, or a test of something else: the defaults do not decide
+        assert_eq!(by_default("full", "not full"), None);
+        assert_eq!(by_default("full=False", "os.environ.get('FULL')"), None);
+        // the clone inside the same branch is shallow whenever it runs
+        let inside = "import subprocess\ndef clone(url, full=False):\n    cmd = ['git', 'clone']\n    if not full:\n        cmd.extend(['--depth', '1', url])\n        subprocess.run(cmd, check=True)\n";
+        let f = facts(inside);
+        assert_eq!(f.clone_calls[0].depth.as_deref(), Some("1"));
+        assert_eq!(f.shallow_only, vec![]);
     }
 
     #[test]

@@ -174,6 +174,8 @@ pub struct FuncInfo {
     pub decorators: Vec<String>,
     /// Parameter names in order (`self` included; `*args`/`**kwargs` without the stars).
     pub params: Vec<String>,
+    /// Default values of the parameters that have one (`full: bool = False`).
+    pub defaults: BTreeMap<String, Expr>,
     pub returns: Vec<Expr>,
     /// The return annotation (`-> Command[Literal["a", "b"]]`).
     pub return_type: Option<Expr>,
@@ -522,7 +524,10 @@ impl<'s, 't> Walker<'s, 't> {
             "augmented_assignment" => self.augmented_assignment(node, scope, depth),
             "pair" => self.pair(node, scope, depth),
             "keyword_argument" => self.keyword_argument(node, scope, depth),
-            "string" | "concatenated_string" => self.string(node, scope, false),
+            "string" | "concatenated_string" => {
+                self.string(node, scope, false);
+                self.interpolations(node, scope, depth);
+            }
             "call" => self.call_node(node, scope, depth),
             _ => self.walk_children(node, scope, depth),
         }
@@ -705,6 +710,7 @@ impl<'s, 't> Walker<'s, 't> {
         let kids = self.kids(node);
         if kids.len() == 1 && matches!(kind(kids[0]), "string" | "concatenated_string") {
             self.string(kids[0], scope, true);
+            self.interpolations(kids[0], scope, depth);
         } else {
             for k in kids {
                 self.walk(k, scope, depth + 1);
@@ -888,6 +894,20 @@ impl<'s, 't> Walker<'s, 't> {
                     .collect()
             })
             .unwrap_or_default();
+        let defaults = node
+            .field(F_PARAMETERS)
+            .map(|ps| {
+                self.kids(ps)
+                    .into_iter()
+                    .filter(|p| matches!(kind(p), "default_parameter" | "typed_default_parameter"))
+                    .filter_map(|p| {
+                        let name = p.field(F_NAME)?;
+                        let value = p.field(F_VALUE)?;
+                        Some((self.text(name).to_string(), self.expr(value, 0)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let idx = self.info.functions.len();
         self.info.functions.push(FuncInfo {
             name,
@@ -896,6 +916,7 @@ impl<'s, 't> Walker<'s, 't> {
             end_line: node.end_position().row + 1,
             decorators,
             params,
+            defaults,
             return_type: node.field(F_RETURN_TYPE).map(|t| self.type_expr(t, 0)),
             ..FuncInfo::default()
         });
@@ -1037,6 +1058,34 @@ impl<'s, 't> Walker<'s, 't> {
             fstring,
             docstring,
         });
+    }
+
+    /// The expressions inside an f-string's `{...}` (of each part of a concatenated string,
+    /// and of a nested format spec), walked like any other: their calls run, their reads read.
+    /// Their values are not what an enclosing assignment assigns.
+    fn interpolations(&mut self, node: Node<'t>, scope: &mut Scope, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.info.truncated = true;
+            return;
+        }
+        for k in self.kids(node) {
+            match kind(k) {
+                "string" => self.interpolations(k, scope, depth + 1),
+                // a `{...}` inside a format spec is a `format_expression`
+                "interpolation" | "format_expression" => {
+                    let outer = scope.assigned_to.take();
+                    for e in self.kids(k) {
+                        match kind(e) {
+                            "format_specifier" => self.interpolations(e, scope, depth + 1),
+                            "type_conversion" | "comment" => {}
+                            _ => self.walk(e, scope, depth + 1),
+                        }
+                    }
+                    scope.assigned_to = outer;
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The content of a string or concatenated string, without quotes and prefixes.
@@ -1578,6 +1627,31 @@ mod tests {
 
     fn parse(src: &str) -> ModuleInfo {
         parse_module("src/graph.py", src.to_string()).unwrap()
+    }
+
+    #[test]
+    fn calls_inside_f_string_interpolations_are_calls() {
+        let m = parse(
+            "def report(xs):\n    head = f\"at {stamp()}\" f\" {len(xs):{width(xs)}}\"\n    f\"{log(xs)!r}\"\n    return head + f'{{literal}} {tail(xs)}'\n",
+        );
+        let mut calls: Vec<(&str, Option<usize>, Option<&str>)> = m
+            .calls
+            .iter()
+            .map(|c| (c.method.as_str(), c.func, c.assigned_to.as_deref()))
+            .collect();
+        calls.sort();
+        assert_eq!(
+            calls,
+            vec![
+                ("len", Some(0), None),
+                ("log", Some(0), None),
+                ("stamp", Some(0), None),
+                ("tail", Some(0), None),
+                ("width", Some(0), None),
+            ]
+        );
+        // the strings are recorded once, their interpolations as written
+        assert_eq!(m.strings.iter().filter(|s| s.fstring).count(), 3);
     }
 
     #[test]
