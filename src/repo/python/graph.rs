@@ -195,6 +195,18 @@ pub struct DeadRoute {
     pub why: String,
 }
 
+/// A field of the state schema declared with a reducer that nothing ever puts a value into
+/// (decided by [`super::runtime`]): in every run it holds nothing, so its reducer never merges
+/// anything.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmptyField {
+    pub field: String,
+    pub reducer: String,
+    /// Why it stays empty, a sentence about what the code does ("nothing ever puts an entry
+    /// into `evidences` (the graph's input gives it no key; no node writes it; ...)").
+    pub why: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphFacts {
     pub path: String,
@@ -231,6 +243,10 @@ pub struct GraphFacts {
     /// Conditional routes that can never be taken (decided by the run-time analysis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead_routes: Vec<DeadRoute>,
+    /// Fields declared with a reducer that hold nothing in any run (decided by the run-time
+    /// analysis; a field it cannot decide is not listed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_fields: Vec<EmptyField>,
     /// The role of each node that writes opinions or evidence (see [`super::roles`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<String, Role>,
