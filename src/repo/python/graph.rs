@@ -826,17 +826,7 @@ impl Builder {
             };
             (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
         };
-        let (router_name, returns, router_func) = match path_arg {
-            Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
-            Some(p) => {
-                let name = p.dotted().unwrap_or_else(|| p.render());
-                match repo.router_returns(m, &name) {
-                    Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
-                    None => (name, Vec::new(), None),
-                }
-            }
-            None => ("?".to_string(), Vec::new(), None),
-        };
+        let (router_name, returns, router_func) = router_of(repo, m, path_arg, ev);
         let map = map_arg.map(ev);
         let mut parallel_keys: Vec<Val> = Vec::new();
         for r in &returns {
@@ -1060,6 +1050,27 @@ impl Builder {
             g.fan_out.is_empty() && !branching && !g.edges.is_empty() && g.unresolved.is_empty();
         g.branchings = branchings(&g);
         g
+    }
+}
+
+/// The router given as `path`: its name, the values it returns (a lambda's body; none when
+/// its function cannot be read) and its function (module, line of the `def`).
+fn router_of(
+    repo: &Repo<'_>,
+    m: usize,
+    path: Option<&Expr>,
+    ev: &dyn Fn(&Expr) -> Val,
+) -> (String, Vec<Val>, Option<(usize, usize)>) {
+    match path {
+        Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
+        Some(p) => {
+            let name = p.dotted().unwrap_or_else(|| p.render());
+            match repo.router_returns(m, &name) {
+                Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
+                None => (name, Vec::new(), None),
+            }
+        }
+        None => ("?".to_string(), Vec::new(), None),
     }
 }
 
