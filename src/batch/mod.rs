@@ -451,13 +451,7 @@ fn run_batch_inner(
             show_progress,
         )
     };
-    write_outputs(
-        &manifest_path,
-        &rows,
-        &cfg,
-        &out,
-        section.as_ref().map(|s| s.0.as_str()),
-    )?;
+    write_outputs(&manifest_path, &rows, &cfg, &out, section.as_ref())?;
     // The counters are for the summary line only: a store that cannot be read now costs that
     // line, not the run (what was graded is in the store and in the outputs).
     let counters = store.counters().unwrap_or_else(|e| {
@@ -473,7 +467,7 @@ fn run_batch_inner(
         offline_judges,
         status_only: false,
         out,
-        similar_pairs: section.map(|s| s.1),
+        similar_pairs: section.map(|r| r.flagged().count()),
     })
 }
 
@@ -902,13 +896,7 @@ fn from_store(
     let outcomes: Vec<Outcome> = states.into_iter().map(|(o, _)| o).collect();
     let mut rows = grade_rows(manifest, &outcomes, store, cfg, false);
     let section = similarity_step(args, manifest, &mut rows, store, out, false, true);
-    write_outputs(
-        manifest_path,
-        &rows,
-        cfg,
-        out,
-        section.as_ref().map(|s| s.0.as_str()),
-    )?;
+    write_outputs(manifest_path, &rows, cfg, out, section.as_ref())?;
     Ok(BatchSummary {
         rows,
         interrupted: false,
@@ -918,14 +906,14 @@ fn from_store(
         offline_judges,
         status_only: false,
         out: out.to_path_buf(),
-        similar_pairs: section.map(|s| s.1),
+        similar_pairs: section.map(|r| r.flagged().count()),
     })
 }
 
 /// The cohort similarity step (unless `--no-similarity`): fingerprints from the store or
 /// computed (`compute`: not for `--outputs-only`), similarity.csv/.json/.html written, the rows
-/// of flagged pairs flagged for review (their scores untouched). Returns the dashboard's
-/// section. A failure here is reported and leaves the grades alone.
+/// of flagged pairs flagged for review (their scores untouched). Returns the cohort's report
+/// (the dashboard shows its section). A failure here is reported and leaves the grades alone.
 fn similarity_step(
     args: &BatchArgs,
     manifest: &Manifest,
@@ -934,7 +922,7 @@ fn similarity_step(
     out: &Path,
     compute: bool,
     show_progress: bool,
-) -> Option<(String, usize)> {
+) -> Option<crate::similarity::compare::CohortReport> {
     if args.no_similarity {
         return None;
     }
@@ -1000,13 +988,7 @@ fn similarity_step(
             }
         }
     }
-    match similarity::section_html(&report) {
-        Ok(section) => Some((section, report.flagged().count())),
-        Err(e) => {
-            crate::telemetry::print_for_user(tracing::Level::ERROR, &e.to_string());
-            None
-        }
-    }
+    Some(report)
 }
 
 fn write_outputs(
@@ -1014,7 +996,7 @@ fn write_outputs(
     rows: &[GradeRow],
     cfg: &RunConfig,
     out: &Path,
-    section: Option<&str>,
+    similarity: Option<&crate::similarity::compare::CohortReport>,
 ) -> Result<(), BatchError> {
     let dims: outputs::Columns = cfg
         .rubric
@@ -1032,7 +1014,9 @@ fn write_outputs(
         rows,
         &dims,
         &title,
-        section.unwrap_or(""),
+        similarity
+            .map(|r| similarity::section_view(r, true))
+            .as_ref(),
     )?)
 }
 

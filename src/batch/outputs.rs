@@ -481,22 +481,6 @@ fn judges_used(rows: &[GradeRow]) -> String {
     }
 }
 
-/// HTML-escapes text for element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 /// Escapes a path segment for an href (ids are restricted to safe characters; this is defence
 /// in depth).
 fn href_seg(s: &str) -> String {
@@ -513,18 +497,26 @@ fn href_seg(s: &str) -> String {
 
 const HEAT: [&str; 5] = ["#d73027", "#fc8d59", "#fee08b", "#91cf60", "#1a9850"];
 
-/// The dashboard's page: handlebars, every value escaped by [`esc`] (no triple-stash).
+/// The dashboard's page: handlebars, every value escaped by handlebars' own HTML escaping, as
+/// every page the tool writes (no triple-stash, no escaping by hand); the code similarity
+/// section, when the batch has one, through [`SIMILARITY_SECTION_TEMPLATE`].
 const DASHBOARD_TEMPLATE: &str = include_str!("templates/dashboard.html.hbs");
 
-/// What the dashboard shows: plain text and numbers, escaped by the template.
+/// The code similarity section: the dashboard's (a partial of [`DASHBOARD_TEMPLATE`]) and
+/// `similarity.html`'s (see `super::similarity`).
+pub const SIMILARITY_SECTION_TEMPLATE: &str = include_str!("templates/similarity_section.html.hbs");
+
+/// What the dashboard shows: plain text and numbers, escaped by the template; `S`: the code
+/// similarity section's view.
 #[derive(Serialize)]
-struct Dashboard<'a> {
+struct Dashboard<'a, S: Serialize> {
     title: &'a str,
     count: Counts,
     judges: String,
     heat: Vec<Heat>,
     criteria: Vec<Criterion<'a>>,
     rows: Vec<DashboardRow<'a>>,
+    similarity: Option<&'a S>,
 }
 
 #[derive(Serialize)]
@@ -587,29 +579,35 @@ struct Cell<'a> {
     mark: &'static str,
 }
 
+/// The dashboard without a code similarity section.
 pub fn index_html(rows: &[GradeRow], dims: &Columns, title: &str) -> Result<String, OutputError> {
-    index_html_with(rows, dims, title, "")
+    index_html_with(rows, dims, title, None::<&()>)
 }
 
-/// The dashboard with extra sections (already HTML, e.g. the code similarity section) after
-/// the table.
-pub fn index_html_with(
+/// The dashboard, with the code similarity section after the table when `similarity` is given
+/// (the view [`SIMILARITY_SECTION_TEMPLATE`] renders).
+pub fn index_html_with<S: Serialize>(
     rows: &[GradeRow],
     dims: &Columns,
     title: &str,
-    extra: &str,
+    similarity: Option<&S>,
 ) -> Result<String, OutputError> {
     let mut hb = handlebars::Handlebars::new();
-    hb.register_escape_fn(esc);
-    let mut h = hb
-        .render_template(DASHBOARD_TEMPLATE, &dashboard(rows, dims, title))
-        .map_err(|e| OutputError::Dashboard(Box::new(e)))?;
-    h.push_str(extra);
-    h.push_str("</body></html>\n");
-    Ok(h)
+    hb.register_partial("similarity_section", SIMILARITY_SECTION_TEMPLATE)
+        .map_err(|e| OutputError::DashboardTemplate(Box::new(e)))?;
+    hb.render_template(
+        DASHBOARD_TEMPLATE,
+        &dashboard(rows, dims, title, similarity),
+    )
+    .map_err(|e| OutputError::Dashboard(Box::new(e)))
 }
 
-fn dashboard<'a>(rows: &'a [GradeRow], dims: &'a Columns, title: &'a str) -> Dashboard<'a> {
+fn dashboard<'a, S: Serialize>(
+    rows: &'a [GradeRow],
+    dims: &'a Columns,
+    title: &'a str,
+    similarity: Option<&'a S>,
+) -> Dashboard<'a, S> {
     let count = |st: RowStatus| rows.iter().filter(|r| r.status == st).count();
     let board = leaderboard(rows);
     let mut ordered: Vec<&GradeRow> = board.clone();
@@ -640,6 +638,7 @@ fn dashboard<'a>(rows: &'a [GradeRow], dims: &'a Columns, title: &'a str) -> Das
             .into_iter()
             .map(|r| dashboard_row(r, &board, dims))
             .collect(),
+        similarity,
     }
 }
 
@@ -723,6 +722,8 @@ pub enum OutputError {
     Csv(#[source] csv::Error),
     #[error("cannot build index.html: {0}")]
     Dashboard(#[source] Box<handlebars::RenderError>),
+    #[error("cannot build index.html: {0}")]
+    DashboardTemplate(#[source] Box<handlebars::TemplateError>),
     #[error("cannot write {}: {source}", path.display())]
     Write {
         path: PathBuf,
@@ -792,22 +793,25 @@ pub fn write_tables(
     dims: &Columns,
     title: &str,
 ) -> Result<(), OutputError> {
-    write_tables_with(out, rows, dims, title, "")
+    write_tables_with(out, rows, dims, title, None::<&()>)
 }
 
-/// [`write_tables`] with extra dashboard sections (HTML).
-pub fn write_tables_with(
+/// [`write_tables`] with the dashboard's code similarity section (see [`index_html_with`]).
+pub fn write_tables_with<S: Serialize>(
     out: &Path,
     rows: &[GradeRow],
     dims: &Columns,
     title: &str,
-    extra: &str,
+    similarity: Option<&S>,
 ) -> Result<(), OutputError> {
     let csv = grades_csv(rows, dims).map_err(OutputError::Csv)?;
     let files = [
         ("grades.csv", csv),
         ("summary.md", summary_md(rows, dims, title)),
-        ("index.html", index_html_with(rows, dims, title, extra)?),
+        (
+            "index.html",
+            index_html_with(rows, dims, title, similarity)?,
+        ),
     ];
     for (name, text) in files {
         let path = out.join(name);
@@ -992,6 +996,13 @@ mod tests {
         assert!(!html.contains("<script>"));
         assert!(html.contains("bad%3Cid%3E/failed.md"));
         assert_eq!(html.matches("<tr class=").count(), 4);
+        // the one escaping of every page the tool writes: handlebars' own (quotes, `=` and
+        // backticks too, which an unquoted attribute would need)
+        let hostile = index_html(&rows, &dims(), "t' onload=`x`").unwrap();
+        assert!(
+            hostile.contains("t&#x27; onload&#x3D;&#x60;x&#x60;"),
+            "{hostile}"
+        );
     }
 
     #[test]

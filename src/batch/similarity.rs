@@ -9,11 +9,11 @@
 //!   flagged pairs, most similar first), `similarity.json` (the whole [`CohortReport`]: every
 //!   submission, its nearest neighbour, the flagged pairs with their fragments side by side,
 //!   `path:line` and the lines quoted: what a review app shows) and `similarity.html` (the same
-//!   for a reader); the batch dashboard gets a section ([`section_html`]).
+//!   for a reader); the batch dashboard gets a section ([`section_view`], rendered by the dashboard's template).
 //! - **What a flag is.** A flagged pair asks a person to look; it never changes a score, and no
 //!   text calls it anything but shared code.
 
-use super::outputs::{csv_cell, esc};
+use super::outputs::{SIMILARITY_SECTION_TEMPLATE, csv_cell};
 use super::store::BatchStore;
 use crate::repo::{RepoError, RepoSource};
 use crate::similarity::compare::{Entry, NotCompared, Pair};
@@ -383,14 +383,13 @@ fn method_line(r: &CohortReport) -> String {
 /// What a flag is, said wherever flags are shown.
 pub const WHAT_A_FLAG_IS: &str = "A flagged pair shares code beyond the template and the code common to the cohort: a person should look at the fragments. A flag changes no score and is no verdict.";
 
-/// The similarity section and page: handlebars, every value escaped by [`esc`] (no
-/// triple-stash).
-const SECTION_TEMPLATE: &str = include_str!("templates/similarity_section.html.hbs");
+/// The similarity page (its section: [`SIMILARITY_SECTION_TEMPLATE`]): handlebars, every value
+/// escaped by handlebars' own HTML escaping (no triple-stash).
 const PAGE_TEMPLATE: &str = include_str!("templates/similarity.html.hbs");
 
 /// What the section shows (the dashboard's, and the page's without its heading).
 #[derive(Serialize)]
-struct SectionView<'a> {
+pub struct SectionView<'a> {
     heading: bool,
     compared: String,
     sharing: String,
@@ -468,7 +467,7 @@ struct NearestOf<'a> {
     similarity: String,
 }
 
-fn section_view(r: &CohortReport, heading: bool) -> SectionView<'_> {
+pub fn section_view(r: &CohortReport, heading: bool) -> SectionView<'_> {
     let pairs: Vec<PairView> = r
         .flagged()
         .enumerate()
@@ -528,19 +527,11 @@ fn span_view(s: &similarity::compare::Span) -> SpanView<'_> {
 
 fn templates() -> Result<Handlebars<'static>, SimilarityError> {
     let mut hb = Handlebars::new();
-    hb.register_escape_fn(esc);
-    hb.register_template_string("similarity_section", SECTION_TEMPLATE)
+    hb.register_template_string("similarity_section", SIMILARITY_SECTION_TEMPLATE)
         .map_err(|e| SimilarityError::HtmlTemplate(Box::new(e)))?;
     hb.register_template_string("similarity", PAGE_TEMPLATE)
         .map_err(|e| SimilarityError::HtmlTemplate(Box::new(e)))?;
     Ok(hb)
-}
-
-/// The section of the batch dashboard (`index.html`).
-pub fn section_html(r: &CohortReport) -> Result<String, SimilarityError> {
-    templates()?
-        .render("similarity_section", &section_view(r, true))
-        .map_err(|e| SimilarityError::Html(Box::new(e)))
 }
 
 /// `similarity.html`: the method, the flagged pairs with their fragments side by side, every

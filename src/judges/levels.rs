@@ -1988,6 +1988,7 @@ mod tests {
             }),
             s(NuanceFact::PerCriterion {
                 batched: batched.then(|| site(60)),
+                overall: None,
                 calls: vec![site(60)],
             }),
             s(NuanceFact::Parallel {

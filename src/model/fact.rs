@@ -1480,6 +1480,10 @@ pub enum NuanceFact {
     PerCriterion {
         /// The call that answers every criterion at once (a list of opinions).
         batched: Option<Site>,
+        /// The call that gives one opinion per judge run for all the criteria (a one-opinion
+        /// schema asked once per run: no loop over the criteria, no fan-out per criterion).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        overall: Option<Site>,
         calls: Vec<Site>,
     },
     /// The graph fans out to the judges.
@@ -1527,7 +1531,9 @@ impl Stated for NuanceFact {
             NuanceFact::OwnPrompts { prompts, full, .. } => {
                 !prompts.is_empty() && prompts.iter().all(|p| p.chars >= *full)
             }
-            NuanceFact::PerCriterion { batched, .. } => batched.is_none(),
+            NuanceFact::PerCriterion {
+                batched, overall, ..
+            } => batched.is_none() && overall.is_none(),
             NuanceFact::Parallel { fan_out, .. } => fan_out.is_some(),
             NuanceFact::Structured { bound, parsed } => bound.is_some() || parsed.is_some(),
         }
@@ -1641,12 +1647,19 @@ impl Stated for NuanceFact {
                     ),
                 }
             }
-            NuanceFact::PerCriterion { batched, calls } => match batched {
-                Some(at) => format!(
+            NuanceFact::PerCriterion {
+                batched,
+                overall,
+                calls,
+            } => match (batched, overall) {
+                (Some(at), _) => format!(
                     "each judge answers every criterion in one call: the reply at {at} is a list of opinions"
                 ),
-                None => format!(
-                    "each judge is asked about one criterion at a time (one opinion per call: {})",
+                (None, Some(at)) => format!(
+                    "each judge gives one opinion for all the criteria: the call at {at} is made once per run, not per criterion (searched: loops and comprehensions around it and its callers, routes and `Send` fan-outs to the judges)"
+                ),
+                (None, None) => format!(
+                    "each judge is asked for one opinion per call ({}); no call was found answering every criterion at once or made once for all of them",
                     sites(calls, 3)
                 ),
             },
@@ -1678,9 +1691,16 @@ impl Stated for NuanceFact {
                 .map(|p| p.at.clone())
                 .chain(template.iter().map(|(at, _)| at.clone()))
                 .collect(),
-            NuanceFact::PerCriterion { batched, calls } => {
-                batched.iter().chain(calls).cloned().collect()
-            }
+            NuanceFact::PerCriterion {
+                batched,
+                overall,
+                calls,
+            } => batched
+                .iter()
+                .chain(overall)
+                .chain(calls)
+                .cloned()
+                .collect(),
             NuanceFact::Parallel { fan_out, graph } => fan_out
                 .iter()
                 .map(|(at, _, _)| at.clone())
@@ -1745,10 +1765,19 @@ impl Stated for NuanceFact {
                     },
                 )
             }
-            NuanceFact::PerCriterion { batched, .. } => Fix::at(
-                batched.as_ref()?,
-                "ask each judge about one criterion per call (bind one opinion, fan out per criterion) instead of one call that answers every criterion",
-            ),
+            NuanceFact::PerCriterion {
+                batched, overall, ..
+            } => match (batched, overall) {
+                (Some(at), _) => Fix::at(
+                    at,
+                    "ask each judge about one criterion per call (bind one opinion, fan out per criterion) instead of one call that answers every criterion",
+                ),
+                (None, Some(at)) => Fix::at(
+                    at,
+                    "ask each judge for one opinion per criterion: make this call once for each of the rubric's dimensions (a loop over them, or a fan-out per criterion) instead of once per run",
+                ),
+                (None, None) => return None,
+            },
             NuanceFact::Parallel { graph, .. } => match graph {
                 Some(at) => Fix::at(
                     at,

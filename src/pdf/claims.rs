@@ -835,13 +835,45 @@ fn criterion_name(name: &str) -> Option<String> {
     (!bare.is_empty()).then(|| bare.to_string())
 }
 
+/// A criterion's name as tables and lists shorten it: its first two words ("structured
+/// output" for "structured output enforcement", "Structured Output 1 5 1 1"); a name of two
+/// words or fewer is its own short form.
+fn short_criterion_name(name: &str) -> String {
+    name.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `lower` with each criterion name (see [`criterion_name`]) blanked out (as many spaces as
-/// bytes: positions hold).
+/// bytes: positions hold). A sentence that names two or more criteria (a table of scores, a
+/// list of the dimensions) has their shortened names blanked too (see
+/// [`short_criterion_name`]): there "Structured Output" names a criterion, not a feature of
+/// the code.
 fn without_criterion_names(lower: &str, names: &[String]) -> String {
+    let shorts: Vec<String> = names.iter().map(|n| short_criterion_name(n)).collect();
+    let mentioned = names
+        .iter()
+        .zip(&shorts)
+        .filter(|(full, short)| {
+            !full.is_empty() && (lower.contains(full.as_str()) || lower.contains(short.as_str()))
+        })
+        .count();
     let mut out = lower.to_string();
-    for name in names {
+    let mut blank = |name: &str| {
+        if name.is_empty() {
+            return;
+        }
         while let Some(i) = out.find(name) {
             out.replace_range(i..i + name.len(), &" ".repeat(name.len()));
+        }
+    };
+    for name in names {
+        blank(name);
+    }
+    if mentioned >= 2 {
+        for name in &shorts {
+            blank(name);
         }
     }
     out
@@ -1576,6 +1608,237 @@ fn no_justice_found() -> (ClaimStatus, String, Option<String>) {
     )
 }
 
+/// The graphs' verdict on a reducer field: what keeps it empty in every run, when every graph
+/// found it so (see `GraphFacts::empty_fields`); `None` when some graph may put a value into
+/// it, or none was read.
+fn empty_in_every_graph<'a>(code: &'a PythonFacts, field: &str) -> Option<&'a str> {
+    let mut why = None;
+    for g in &code.graphs {
+        let e = g.empty_fields.iter().find(|e| e.field == field)?;
+        why = why.or(Some(e.why.as_str()));
+    }
+    why
+}
+
+/// A claim of state reducers, decided by what the reducers do at run time, not only by their
+/// declaration: the reducers a claiming sentence speaks of (by the field's name, or by the
+/// reducer's: "merged via operator.ior"), or every declared one when it names none. Contradicted
+/// when a reducer it speaks of belongs to a field that nothing ever puts a value into (the
+/// nodes' updates go to keys the schema drops, say): that reducer never merges anything.
+fn reducer_verdict(
+    claim: &mut FeatureClaim,
+    code: &PythonFacts,
+) -> (ClaimStatus, String, Option<String>) {
+    use crate::repo::python::state::Reducer;
+    let declared = &code.state.reducers;
+    let Some(first) = declared.first() else {
+        return (
+            ClaimStatus::Contradicted,
+            "no state field is annotated with a reducer (`Annotated[..., reducer]`)".into(),
+            None,
+        );
+    };
+    let at = |r: &Reducer| Some(format!("{}:{}", r.path, r.line));
+    // the reducers each claiming sentence speaks of
+    let spoken = |sentence: &str| -> Vec<&Reducer> {
+        let lower = sentence.to_lowercase();
+        let said: Vec<&str> = REDUCER_WORDS
+            .iter()
+            .filter(|(w, _)| lower.contains(w))
+            .map(|(_, n)| *n)
+            .collect();
+        declared
+            .iter()
+            .filter(|r| {
+                said.contains(&r.reducer.as_str())
+                    || crate::repo::python::graph::mentions_word(&lower, &r.field.to_lowercase())
+            })
+            .collect()
+    };
+    for (page, sentence) in &claim.sentences {
+        for r in spoken(sentence) {
+            if let Some(why) = empty_in_every_graph(code, &r.field) {
+                claim.page = *page;
+                claim.quote = crate::repo::python::syntax::truncate(sentence.trim(), QUOTE_MAX);
+                return (
+                    ClaimStatus::Contradicted,
+                    format!(
+                        "{}.{} is declared with the reducer {}, yet {why}: the reducer never merges anything",
+                        r.class, r.field, r.reducer
+                    ),
+                    at(r),
+                );
+            }
+        }
+    }
+    let named = claim.sentences.iter().any(|(_, t)| !spoken(t).is_empty());
+    // a claim of reducers in general: contradicted when every declared one stays empty
+    if !named
+        && declared
+            .iter()
+            .all(|r| empty_in_every_graph(code, &r.field).is_some())
+    {
+        let why = empty_in_every_graph(code, &first.field).unwrap_or_default();
+        return (
+            ClaimStatus::Contradicted,
+            format!(
+                "{}.{} is declared with the reducer {}, yet {why}: the reducer never merges anything{}",
+                first.class,
+                first.field,
+                first.reducer,
+                if declared.len() > 1 {
+                    format!(
+                        ", and the same holds for the other {}",
+                        crate::words::count(declared.len() - 1, "reducer", "reducers")
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            at(first),
+        );
+    }
+    let r = declared
+        .iter()
+        .find(|r| empty_in_every_graph(code, &r.field).is_none())
+        .unwrap_or(first);
+    (
+        ClaimStatus::Supported,
+        format!("{}.{} uses the reducer {}", r.class, r.field, r.reducer),
+        at(r),
+    )
+}
+
+/// A claim of conditional routing, decided by the routes that can be taken: a conditional edge
+/// whose other routes the run-time analysis found can never be taken (`GraphFacts::dead_routes`)
+/// always sends the run the same way and routes nothing. Contradicted when a claiming sentence
+/// names both ends of a route that can never be taken ("routes to error_handler if evidence is
+/// missing"), or when no router has two routes that can be taken while some route is dead;
+/// supported by a router with two or more routes that can be taken.
+fn conditional_verdict(
+    claim: &mut FeatureClaim,
+    code: &PythonFacts,
+) -> (ClaimStatus, String, Option<String>) {
+    use crate::repo::python::graph::{DeadRoute, Router};
+    let dead = |g: &'_ GraphFacts, r: &Router, t: &str| -> bool {
+        g.dead_routes
+            .iter()
+            .any(|d| d.source == r.source && d.target == t)
+    };
+    let routed = |g: &GraphFacts, r: &Router, d: &DeadRoute| -> String {
+        format!(
+            "the route {} -> {} of the conditional edge at {}:{} can never be taken: {}",
+            d.source, d.target, r.path, r.line, d.why
+        ) + &{
+            let live: Vec<&str> = r
+                .targets
+                .iter()
+                .filter(|t| !dead(g, r, t))
+                .map(String::as_str)
+                .collect();
+            match live.as_slice() {
+                [one] => format!(" (the run always goes to {one})"),
+                _ => String::new(),
+            }
+        }
+    };
+    let routers: Vec<(&GraphFacts, &Router)> = code
+        .graphs
+        .iter()
+        .flat_map(|g| g.routers.iter().map(move |r| (g, r)))
+        .collect();
+    // a route the report describes, by the names of both its ends, that can never be taken
+    let named = |text: &str, name: &str| {
+        crate::repo::python::graph::mentions_word(&text.to_lowercase(), &name.to_lowercase())
+    };
+    for (page, sentence) in &claim.sentences {
+        let hit = routers.iter().find_map(|(g, r)| {
+            g.dead_routes
+                .iter()
+                .find(|d| {
+                    d.source == r.source
+                        && r.targets.contains(&d.target)
+                        && named(sentence, &d.source)
+                        && named(sentence, &d.target)
+                })
+                .map(|d| (g, r, d))
+        });
+        if let Some((g, r, d)) = hit {
+            claim.page = *page;
+            claim.quote = crate::repo::python::syntax::truncate(sentence.trim(), QUOTE_MAX);
+            return (
+                ClaimStatus::Contradicted,
+                routed(g, r, d),
+                Some(format!("{}:{}", r.path, r.line)),
+            );
+        }
+    }
+    let live = |g: &GraphFacts, r: &Router| r.targets.iter().filter(|t| !dead(g, r, t)).count();
+    let pick = routers.iter().find(|(g, r)| live(g, r) >= 2).or_else(|| {
+        routers
+            .iter()
+            .find(|(g, r)| !g.dead_routes.iter().any(|d| d.source == r.source))
+    });
+    match (pick, routers.first()) {
+        (Some((_, r)), _) => (
+            ClaimStatus::Supported,
+            format!(
+                "'{}' is routed by {} to {}",
+                r.source,
+                r.router,
+                r.targets.join(", ")
+            ),
+            Some(format!("{}:{}", r.path, r.line)),
+        ),
+        // every router has a route that can never be taken and at most one that can
+        (None, Some(_)) => match routers.iter().find_map(|(g, r)| {
+            g.dead_routes
+                .iter()
+                .find(|d| d.source == r.source && r.targets.contains(&d.target))
+                .map(|d| (g, r, d))
+        }) {
+            Some((g, r, d)) => (
+                ClaimStatus::Contradicted,
+                routed(g, r, d),
+                Some(format!("{}:{}", r.path, r.line)),
+            ),
+            None => (
+                ClaimStatus::Unchecked,
+                "no route of the graph's conditional edges was found that can be taken, nor one that cannot".into(),
+                None,
+            ),
+        },
+        (None, None) if code.graphs.is_empty() => no_graph_found(),
+        // A conditional edge whose arguments could not be read may still route.
+        (None, None)
+            if code
+                .graphs
+                .iter()
+                .flat_map(|g| &g.unresolved)
+                .any(|u| u.contains("conditional")) =>
+        {
+            (
+                ClaimStatus::Unchecked,
+                "a conditional edge of the graph could not be read statically".into(),
+                None,
+            )
+        }
+        (None, None) => {
+            let where_: Vec<String> = code.graphs.iter().map(|g| g.location()).collect();
+            (
+                ClaimStatus::Contradicted,
+                format!(
+                    "no graph routes conditionally: the {} built at {} {} no add_conditional_edges call and no node returning a Command",
+                    if where_.len() == 1 { "graph" } else { "graphs" },
+                    where_.join(", "),
+                    if where_.len() == 1 { "has" } else { "have" }
+                ),
+                where_.first().cloned(),
+            )
+        }
+    }
+}
+
 fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
     use ClaimStatus::{Contradicted, Supported};
     let no_graph = code.graphs.is_empty();
@@ -1682,18 +1945,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 None,
             ),
         },
-        Feature::StateReducers => match code.state.reducers.first() {
-            Some(r) => (
-                Supported,
-                format!("{}.{} uses the reducer {}", r.class, r.field, r.reducer),
-                Some(format!("{}:{}", r.path, r.line)),
-            ),
-            None => (
-                Contradicted,
-                "no state field is annotated with a reducer (`Annotated[..., reducer]`)".into(),
-                None,
-            ),
-        },
+        Feature::StateReducers => reducer_verdict(claim, code),
         Feature::SandboxedClone => {
             let calls = &code.security.clone_calls;
             match calls.iter().find(|c| !c.sandboxed) {
@@ -1772,47 +2024,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
                 ),
             }
         }
-        Feature::ConditionalEdges => {
-            match code.graphs.iter().flat_map(|g| &g.routers).next() {
-                Some(r) => (
-                    Supported,
-                    format!(
-                        "'{}' is routed by {} to {}",
-                        r.source,
-                        r.router,
-                        r.targets.join(", ")
-                    ),
-                    Some(format!("{}:{}", r.path, r.line)),
-                ),
-                None if no_graph => no_graph_found(),
-                // A conditional edge whose arguments could not be read may still route.
-                None if code
-                    .graphs
-                    .iter()
-                    .flat_map(|g| &g.unresolved)
-                    .any(|u| u.contains("conditional")) =>
-                {
-                    (
-                        ClaimStatus::Unchecked,
-                        "a conditional edge of the graph could not be read statically".into(),
-                        None,
-                    )
-                }
-                None => {
-                    let where_: Vec<String> = code.graphs.iter().map(|g| g.location()).collect();
-                    (
-                        Contradicted,
-                        format!(
-                            "no graph routes conditionally: the {} built at {} {} no add_conditional_edges call and no node returning a Command",
-                            if where_.len() == 1 { "graph" } else { "graphs" },
-                            where_.join(", "),
-                            if where_.len() == 1 { "has" } else { "have" }
-                        ),
-                        where_.first().cloned(),
-                    )
-                }
-            }
-        }
+        Feature::ConditionalEdges => conditional_verdict(claim, code),
         Feature::Inheritance => inheritance_verdict(claim, code),
         Feature::SecurityOverride => match security_branch(code) {
             Some(r) => (
@@ -2171,6 +2383,131 @@ mod tests {
             "{claims:?}"
         );
         assert_eq!(claims[2].code_location.as_deref(), Some("src/graph.py:30"));
+    }
+
+    #[test]
+    fn a_route_or_a_reducer_claim_is_checked_against_what_the_graph_does_at_run_time() {
+        use crate::repo::python::graph::{DeadRoute, EmptyField, GraphFacts, Router};
+        use crate::repo::python::state::{Reducer, StateFacts};
+        let reducer = |field: &str, reducer: &str, line| Reducer {
+            class: "AgentState".into(),
+            field: field.into(),
+            reducer: reducer.into(),
+            path: "src/state.py".into(),
+            line,
+            merges: false,
+        };
+        let mut code = PythonFacts {
+            graphs: vec![GraphFacts {
+                path: "src/graph.py".into(),
+                line: 7,
+                routers: vec![Router {
+                    source: "aggregate".into(),
+                    router: "check".into(),
+                    targets: vec!["judges".into(), "error_handler".into()],
+                    parallel: false,
+                    outcomes: vec![],
+                    func: None,
+                    path: "src/graph.py".into(),
+                    line: 30,
+                }],
+                dead_routes: vec![DeadRoute {
+                    source: "aggregate".into(),
+                    target: "error_handler".into(),
+                    key: "error".into(),
+                    why: "router check (on aggregate) returns `error_handler` only when `error` holds a value, and no node writes it".into(),
+                }],
+                empty_fields: vec![EmptyField {
+                    field: "evidences".into(),
+                    reducer: "operator.ior".into(),
+                    why: "nothing ever puts an entry into `evidences` (no node writes it)".into(),
+                }],
+                ..GraphFacts::default()
+            }],
+            state: StateFacts {
+                reducers: vec![
+                    reducer("evidences", "operator.ior", 9),
+                    reducer("opinions", "operator.add", 10),
+                ],
+                ..StateFacts::default()
+            },
+            ..PythonFacts::default()
+        };
+        let verdict = |texts: &[&str], code: &PythonFacts| {
+            let mut claims = extract(&sentences(texts));
+            check(&mut claims, code);
+            claims
+                .into_iter()
+                .map(|c| (c.feature, c.status, c.code))
+                .collect::<Vec<_>>()
+        };
+        // the route the report describes can never be taken
+        let v = verdict(
+            &["A conditional edge from aggregate routes to error_handler if evidence is missing."],
+            &code,
+        );
+        assert_eq!(v[0].1, ClaimStatus::Contradicted, "{v:?}");
+        assert!(
+            v[0].2.starts_with("the route aggregate -> error_handler of the conditional edge at src/graph.py:30 can never be taken: router check")
+                && v[0].2.ends_with("(the run always goes to judges)"),
+            "{}",
+            v[0].2
+        );
+        // a claim of routing in general: the only router can take one route only
+        let v = verdict(&["The graph uses conditional edges for routing."], &code);
+        assert_eq!(v[0].1, ClaimStatus::Contradicted, "{v:?}");
+        // a route that can be taken supports it
+        code.graphs[0].dead_routes.clear();
+        let v = verdict(
+            &["A conditional edge from aggregate routes to error_handler if evidence is missing."],
+            &code,
+        );
+        assert_eq!(v[0].1, ClaimStatus::Supported, "{v:?}");
+
+        // reducers: the one the sentence names merges nothing
+        let merged = ["Detectives produce evidence merged via operator.ior into the state."];
+        let v = verdict(&merged, &code);
+        assert_eq!(v[0].0, Feature::StateReducers);
+        assert_eq!(v[0].1, ClaimStatus::Contradicted, "{v:?}");
+        assert!(
+            v[0].2.starts_with("AgentState.evidences is declared with the reducer operator.ior, yet nothing ever puts an entry into `evidences`"),
+            "{}",
+            v[0].2
+        );
+        // the one it names is filled; a claim of reducers in general holds while one merges
+        let v = verdict(&["Judges' opinions are appended via operator.add."], &code);
+        assert_eq!(v[0].1, ClaimStatus::Supported, "{v:?}");
+        assert!(v[0].2.starts_with("AgentState.opinions"), "{}", v[0].2);
+        let v = verdict(&["The state uses reducers for parallel writes."], &code);
+        assert_eq!(v[0].1, ClaimStatus::Supported, "{v:?}");
+        // a field written in some graph is not empty
+        code.graphs[0].empty_fields.clear();
+        assert_eq!(verdict(&merged, &code)[0].1, ClaimStatus::Supported);
+    }
+
+    #[test]
+    fn a_table_or_list_of_criteria_claims_no_feature_by_their_names() {
+        assert!(
+            features(&[
+                "Git Forensic Analysis 1 5 1 1 State Management Rigor 1 5 1 1 Structured Output 1 5 1 1"
+            ])
+            .is_empty()
+        );
+        assert!(
+            features(&["It lifts Structured Output, Judicial Nuance and Report Accuracy."])
+                .is_empty()
+        );
+        assert_eq!(
+            features(&["Structured output is enforced on every judge call."]),
+            vec![Feature::StructuredOutput]
+        );
+        // another cue of the sentence still counts
+        assert_eq!(
+            features(&[
+                "Safe Tool and Structured Output pass: judges call with_structured_output(Opinion)."
+            ]),
+            vec![Feature::StructuredOutput]
+        );
     }
 
     /// The code facts of a project whose clone runs in a temporary directory through a list

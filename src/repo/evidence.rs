@@ -165,6 +165,44 @@ fn short(h: &str) -> &str {
     h.get(..7).unwrap_or(h)
 }
 
+/// What breaks the set-up → tools → graph order of a history: a phase no commit reaches, or
+/// the first commit of a later phase before the first of an earlier one.
+fn progression_gap(h: &super::history::HistoryFacts) -> Option<String> {
+    let phases = [
+        ("set-up", h.first_setup),
+        ("tools", h.first_tools),
+        ("graph", h.first_graph),
+    ];
+    let hash = |i: usize| {
+        h.commits
+            .get(i)
+            .map(|c| short(&c.hash).to_string())
+            .unwrap_or_default()
+    };
+    if let Some((name, _)) = phases.iter().find(|(_, i)| i.is_none()) {
+        return Some(format!("no commit was read as adding the {name}"));
+    }
+    for (a, (na, ia)) in phases.iter().enumerate() {
+        for (nb, ib) in &phases[a + 1..] {
+            if let (Some(ia), Some(ib)) = (ia, ib)
+                && ib < ia
+            {
+                return Some(format!(
+                    "the first {nb} commit {} came before the first {na} commit {}",
+                    hash(*ib),
+                    hash(*ia)
+                ));
+            }
+        }
+    }
+    (h.first_setup == h.first_graph).then(|| {
+        format!(
+            "the set-up and the graph arrived in one commit {}",
+            h.first_graph.map(hash).unwrap_or_default()
+        )
+    })
+}
+
 fn history(f: &RepoFacts) -> Vec<Evidence> {
     let h = &f.history;
     let loc = if f.commit.is_empty() {
@@ -220,7 +258,7 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             .map(|c| format!("{} {:?}", short(&c.hash), c.message))
             .unwrap_or_else(|| "none".into())
     };
-    v.push(fact(
+    let progression = fact(
         "repo.history.progression",
         goal,
         h.progression,
@@ -232,7 +270,13 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             phase(h.first_graph)
         ),
         0.8,
-    ));
+    );
+    v.push(match progression_gap(h) {
+        Some(gap) if !h.progression => progression.with_fix(format!(
+            "{gap}: in the next project, commit in steps a reader can follow, the set-up, then the tools, then the graph"
+        )),
+        _ => progression,
+    });
     v.push(fact(
         "repo.history.timing",
         goal,
@@ -1496,9 +1540,32 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         })
     {
         let batched = opinion_model(f, &c.schema).is_some_and(|(_, b)| b);
+        // one opinion per judge run: every invocation of a one-opinion schema is made once
+        // per run of its function (no loop over items, no caller looping), and the graph
+        // neither routes to a judge (a loop over the criteria, a fan-out with `Send`) nor
+        // fans out to one with `Send`
+        let routed_to_judge = f.python.graphs.iter().any(|g| {
+            let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
+            g.routers.iter().any(|r| r.targets.iter().any(judge))
+                || g.fan_out
+                    .iter()
+                    .any(|x| x.via.contains("send") && x.to.iter().any(judge))
+        });
+        let single: Vec<&super::python::schema_binding::Invoked> = s
+            .calls
+            .iter()
+            .filter(|k| opinion_model(f, &k.schema).is_some_and(|(_, b)| !b))
+            .flat_map(|k| &k.invoked)
+            .collect();
+        let overall = (!batched
+            && !routed_to_judge
+            && !single.is_empty()
+            && single.iter().all(|i| !i.per_item))
+        .then(|| single[0].at.clone());
         v.push(fact(
             NuanceFact::PerCriterion {
                 batched: batched.then(|| at(&c.path, c.line)),
+                overall,
                 calls: s
                     .calls
                     .iter()
@@ -1655,6 +1722,52 @@ fn justice(f: &RepoFacts) -> Vec<Evidence> {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_history_out_of_order_is_fixed_by_what_came_first() {
+        use crate::repo::history::{CommitFact, HistoryFacts};
+        let commit = |hash: &str| CommitFact {
+            hash: hash.into(),
+            timestamp: 0,
+            date: String::new(),
+            message: String::new(),
+            files_changed: 1,
+            insertions: 1,
+            deletions: 0,
+            code_lines_added: 1,
+            python_lines_added: 1,
+            merge: false,
+            phases: vec![],
+            not_diffed: vec![],
+        };
+        let mut h = HistoryFacts {
+            commits: ["aaaaaaa1", "bbbbbbb2", "ccccccc3"]
+                .into_iter()
+                .map(commit)
+                .collect(),
+            first_setup: Some(0),
+            first_tools: Some(2),
+            first_graph: Some(1),
+            ..HistoryFacts::default()
+        };
+        let gap = progression_gap(&h).expect("the graph came first");
+        assert!(
+            gap.contains("the first graph commit bbbbbbb")
+                && gap.contains("first tools commit ccccccc"),
+            "{gap}"
+        );
+        h.first_tools = None;
+        assert_eq!(
+            progression_gap(&h).as_deref(),
+            Some("no commit was read as adding the tools")
+        );
+        h.first_tools = Some(1);
+        h.first_graph = Some(2);
+        assert_eq!(progression_gap(&h), None);
+        h.first_setup = Some(2);
+        h.first_tools = Some(2);
+        assert!(progression_gap(&h).is_some_and(|g| g.contains("one commit")));
+    }
 
     #[test]
     fn each_familys_facts_carry_ids_of_that_family() {

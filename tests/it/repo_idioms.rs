@@ -749,3 +749,85 @@ fn a_layer_is_what_its_fan_out_runs_and_nodes_placed_elsewhere_are_not_its_membe
         partial.rationale
     );
 }
+
+/// A re-evaluation when the judges disagree is the Chief Justice stage's, wherever the graph
+/// puts it: in the router that leaves the verdict node (`if max(s) - min(s) > 2: return
+/// "redo"`), or in a check node whose spread branch raises a flag that the router tests to
+/// send the run to another node.
+#[test]
+fn a_spread_that_routes_the_run_elsewhere_is_the_variance_re_evaluation() {
+    let state = "import operator\nfrom typing import Annotated, List, TypedDict\nfrom pydantic import BaseModel\n\nclass JudicialOpinion(BaseModel):\n    judge: str\n    score: int\n    argument: str\n\nclass S(TypedDict):\n    opinions: Annotated[List[JudicialOpinion], operator.add]\n    split: bool\n    again: bool\n    final: dict\n";
+    let head = "from langgraph.graph import StateGraph, START, END\nfrom langchain_openai import ChatOpenAI\nfrom src.state import S, JudicialOpinion\n\nllm = ChatOpenAI()\n\ndef j1(state):\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(\"a\")]}\n\ndef j2(state):\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(\"b\")]}\n\ndef bench(state):\n    ops = state[\"opinions\"]\n    return {\"final\": {\"score\": sum(o.score for o in ops) / len(ops)}}\n\ndef redo(state):\n    ops = state[\"opinions\"]\n    return {\"opinions\": [llm.with_structured_output(JudicialOpinion).invoke(str(ops))], \"again\": True}\n\n";
+    // the router after the verdict node tests the spread itself
+    let routed = format!(
+        "{head}def after_bench(state):\n    s = [o.score for o in state[\"opinions\"]]\n    if max(s) - min(s) > 2 and not state.get(\"again\"):\n        return \"redo\"\n    return END\n\ng = StateGraph(S)\ng.add_node(\"j1\", j1)\ng.add_node(\"j2\", j2)\ng.add_node(\"bench\", bench)\ng.add_node(\"redo\", redo)\ng.add_edge(START, \"j1\")\ng.add_edge(START, \"j2\")\ng.add_edge(\"j1\", \"bench\")\ng.add_edge(\"j2\", \"bench\")\ng.add_edge(\"redo\", \"bench\")\ng.add_conditional_edges(\"bench\", after_bench, {{\"redo\": \"redo\", END: END}})\napp = g.compile()\n"
+    );
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", &routed)]);
+    let rule = |f: &auditor::repo::RepoFacts| {
+        f.python
+            .justice
+            .rules
+            .iter()
+            .find(|r| r.rule == "variance_re_evaluation")
+            .cloned()
+            .unwrap()
+    };
+    let r = rule(&f);
+    assert!(r.found, "{r:?}");
+    assert!(r.how.contains("return \"redo\""), "{r:?}");
+    // a check node raises a flag on the spread; the router reads the flag
+    let flagged = format!(
+        "{head}def check(state):\n    s = [o.score for o in state[\"opinions\"]]\n    hi = max(s)\n    lo = min(s)\n    split = False\n    if (hi - lo) > (5 * 0.2):\n        split = True\n    return {{\"split\": split}}\n\ndef after_check(state):\n    if state.get(\"split\") and not state.get(\"again\"):\n        return \"redo\"\n    return \"bench\"\n\ng = StateGraph(S)\ng.add_node(\"j1\", j1)\ng.add_node(\"j2\", j2)\ng.add_node(\"check\", check)\ng.add_node(\"bench\", bench)\ng.add_node(\"redo\", redo)\ng.add_edge(START, \"j1\")\ng.add_edge(START, \"j2\")\ng.add_edge(\"j1\", \"check\")\ng.add_edge(\"j2\", \"check\")\ng.add_conditional_edges(\"check\", after_check, {{\"redo\": \"redo\", \"bench\": \"bench\"}})\ng.add_edge(\"redo\", \"bench\")\ng.add_edge(\"bench\", END)\napp = g.compile()\n"
+    );
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", &flagged)]);
+    let r = rule(&f);
+    assert!(r.found, "{r:?}");
+    assert_eq!(r.location, "src/graph.py:26", "{r:?}");
+    assert!(
+        r.how
+            .starts_with("`if (hi - lo) > (5 * 0.2)`: `split = True`")
+            && r.how.contains("`after_check`"),
+        "{r:?}"
+    );
+    // the same flag that no router reads routes nothing
+    let unread = flagged.replace("state.get(\"split\") and ", "");
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", &unread)]);
+    assert!(!rule(&f).found, "{:?}", rule(&f));
+}
+
+/// A judge that asks its bound model for a single opinion once per run gives one opinion for
+/// every criterion; asked in a loop over the criteria, or handed to code that maps it over
+/// them, it is asked per criterion (or not decided), never charged.
+#[test]
+fn a_single_opinion_asked_once_per_run_answers_for_every_criterion() {
+    let state = "import operator\nfrom typing import Annotated, List, TypedDict\nfrom pydantic import BaseModel\n\nclass Evidence(BaseModel):\n    goal: str\n    found: bool\n\nclass JudicialOpinion(BaseModel):\n    judge: str\n    criterion_id: str\n    score: int\n    argument: str\n\nclass S(TypedDict):\n    evidences: Annotated[List[Evidence], operator.add]\n    opinions: Annotated[List[JudicialOpinion], operator.add]\n    rubric: list\n";
+    let graph = |body: &str| {
+        format!(
+            "from langgraph.graph import StateGraph, START, END\nfrom langchain_openai import ChatOpenAI\nfrom src.state import S, Evidence, JudicialOpinion\n\nllm = ChatOpenAI().with_structured_output(JudicialOpinion)\n\ndef look(state):\n    return {{\"evidences\": [Evidence(goal=\"g\", found=True)]}}\n\n{body}\ndef p(state):\n    return judge(\"Prosecutor\", state)\n\ndef d(state):\n    return judge(\"Defense\", state)\n\ng = StateGraph(S)\ng.add_node(\"look\", look)\ng.add_node(\"p\", p)\ng.add_node(\"d\", d)\ng.add_edge(START, \"look\")\ng.add_edge(\"look\", \"p\")\ng.add_edge(\"look\", \"d\")\ng.add_edge(\"p\", END)\ng.add_edge(\"d\", END)\napp = g.compile()\n"
+        )
+    };
+    let per_criterion = |body: &str| {
+        let f = investigate(&[("src/state.py", state), ("src/graph.py", &graph(body))]);
+        nuance_evidence(&f)
+            .into_iter()
+            .find(|e| e.id == "repo.personas.per_criterion")
+            .expect("the per-criterion fact")
+    };
+    // once per run, retried over `range`: one opinion for all the criteria
+    let once = "def judge(who, state):\n    for attempt in range(3):\n        try:\n            op = llm.invoke(who + str(state[\"evidences\"]))\n            return {\"opinions\": [op]}\n        except Exception:\n            pass\n    return {\"opinions\": []}\n";
+    let e = per_criterion(once);
+    assert!(!e.found, "{}", e.rationale);
+    assert!(
+        e.rationale.starts_with(
+            "each judge gives one opinion for all the criteria: the call at src/graph.py:13"
+        ),
+        "{}",
+        e.rationale
+    );
+    // in a loop over the rubric's criteria
+    let looped = "def judge(who, state):\n    ops = []\n    for c in state[\"rubric\"]:\n        ops.append(llm.invoke(who + c + str(state[\"evidences\"])))\n    return {\"opinions\": ops}\n";
+    assert!(per_criterion(looped).found);
+    // a helper mapped over the criteria by an executor
+    let mapped = "def one(c):\n    return llm.invoke(c)\n\ndef judge(who, state):\n    from concurrent.futures import ThreadPoolExecutor\n    with ThreadPoolExecutor() as ex:\n        ops = list(ex.map(one, state[\"rubric\"]))\n    return {\"opinions\": ops}\n";
+    assert!(per_criterion(mapped).found);
+}

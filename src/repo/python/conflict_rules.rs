@@ -230,6 +230,13 @@ fn security_literal(lits: &str) -> bool {
 /// the callers pass (`if missing: ...` in `resolve(.., missing)`, called with `missing =
 /// gap(state.get("evidences"))`): each caller's argument with its locals (two steps) and the
 /// bodies of the functions it calls.
+/// The condition compares with a number (`max_confidence < 0.3`), as a confidence
+/// threshold does.
+fn threshold(condition: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(r"[<>]=?\s*\d", &R).is_match(condition)
+}
+
 fn through_params(modules: &[ModuleInfo], m: &ModuleInfo, f: &IfInfo, text: &str) -> String {
     let Some(func) = f.func.and_then(|i| m.functions.get(i)) else {
         return String::new();
@@ -346,7 +353,13 @@ fn sets_score(body: &str) -> bool {
         let after = &rest[word.len()..];
         let fstring =
             matches!(word.as_str(), "f" | "rf" | "fr" | "b") && after.starts_with(['"', '\'']);
-        !fstring && !matches!(word.as_str(), "True" | "False" | "None")
+        // a list or dict built of neither numbers nor scores (`paths = [p.strip() for p in
+        // ..]`) sets no score
+        let collection = rest.starts_with(['[', '{']) && {
+            let line = rest.lines().next().unwrap_or_default();
+            !line.contains("score") && !line.chars().any(|c| c.is_ascii_digit())
+        };
+        !fstring && !collection && !matches!(word.as_str(), "True" | "False" | "None")
     })
 }
 
@@ -364,7 +377,8 @@ fn spread(text: &str) -> bool {
     .is_match(text)
         || re(r"\b(p?stdev|p?variance)\s*\(|\.std\(|\.var\(", &R).is_match(text)
         || bound_difference(text);
-    spread && re(r"[<>]=?\s*\d", &N).is_match(text)
+    // compared with a number or with an expression (`> (max_val * 0.2)`, `> self.threshold`)
+    spread && re(r"[<>]=?\s*[\d(A-Za-z_]", &N).is_match(text)
 }
 
 /// `a - b` where the looked-through text assigns `a = max(..)` and `b = min(..)`: a spread
@@ -456,6 +470,83 @@ fn reruns(modules: &[ModuleInfo], m: &ModuleInfo, body: &str) -> bool {
             })
             .any(|(mm, f)| asks(&mm.snippet(f.line, f.end_line, 200)))
         })
+}
+
+/// A state key that a function of the Chief Justice's stage tests to choose the next node
+/// (`if state.get("has_variance"): return "re_evaluate"`, a router's branch), with that
+/// function's name.
+#[derive(Debug, Clone, PartialEq)]
+struct RouteFlag {
+    key: String,
+    router: String,
+}
+
+/// The keys the functions `synthesis` and `runs` hold test in a branch that returns a node's
+/// name (a route).
+fn route_flags(modules: &[ModuleInfo], synthesis: &[Def], runs: &BTreeSet<Def>) -> Vec<RouteFlag> {
+    static KEY: OnceLock<Regex> = OnceLock::new();
+    static ROUTE: OnceLock<Regex> = OnceLock::new();
+    let mut flags: Vec<RouteFlag> = Vec::new();
+    for (i, line) in synthesis.iter().chain(runs) {
+        let Some(m) = modules.get(*i) else { continue };
+        let Some(fi) = m.functions.iter().position(|f| f.line == *line) else {
+            continue;
+        };
+        for b in m.ifs.iter().filter(|b| b.func == Some(fi)) {
+            if !re(r#"(?m)^\s*return\s+["'][\w\s-]+["']\s*$"#, &ROUTE).is_match(&b.body) {
+                continue;
+            }
+            let keys = re(r#"\.get\(\s*["'](\w+)["']|\[\s*["'](\w+)["']\s*\]"#, &KEY);
+            for c in keys.captures_iter(&b.condition) {
+                let Some(key) = c.get(1).or_else(|| c.get(2)) else {
+                    continue;
+                };
+                let flag = RouteFlag {
+                    key: key.as_str().to_string(),
+                    router: m.functions[fi].name.clone(),
+                };
+                if !flags.contains(&flag) {
+                    flags.push(flag);
+                }
+            }
+        }
+    }
+    flags
+}
+
+/// A spread branch that raises a flag (`has_variance = True`) which its function hands back
+/// under a state key (`return {"has_variance": has_variance}`, `state["k"] = flag`) that a
+/// router of the stage tests to choose the next node: what it sets and who routes on it.
+fn routed_flag(m: &ModuleInfo, f: &IfInfo, flags: &[RouteFlag]) -> Option<String> {
+    let func = m.functions.get(f.func?)?;
+    let text = m.snippet(func.line, func.end_line, 400);
+    statements(&f.body).into_iter().find_map(|st| {
+        let name = st
+            .split_once('=')
+            .map(|(l, _)| l)
+            .or_else(|| st.split_once(".append(").map(|(l, _)| l))?
+            .trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let flag = flags.iter().find(|fl| {
+            let k = &fl.key;
+            [
+                format!("\"{k}\": {name}"),
+                format!("'{k}': {name}"),
+                format!("[\"{k}\"] = {name}"),
+                format!("['{k}'] = {name}"),
+            ]
+            .iter()
+            .any(|p| text.contains(p.as_str()))
+        })?;
+        Some(format!(
+            "`{}`, handed back as `{}`, which `{}` tests to route to another node",
+            super::syntax::truncate(&st, 60),
+            flag.key,
+            flag.router
+        ))
+    })
 }
 
 /// A key-like literal (no space: `"TechLead"`, `"graph_orchestration"`) naming the Tech Lead,
@@ -648,6 +739,7 @@ fn rule_of(
     m: &ModuleInfo,
     f: &IfInfo,
     evidence_keys: &BTreeSet<String>,
+    flags: &[RouteFlag],
 ) -> Vec<(JusticeRule, String, bool)> {
     let cond = expanded(modules, m, f, &f.condition);
     let body = &f.body;
@@ -668,11 +760,24 @@ fn rule_of(
             false,
         ));
     }
-    // a security cap that reads the evidence is the security override, not fact supremacy
-    if !security && reads_evidence(&cond) && sets_score(body) {
+    // a security cap that reads the evidence is the security override, not fact supremacy;
+    // the evidence read by the condition or by what the caller passes for its parameters
+    // (`if max_confidence < 0.3: return 1`); a statement that only gathers the evidence
+    // (`best = max(best, ev.confidence)`) sets no score
+    let scoring: String = statements(body)
+        .into_iter()
+        .filter(|st| !reads_evidence(st))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if !security
+        && sets_score(&scoring)
+        && (reads_evidence(&cond)
+            || (threshold(&f.condition)
+                && reads_evidence(&through_params(modules, m, f, &f.condition))))
+    {
         out.push((
             JusticeRule::FactSupremacy,
-            quoted_score(&shown, body),
+            quoted_score(&shown, &scoring),
             false,
         ));
     } else if !security && caps(&f.condition, body) && !evidence_keys.is_empty() && {
@@ -720,6 +825,12 @@ fn rule_of(
             out.push((
                 JusticeRule::VarianceReEvaluation,
                 quoted(&shown, body, |l| reruns(modules, m, l)),
+                false,
+            ));
+        } else if let Some(how) = routed_flag(m, f, flags) {
+            out.push((
+                JusticeRule::VarianceReEvaluation,
+                format!("`if {shown}`: {how}"),
                 false,
             ));
         } else if first_statement(body, sets_number).is_some() && only_computes(body) {
@@ -1317,6 +1428,7 @@ pub fn analyse(
         .filter(|m| !super::safety::is_test(&m.path))
         .collect();
     facts.files = product.len();
+    let flags = route_flags(modules, synthesis, runs);
     // rules by branch, per module
     let by_module: Vec<(&ModuleInfo, Vec<RuleAt>)> = product
         .iter()
@@ -1325,14 +1437,14 @@ pub fn analyse(
                 .ifs
                 .iter()
                 .flat_map(|f| {
-                    rule_of(modules, m, f, evidence_keys)
+                    rule_of(modules, m, f, evidence_keys, &flags)
                         .into_iter()
                         .map(move |(r, how, partial)| (r, f.line, how, partial))
                 })
                 .collect();
             for entry in rule_tables(modules, m) {
                 let shown = format!("`if {}`", shown_condition(&entry.condition));
-                for (r, how, partial) in rule_of(modules, m, &entry, evidence_keys) {
+                for (r, how, partial) in rule_of(modules, m, &entry, evidence_keys, &flags) {
                     let how = how.replacen(
                         &shown,
                         &format!(
@@ -2001,6 +2113,19 @@ def chief_justice(defense, evidences, criterion, score):
         let ms = vec![parse_module("src/nodes/bench.py", src.into()).unwrap()];
         let f = analyse(&ms, &[]);
         f.rules.into_iter().find(|r| r.rule == rule).unwrap()
+    }
+
+    #[test]
+    fn a_list_of_paths_built_from_found_evidence_sets_no_score() {
+        // a table of the paths the detectives found is no fact supremacy
+        let src = "def table(evs):\n    rows = []\n    for ev in evs:\n        if ev.found and ev.location:\n            paths = [p.strip() for p in ev.location.split('|') if p.strip()]\n            rows.extend(paths)\n    return rows\n";
+        assert!(!rule(src, "fact_supremacy").found);
+        // a found finding lowering a score is
+        let src =
+            "def decide(ev, s):\n    if not ev.found and s > 3:\n        s = 3\n    return s\n";
+        assert!(rule(src, "fact_supremacy").found);
+        let src = "def decide(ev, s):\n    if not ev.found:\n        s = [min(x, 3) for x in s]\n    return s\n";
+        assert!(rule(src, "fact_supremacy").found);
     }
 
     #[test]

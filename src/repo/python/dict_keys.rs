@@ -39,6 +39,25 @@ impl Field<'_> {
 
     /// Why `key` is never in the field, said from what writes it.
     pub fn why_absent(&self, key: &str) -> String {
+        format!(
+            "is never set: nothing puts a `{key}` entry into `{}` ({})",
+            self.name,
+            self.sources()
+        )
+    }
+
+    /// Why the field holds no key at all (when [`Field::keys`] is empty), said from what
+    /// writes it.
+    pub fn why_empty(&self) -> String {
+        format!(
+            "nothing ever puts an entry into `{}` ({})",
+            self.name,
+            self.sources()
+        )
+    }
+
+    /// What gives the field its keys: the input, each node's writes, nothing in place.
+    fn sources(&self) -> String {
         let quote = |ks: &BTreeSet<String>| -> String {
             ks.iter()
                 .map(|k| format!("`{k}`"))
@@ -78,10 +97,7 @@ impl Field<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        format!(
-            "is never set: nothing puts a `{key}` entry into `{}` ({input}; {nodes}; nothing changes it in place)",
-            self.name
-        )
+        format!("{input}; {nodes}; nothing changes it in place")
     }
 }
 

@@ -195,6 +195,18 @@ pub struct DeadRoute {
     pub why: String,
 }
 
+/// A field of the state schema declared with a reducer that nothing ever puts a value into
+/// (decided by [`super::runtime`]): in every run it holds nothing, so its reducer never merges
+/// anything.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmptyField {
+    pub field: String,
+    pub reducer: String,
+    /// Why it stays empty, a sentence about what the code does ("nothing ever puts an entry
+    /// into `evidences` (the graph's input gives it no key; no node writes it; ...)").
+    pub why: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphFacts {
     pub path: String,
@@ -231,6 +243,10 @@ pub struct GraphFacts {
     /// Conditional routes that can never be taken (decided by the run-time analysis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead_routes: Vec<DeadRoute>,
+    /// Fields declared with a reducer that hold nothing in any run (decided by the run-time
+    /// analysis; a field it cannot decide is not listed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_fields: Vec<EmptyField>,
     /// The role of each node that writes opinions or evidence (see [`super::roles`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<String, Role>,
@@ -810,17 +826,7 @@ impl Builder {
             };
             (s, arg(c, 1, "path"), arg(c, 2, "path_map"))
         };
-        let (router_name, returns, router_func) = match path_arg {
-            Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
-            Some(p) => {
-                let name = p.dotted().unwrap_or_else(|| p.render());
-                match repo.router_returns(m, &name) {
-                    Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
-                    None => (name, Vec::new(), None),
-                }
-            }
-            None => ("?".to_string(), Vec::new(), None),
-        };
+        let (router_name, returns, router_func) = router_of(repo, m, path_arg, ev);
         let map = map_arg.map(ev);
         let mut parallel_keys: Vec<Val> = Vec::new();
         for r in &returns {
@@ -1044,6 +1050,27 @@ impl Builder {
             g.fan_out.is_empty() && !branching && !g.edges.is_empty() && g.unresolved.is_empty();
         g.branchings = branchings(&g);
         g
+    }
+}
+
+/// The router given as `path`: its name, the values it returns (a lambda's body; none when
+/// its function cannot be read) and its function (module, line of the `def`).
+fn router_of(
+    repo: &Repo<'_>,
+    m: usize,
+    path: Option<&Expr>,
+    ev: &dyn Fn(&Expr) -> Val,
+) -> (String, Vec<Val>, Option<(usize, usize)>) {
+    match path {
+        Some(Expr::Lambda(body)) => ("lambda".to_string(), vec![ev(body)], None),
+        Some(p) => {
+            let name = p.dotted().unwrap_or_else(|| p.render());
+            match repo.router_returns(m, &name) {
+                Some((fm, f, vals)) => (f.name.clone(), vals, Some((fm, f.line))),
+                None => (name, Vec::new(), None),
+            }
+        }
+        None => ("?".to_string(), Vec::new(), None),
     }
 }
 

@@ -249,6 +249,7 @@ fn analyse_modules(
         g.runtime_notes = a.notes;
         g.runtime_decided = a.decided;
         g.dead_routes = a.dead;
+        g.empty_fields = a.empty;
         // one resolved graph for every consumer: a node reached by exclusive routes (one or
         // the other, never both in a run) is not a fan-in
         if let Some(joins) = a.fan_in {

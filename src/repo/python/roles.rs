@@ -251,7 +251,8 @@ pub type Def = (usize, usize);
 /// the nodes of `g` that read the state key holding the judges' opinions and are no judge
 /// themselves; when no node function is read reading it, the nodes after the judges that hand
 /// the whole state to other code (`ChiefJustice().synthesize(state)`). Returned: those node
-/// functions (in the graph's order) and every repository function they run, three calls deep.
+/// functions (in the graph's order) and every repository function they run, three calls deep,
+/// with the routers that leave those nodes (and what they run).
 /// Empty when the graph has no judges and no key typed to hold opinions.
 pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<Def>, BTreeSet<Def>) {
     let mut memo = effects::Memo::new();
@@ -282,22 +283,25 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
             todo.push(e.to.as_str());
         }
     }
-    let mut readers: Vec<(bool, (usize, usize))> = Vec::new();
+    let mut readers: Vec<(bool, (usize, usize), &str)> = Vec::new();
     for n in g.nodes.iter().filter(|n| !judge(&n.name)) {
         let (Some(start), Some(e)) = (runs(repo, n), node_effects(repo, n, &mut memo)) else {
             continue;
         };
-        if e.reads.keys().any(|k| opinions.contains(k)) && !readers.iter().any(|(_, s)| *s == start)
+        if e.reads.keys().any(|k| opinions.contains(k))
+            && !readers.iter().any(|(_, s, _)| *s == start)
         {
-            readers.push((after.contains(&n.name.as_str()), start));
+            readers.push((after.contains(&n.name.as_str()), start, n.name.as_str()));
         }
     }
-    let downstream = readers.iter().any(|(a, _)| *a);
-    let mut nodes: Vec<(usize, usize)> = readers
+    let downstream = readers.iter().any(|(a, _, _)| *a);
+    let readers: Vec<((usize, usize), &str)> = readers
         .into_iter()
-        .filter(|(a, _)| *a || !downstream)
-        .map(|(_, s)| s)
+        .filter(|(a, _, _)| *a || !downstream)
+        .map(|(_, s, name)| (s, name))
         .collect();
+    let mut nodes: Vec<(usize, usize)> = readers.iter().map(|(s, _)| *s).collect();
+    let mut names: Vec<&str> = readers.iter().map(|(_, name)| *name).collect();
     if nodes.is_empty() {
         // the nodes the judges lead to that pass the state whole to code not read here
         for name in &after {
@@ -309,12 +313,24 @@ pub fn synthesis(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> (Vec<De
                 && !nodes.contains(&start)
             {
                 nodes.push(start);
+                names.push(name);
             }
         }
     }
     let mut reach = BTreeSet::new();
     for start in &nodes {
         reach.extend(reached(repo, *start));
+    }
+    // the routers that leave those nodes choose the stage's next step (a re-run when the
+    // judges disagree): they run as part of it
+    for r in g
+        .routers
+        .iter()
+        .filter(|r| names.contains(&r.source.as_str()))
+    {
+        if let Some(func) = r.func {
+            reach.extend(reached(repo, func));
+        }
     }
     (nodes, reach)
 }

@@ -40,7 +40,7 @@
 
 use super::dict_keys;
 use super::effects::{self, Effects};
-use super::graph::{Action, DeadRoute, Defect, GraphFacts, KeyCause};
+use super::graph::{Action, DeadRoute, Defect, EmptyField, GraphFacts, KeyCause};
 use super::inputs::{self, Inputs};
 use super::names::Repo;
 use super::state::StateFacts;
@@ -223,6 +223,8 @@ pub struct Analysis {
     pub fan_in: Option<BTreeSet<String>>,
     /// Conditional routes that can never be taken.
     pub dead: Dead,
+    /// Reducer fields that hold nothing in any run.
+    pub empty: Vec<EmptyField>,
 }
 
 pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis {
@@ -239,6 +241,7 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
             decided: false,
             fan_in: None,
             dead: Vec::new(),
+            empty: Vec::new(),
         };
     }
     let graph_module = repo.modules.iter().position(|m| m.path == g.path);
@@ -360,13 +363,108 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
     if !sim.doubling_decided {
         defects.extend(whole_state(&ctx));
     }
+    let empty = empty_fields(&ctx, repo);
     Analysis {
         defects,
         notes,
         decided: loops_decided && sim.fan_in.is_some(),
         fan_in: sim.fan_in,
         dead,
+        empty,
     }
+}
+
+/// The schema's fields declared with a reducer that hold nothing in any run, when that can be
+/// decided: a dict field whose every source of keys is read and gives none (see
+/// [`dict_field`]); a list (or other) field that the input does not give (or gives empty),
+/// that no node writes (a re-send of its current value aside), whose every node's update is
+/// read, and that nothing in the repository changes in place. A field written only by nodes
+/// that never run is not listed (the analysis stays on the safe side).
+fn empty_fields(ctx: &Ctx, repo: &Repo<'_>) -> Vec<EmptyField> {
+    let (Some(declared), Some(inputs)) = (&ctx.declared, &ctx.inputs) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (f, reducer) in &ctx.reducers {
+        if !declared.contains(f) {
+            continue;
+        }
+        let why = if dict_keys::merges(reducer) {
+            match dict_field(ctx, repo, f) {
+                Some(field) if field.keys().is_empty() => field.why_empty(),
+                _ => continue,
+            }
+        } else {
+            let written = ctx.effects.values().flatten().any(|e| {
+                e.writes.contains_key(f) && !e.resends.contains_key(f)
+                    || e.fills.contains_key(f)
+                    || e.adds.contains(f)
+            });
+            if !ctx.all_known()
+                || written
+                || inputs.keys.get(f).copied().unwrap_or(false)
+                || list_changed_in_place(repo, f)
+            {
+                continue;
+            }
+            let resenders: Vec<&str> = ctx
+                .effects
+                .iter()
+                .filter(|(_, e)| {
+                    e.as_ref()
+                        .is_some_and(|e| e.whole_state.is_some() || e.resends.contains_key(f))
+                })
+                .map(|(n, _)| *n)
+                .collect();
+            format!(
+                "nothing ever puts an item into `{f}` (the graph's input {}; no node writes it{}; nothing changes it in place)",
+                if inputs.keys.contains_key(f) {
+                    "gives it empty"
+                } else {
+                    "does not give it"
+                },
+                match resenders.as_slice() {
+                    [] => String::new(),
+                    [one] => format!(" ({one} only re-sends its current value)"),
+                    many => format!(" ({} only re-send its current value)", many.join(", ")),
+                }
+            )
+        };
+        out.push(EmptyField {
+            field: f.clone(),
+            reducer: reducer.clone(),
+            why,
+        });
+    }
+    out
+}
+
+/// Whether any module of the repository may change the value of `field` in place as a list or
+/// a dict (`x["field"].append(..)`, `x.field += ..`, `x["field"][0] = ..`, or the same on a
+/// local bound to it). Read from the text, over-approximated: a `true` only makes the analysis
+/// silent.
+fn list_changed_in_place(repo: &Repo<'_>, field: &str) -> bool {
+    if dict_keys::changed_in_place(repo, field) {
+        return true;
+    }
+    let f = regex::escape(field);
+    let read = format!(r#"(?:\.get\(\s*["']{f}["'][^)\n]*\)|\[\s*["']{f}["']\s*\]|\.{f}\b)"#);
+    let mutate = r"\s*(?:\+=|\*=|\.(?:append|extend|insert|remove|sort|reverse)\()";
+    let (Ok(direct), Ok(alias)) = (
+        regex::Regex::new(&format!("{read}{mutate}")),
+        regex::Regex::new(&format!(
+            r"(?m)^\s*(\w+)\s*(?::[^=\n]*)?=\s*[\w.]+{read}\s*$"
+        )),
+    ) else {
+        return true;
+    };
+    repo.modules.iter().any(|m| {
+        direct.is_match(&m.source)
+            || alias.captures_iter(&m.source).any(|c| {
+                regex::Regex::new(&format!(r"\b{}{mutate}", regex::escape(&c[1])))
+                    .map_or(true, |re| re.is_match(&m.source))
+            })
+    })
 }
 
 /// `import_error`: the graph's module imports a name from a module of the repository that
@@ -2648,6 +2746,66 @@ mod tests {
 
     const INVOKE: &str =
         "app = g.compile()\napp.invoke({'repo_url': 'u', 'count': 0, 'opinions': []})\n";
+
+    fn empty_fields(graph: &str) -> Vec<(String, String)> {
+        let facts = analyse(
+            vec![
+                ("src/state.py".into(), STATE.into()),
+                ("src/graph.py".into(), format!("{HEADER}{graph}")),
+            ],
+            &[],
+        );
+        facts
+            .graphs
+            .first()
+            .expect("a graph")
+            .empty_fields
+            .iter()
+            .map(|e| (e.field.clone(), e.why.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_reducer_field_whose_writers_the_schema_drops_holds_nothing_in_any_run() {
+        // the detectives return their evidence under keys the schema does not declare: the
+        // `evidences` reducer never merges anything; the judges do fill `opinions`
+        let nodes = "def repo(state):\n    return {'repo_evidence': [1]}\ndef doc(state):\n    return {'doc_evidence': [2]}\ndef agg(state):\n    return state\n";
+        let wiring = "g = StateGraph(AgentState)\ng.add_node('repo', repo)\ng.add_node('doc', doc)\ng.add_node('agg', agg)\ng.add_node('judge', node)\ng.add_edge(START, 'repo')\ng.add_edge(START, 'doc')\ng.add_edge(['repo', 'doc'], 'agg')\ng.add_edge('agg', 'judge')\ng.add_edge('judge', END)\n";
+        let empty = empty_fields(&format!("{nodes}{wiring}{INVOKE}"));
+        assert_eq!(
+            empty.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
+            vec!["evidences"],
+            "{empty:?}"
+        );
+        assert!(
+            empty[0]
+                .1
+                .contains("no node writes it (agg returns the whole state"),
+            "{}",
+            empty[0].1
+        );
+        // a detective that writes the field fills it
+        let writes = nodes.replace("'doc_evidence': [2]", "'evidences': {'doc': [2]}");
+        assert_eq!(empty_fields(&format!("{writes}{wiring}{INVOKE}")), vec![]);
+        // an input that may not be known leaves it undecided
+        assert_eq!(empty_fields(&format!("{nodes}{wiring}")), vec![]);
+        // a list field nothing appends to holds nothing either, unless something grows it
+        let no_judge = wiring.replace("g.add_node('judge', node)", "g.add_node('judge', agg)");
+        let empty = empty_fields(&format!("{nodes}{no_judge}{INVOKE}"));
+        assert_eq!(
+            empty.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
+            vec!["evidences", "opinions"],
+            "{empty:?}"
+        );
+        let grown = format!("{nodes}def grow(s):\n    s['opinions'].append(1)\n    return {{}}\n");
+        assert_eq!(
+            empty_fields(&format!("{grown}{no_judge}{INVOKE}"))
+                .iter()
+                .map(|(f, _)| f.as_str())
+                .collect::<Vec<_>>(),
+            vec!["evidences"]
+        );
+    }
 
     #[test]
     fn a_counter_a_node_increments_is_followed_so_its_router_chooses_what_langgraph_chooses() {

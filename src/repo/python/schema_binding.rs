@@ -76,6 +76,10 @@ pub struct Invoked {
     pub retry_by: Option<Retry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handled: Option<Site>,
+    /// Made once per item of a collection: inside a `for` loop or comprehension that is no
+    /// retry (not over `range(..)`, not a `while`), or in a function called so (two calls up).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_item: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -538,6 +542,44 @@ struct Use<'r> {
     m: usize,
     call: &'r CallInfo,
     handed: Option<Arg>,
+}
+
+/// The call is made once per item of a collection: inside a `for` loop or a comprehension
+/// over something other than `range(..)` (a retry's attempts), or inside a function that is
+/// itself called so, `depth` calls up.
+fn per_item(repo: &Repo<'_>, m: usize, call: &CallInfo, depth: usize) -> bool {
+    let module = &repo.modules[m];
+    let range = |e: &Expr| matches!(e, Expr::Call { func, .. } if func.dotted().as_deref() == Some("range"));
+    // a comprehension on the call's line (`[judge(c) for c in criteria]`)
+    let text = module.line_text(call.line);
+    if call.loops.iter().any(|l| !range(&l.iter))
+        || (text.contains(" for ") && !text.contains("in range("))
+    {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    let Some(f) = call.func.and_then(|i| module.functions.get(i)) else {
+        return false;
+    };
+    // handed to other code (`executor.map(judge_one, criteria)`, `submit`, `gather`): how often
+    // it runs is not read here, so it is not taken for a single call; a graph node runs once
+    // per visit (routes and `Send`s to it are read from the graph)
+    let handed =
+        |e: &Expr| matches!(e.dotted(), Some(d) if d.rsplit('.').next() == Some(f.name.as_str()));
+    repo.modules.iter().enumerate().any(|(cm, mm)| {
+        mm.calls.iter().any(|c| {
+            (c.method != "add_node"
+                && c.args
+                    .iter()
+                    .chain(c.kwargs.iter().map(|(_, v)| v))
+                    .any(handed))
+                || (c.method == f.name
+                    && !(cm == m && c.func == call.func)
+                    && per_item(repo, cm, c, depth - 1))
+        })
+    })
 }
 
 /// Which argument of a call: a position or a keyword.
@@ -1100,6 +1142,7 @@ fn invocations(
             judges: Vec::new(),
             retry_by: by,
             handled: u.call.try_line.map(|l| site(&repo.modules[u.m], l)),
+            per_item: per_item(repo, u.m, u.call, 2),
         });
     }
     invoked.sort_by(|a, b| (&a.at.path, a.at.line).cmp(&(&b.at.path, b.at.line)));
