@@ -253,6 +253,9 @@ pub enum Measure {
     /// A doubling list (on `repo.graph.defect.whole_state_return.<n>`) where no node returns
     /// the whole state: each re-sends the current value of a reducer field.
     FieldsResent,
+    /// The keys one return drops (on `repo.graph.defect.undeclared_state_key.<n>`): one defect
+    /// names them all, each key is a state defect of its own for the level table.
+    KeysDropped { keys: usize },
 }
 
 /// A git history in figures (see `repo::history` for the rules).

@@ -727,12 +727,20 @@ fn state(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             "a typed state, but no Pydantic models and no reducers: parallel writes overwrite each other",
         ));
     }
-    if ds.len() >= 2 {
+    // a return that drops several keys is a defect per key
+    let count: usize = ds
+        .iter()
+        .map(|d| match d.measure {
+            Some(Measure::KeysDropped { keys }) => keys,
+            _ => 1,
+        })
+        .sum();
+    if count >= 2 {
         b.cap(
             3,
             format!(
                 "{} run-time state defects ({}): {}",
-                ds.len(),
+                count,
                 state_defect_kinds(&ds),
                 ds.iter()
                     .take(3)
@@ -1699,6 +1707,14 @@ mod tests {
             level(&state(
                 &[],
                 &[defect("undeclared_state_key"), defect("whole_state_return")]
+            )),
+            3
+        );
+        // one return that drops two keys: two state defects
+        assert_eq!(
+            level(&state(
+                &[],
+                &[defect("undeclared_state_key").with_measure(Measure::KeysDropped { keys: 2 })]
             )),
             3
         );

@@ -641,7 +641,7 @@ impl Stated for SafetyFact {
                             s.at, s.depth,
                         ),
                         Some(b) if b.by_default == Some(true) => format!(
-                            "by default the clone at {} keeps only the last {kept} (depth {}): the depth is added under `{}` at {}, which the defaults take ({}); the git-history analysis then sees {sees}",
+                            "the clone at {} keeps only the last {kept} (depth {}) by default: the depth is added under `{}` at {}, which the defaults take ({}); the git-history analysis then sees {sees}",
                             s.at,
                             s.depth,
                             b.branch,
@@ -649,7 +649,7 @@ impl Stated for SafetyFact {
                             Shallow::defaults_text(b)
                         ),
                         Some(b) if b.by_default == Some(false) => format!(
-                            "by default the clone at {} keeps the whole history: the depth {} is added only under `{}` at {}, which the defaults do not take ({})",
+                            "the clone at {} keeps the whole history by default: the depth {} is added only under `{}` at {}, which the defaults do not take ({})",
                             s.at,
                             s.depth,
                             b.branch,
@@ -2148,6 +2148,57 @@ mod tests {
 
     fn site(line: usize) -> Site {
         Site::new("tools/git.py", line)
+    }
+
+    #[test]
+    fn a_depth_added_on_one_branch_is_said_with_the_branch_and_the_defaults() {
+        let fact = |by_default: Option<bool>| SafetyFact::FullHistory {
+            clones: vec![site(27)],
+            shallow: vec![Shallow {
+                at: site(27),
+                depth: "1".into(),
+                only: Some(ShallowBranch {
+                    at: site(23),
+                    branch: "if not full_history:".into(),
+                    by_default,
+                    defaults: vec![("full_history".into(), "False".into())],
+                }),
+            }],
+        };
+        let taken = fact(Some(true));
+        assert!(!taken.holds());
+        assert_eq!(
+            taken.statement(),
+            "the clone at tools/git.py:27 keeps only the last 1 commit (depth 1) by default: the depth is added under `if not full_history:` at tools/git.py:23, which the defaults take (`full_history` defaults to `False`); the git-history analysis then sees a single commit"
+        );
+        let fix = taken.fix().unwrap();
+        assert_eq!(fix.at, Some(site(23)));
+        assert!(
+            fix.change.starts_with("make the whole history the default"),
+            "{}",
+            fix.change
+        );
+        // the defaults do not take it: the clone keeps the history as it is called
+        let not_taken = fact(Some(false));
+        assert!(not_taken.holds());
+        assert!(
+            not_taken
+                .statement()
+                .contains("keeps the whole history by default"),
+            "{}",
+            not_taken.statement()
+        );
+        assert!(not_taken.fix().is_none());
+        // undecided: said under which branch
+        let open = fact(None);
+        assert!(!open.holds());
+        assert!(
+            open.statement()
+                .contains("when `if not full_history:` at tools/git.py:23 is taken"),
+            "{}",
+            open.statement()
+        );
+        assert!(!open.fix().unwrap().change.contains("default"));
     }
 
     #[test]

@@ -500,6 +500,11 @@ fn defects(f: &RepoFacts, kinds: &[&str], goal: &str) -> Vec<Evidence> {
                     on_nodes("the node", &d.nodes)
                 ));
             }
+            if let Some(KeyCause::Undeclared { keys }) = &d.cause
+                && keys.len() > 1
+            {
+                e.measure = Some(crate::model::Measure::KeysDropped { keys: keys.len() });
+            }
             match defect_fix(&d.kind, &d.nodes, d.fields_only, d.cause.as_ref()) {
                 Some(fix) => e.with_fix(fix),
                 None => e,
@@ -1810,6 +1815,29 @@ mod tests {
             text.rationale.contains("lacks cited_evidence"),
             "{}",
             text.rationale
+        );
+    }
+
+    #[test]
+    fn a_return_that_drops_two_keys_is_one_defect_counting_two() {
+        let f = RepoFacts {
+            python: crate::repo::python::analyse(
+                vec![(
+                    "src/graph.py".into(),
+                    "import operator\nfrom typing import Annotated, TypedDict\nfrom langgraph.graph import StateGraph, START, END\n\nclass AgentState(TypedDict):\n    repo_url: str\n    opinions: Annotated[list, operator.add]\n\ndef build(state):\n    return {'meta': {}, 'rules': {}, 'opinions': []}\ndef judge(state):\n    return {'opinions': ['o']}\ng = StateGraph(AgentState)\ng.add_node('build', build)\ng.add_node('judge', judge)\ng.add_edge(START, 'build')\ng.add_edge('build', 'judge')\ng.add_edge('judge', END)\n".into(),
+                )],
+                &[],
+            ),
+            ..RepoFacts::default()
+        };
+        let dropped: Vec<Evidence> = family_facts(&f, Family::State)
+            .into_iter()
+            .filter(|e| e.id.contains(".defect.undeclared_state_key"))
+            .collect();
+        assert_eq!(dropped.len(), 1, "{dropped:?}");
+        assert_eq!(
+            dropped[0].measure,
+            Some(crate::model::Measure::KeysDropped { keys: 2 })
         );
     }
 
