@@ -429,7 +429,10 @@ pub fn sentences(text: &str) -> usize {
                             && end(i + 2))
                     && chars
                         .get(i.wrapping_sub(1))
-                        .is_some_and(|p| p.is_alphanumeric() || *p == ')' || *p == '"')
+                        .is_some_and(|p| {
+                            // after a word, a bracket or a closing quote (`the 'Spirit of the Law'.`)
+                            p.is_alphanumeric() || matches!(p, ')' | '"' | '\'' | '\u{2019}' | '\u{201d}')
+                        })
             })
             .count()
     };
@@ -554,6 +557,10 @@ mod tests {
         assert_eq!(sentences("- one.\n- two.\n- three."), 3);
         assert_eq!(sentences("- one\n- two"), 2);
         assert_eq!(sentences("no stop"), 1);
+        assert_eq!(
+            sentences("Reward Effort and Intent. Look for the 'Spirit of the Law'."),
+            2
+        );
         assert_eq!(sentences("  "), 0);
     }
 
