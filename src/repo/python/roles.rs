@@ -693,18 +693,7 @@ fn off_layer(
 
 /// A node of `g` leads to another along its edges and its routers' targets.
 fn leads_to(g: &GraphFacts, from: &str, to: &str) -> bool {
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    let mut todo = vec![from];
-    while let Some(x) = todo.pop() {
-        if !seen.insert(x) {
-            continue;
-        }
-        for y in g.successors(x) {
-            if y == to {
-                return true;
-            }
-            todo.push(y);
-        }
-    }
-    false
+    reach(g, from, &BTreeSet::new())
+        .into_iter()
+        .any(|x| g.successors(x).any(|y| y == to))
 }

@@ -548,38 +548,54 @@ struct Use<'r> {
 /// over something other than `range(..)` (a retry's attempts), or inside a function that is
 /// itself called so, `depth` calls up.
 fn per_item(repo: &Repo<'_>, m: usize, call: &CallInfo, depth: usize) -> bool {
-    let module = &repo.modules[m];
+    looped(&repo.modules[m], call) || (depth > 0 && called_per_item(repo, m, call.func, depth))
+}
+
+/// The call sits in a `for` loop or a comprehension over something other than `range(..)`.
+fn looped(module: &ModuleInfo, call: &CallInfo) -> bool {
     let range = |e: &Expr| matches!(e, Expr::Call { func, .. } if func.dotted().as_deref() == Some("range"));
     // a comprehension on the call's line (`[judge(c) for c in criteria]`)
     let text = module.line_text(call.line);
-    if call.loops.iter().any(|l| !range(&l.iter))
+    call.loops.iter().any(|l| !range(&l.iter))
         || (text.contains(" for ") && !text.contains("in range("))
-    {
-        return true;
-    }
-    if depth == 0 {
-        return false;
-    }
-    let Some(f) = call.func.and_then(|i| module.functions.get(i)) else {
+}
+
+/// Function `func` of module `m` is run once per item: handed to other code
+/// (`executor.map(judge_one, criteria)`, `submit`, `gather`: how often it runs is not read
+/// here, so it is not taken for a single run; a graph node runs once per visit, its routes and
+/// `Send`s are read from the graph), or called per item, `depth` calls up. Each calling function
+/// is followed once, however many calls it makes.
+fn called_per_item(repo: &Repo<'_>, m: usize, func: Option<usize>, depth: usize) -> bool {
+    let Some(f) = func.and_then(|i| repo.modules[m].functions.get(i)) else {
         return false;
     };
-    // handed to other code (`executor.map(judge_one, criteria)`, `submit`, `gather`): how often
-    // it runs is not read here, so it is not taken for a single call; a graph node runs once
-    // per visit (routes and `Send`s to it are read from the graph)
     let handed =
         |e: &Expr| matches!(e.dotted(), Some(d) if d.rsplit('.').next() == Some(f.name.as_str()));
-    repo.modules.iter().enumerate().any(|(cm, mm)| {
-        mm.calls.iter().any(|c| {
-            (c.method != "add_node"
+    let mut callers: Vec<(usize, Option<usize>)> = Vec::new();
+    for (cm, mm) in repo.modules.iter().enumerate() {
+        for c in &mm.calls {
+            if c.method != "add_node"
                 && c.args
                     .iter()
                     .chain(c.kwargs.iter().map(|(_, v)| v))
-                    .any(handed))
-                || (c.method == f.name
-                    && !(cm == m && c.func == call.func)
-                    && per_item(repo, cm, c, depth - 1))
-        })
-    })
+                    .any(handed)
+            {
+                return true;
+            }
+            if c.method == f.name && !(cm == m && c.func == func) {
+                if looped(mm, c) {
+                    return true;
+                }
+                if !callers.contains(&(cm, c.func)) {
+                    callers.push((cm, c.func));
+                }
+            }
+        }
+    }
+    depth > 1
+        && callers
+            .into_iter()
+            .any(|(cm, cf)| called_per_item(repo, cm, cf, depth - 1))
 }
 
 /// Which argument of a call: a position or a keyword.
