@@ -302,6 +302,8 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                 } else {
                     continue;
                 };
+            // counted on the string's value: `\n` in the source is a line end of the prompt
+            let value = escapes_decoded(&s.text);
             cands.push(Candidate {
                 persona,
                 score,
@@ -314,9 +316,9 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
                     } else {
                         s.label.clone()
                     },
-                    chars: s.text.chars().count(),
-                    sentences: sentences(&s.text),
-                    levels: score_levels(&s.text),
+                    chars: value.chars().count(),
+                    sentences: sentences(&value),
+                    levels: score_levels(&value),
                     text: s.text.clone(),
                 },
             });
@@ -407,6 +409,36 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
         });
     }
     facts
+}
+
+/// The value of a Python string literal's content: the escapes a prompt is written with
+/// (`\n`, `\t`, `\r`, quotes, backslash, a backslash-newline continuation) decoded; any other
+/// escape kept as written. (A raw string's backslashes are decoded too: rare in a prompt.)
+fn escapes_decoded(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\\') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some(q @ ('\\' | '\'' | '"')) => out.push(q),
+            Some('\n') => {}
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Sentences of a text: stops (`.`, `!`, `?`, or one inside a closing quote) followed by a
@@ -609,6 +641,22 @@ RUBRIC = "The Prosecutor, the Defense and the TechLead each score every criterio
             "{:?}",
             f.language
         );
+    }
+
+    #[test]
+    fn a_prompt_written_with_escapes_is_counted_by_its_value() {
+        // the same prompt, once in a triple-quoted string and once in one line with `\n` escapes
+        let lines = "You are the Prosecutor. Trust no one.\nSteps:\n- Read the evidence.\n- Cite it\nScoring:\n1 = Hazard.\n3 = Works.\n5 = Flawless.";
+        let escaped = lines.replace('\n', "\\n");
+        let src = format!("PROMPT = \"{escaped}\"\nOTHER = \"\"\"{lines}\"\"\"\n");
+        let ms = vec![parse_module("src/judges.py", src).unwrap()];
+        let f = analyse(&ms, &[]);
+        assert_eq!(f.prompts.len(), 1);
+        let p = &f.prompts[0];
+        // 2 + 0 + 1 + 1 (a bullet without a stop) + 0 + 1 + 1 + 1; as in the triple-quoted one
+        assert_eq!((p.sentences, p.levels), (7, 3), "{p:?}");
+        assert_eq!(p.chars, lines.chars().count());
+        assert_eq!(escapes_decoded(r"a\'b\\c\qd"), r"a'b\c\qd");
     }
 
     #[test]
