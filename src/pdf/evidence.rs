@@ -97,7 +97,7 @@ pub fn document_evidence(
                 src.to_string(),
                 if n > 0 {
                     format!(
-                        "{} mentioned in {}; each is checked against the audited commit at the aggregation barrier",
+                        "{} as the report writes them, in {}; each is checked against the audited commit at the aggregation barrier, where the spellings of one file count once",
                         crate::words::count(n, "repository path", "repository paths"),
                         pages_read(facts)
                     )
