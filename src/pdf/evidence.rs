@@ -97,8 +97,9 @@ pub fn document_evidence(
                 src.to_string(),
                 if n > 0 {
                     format!(
-                        "{} as the report writes them, in {}; each is checked against the audited commit at the aggregation barrier, where the spellings of one file count once",
+                        "{} as the report writes {}, in {}; each is checked against the audited commit at the aggregation barrier, where the spellings of one file count once",
                         crate::words::count(n, "repository path", "repository paths"),
+                        if n == 1 { "it" } else { "them" },
                         pages_read(facts)
                     )
                 } else {

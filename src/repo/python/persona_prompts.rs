@@ -442,8 +442,9 @@ fn escapes_decoded(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Sentences of a text: stops (`.`, `!`, `?`, or one inside a closing quote) followed by a
-/// space or the end; a line of a list (`- `, `* `) is one sentence when no stop ends it, and
-/// its stops when some do (a bullet counted once); at least one for a non-empty text.
+/// space or the end; a line of a list (`- `, `* `, or a numbered step `1. `, whose marker is no
+/// stop) is one sentence when no stop ends it, and its stops when some do (a bullet counted
+/// once); at least one for a non-empty text.
 pub fn sentences(text: &str) -> usize {
     let stops = |line: &str| -> usize {
         let chars: Vec<char> = line.chars().collect();
@@ -473,12 +474,24 @@ pub fn sentences(text: &str) -> usize {
         .lines()
         .map(|l| {
             let t = l.trim_start();
-            let item = t.starts_with("- ") || t.starts_with("* ");
-            let s = stops(l);
-            if item { s.max(1) } else { s }
+            let bullet = t.starts_with("- ") || t.starts_with("* ");
+            // a numbered step's marker (`1.`, `2)`) is no stop
+            let step = numbered_step(t);
+            let s = stops(step.unwrap_or(l));
+            if bullet || step.is_some() { s.max(1) } else { s }
         })
         .sum();
     n.max(usize::from(!text.trim().is_empty()))
+}
+
+/// The text of a numbered step after its marker (`1. read`, `12) cite`), if the line is one.
+fn numbered_step(line: &str) -> Option<&str> {
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits > 3 {
+        return None;
+    }
+    let rest = line[digits..].strip_prefix(['.', ')'])?;
+    rest.starts_with([' ', '\t']).then_some(rest)
 }
 
 /// The score levels (1 to 5) a prompt's scoring guide speaks of: a line that opens with a level
@@ -589,6 +602,12 @@ mod tests {
         assert_eq!(sentences("- one.\n- two.\n- three."), 3);
         assert_eq!(sentences("- one\n- two"), 2);
         assert_eq!(sentences("no stop"), 1);
+        // numbered steps: the marker is no stop
+        assert_eq!(
+            sentences("Do this:\n1. Read the code.\n2. Cite it, then score 3.\n3) Never guess\n10. Done. Stop."),
+            5
+        );
+        assert_eq!(sentences("1.5 is a number. Next."), 2);
         assert_eq!(
             sentences("Reward Effort and Intent. Look for the 'Spirit of the Law'."),
             2
