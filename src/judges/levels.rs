@@ -14,7 +14,7 @@
 //! | graph orchestration | no graph, or no fan-out (linear) | an unbounded loop, an unreachable node or a graph module that cannot be imported (run-time defect), or one of the two fan-out/fan-in layers missing | both layers but no error route, or another run-time defect (e.g. a node run twice) | both layers and error routes | (the Defense's argument only: nothing more is seen statically) |
 //! | state | no typed state | typed state without reducers or models | models and state, reducers missing, or ≥ 2 state defects (keys dropped, whole state returned) | TypedDict/BaseModel state, Evidence and JudicialOpinion models, `operator.add` and `operator.ior` reducers (or functions of the repository that keep both values of a list or a dict), ≤ 1 defect | (Defense only) |
 //! | safe tools | a confirmed raw shell call | a command through a shell, no clone code, a clone outside a temporary directory; or a level lost below | a sandboxed clone whose failure is handled | and one of the four safeguards (a timeout on the clone, the URL checked before it, its failures told apart, the directory removed) | and three of them; a single-commit clone or a clone deleted before it is read costs a level (never below 2); a missing error handling counts one safeguard less |
-//! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode |
+//! | structured output | free text, no schema | JSON cut out of free text with a regex, or a bound schema that is not an opinion | a schema's parser on the reply text, or bound to the opinion schema with no call made again when the reply is invalid (a `try` alone, the client's `max_retries`) | bound, made again on failure (a retry loop, a retry decorator, a second call in the handler, `.with_retry`, a node `RetryPolicy`) | and the full schema (score, argument, cited evidence), not JSON mode; more than one re-attempt (a single second call, `range(2)`, is level 4) |
 //! | judicial nuance | no persona prompts | some missing, or Persona Collusion (the prompts share more than half their text) | a persona of a sentence or two (< 400 chars, in a shared prompt or not), one call for every criterion, a persona not speaking its role (each costs a level from 5 for full briefs, from 4 for shorter prompts), free-text replies or a persona mismatch (at most 3) | three distinct prompts, each speaking its role; full briefs not run in parallel or not validated; a judge missing its rubric instructions (at most 4) | full briefs (≥ 1000 chars each), asked per criterion, in parallel, with structured (bound or schema-parsed) replies |
 //! | Chief Justice | no justice code | ≤ 1 of the five rules implemented in code (read from what a branch tests and does, or a weighted sum) | 2–3 rules, an LLM in the verdict, or no Markdown report with its sections | 4 rules | all 5 (security override, fact supremacy, functionality weight, dissent, variance re-evaluation), deterministic, Markdown report |
 //! | theoretical depth | no concept explained | 1 explained | 2–3 explained, or all explained with one in generic terms only (no explaining passage names a file, class, function, graph node or state field the repository has) | all explained (the decided ones, for a report read in part), each in the names of the repository's own code | (Defense only) |
@@ -290,7 +290,7 @@ pub fn asks(family: Family, level: u8) -> Option<&'static str> {
             "the opinion schema bound to the judges' calls, and a call made again when its reply is invalid (a retry loop, a retry decorator, `.with_retry`, a node `RetryPolicy`)"
         }
         (Family::Structured, 5) => {
-            "every judge call bound by the API to the full opinion schema (score, argument, cited evidence; not JSON mode) and made again on failure"
+            "every judge call bound by the API to the full opinion schema (score, argument, cited evidence; not JSON mode) and made again on failure, more than once"
         }
         (Family::Nuance, 2) => "persona prompts for the judges",
         (Family::Nuance, 3) => "a distinct prompt for each of the three personas",
@@ -936,6 +936,8 @@ struct Structured {
     retried: bool,
     /// No binding always holds: what holds each is also given the unbound model.
     skipped: bool,
+    /// A judge call made again once only (two attempts in all): where, and by what.
+    once: Option<String>,
 }
 
 fn structured_facts(facts: &[&StructuredFact]) -> Structured {
@@ -959,7 +961,15 @@ fn structured_facts(facts: &[&StructuredFact]) -> Structured {
                 s.batched = *batched;
             }
             StructuredFact::SchemaFields { .. } => s.fields = f.holds(),
-            StructuredFact::Retry { .. } => s.retried = f.holds(),
+            StructuredFact::Retry { calls } => {
+                // made again, once or more (the fact holds only for more than once)
+                s.retried = !calls.is_empty() && calls.iter().all(|c| c.retry.is_some());
+                s.once = calls
+                    .iter()
+                    .filter(|c| c.once())
+                    .find_map(|c| c.retry.as_ref())
+                    .map(|r| format!("{} at {}", r.kind(), r.at()));
+            }
         }
     }
     s
@@ -1012,6 +1022,13 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
             } else {
                 "an opinion schema in JSON mode (not enforced by the API), with retry"
             },
+        )
+    } else if let Some(once) = &s.once {
+        b.done(
+            4,
+            format!(
+                "bound to the full opinion schema, but a judge's call is made again once only ({once}: two attempts in all)"
+            ),
         )
     } else {
         b.done(
@@ -1908,9 +1925,32 @@ mod tests {
 
     #[test]
     fn structured_table_tells_retry_from_error_handling() {
-        let looped = Some(Retry::Loop { at: site(28) });
+        let looped = Some(Retry::Loop {
+            at: site(28),
+            attempts: None,
+        });
         assert_eq!(level(&structured(true, true, looped.clone(), true)), 5);
         assert_eq!(level(&structured(true, true, looped.clone(), false)), 4);
+        // made again once only (two attempts in all) is level 4, three attempts level 5
+        let attempts = |n| {
+            Some(Retry::Loop {
+                at: site(28),
+                attempts: Some(n),
+            })
+        };
+        assert_eq!(level(&structured(true, true, attempts(3), true)), 5);
+        let twice = structured(true, true, attempts(2), true);
+        assert_eq!(level(&twice), 4);
+        assert!(
+            twice[3].rationale.contains("once only (two attempts in all)"),
+            "{}",
+            twice[3].rationale
+        );
+        let again = Some(Retry::Reinvoked {
+            at: site(31),
+            unbound: false,
+        });
+        assert_eq!(level(&structured(true, true, again, true)), 4);
         // a try/except and the client's max_retries are no retry
         let ev = structured(true, true, None, true);
         assert_eq!(level(&ev), 3);

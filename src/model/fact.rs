@@ -920,8 +920,13 @@ pub struct Bound {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum Retry {
-    /// A loop around the call that goes round again after a failure.
-    Loop { at: Site },
+    /// A loop around the call that goes round again after a failure (`attempts` in all, when
+    /// its `range(..)` says).
+    Loop {
+        at: Site,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempts: Option<u32>,
+    },
     /// A retry decorator on its function (`tenacity.retry`, `backoff.on_exception`).
     Decorator { at: Site, decorator: String },
     /// `.with_retry(...)` on the runnable.
@@ -943,7 +948,7 @@ pub enum Retry {
 impl Retry {
     pub fn at(&self) -> &Site {
         match self {
-            Retry::Loop { at }
+            Retry::Loop { at, .. }
             | Retry::Decorator { at, .. }
             | Retry::WithRetry { at }
             | Retry::Reinvoked { at, .. }
@@ -952,21 +957,45 @@ impl Retry {
         }
     }
 
+    /// What it is, in a few words (`a retry loop`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Retry::Loop { .. } => "a retry loop",
+            Retry::Decorator { .. } => "a retry decorator",
+            Retry::WithRetry { .. } => ".with_retry()",
+            Retry::Reinvoked { .. } => "a second call in its except handler",
+            Retry::NodePolicy { .. } => "a RetryPolicy on its node",
+            Retry::Helper { .. } => "a helper that calls it again",
+        }
+    }
+
+    /// The attempts in all it makes, when the code says: a loop's `range(..)`, or two for a
+    /// second call in the handler.
+    pub fn attempts(&self) -> Option<u32> {
+        match self {
+            Retry::Loop { attempts, .. } => *attempts,
+            Retry::Reinvoked { .. } => Some(2),
+            _ => None,
+        }
+    }
+
     /// What makes the call at `call` again, as said after it.
     fn said_for(&self, call: &Site) -> String {
         match self {
-            Retry::Loop { at } if at == call => "a retry loop around it".into(),
+            Retry::Loop { at, attempts } if at == call => {
+                format!("a retry loop around it{}", in_all(*attempts))
+            }
             _ => self.said(),
         }
     }
 
     fn said(&self) -> String {
         match self {
-            Retry::Loop { at } => format!("a retry loop at {at}"),
+            Retry::Loop { at, attempts } => format!("a retry loop at {at}{}", in_all(*attempts)),
             Retry::Decorator { at, decorator } => format!("{decorator} at {at}"),
             Retry::WithRetry { at } => format!(".with_retry() at {at}"),
             Retry::Reinvoked { at, unbound: false } => {
-                format!("invoked again in its except handler at {at}")
+                format!("a second call in its except handler at {at}")
             }
             Retry::Reinvoked { at, unbound: true } => {
                 format!("the model asked again without the binding in its except handler at {at}")
@@ -976,6 +1005,23 @@ impl Retry {
                 format!("{helper}(), which calls it again in a loop at {at}")
             }
         }
+    }
+}
+
+/// ` (N attempts in all)` when the count is known.
+fn in_all(attempts: Option<u32>) -> String {
+    attempts.map_or_else(String::new, |n| {
+        format!(" ({} in all)", count(n as usize, "attempt", "attempts"))
+    })
+}
+
+impl Retried {
+    /// Made again once only: two attempts in all, as its retry says.
+    pub fn once(&self) -> bool {
+        self.retry
+            .as_ref()
+            .and_then(Retry::attempts)
+            .is_some_and(|n| n <= 2)
     }
 }
 
@@ -1046,7 +1092,9 @@ impl Stated for StructuredFact {
                 model.is_some() && missing.is_empty()
             }
             StructuredFact::Retry { calls } => {
-                !calls.is_empty() && calls.iter().all(|c| c.retry.is_some())
+                !calls.is_empty()
+                    && calls.iter().all(|c| c.retry.is_some())
+                    && calls.iter().all(|c| !c.once())
             }
         }
     }
@@ -1175,13 +1223,24 @@ impl Stated for StructuredFact {
                 let transport = calls.iter().find_map(|c| c.transport.as_ref());
                 let handled = not.iter().find_map(|c| c.handled.as_ref());
                 let not_sites: Vec<Site> = not.iter().map(|c| c.call.clone()).collect();
+                let once = retried.iter().filter(|c| c.once()).count();
                 let mut s = if not.is_empty() {
                     format!(
-                        "{} made again on failure: {}",
+                        "{} made again on failure{}: {}",
                         match calls.len() {
                             1 => "the structured call is".to_string(),
                             2 => "both structured calls are".to_string(),
                             n => format!("all {n} structured calls are"),
+                        },
+                        // the gap first, so that a shortened line does not read as a strength
+                        match (once, calls.len()) {
+                            (0, _) => String::new(),
+                            (1, 1) => ", once only (two attempts in all)".to_string(),
+                            (o, n) if o == n => ", each once only (two attempts in all)".to_string(),
+                            (o, _) => format!(
+                                ", {} of them once only (two attempts in all)",
+                                o
+                            ),
                         },
                         join_and(
                             &retried
@@ -1387,13 +1446,16 @@ impl Stated for StructuredFact {
                     "define the opinion model: `class JudicialOpinion(BaseModel)` with `score: int = Field(ge=1, le=5)`, `argument: str`, `cited_evidence: list[str]`",
                 ),
             },
-            StructuredFact::Retry { calls } => {
-                let c = calls.iter().find(|c| c.retry.is_none())?;
-                Fix::at(
+            StructuredFact::Retry { calls } => match calls.iter().find(|c| c.retry.is_none()) {
+                Some(c) => Fix::at(
                     &c.call,
                     "make the structured call again when the reply is invalid: loop up to 3 attempts around its `.invoke` and go round again on `ValidationError`/`OutputParserException` (or `.with_retry(stop_after_attempt=3)` on the runnable)",
-                )
-            }
+                ),
+                None => Fix::at(
+                    &calls.iter().find(|c| c.once())?.call,
+                    "give the call more than one second chance: up to 3 attempts in all (`for attempt in range(3)` around its `.invoke`, going round again on `ValidationError`/`OutputParserException`, or `.with_retry(stop_after_attempt=3)` on the runnable)",
+                ),
+            },
         })
     }
 }

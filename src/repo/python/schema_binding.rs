@@ -115,6 +115,40 @@ fn site(module: &ModuleInfo, line: usize) -> Site {
 
 /// A loop that goes round again after a failure: a `while`, or a `for` over `range(...)`
 /// (a loop over criteria or items is not a retry), around a `try` holding the call.
+/// Attempts in all of the `for .. in range(..)` retry loop around call `c`, when its bounds are
+/// numbers (literals or constants of the repository, `+`/`-` between them): `range(3)` is 3,
+/// `range(1, MAX + 1)` is `MAX`.
+fn loop_attempts(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<u32> {
+    let Expr::Call { func, args, .. } = &c.loops.last()?.iter else {
+        return None;
+    };
+    if func.dotted().as_deref() != Some("range") || c.in_while {
+        return None;
+    }
+    let n = match args.as_slice() {
+        [stop] => number_of(repo, m, stop)?,
+        [start, stop] => number_of(repo, m, stop)? - number_of(repo, m, start)?,
+        _ => return None,
+    };
+    u32::try_from(n).ok()
+}
+
+/// The whole number an expression stands for: a literal, a constant, a sum or difference.
+fn number_of(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Num(n) => n.parse().ok(),
+        Expr::Name(_) | Expr::Attr(..) => match repo.constant(m, &e.dotted()?)?.1 {
+            Expr::Num(n) => n.parse().ok(),
+            _ => None,
+        },
+        Expr::BinOp { left, op, right } if op == "+" || op == "-" => {
+            let (l, r) = (number_of(repo, m, left)?, number_of(repo, m, right)?);
+            if op == "+" { l.checked_add(r) } else { l.checked_sub(r) }
+        }
+        _ => None,
+    }
+}
+
 fn retry_loop(c: &CallInfo) -> bool {
     c.in_try
         && (c.in_while
@@ -756,6 +790,7 @@ fn use_retry(
     if u.handed.is_none() && retry_loop(o) {
         return Some(Retry::Loop {
             at: site(module, o.line),
+            attempts: loop_attempts(repo, u.m, o),
         });
     }
     if let Some(t) = o.try_line {
@@ -1030,12 +1065,10 @@ fn binding_retry(
 ) -> Option<Retry> {
     let module = &repo.modules[m];
     if retry_loop(c) || invokes.iter().any(|o| retry_loop(o)) {
-        let at = invokes
-            .iter()
-            .find(|o| retry_loop(o))
-            .map_or(c.line, |o| o.line);
+        let looped = invokes.iter().copied().find(|o| retry_loop(o)).unwrap_or(c);
         return Some(Retry::Loop {
-            at: site(module, at),
+            at: site(module, looped.line),
+            attempts: loop_attempts(repo, m, looped),
         });
     }
     if (c.in_try || invokes.iter().any(|o| o.in_try))
@@ -1078,7 +1111,10 @@ fn binding_retry(
     around
         .module_loop
         .as_ref()
-        .map(|at| Retry::Loop { at: at.clone() })
+        .map(|at| Retry::Loop {
+            at: at.clone(),
+            attempts: None,
+        })
 }
 
 /// What holds what a binding makes.
@@ -1220,7 +1256,21 @@ mod tests {
     #[test]
     fn retries_that_make_the_call_again() {
         let w = "def judge(llm, p):\n    s = llm.with_structured_output(JudicialOpinion)\n    attempt = 0\n    while attempt < 3:\n        try:\n            return s.invoke(p)\n        except ValueError:\n            attempt += 1\n";
-        assert!(matches!(by(w), Some(Retry::Loop { .. })));
+        assert!(matches!(by(w), Some(Retry::Loop { attempts: None, .. })));
+        // the attempts a `for` loop makes, read from its range
+        let ranged = |head: &str, range: &str| {
+            format!("{head}def judge(llm, p):\n    s = llm.with_structured_output(JudicialOpinion)\n    for attempt in {range}:\n        try:\n            return s.invoke(p)\n        except ValueError:\n            continue\n")
+        };
+        let attempts = |src: String| match by(&src) {
+            Some(Retry::Loop { attempts, .. }) => attempts,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(attempts(ranged("", "range(2)")), Some(2));
+        assert_eq!(
+            attempts(ranged("MAX_RETRIES = 3\n", "range(1, MAX_RETRIES + 1)")),
+            Some(3)
+        );
+        assert_eq!(attempts(ranged("", "range(n)")), None);
         let again = "def judge(llm, p):\n    s = llm.with_structured_output(JudicialOpinion)\n    try:\n        return s.invoke(p)\n    except ValueError:\n        return s.invoke(p + ' Reply with valid JSON.')\n";
         assert!(matches!(by(again), Some(Retry::Reinvoked { .. })));
         let tenacity = "from tenacity import retry, stop_after_attempt\n@retry(stop=stop_after_attempt(3))\ndef judge(llm, p):\n    return llm.with_structured_output(JudicialOpinion).invoke(p)\n";
@@ -1445,7 +1495,8 @@ def ruling(model, prompt):
             vec![(
                 4,
                 Some(Retry::Loop {
-                    at: Site::new("core/rule.py", 4)
+                    at: Site::new("core/rule.py", 4),
+                    attempts: None,
                 })
             )]
         );
