@@ -1058,6 +1058,208 @@ pub enum StructuredFact {
     Retry { calls: Vec<Retried> },
 }
 
+// ------------------------------------------ the statements of the structured-output facts
+
+/// How the LLM's reply becomes data: the calls bound to a schema, else the parsers of the reply
+/// text, else the JSON cut out of it, else what was searched.
+fn binding_statement(
+    bound: &[Bound],
+    parsers: &[Call],
+    json_text: &[Call],
+    files: usize,
+) -> String {
+    let listed = |v: &[Call]| {
+        join_and(
+            &v.iter()
+                .take(3)
+                .map(|c| format!("{} at {}", c.callee, c.at))
+                .collect::<Vec<_>>(),
+        )
+    };
+    if !bound.is_empty() {
+        let json = bound.iter().filter(|b| b.json_mode).count();
+        // a binding skipped on another path first: it is what the fact is about
+        let skipped = bound
+            .iter()
+            .find_map(|b| b.skipped.as_ref())
+            .map(|s| format!("on another path the unbound model is used instead (at {s}); "))
+            .unwrap_or_default();
+        format!(
+            "{skipped}{} bound to a schema: {}{}",
+            count(bound.len(), "LLM call", "LLM calls"),
+            join_and(
+                &bound
+                    .iter()
+                    .take(3)
+                    .map(|b| format!(
+                        "{}({}{}) at {}{}",
+                        b.method,
+                        b.schema,
+                        if b.json_mode { ", json_mode" } else { "" },
+                        b.call.at,
+                        b.skipped
+                            .as_ref()
+                            .map(|s| format!(
+                                " (what holds it is given the unbound model instead at {s})"
+                            ))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            ),
+            if json == bound.len() {
+                " (JSON mode: the schema is not enforced by the API)"
+            } else {
+                ""
+            }
+        )
+    } else if !parsers.is_empty() {
+        format!(
+            "no call binds the LLM to a schema; the reply text is parsed into a model afterwards: {}",
+            listed(parsers)
+        )
+    } else if !json_text.is_empty() {
+        format!(
+            "no call binds the LLM to a schema; JSON is cut out of the reply text: {}",
+            listed(json_text)
+        )
+    } else {
+        format!(
+            "no .with_structured_output(), .bind_tools() or output parser in the {}: the LLM's reply is free text",
+            files_of(files)
+        )
+    }
+}
+
+/// Whether every structured call is made again on failure (and by what), the handlers that
+/// catch the error without a second attempt, the graph nodes covered, and the client's own
+/// request retries.
+fn retry_statement(calls: &[Retried]) -> String {
+    if calls.is_empty() {
+        return "no LLM call bound to a schema, so no structured call to retry (a loop around a plain call is not read as one)".into();
+    }
+    let retried: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_some()).collect();
+    let not: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_none()).collect();
+    let transport = calls.iter().find_map(|c| c.transport.as_ref());
+    let handled = not.iter().find_map(|c| c.handled.as_ref());
+    let mut s = retried_or_not(calls, &retried, &not);
+    if let (false, Some(h)) = (not.is_empty(), handled) {
+        s.push_str(&format!(
+            "; the try/except at {h} handles the error without a second attempt"
+        ));
+    }
+    s.push_str(&judges_covered(&retried, &not));
+    if let Some((at, value)) = transport {
+        s.push_str(&format!(
+            "; the client's max_retries={value} at {at} re-sends failed requests, not invalid replies"
+        ));
+    }
+    s
+}
+
+/// Which structured calls are made again on failure (and by what), and which are not.
+fn retried_or_not(calls: &[Retried], retried: &[&Retried], not: &[&Retried]) -> String {
+    let not_sites: Vec<Site> = not.iter().map(|c| c.call.clone()).collect();
+    if not.is_empty() {
+        format!(
+            "{} made again on failure: {}",
+            match calls.len() {
+                1 => "the structured call is".to_string(),
+                2 => "both structured calls are".to_string(),
+                n => format!("all {n} structured calls are"),
+            },
+            join_and(
+                &retried
+                    .iter()
+                    .take(3)
+                    .map(|c| format!(
+                        "{} by {}",
+                        c.call,
+                        c.retry
+                            .as_ref()
+                            .map(|r| r.said_for(&c.call))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    } else if calls.len() == 1 {
+        format!(
+            "the structured call at {} is not made again when it fails (no loop, retry decorator, .with_retry() or second call in its handler)",
+            not_sites[0]
+        )
+    } else if not.len() == calls.len() {
+        format!(
+            "none of the {} structured calls is made again when it fails ({}; no loop, retry decorator, .with_retry() or second call in a handler)",
+            calls.len(),
+            sites(&not_sites, 3)
+        )
+    } else {
+        format!(
+            "{} of the {} structured calls {} not made again when {} ({}); {}",
+            not.len(),
+            calls.len(),
+            crate::words::form(not.len(), "is", "are"),
+            crate::words::form(not.len(), "it fails", "they fail"),
+            sites(&not_sites, 3),
+            join_and(
+                &retried
+                    .iter()
+                    .take(2)
+                    .map(|c| format!(
+                        "{} is, by {}",
+                        c.call,
+                        c.retry
+                            .as_ref()
+                            .map(|r| r.said_for(&c.call))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    }
+}
+
+/// The judge nodes whose calls are made again and those whose calls are not, when the graph
+/// tells (`; graph nodes covered: ...`), or nothing.
+fn judges_covered(retried: &[&Retried], not: &[&Retried]) -> String {
+    let mut covered: Vec<&str> = Vec::new();
+    for c in retried {
+        for j in &c.judges {
+            if !covered.contains(&j.as_str()) {
+                covered.push(j);
+            }
+        }
+    }
+    let mut left: Vec<&str> = Vec::new();
+    for c in not {
+        for j in &c.judges {
+            if !covered.contains(&j.as_str()) && !left.contains(&j.as_str()) {
+                left.push(j);
+            }
+        }
+    }
+    let named = |v: &[&str]| join_and(&v.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>());
+    match (covered.is_empty(), left.is_empty()) {
+        (false, true) => format!(
+            "; graph {} covered: {}",
+            if covered.len() == 1 { "node" } else { "nodes" },
+            named(&covered)
+        ),
+        (false, false) => format!(
+            "; graph {} covered: {}; not: {}",
+            if covered.len() == 1 { "node" } else { "nodes" },
+            named(&covered),
+            named(&left)
+        ),
+        (true, false) => format!(
+            "; made by the graph {} {}",
+            if left.len() == 1 { "node" } else { "nodes" },
+            named(&left)
+        ),
+        (true, true) => String::new(),
+    }
+}
+
 impl Stated for StructuredFact {
     fn key(&self) -> String {
         match self {
@@ -1090,70 +1292,7 @@ impl Stated for StructuredFact {
                 parsers,
                 json_text,
                 files,
-            } => {
-                let listed = |v: &[Call]| {
-                    join_and(
-                        &v.iter()
-                            .take(3)
-                            .map(|c| format!("{} at {}", c.callee, c.at))
-                            .collect::<Vec<_>>(),
-                    )
-                };
-                if !bound.is_empty() {
-                    let json = bound.iter().filter(|b| b.json_mode).count();
-                    // a binding skipped on another path first: it is what the fact is about
-                    let skipped = bound
-                        .iter()
-                        .find_map(|b| b.skipped.as_ref())
-                        .map(|s| {
-                            format!("on another path the unbound model is used instead (at {s}); ")
-                        })
-                        .unwrap_or_default();
-                    format!(
-                        "{skipped}{} bound to a schema: {}{}",
-                        count(bound.len(), "LLM call", "LLM calls"),
-                        join_and(
-                            &bound
-                                .iter()
-                                .take(3)
-                                .map(|b| format!(
-                                    "{}({}{}) at {}{}",
-                                    b.method,
-                                    b.schema,
-                                    if b.json_mode { ", json_mode" } else { "" },
-                                    b.call.at,
-                                    b.skipped
-                                        .as_ref()
-                                        .map(|s| format!(
-                                            " (what holds it is given the unbound model instead at {s})"
-                                        ))
-                                        .unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        ),
-                        if json == bound.len() {
-                            " (JSON mode: the schema is not enforced by the API)"
-                        } else {
-                            ""
-                        }
-                    )
-                } else if !parsers.is_empty() {
-                    format!(
-                        "no call binds the LLM to a schema; the reply text is parsed into a model afterwards: {}",
-                        listed(parsers)
-                    )
-                } else if !json_text.is_empty() {
-                    format!(
-                        "no call binds the LLM to a schema; JSON is cut out of the reply text: {}",
-                        listed(json_text)
-                    )
-                } else {
-                    format!(
-                        "no .with_structured_output(), .bind_tools() or output parser in the {}: the LLM's reply is free text",
-                        files_of(*files)
-                    )
-                }
-            }
+            } => binding_statement(bound, parsers, json_text, *files),
             StructuredFact::OpinionSchema {
                 bound,
                 opinion,
@@ -1198,123 +1337,7 @@ impl Stated for StructuredFact {
                 ),
                 None => "no opinion model with score, argument and cited_evidence fields".into(),
             },
-            StructuredFact::Retry { calls } => {
-                if calls.is_empty() {
-                    return "no LLM call bound to a schema, so no structured call to retry (a loop around a plain call is not read as one)".into();
-                }
-                let retried: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_some()).collect();
-                let not: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_none()).collect();
-                let transport = calls.iter().find_map(|c| c.transport.as_ref());
-                let handled = not.iter().find_map(|c| c.handled.as_ref());
-                let not_sites: Vec<Site> = not.iter().map(|c| c.call.clone()).collect();
-                let mut s = if not.is_empty() {
-                    format!(
-                        "{} made again on failure: {}",
-                        match calls.len() {
-                            1 => "the structured call is".to_string(),
-                            2 => "both structured calls are".to_string(),
-                            n => format!("all {n} structured calls are"),
-                        },
-                        join_and(
-                            &retried
-                                .iter()
-                                .take(3)
-                                .map(|c| format!(
-                                    "{} by {}",
-                                    c.call,
-                                    c.retry
-                                        .as_ref()
-                                        .map(|r| r.said_for(&c.call))
-                                        .unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                } else if calls.len() == 1 {
-                    format!(
-                        "the structured call at {} is not made again when it fails (no loop, retry decorator, .with_retry() or second call in its handler)",
-                        not_sites[0]
-                    )
-                } else if not.len() == calls.len() {
-                    format!(
-                        "none of the {} structured calls is made again when it fails ({}; no loop, retry decorator, .with_retry() or second call in a handler)",
-                        calls.len(),
-                        sites(&not_sites, 3)
-                    )
-                } else {
-                    format!(
-                        "{} of the {} structured calls {} not made again when {} ({}); {}",
-                        not.len(),
-                        calls.len(),
-                        crate::words::form(not.len(), "is", "are"),
-                        crate::words::form(not.len(), "it fails", "they fail"),
-                        sites(&not_sites, 3),
-                        join_and(
-                            &retried
-                                .iter()
-                                .take(2)
-                                .map(|c| format!(
-                                    "{} is, by {}",
-                                    c.call,
-                                    c.retry
-                                        .as_ref()
-                                        .map(|r| r.said_for(&c.call))
-                                        .unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                };
-                if let (false, Some(h)) = (not.is_empty(), handled) {
-                    s.push_str(&format!(
-                        "; the try/except at {h} handles the error without a second attempt"
-                    ));
-                }
-                // which judges it covers, when the graph tells
-                let mut covered: Vec<&str> = Vec::new();
-                for c in &retried {
-                    for j in &c.judges {
-                        if !covered.contains(&j.as_str()) {
-                            covered.push(j);
-                        }
-                    }
-                }
-                let mut left: Vec<&str> = Vec::new();
-                for c in &not {
-                    for j in &c.judges {
-                        if !covered.contains(&j.as_str()) && !left.contains(&j.as_str()) {
-                            left.push(j);
-                        }
-                    }
-                }
-                let named =
-                    |v: &[&str]| join_and(&v.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>());
-                match (covered.is_empty(), left.is_empty()) {
-                    (false, true) => s.push_str(&format!(
-                        "; graph {} covered: {}",
-                        if covered.len() == 1 { "node" } else { "nodes" },
-                        named(&covered)
-                    )),
-                    (false, false) => s.push_str(&format!(
-                        "; graph {} covered: {}; not: {}",
-                        if covered.len() == 1 { "node" } else { "nodes" },
-                        named(&covered),
-                        named(&left)
-                    )),
-                    (true, false) => s.push_str(&format!(
-                        "; made by the graph {} {}",
-                        if left.len() == 1 { "node" } else { "nodes" },
-                        named(&left)
-                    )),
-                    (true, true) => {}
-                }
-                if let Some((at, value)) = transport {
-                    s.push_str(&format!(
-                        "; the client's max_retries={value} at {at} re-sends failed requests, not invalid replies"
-                    ));
-                }
-                s
-            }
+            StructuredFact::Retry { calls } => retry_statement(calls),
         }
     }
 
