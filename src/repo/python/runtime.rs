@@ -260,64 +260,8 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         }
     };
     let mut memo = effects::Memo::new();
-    let mut effects = BTreeMap::new();
-    for n in &g.nodes {
-        let e = match &n.action {
-            Some(Action::Identity) => Some(Effects {
-                whole_state: Some(n.line),
-                known: true,
-                ..Effects::default()
-            }),
-            Some(Action::Func {
-                module,
-                line,
-                wrapper,
-                ..
-            }) => repo.modules[*module]
-                .functions
-                .iter()
-                .find(|f| f.line == *line)
-                .map(|f| effects::of_function_memo(repo, *module, f, &mut memo))
-                .map(|e| match wrapper {
-                    Some((wm, wl)) => {
-                        let w = repo.modules[*wm]
-                            .functions
-                            .iter()
-                            .find(|f| f.line == *wl)
-                            .map(|f| effects::of_function_memo(repo, *wm, f, &mut memo));
-                        effects::wrapped(e, w)
-                    }
-                    None => e,
-                }),
-            None => None,
-        };
-        effects.insert(n.name.as_str(), e);
-    }
-    for (n, e) in &effects {
-        let Some(e) = e.as_ref() else { continue };
-        if let Some(line) = e.computed_key {
-            let at = match g
-                .nodes
-                .iter()
-                .find(|x| x.name == *n)
-                .and_then(|x| x.action.as_ref())
-            {
-                Some(Action::Func { module, .. }) => {
-                    format!("{}:{line}", repo.modules[*module].path)
-                }
-                _ => format!("line {line}"),
-            };
-            notes.push(if e.computed_dict {
-                format!(
-                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no key is called unset on its account"
-                )
-            } else {
-                format!(
-                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no top-level key is called unset on its account (each value it writes so is a list, string or number literal, which puts no entry into a dict field)"
-                )
-            });
-        }
-    }
+    let effects = node_effects(repo, g, &mut memo);
+    notes.extend(computed_key_notes(repo, g, &effects));
     let routers = g
         .routers
         .iter()
@@ -372,6 +316,85 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         dead,
         empty,
     }
+}
+
+/// The effects of each node's function (a node that passes the state on writes it whole; a
+/// wrapped function's effects are completed by its wrapper's), `None` when it cannot be read.
+fn node_effects<'g>(
+    repo: &Repo<'_>,
+    g: &'g GraphFacts,
+    memo: &mut effects::Memo,
+) -> BTreeMap<&'g str, Option<Effects>> {
+    let mut effects = BTreeMap::new();
+    for n in &g.nodes {
+        let e = match &n.action {
+            Some(Action::Identity) => Some(Effects {
+                whole_state: Some(n.line),
+                known: true,
+                ..Effects::default()
+            }),
+            Some(Action::Func {
+                module,
+                line,
+                wrapper,
+                ..
+            }) => repo.modules[*module]
+                .functions
+                .iter()
+                .find(|f| f.line == *line)
+                .map(|f| effects::of_function_memo(repo, *module, f, memo))
+                .map(|e| match wrapper {
+                    Some((wm, wl)) => {
+                        let w = repo.modules[*wm]
+                            .functions
+                            .iter()
+                            .find(|f| f.line == *wl)
+                            .map(|f| effects::of_function_memo(repo, *wm, f, memo));
+                        effects::wrapped(e, w)
+                    }
+                    None => e,
+                }),
+            None => None,
+        };
+        effects.insert(n.name.as_str(), e);
+    }
+    effects
+}
+
+/// A note for each node that writes the state under a key computed at run time: which keys it
+/// sets is not known.
+fn computed_key_notes(
+    repo: &Repo<'_>,
+    g: &GraphFacts,
+    effects: &BTreeMap<&str, Option<Effects>>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (n, e) in effects {
+        let Some(e) = e.as_ref() else { continue };
+        if let Some(line) = e.computed_key {
+            let at = match g
+                .nodes
+                .iter()
+                .find(|x| x.name == *n)
+                .and_then(|x| x.action.as_ref())
+            {
+                Some(Action::Func { module, .. }) => {
+                    format!("{}:{line}", repo.modules[*module].path)
+                }
+                _ => format!("line {line}"),
+            };
+            notes.push(if e.computed_dict {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no key is called unset on its account"
+                )
+            } else {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no top-level key is called unset on its account (each value it writes so is a list, string or number literal, which puts no entry into a dict field)"
+                )
+            });
+        }
+    }
+    notes
 }
 
 /// The schema's fields declared with a reducer that hold nothing in any run, when that can be
