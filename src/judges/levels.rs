@@ -938,6 +938,8 @@ struct Structured {
     skipped: bool,
     /// A judge call made again once only (two attempts in all): where, and by what.
     once: Option<String>,
+    /// A judge call's failed reply read from free text instead: where.
+    from_text: Option<Site>,
 }
 
 fn structured_facts(facts: &[&StructuredFact]) -> Structured {
@@ -969,6 +971,7 @@ fn structured_facts(facts: &[&StructuredFact]) -> Structured {
                     .filter(|c| c.once())
                     .find_map(|c| c.retry.as_ref())
                     .map(|r| format!("{} at {}", r.kind(), r.at()));
+                s.from_text = calls.iter().find_map(|c| c.from_text.clone());
             }
         }
     }
@@ -1022,6 +1025,13 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
             } else {
                 "an opinion schema in JSON mode (not enforced by the API), with retry"
             },
+        )
+    } else if let Some(at) = &s.from_text {
+        b.done(
+            4,
+            format!(
+                "bound to the full opinion schema and made again, but a failed reply is read from free text instead (JSON cut out of a plain reply with a regex at {at}): the API does not enforce the schema there"
+            ),
         )
     } else if let Some(once) = &s.once {
         b.done(
@@ -1918,6 +1928,7 @@ mod tests {
                     transport: Some((site(2), "3".into())),
                     handled: Some(site(29)),
                     judges: vec![],
+                    from_text: None,
                 }],
             }),
         ]
@@ -1942,7 +1953,9 @@ mod tests {
         let twice = structured(true, true, attempts(2), true);
         assert_eq!(level(&twice), 4);
         assert!(
-            twice[3].rationale.contains("once only (two attempts in all)"),
+            twice[3]
+                .rationale
+                .contains("once only (two attempts in all)"),
             "{}",
             twice[3].rationale
         );
@@ -1951,6 +1964,12 @@ mod tests {
             unbound: false,
         });
         assert_eq!(level(&structured(true, true, again, true)), 4);
+        // a failed reply read from free text in the failure path: level 4
+        let mut read = structured(true, true, attempts(3), true);
+        if let Some(Fact::Structured(StructuredFact::Retry { calls })) = &mut read[3].fact {
+            calls[0].from_text = Some(site(40));
+        }
+        assert_eq!(level(&read), 4);
         // a try/except and the client's max_retries are no retry
         let ev = structured(true, true, None, true);
         assert_eq!(level(&ev), 3);

@@ -1070,6 +1070,10 @@ pub struct Retried {
     /// The judge nodes that make the call (empty when the graph does not tell).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<String>,
+    /// Where a failed reply is read from free text instead (JSON cut out with a regex in the
+    /// call's failure path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_text: Option<Site>,
 }
 
 /// Structured output (`repo.structured_output.*`).
@@ -1220,7 +1224,13 @@ fn retried_or_not(calls: &[Retried], retried: &[&Retried], not: &[&Retried]) -> 
                 (1, 1) => ", once only (two attempts in all)".to_string(),
                 (o, n) if o == n => ", each once only (two attempts in all)".to_string(),
                 (o, _) => format!(", {o} of them once only (two attempts in all)"),
-            },
+            } + &retried
+                .iter()
+                .find_map(|c| c.from_text.as_ref())
+                .map(|at| format!(
+                    ", but a failed reply is read from free text instead (JSON cut out of a plain reply with a regex at {at}: the API does not enforce the schema there)"
+                ))
+                .unwrap_or_default(),
             join_and(
                 &retried
                     .iter()
@@ -1336,7 +1346,7 @@ impl Stated for StructuredFact {
             StructuredFact::Retry { calls } => {
                 !calls.is_empty()
                     && calls.iter().all(|c| c.retry.is_some())
-                    && calls.iter().all(|c| !c.once())
+                    && calls.iter().all(|c| !c.once() && c.from_text.is_none())
             }
         }
     }
@@ -1502,6 +1512,10 @@ impl Stated for StructuredFact {
                 Some(c) => Fix::at(
                     &c.call,
                     "make the structured call again when the reply is invalid: loop up to 3 attempts around its `.invoke` and go round again on `ValidationError`/`OutputParserException` (or `.with_retry(stop_after_attempt=3)` on the runnable)",
+                ),
+                None if calls.iter().any(|c| c.from_text.is_some()) => Fix::at(
+                    calls.iter().find_map(|c| c.from_text.as_ref())?,
+                    "drop the free-text recovery: when the bound call fails, make it again (or record the failure) instead of cutting JSON out of a plain reply, whose schema the API does not enforce",
                 ),
                 None => Fix::at(
                     &calls.iter().find(|c| c.once())?.call,
@@ -2464,6 +2478,7 @@ mod tests {
                         transport: Some((site(10), "3".into())),
                         handled: Some(site(49)),
                         judges: vec![],
+                        from_text: None,
                     }],
                 }),
                 false,

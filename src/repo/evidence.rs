@@ -1419,6 +1419,7 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
                 transport: c.transport.clone(),
                 handled: c.handled.clone(),
                 judges: c.judges.clone(),
+                from_text: None,
             }]
         } else {
             c.invoked
@@ -1429,6 +1430,7 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
                     transport: c.transport.clone(),
                     handled: i.handled.clone(),
                     judges: i.judges.clone(),
+                    from_text: i.from_text.clone(),
                 })
                 .collect()
         };

@@ -478,7 +478,11 @@ pub fn sentences(text: &str) -> usize {
             // a numbered step's marker (`1.`, `2)`) is no stop
             let step = numbered_step(t);
             let s = stops(step.unwrap_or(l));
-            if bullet || step.is_some() { s.max(1) } else { s }
+            if bullet || step.is_some() {
+                s.max(1)
+            } else {
+                s
+            }
         })
         .sum();
     n.max(usize::from(!text.trim().is_empty()))
@@ -604,7 +608,9 @@ mod tests {
         assert_eq!(sentences("no stop"), 1);
         // numbered steps: the marker is no stop
         assert_eq!(
-            sentences("Do this:\n1. Read the code.\n2. Cite it, then score 3.\n3) Never guess\n10. Done. Stop."),
+            sentences(
+                "Do this:\n1. Read the code.\n2. Cite it, then score 3.\n3) Never guess\n10. Done. Stop."
+            ),
             5
         );
         assert_eq!(sentences("1.5 is a number. Next."), 2);

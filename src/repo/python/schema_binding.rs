@@ -80,6 +80,10 @@ pub struct Invoked {
     /// retry (not over `range(..)`, not a `while`), or in a function called so (two calls up).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_item: bool,
+    /// Where a failed reply is read from free text instead (JSON cut out with a regex in an
+    /// `except` clause of the invoking function): the API does not enforce the schema there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_text: Option<Site>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -143,7 +147,11 @@ fn number_of(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<i64> {
         },
         Expr::BinOp { left, op, right } if op == "+" || op == "-" => {
             let (l, r) = (number_of(repo, m, left)?, number_of(repo, m, right)?);
-            if op == "+" { l.checked_add(r) } else { l.checked_sub(r) }
+            if op == "+" {
+                l.checked_add(r)
+            } else {
+                l.checked_sub(r)
+            }
         }
         _ => None,
     }
@@ -934,29 +942,48 @@ fn parsers(repo: &Repo<'_>, m: usize, out: &mut StructuredFacts) {
         {
             out.parsers.push((site(module, c.line), callee.to_string()));
         }
-        if repo.is(m, callee, &["json.loads"])
-            && let Some(fi) = c.func
-            && module.calls.iter().any(|o| {
-                o.func == Some(fi)
-                    && o.callee.as_deref().is_some_and(|cl| {
-                        repo.is(
-                            m,
-                            cl,
-                            &[
-                                "re.search",
-                                "re.findall",
-                                "re.match",
-                                "re.sub",
-                                "re.finditer",
-                            ],
-                        )
-                    })
-            })
-        {
+        if json_from_text(repo, m, c) {
             out.json_text
                 .push((site(module, c.line), callee.to_string()));
         }
     }
+}
+
+/// `json.loads` in a function that cuts text with a regex: JSON read out of free text.
+fn json_from_text(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
+    let module = &repo.modules[m];
+    c.callee
+        .as_deref()
+        .is_some_and(|callee| repo.is(m, callee, &["json.loads"]))
+        && c.func.is_some()
+        && module.calls.iter().any(|o| {
+            o.func == c.func
+                && o.callee.as_deref().is_some_and(|cl| {
+                    repo.is(
+                        m,
+                        cl,
+                        &[
+                            "re.search",
+                            "re.findall",
+                            "re.match",
+                            "re.sub",
+                            "re.finditer",
+                        ],
+                    )
+                })
+        })
+}
+
+/// A failed reply read from free text instead: JSON cut out with a regex in an `except`
+/// clause of the function that invokes the bound runnable (`func` of module `m`).
+fn from_text(repo: &Repo<'_>, m: usize, func: Option<usize>) -> Option<Site> {
+    func?;
+    let module = &repo.modules[m];
+    module
+        .calls
+        .iter()
+        .find(|c| c.func == func && c.in_except && json_from_text(repo, m, c))
+        .map(|c| site(module, c.line))
 }
 
 /// What a module holds that retries a binding made in it.
@@ -1108,13 +1135,10 @@ fn binding_retry(
     {
         return Some(policy);
     }
-    around
-        .module_loop
-        .as_ref()
-        .map(|at| Retry::Loop {
-            at: at.clone(),
-            attempts: None,
-        })
+    around.module_loop.as_ref().map(|at| Retry::Loop {
+        at: at.clone(),
+        attempts: None,
+    })
 }
 
 /// What holds what a binding makes.
@@ -1195,6 +1219,7 @@ fn invocations(
             retry_by: by,
             handled: u.call.try_line.map(|l| site(&repo.modules[u.m], l)),
             per_item: per_item(repo, u.m, u.call, 2),
+            from_text: from_text(repo, u.m, u.call.func),
         });
     }
     invoked.sort_by(|a, b| (&a.at.path, a.at.line).cmp(&(&b.at.path, b.at.line)));
@@ -1237,6 +1262,25 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_reply_read_from_free_text_in_the_handler() {
+        let body = "    s = llm.with_structured_output(JudicialOpinion)\n    for attempt in range(3):\n        try:\n            return s.invoke(p)\n        except Exception:\n            raw = llm.invoke(p)\n";
+        let parse = "m = re.search(r'{.*}', raw.content)\n            return JudicialOpinion(**json.loads(m.group(0)))\n";
+        let recovered = format!("import json, re\ndef judge(llm, p):\n{body}            {parse}");
+        let f = facts(&recovered);
+        let i = &f.calls[0].invoked;
+        assert_eq!(i.len(), 1, "{i:?}");
+        assert_eq!(i[0].from_text, Some(Site::new("src/nodes/judges.py", 10)));
+        // the same parsing outside the failure path is no recovery of this call
+        let apart = format!(
+            "import json, re\ndef judge(llm, p):\n{body}            continue\n\ndef read(raw):\n    {}",
+            parse.replace("            ", "    ")
+        );
+        let f = facts(&apart);
+        assert_eq!(f.calls[0].invoked[0].from_text, None);
+        assert!(!f.json_text.is_empty());
+    }
+
+    #[test]
     fn a_try_alone_is_error_handling_and_max_retries_is_the_transport() {
         let src = "from langchain_openai import ChatOpenAI\ndef judge(p):\n    llm = ChatOpenAI(model='m', max_retries=3)\n    s = llm.with_structured_output(JudicialOpinion)\n    try:\n        return s.invoke(p)\n    except Exception:\n        return None\n";
         let f = facts(src);
@@ -1259,7 +1303,9 @@ mod tests {
         assert!(matches!(by(w), Some(Retry::Loop { attempts: None, .. })));
         // the attempts a `for` loop makes, read from its range
         let ranged = |head: &str, range: &str| {
-            format!("{head}def judge(llm, p):\n    s = llm.with_structured_output(JudicialOpinion)\n    for attempt in {range}:\n        try:\n            return s.invoke(p)\n        except ValueError:\n            continue\n")
+            format!(
+                "{head}def judge(llm, p):\n    s = llm.with_structured_output(JudicialOpinion)\n    for attempt in {range}:\n        try:\n            return s.invoke(p)\n        except ValueError:\n            continue\n"
+            )
         };
         let attempts = |src: String| match by(&src) {
             Some(Retry::Loop { attempts, .. }) => attempts,
