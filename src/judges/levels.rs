@@ -940,6 +940,8 @@ struct Structured {
     once: Option<String>,
     /// A judge call's failed reply read from free text instead: where.
     from_text: Option<Site>,
+    /// A judge's reply (a Pydantic model) written like a dict: where, and the target.
+    item_written: Option<(Site, String)>,
 }
 
 fn structured_facts(facts: &[&StructuredFact]) -> Structured {
@@ -973,6 +975,9 @@ fn structured_facts(facts: &[&StructuredFact]) -> Structured {
                     .map(|r| format!("{} at {}", r.kind(), r.at()));
                 s.from_text = calls.iter().find_map(|c| c.from_text.clone());
             }
+            StructuredFact::ItemWrites { writes, .. } => {
+                s.item_written = writes.first().map(|(at, t, _)| (at.clone(), t.clone()));
+            }
         }
     }
     s
@@ -980,8 +985,8 @@ fn structured_facts(facts: &[&StructuredFact]) -> Structured {
 
 /// Structured output, from the rubric's Tech Lead: bound schema plus retry is 5, a schema
 /// without retry 3, free text 1; a reply parsed by a schema's parser is 3, JSON cut out of
-/// free text 2; bound but not to an opinion 2; bound with retry but the opinion's fields
-/// incomplete 4.
+/// free text 2; bound but not to an opinion 2, or to one whose replies are then written like a
+/// dict (the judge raises there); bound with retry but the opinion's fields incomplete 4.
 fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
     let facts = typed(ev, |f| match f {
         Fact::Structured(x) => Some(x),
@@ -1009,6 +1014,13 @@ fn structured(ev: &[Evidence], b: Builder) -> Option<Level> {
         b.done(
             2,
             "structured output is used, but no bound schema is an opinion with a score",
+        )
+    } else if let Some((at, target)) = &s.item_written {
+        b.done(
+            2,
+            format!(
+                "bound to the opinion schema, but its reply is then written like a dict (`{target} = ...` at {at}): a Pydantic model does not support item assignment, so the judge raises TypeError before its opinion reaches the state"
+            ),
         )
     } else if !s.retried {
         b.done(
@@ -1970,6 +1982,16 @@ mod tests {
             calls[0].from_text = Some(site(40));
         }
         assert_eq!(level(&read), 4);
+        // a reply written like a dict: the judge raises there, level 2
+        let mut written = structured(true, true, attempts(3), true);
+        written.push(typed(
+            "repo.structured_output",
+            Fact::Structured(StructuredFact::ItemWrites {
+                model: "JudicialOpinion".into(),
+                writes: vec![(site(41), "opinion[\"judge\"]".into(), site(30))],
+            }),
+        ));
+        assert_eq!(level(&written), 2);
         // a try/except and the client's max_retries are no retry
         let ev = structured(true, true, None, true);
         assert_eq!(level(&ev), 3);

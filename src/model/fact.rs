@@ -1106,6 +1106,14 @@ pub enum StructuredFact {
     },
     /// Every structured call made again on failure.
     Retry { calls: Vec<Retried> },
+    /// A judge's reply, an instance of the Pydantic opinion model, written like a dict
+    /// afterwards: item assignment raises `TypeError` on a model, so the judge fails each time.
+    /// Said only where some reply is (the check has nothing to say otherwise).
+    ItemWrites {
+        model: String,
+        /// (the write, the target as written, the structured call whose reply it is)
+        writes: Vec<(Site, String, Site)>,
+    },
 }
 
 // ------------------------------------------ the statements of the structured-output facts
@@ -1183,6 +1191,23 @@ fn binding_statement(
 /// Whether every structured call is made again on failure (and by what), the handlers that
 /// catch the error without a second attempt, the graph nodes covered, and the client's own
 /// request retries.
+/// What [`StructuredFact::ItemWrites`] says: each reply written like a dict, and what follows.
+fn item_writes_statement(model: &str, writes: &[(Site, String, Site)]) -> String {
+    if writes.is_empty() {
+        return format!("no reply of a judge's structured call ({model}) is written like a dict");
+    }
+    format!(
+        "the reply of a judge's structured call is a {model} (a Pydantic model), yet it is written like a dict: {}; a model does not support item assignment, so the judge raises TypeError there each time it runs",
+        join_and(
+            &writes
+                .iter()
+                .take(3)
+                .map(|(at, target, call)| format!("`{target} = ...` at {at} (the reply of {call})"))
+                .collect::<Vec<_>>()
+        )
+    )
+}
+
 fn retry_statement(calls: &[Retried]) -> String {
     if calls.is_empty() {
         return "no LLM call bound to a schema, so no structured call to retry (a loop around a plain call is not read as one)".into();
@@ -1331,6 +1356,7 @@ impl Stated for StructuredFact {
             StructuredFact::OpinionSchema { .. } => "opinion_schema".into(),
             StructuredFact::SchemaFields { .. } => "schema_fields".into(),
             StructuredFact::Retry { .. } => "retry".into(),
+            StructuredFact::ItemWrites { .. } => "item_writes".into(),
         }
     }
 
@@ -1348,6 +1374,7 @@ impl Stated for StructuredFact {
                     && calls.iter().all(|c| c.retry.is_some())
                     && calls.iter().all(|c| !c.once() && c.from_text.is_none())
             }
+            StructuredFact::ItemWrites { writes, .. } => writes.is_empty(),
         }
     }
 
@@ -1404,6 +1431,7 @@ impl Stated for StructuredFact {
                 None => "no opinion model with score, argument and cited_evidence fields".into(),
             },
             StructuredFact::Retry { calls } => retry_statement(calls),
+            StructuredFact::ItemWrites { model, writes } => item_writes_statement(model, writes),
         }
     }
 
@@ -1440,6 +1468,9 @@ impl Stated for StructuredFact {
                         .filter_map(|c| c.retry.as_ref().map(|r| r.at().clone())),
                 );
                 v
+            }
+            StructuredFact::ItemWrites { writes, .. } => {
+                writes.iter().map(|(at, _, _)| at.clone()).collect()
             }
         }
     }
@@ -1522,6 +1553,28 @@ impl Stated for StructuredFact {
                     "give the call more than one second chance: up to 3 attempts in all (`for attempt in range(3)` around its `.invoke`, going round again on `ValidationError`/`OutputParserException`, or `.with_retry(stop_after_attempt=3)` on the runnable)",
                 ),
             },
+            StructuredFact::ItemWrites { model, writes } => {
+                let (at, target, _) = writes.first()?;
+                let field = target
+                    .split_once('[')
+                    .map(|(obj, key)| (obj, key.trim_end_matches(']').trim_matches(['"', '\''])));
+                Fix::at(
+                    at,
+                    match field {
+                        Some((obj, key))
+                            if !key.is_empty()
+                                && key.chars().all(|c| c.is_alphanumeric() || c == '_') =>
+                        {
+                            format!(
+                                "set the field as an attribute (`{obj}.{key} = ...`): the reply is a {model} (a Pydantic model), which does not support item assignment"
+                            )
+                        }
+                        _ => format!(
+                            "set the field as an attribute, or build a new opinion (`model_copy(update=...)`): the reply is a {model} (a Pydantic model), which does not support item assignment"
+                        ),
+                    },
+                )
+            }
         })
     }
 }

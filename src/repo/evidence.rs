@@ -1445,8 +1445,42 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
     if calls.iter().any(|c| !c.judges.is_empty()) {
         calls.retain(|c| !c.judges.is_empty());
     }
+    let writes = item_writes(f, &judges, &calls);
     v.push(fact(StructuredFact::Retry { calls }, 0.8));
+    if let Some((model, writes)) = writes {
+        v.push(fact(StructuredFact::ItemWrites { model, writes }, 0.9));
+    }
     v
+}
+
+/// The judges' replies that are instances of a Pydantic opinion model and are written like a
+/// dict afterwards (`opinion["judge"] = ...`), with the model's name; `None` when there are none.
+fn item_writes(
+    f: &RepoFacts,
+    judges: &[&super::python::schema_binding::StructuredCall],
+    calls: &[Retried],
+) -> Option<(String, Vec<(Site, String, Site)>)> {
+    let mut model = None;
+    let mut writes: Vec<(Site, String, Site)> = Vec::new();
+    for c in judges {
+        let Some((class, false)) = opinion_model(f, &c.schema) else {
+            continue;
+        };
+        // a schema named directly: a list holding opinions is not the reply's own type
+        if class.kind != "pydantic" {
+            continue;
+        }
+        for i in &c.invoked {
+            if let Some((at, target)) = &i.item_written
+                && calls.iter().any(|r| r.call == i.at)
+                && !writes.iter().any(|(w, _, _)| w == at)
+            {
+                model.get_or_insert_with(|| class.name.clone());
+                writes.push((at.clone(), target.clone(), i.at.clone()));
+            }
+        }
+    }
+    Some((model?, writes))
 }
 
 fn nuance(f: &RepoFacts) -> Vec<Evidence> {

@@ -84,6 +84,10 @@ pub struct Invoked {
     /// `except` clause of the invoking function): the API does not enforce the schema there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_text: Option<Site>,
+    /// The reply, held in a name, then written like a dict (`opinion["judge"] = ...`): where,
+    /// and the target as written. (What the binding returns decides whether that fails.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_written: Option<(Site, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -974,6 +978,37 @@ fn json_from_text(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
         })
 }
 
+/// `include_raw=` given (not `False`): the binding returns a dict of the raw and parsed replies.
+fn include_raw(binding: &CallInfo) -> bool {
+    binding
+        .kwargs
+        .iter()
+        .any(|(k, v)| k == "include_raw" && !matches!(v, Expr::Bool(false)))
+}
+
+/// The reply of call `c`, assigned to a name, written like a dict afterwards in the same
+/// function (`opinion["judge"] = ...`): where, and the target as written.
+/// Not when the name is assigned more than once (`opinion = opinion.model_dump()`) or its type
+/// is tested (`isinstance(opinion, dict)`, `hasattr`): the write may then be a dict's.
+fn item_written(module: &ModuleInfo, c: &CallInfo) -> Option<(Site, String)> {
+    let name = c.assigned_to.as_deref()?;
+    let fi = c.func?;
+    let f = &module.functions[fi];
+    let once = f.locals.get(name).is_some_and(|v| v.len() == 1);
+    let tested = module.calls.iter().any(|o| {
+        o.func == Some(fi)
+            && matches!(o.method.as_str(), "isinstance" | "hasattr" | "type")
+            && matches!(o.args.first(), Some(Expr::Name(n)) if n == name)
+    });
+    if !once || tested {
+        return None;
+    }
+    f.item_writes
+        .iter()
+        .find(|(obj, _, line)| obj == name && *line > c.line)
+        .map(|(_, target, line)| (site(module, *line), target.clone()))
+}
+
 /// A failed reply read from free text instead: JSON cut out with a regex in an `except`
 /// clause of the function that invokes the bound runnable (`func` of module `m`).
 fn from_text(repo: &Repo<'_>, m: usize, func: Option<usize>) -> Option<Site> {
@@ -1220,6 +1255,11 @@ fn invocations(
             handled: u.call.try_line.map(|l| site(&repo.modules[u.m], l)),
             per_item: per_item(repo, u.m, u.call, 2),
             from_text: from_text(repo, u.m, u.call.func),
+            item_written: if include_raw(c) {
+                None
+            } else {
+                item_written(&repo.modules[u.m], u.call)
+            },
         });
     }
     invoked.sort_by(|a, b| (&a.at.path, a.at.line).cmp(&(&b.at.path, b.at.line)));
@@ -1259,6 +1299,36 @@ mod tests {
 
     fn by(src: &str) -> Option<Retry> {
         facts(src).calls[0].retry_by.clone()
+    }
+
+    #[test]
+    fn a_reply_written_like_a_dict() {
+        let judge = |extra: &str, kw: &str| {
+            format!(
+                "def judge(llm, p, name):\n    chain = llm.with_structured_output(JudicialOpinion{kw})\n    opinion = chain.invoke(p)\n{extra}    opinion[\"judge\"] = name\n    return opinion\n"
+            )
+        };
+        let written = |src: String| facts(&src).calls[0].invoked[0].item_written.clone();
+        assert_eq!(
+            written(judge("", "")),
+            Some((
+                Site::new("src/nodes/judges.py", 4),
+                "opinion[\"judge\"]".to_string()
+            ))
+        );
+        // a reply made a dict first, a type test, or include_raw (a dict of raw and parsed)
+        assert_eq!(
+            written(judge("    opinion = opinion.model_dump()\n", "")),
+            None
+        );
+        assert_eq!(
+            written(judge(
+                "    if isinstance(opinion, dict):\n        pass\n",
+                ""
+            )),
+            None
+        );
+        assert_eq!(written(judge("", ", include_raw=True")), None);
     }
 
     #[test]

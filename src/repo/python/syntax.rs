@@ -183,6 +183,8 @@ pub struct FuncInfo {
     pub locals: BTreeMap<String, Vec<Expr>>,
     /// Attribute assignments `obj.attr = expr`: (target as written, value, line).
     pub attributes: Vec<(String, Expr, usize)>,
+    /// Item assignments to a name, `obj[key] = expr`: (the name, the target as written, line).
+    pub item_writes: Vec<(String, String, usize)>,
     /// Values appended to local lists (`x.append(e)`, `x.extend([...])`, `x += [...]`).
     pub appends: BTreeMap<String, Vec<Expr>>,
     pub has_try: bool,
@@ -1006,6 +1008,15 @@ impl<'s, 't> Walker<'s, 't> {
         let left = node.field(F_LEFT);
         let right = node.field(F_RIGHT);
         let target = left.map(|l| self.short(l, 120)).unwrap_or_default();
+        if let (Some(l), Some(f)) = (left, scope.func)
+            && kind(l) == "subscript"
+            && let Some(obj) = l.field(F_VALUE).filter(|v| kind(*v) == "identifier")
+        {
+            let name = self.text(obj).to_string();
+            self.info.functions[f]
+                .item_writes
+                .push((name, target.clone(), line_of(node)));
+        }
         if let (Some(l), Some(r), Some(f)) = (left, right, scope.func)
             && kind(l) == "attribute"
         {
