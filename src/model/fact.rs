@@ -1076,6 +1076,10 @@ pub struct Retried {
     pub from_text: Option<Site>,
 }
 
+/// A judge's reply written like a dict: (the write, the target as written, the structured
+/// call whose reply it is).
+pub type ItemWrite = (Site, String, Site);
+
 /// Structured output (`repo.structured_output.*`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "is", rename_all = "snake_case")]
@@ -1111,8 +1115,7 @@ pub enum StructuredFact {
     /// Said only where some reply is (the check has nothing to say otherwise).
     ItemWrites {
         model: String,
-        /// (the write, the target as written, the structured call whose reply it is)
-        writes: Vec<(Site, String, Site)>,
+        writes: Vec<ItemWrite>,
     },
 }
 
@@ -1192,7 +1195,7 @@ fn binding_statement(
 /// catch the error without a second attempt, the graph nodes covered, and the client's own
 /// request retries.
 /// What [`StructuredFact::ItemWrites`] says: each reply written like a dict, and what follows.
-fn item_writes_statement(model: &str, writes: &[(Site, String, Site)]) -> String {
+fn item_writes_statement(model: &str, writes: &[ItemWrite]) -> String {
     if writes.is_empty() {
         return format!("no reply of a judge's structured call ({model}) is written like a dict");
     }

@@ -12,9 +12,9 @@ use super::python::persona_prompts::PERSONAS;
 use super::python::roles::{self, Role};
 use crate::family::Family;
 use crate::model::fact::{
-    self, Bound, Branch, Call, DeadRoute, Fact, GraphFact, JusticeFact, JusticeRule, Layer, Merge,
-    Model, NuanceFact, Overlap, Prompt, Retried, Route, SafetyFact, Site, StateClass, StateFact,
-    StructuredFact,
+    self, Bound, Branch, Call, DeadRoute, Fact, GraphFact, ItemWrite, JusticeFact, JusticeRule,
+    Layer, Merge, Model, NuanceFact, Overlap, Prompt, Retried, Route, SafetyFact, Site, StateClass,
+    StateFact, StructuredFact,
 };
 use crate::model::{Confidence, Detective, Evidence, HistoryMeasure, Measure};
 use crate::rubric::Dimension;
@@ -425,6 +425,9 @@ fn partial(
                 .iter()
                 .any(|d| d.kind == "unreachable_node" && d.nodes.iter().any(|x| x == n))
         })
+        // run before or after the others: on a path with them (a node the graph takes
+        // instead of the fan-out, a skip route, is no member left out)
+        .filter(|n| inside.iter().any(|i| reaches(g, n, i) || reaches(g, i, n)))
         .collect();
     if inside.len() < 2 || outside.is_empty() {
         return None;
@@ -449,6 +452,21 @@ fn partial(
         inside.join(", "),
         if outside.len() == 1 { "it" } else { "them" }
     )))
+}
+
+/// Node `to` is reached from node `from` along the graph's edges, routes and joins.
+fn reaches(g: &GraphFacts, from: &str, to: &str) -> bool {
+    let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let mut todo: Vec<&str> = g.successors(from).collect();
+    while let Some(x) = todo.pop() {
+        if x == to {
+            return true;
+        }
+        if seen.insert(x) {
+            todo.extend(g.successors(x));
+        }
+    }
+    false
 }
 
 /// (detectives branching, judges branching) of a graph.
@@ -1571,9 +1589,9 @@ fn persona_fact(f: &RepoFacts, x: NuanceFact, c: f64) -> Evidence {
 
 /// The judges' replies that are instances of a Pydantic opinion model and are written like a
 /// dict afterwards (`opinion["judge"] = ...`), with the model's name; `None` when there are none.
-fn item_writes(f: &RepoFacts, calls: &[Retried]) -> Option<(String, Vec<(Site, String, Site)>)> {
+fn item_writes(f: &RepoFacts, calls: &[Retried]) -> Option<(String, Vec<ItemWrite>)> {
     let mut model = None;
-    let mut writes: Vec<(Site, String, Site)> = Vec::new();
+    let mut writes: Vec<ItemWrite> = Vec::new();
     for c in &f.python.structured_output.calls {
         // the reply is the opinion model itself (not a list of opinions), a Pydantic model
         let Some((class, false)) = opinion_model(f, &c.schema) else {

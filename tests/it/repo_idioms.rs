@@ -748,6 +748,31 @@ fn a_layer_is_what_its_fan_out_runs_and_nodes_placed_elsewhere_are_not_its_membe
         "{}",
         partial.rationale
     );
+    // a node that writes opinions on a route taken instead of the judges (a skip route) runs
+    // neither before nor after them: no member left out of their fan-out
+    let skip = graph
+        .replace(
+            "def after_gather(state):\n    if state[\"bad\"]:\n        return \"oops\"\n",
+            "def skip(state):\n    return {\"opinions\": []}\n\ndef after_gather(state):\n    if state[\"bad\"]:\n        return \"oops\"\n    if not state[\"evidences\"]:\n        return \"skip\"\n",
+        )
+        .replace(
+            "{\"oops\": \"oops\", \"hub\": \"hub\"})",
+            "{\"oops\": \"oops\", \"hub\": \"hub\", \"skip\": \"skip\"})\ng.add_node(\"skip\", skip)\ng.add_edge(\"skip\", \"bench\")",
+        );
+    assert_ne!(skip, graph);
+    let f = investigate(&[("src/state.py", state), ("src/graph.py", &skip)]);
+    assert_eq!(
+        f.python.graphs[0].roles.get("skip"),
+        Some(&Role::Judge),
+        "{:?}",
+        f.python.graphs[0].roles
+    );
+    let ev = graph_evidence(&f);
+    assert!(
+        !ev.iter().any(|e| e.id.ends_with("_partial")),
+        "{:?}",
+        ev.iter().map(|e| &e.rationale).collect::<Vec<_>>()
+    );
 }
 
 /// A re-evaluation when the judges disagree is the Chief Justice stage's, wherever the graph
