@@ -274,6 +274,26 @@ fn bound(modules: &[ModuleInfo]) -> Vec<(usize, String)> {
 
 /// `texts`: non-Python text files that may hold prompts (path, content).
 pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFacts {
+    let mut cands = string_candidates(modules);
+    cands.extend(file_candidates(texts));
+    let mut facts = PersonaFacts {
+        prompts: best_per_persona(&cands),
+        ..PersonaFacts::default()
+    };
+    facts.similarity = pairwise_similarity(&facts.prompts);
+    facts.collusion = facts
+        .similarity
+        .iter()
+        .any(|s| s.share > COLLUSION_THRESHOLD);
+    facts.template = shared_template(modules, &facts.prompts);
+    facts.language = role_language(&facts.prompts);
+    facts
+}
+
+/// The string constants of the product code that are a persona's prompt, each with how surely
+/// (4: the string a persona's name is bound to; 3: it addresses the role; 2: it names one
+/// persona only, early on).
+fn string_candidates(modules: &[ModuleInfo]) -> Vec<Candidate> {
     let mut cands: Vec<Candidate> = Vec::new();
     let bound = bound(modules);
     for m in modules.iter().filter(|m| !super::safety::is_test(&m.path)) {
@@ -324,9 +344,15 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
             });
         }
     }
+    cands
+}
+
+/// The prompt files (`prompts/prosecutor.md`) whose text addresses one persona, or names only
+/// one persona early on; the persona is read from the text, not the file's name.
+fn file_candidates(texts: &[(String, String)]) -> Vec<Candidate> {
+    let mut cands = Vec::new();
     for (path, text) in texts {
         let file = path.rsplit('/').next().unwrap_or(path);
-        // a prompt file's persona, like a string's, is read from its text, not its name
         let head: String = text.chars().take(300).collect();
         let hits = match addressed(text) {
             Some(p) => vec![p],
@@ -350,65 +376,79 @@ pub fn analyse(modules: &[ModuleInfo], texts: &[(String, String)]) -> PersonaFac
             });
         }
     }
-    let mut facts = PersonaFacts::default();
-    for p in 0..3 {
-        let best = cands.iter().filter(|c| c.persona == p).max_by(|a, b| {
-            a.score
-                .cmp(&b.score)
-                .then(a.prompt.chars.cmp(&b.prompt.chars))
-        });
-        if let Some(c) = best {
-            facts.prompts.push(c.prompt.clone());
-        }
-    }
-    for i in 0..facts.prompts.len() {
-        for j in i + 1..facts.prompts.len() {
-            let share = similarity(&facts.prompts[i].text, &facts.prompts[j].text);
-            facts.similarity.push(Similarity {
-                a: facts.prompts[i].persona.clone(),
-                b: facts.prompts[j].persona.clone(),
-                share,
+    cands
+}
+
+/// Each persona's prompt: its surest candidate, the longest among equals.
+fn best_per_persona(cands: &[Candidate]) -> Vec<PersonaPrompt> {
+    (0..3)
+        .filter_map(|p| {
+            cands.iter().filter(|c| c.persona == p).max_by(|a, b| {
+                a.score
+                    .cmp(&b.score)
+                    .then(a.prompt.chars.cmp(&b.prompt.chars))
+            })
+        })
+        .map(|c| c.prompt.clone())
+        .collect()
+}
+
+/// The share of text each pair of prompts has in common.
+fn pairwise_similarity(prompts: &[PersonaPrompt]) -> Vec<Similarity> {
+    let mut out = Vec::new();
+    for i in 0..prompts.len() {
+        for j in i + 1..prompts.len() {
+            out.push(Similarity {
+                a: prompts[i].persona.clone(),
+                b: prompts[j].persona.clone(),
+                share: similarity(&prompts[i].text, &prompts[j].text),
             });
         }
     }
-    facts.collusion = facts
-        .similarity
-        .iter()
-        .any(|s| s.share > COLLUSION_THRESHOLD);
-    let short: Vec<&PersonaPrompt> = facts
-        .prompts
+    out
+}
+
+/// The shared prompt short persona texts are set into: the longest string with placeholders
+/// in their modules, at least twice the longest short text (and 300 chars).
+fn shared_template(modules: &[ModuleInfo], prompts: &[PersonaPrompt]) -> Option<(Site, usize)> {
+    let short: Vec<&PersonaPrompt> = prompts
         .iter()
         .filter(|p| p.chars < SENTENCE_CHARS)
         .collect();
-    if let Some(longest) = short.iter().map(|p| p.chars).max() {
-        facts.template = modules
-            .iter()
-            .filter(|m| short.iter().any(|p| p.path == m.path))
-            .flat_map(|m| {
-                m.strings
-                    .iter()
-                    .filter(|s| {
-                        !s.docstring && s.text.contains('{') && s.text.len() >= 2 * longest.max(150)
-                    })
-                    .map(move |s| (Site::new(m.path.clone(), s.line), s.text.chars().count()))
-            })
-            .max_by_key(|(_, n)| *n);
-    }
-    for p in &facts.prompts {
-        let idx = PERSONAS.iter().position(|x| *x == p.persona).unwrap_or(0);
-        let (expected, words) = WORDS[idx];
-        let lower = p.text.to_lowercase();
-        facts.language.push(Language {
-            persona: p.persona.clone(),
-            expected: expected.to_string(),
-            matched: words
+    let longest = short.iter().map(|p| p.chars).max()?;
+    modules
+        .iter()
+        .filter(|m| short.iter().any(|p| p.path == m.path))
+        .flat_map(|m| {
+            m.strings
                 .iter()
-                .filter(|w| lower.contains(**w))
-                .map(|w| w.to_string())
-                .collect(),
-        });
-    }
-    facts
+                .filter(|s| {
+                    !s.docstring && s.text.contains('{') && s.text.len() >= 2 * longest.max(150)
+                })
+                .map(move |s| (Site::new(m.path.clone(), s.line), s.text.chars().count()))
+        })
+        .max_by_key(|(_, n)| *n)
+}
+
+/// The words of its role each prompt speaks (adversarial, forgiving, pragmatic).
+fn role_language(prompts: &[PersonaPrompt]) -> Vec<Language> {
+    prompts
+        .iter()
+        .map(|p| {
+            let idx = PERSONAS.iter().position(|x| *x == p.persona).unwrap_or(0);
+            let (expected, words) = WORDS[idx];
+            let lower = p.text.to_lowercase();
+            Language {
+                persona: p.persona.clone(),
+                expected: expected.to_string(),
+                matched: words
+                    .iter()
+                    .filter(|w| lower.contains(**w))
+                    .map(|w| w.to_string())
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// The value of a Python string literal's content: the escapes a prompt is written with
