@@ -912,22 +912,7 @@ impl Builder {
                 line: *line,
             })
             .collect();
-        // undefined endpoints
-        for e in &g.edges {
-            for n in [&e.from, &e.to] {
-                if n != "START"
-                    && n != "END"
-                    && !g.has_node(n)
-                    && !g.undefined_nodes.iter().any(|u| &u.name == n)
-                {
-                    g.undefined_nodes.push(Undefined {
-                        name: n.clone(),
-                        path: e.path.clone(),
-                        line: e.line,
-                    });
-                }
-            }
-        }
+        undefined_endpoints(&mut g);
         // fan-out
         let mut sources: Vec<String> = Vec::new();
         for e in &g.edges {
@@ -936,64 +921,9 @@ impl Builder {
             }
         }
         for s in &sources {
-            let mut to: Vec<String> = Vec::new();
-            let mut line = usize::MAX;
-            for e in g.edges.iter().filter(|e| &e.from == s && !e.conditional) {
-                // a node literally named START looks like an edge from START to itself
-                if e.to != "END" && e.to != *s && !to.contains(&e.to) {
-                    to.push(e.to.clone());
-                    line = line.min(e.line);
-                }
-            }
-            // a symbolic per-item node stands for several nodes
-            let width = |v: &[String]| v.len() + v.iter().filter(|t| is_per_item(t)).count();
-            let plain = width(&to);
-            let mut via = Vec::new();
-            if plain >= 2 {
-                via.push("edges".to_string());
-            }
-            // what one call of the source's routers can start at once: the largest outcome
-            let routed: Vec<&Router> = g.routers.iter().filter(|r| &r.source == s).collect();
-            let widest: Option<&Vec<String>> = routed
-                .iter()
-                .flat_map(|r| r.outcomes.iter())
-                .filter(|o| o.iter().any(|t| t != "END"))
-                .max_by_key(|o| o.len());
-            if let Some((_, how, l)) = self.parallel.remove(s)
-                && let Some(w) = widest.filter(|w| w.len() >= 2)
-            {
-                for t in w {
-                    if t != "END" && !to.contains(t) {
-                        to.push(t.clone());
-                    }
-                }
-                via.push(how);
-                line = line.min(l);
-            } else if plain >= 1
-                && let Some(w) = widest
-            {
-                // a plain edge and a conditional edge from the same node both fire: the plain
-                // target and the router's choice run in the same superstep
-                let before = to.len();
-                for t in w {
-                    if t != "END" && !to.contains(t) {
-                        to.push(t.clone());
-                    }
-                }
-                if to.len() > before {
-                    via.push("edges+router".to_string());
-                    if let Some(r) = routed.first() {
-                        line = line.min(r.line);
-                    }
-                }
-            }
-            if width(&to) >= 2 && !via.is_empty() {
-                g.fan_out.push(FanOut {
-                    from: s.clone(),
-                    to,
-                    via: via.join("+"),
-                    location: format!("{path}:{line}"),
-                });
+            let parallel = self.parallel.remove(s);
+            if let Some(f) = fan_out(&g, s, parallel, &path) {
+                g.fan_out.push(f);
             }
         }
         // fan-in
@@ -1007,32 +937,8 @@ impl Builder {
             if t == "END" || t == "START" {
                 continue;
             }
-            let preds: Vec<&GraphEdge> = g
-                .edges
-                .iter()
-                .filter(|e| &e.to == t && e.from != "START")
-                .collect();
-            let mut from: Vec<String> = Vec::new();
-            for e in &preds {
-                if !from.contains(&e.from) {
-                    from.push(e.from.clone());
-                }
-            }
-            let width = from.len() + from.iter().filter(|f| is_per_item(f)).count();
-            if width >= 2 {
-                let plain: BTreeSet<&str> = preds
-                    .iter()
-                    .filter(|e| !e.conditional)
-                    .map(|e| e.from.as_str())
-                    .collect();
-                let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
-                let plain_width = plain.len() + plain.iter().filter(|f| is_per_item(f)).count();
-                g.fan_in.push(FanIn {
-                    to: t.clone(),
-                    synchronized: plain_width >= 2,
-                    from,
-                    location: format!("{path}:{line}"),
-                });
+            if let Some(f) = fan_in(&g, t, &path) {
+                g.fan_in.push(f);
             }
         }
         // linear
@@ -1051,6 +957,127 @@ impl Builder {
         g.branchings = branchings(&g);
         g
     }
+}
+
+/// The endpoints of the graph's edges that are no node (START and END aside), each once, where
+/// first used.
+fn undefined_endpoints(g: &mut GraphFacts) {
+    for e in &g.edges {
+        for n in [&e.from, &e.to] {
+            if n != "START"
+                && n != "END"
+                && !g.has_node(n)
+                && !g.undefined_nodes.iter().any(|u| &u.name == n)
+            {
+                g.undefined_nodes.push(Undefined {
+                    name: n.clone(),
+                    path: e.path.clone(),
+                    line: e.line,
+                });
+            }
+        }
+    }
+}
+
+/// The nodes `s` starts at once, when two or more: its plain edges' targets, with the widest
+/// outcome of its routers when they start several nodes at once (`parallel`: how and where
+/// the builder saw that) or beside a plain edge (both fire in the same superstep).
+fn fan_out(
+    g: &GraphFacts,
+    s: &str,
+    parallel: Option<(BTreeSet<String>, String, usize)>,
+    path: &str,
+) -> Option<FanOut> {
+    let mut to: Vec<String> = Vec::new();
+    let mut line = usize::MAX;
+    for e in g.edges.iter().filter(|e| e.from == s && !e.conditional) {
+        // a node literally named START looks like an edge from START to itself
+        if e.to != "END" && e.to != s && !to.contains(&e.to) {
+            to.push(e.to.clone());
+            line = line.min(e.line);
+        }
+    }
+    // a symbolic per-item node stands for several nodes
+    let width = |v: &[String]| v.len() + v.iter().filter(|t| is_per_item(t)).count();
+    let plain = width(&to);
+    let mut via = Vec::new();
+    if plain >= 2 {
+        via.push("edges".to_string());
+    }
+    // what one call of the source's routers can start at once: the largest outcome
+    let routed: Vec<&Router> = g.routers.iter().filter(|r| r.source == s).collect();
+    let widest: Option<&Vec<String>> = routed
+        .iter()
+        .flat_map(|r| r.outcomes.iter())
+        .filter(|o| o.iter().any(|t| t != "END"))
+        .max_by_key(|o| o.len());
+    if let Some((_, how, l)) = parallel
+        && let Some(w) = widest.filter(|w| w.len() >= 2)
+    {
+        for t in w {
+            if t != "END" && !to.contains(t) {
+                to.push(t.clone());
+            }
+        }
+        via.push(how);
+        line = line.min(l);
+    } else if plain >= 1
+        && let Some(w) = widest
+    {
+        // a plain edge and a conditional edge from the same node both fire: the plain
+        // target and the router's choice run in the same superstep
+        let before = to.len();
+        for t in w {
+            if t != "END" && !to.contains(t) {
+                to.push(t.clone());
+            }
+        }
+        if to.len() > before {
+            via.push("edges+router".to_string());
+            if let Some(r) = routed.first() {
+                line = line.min(r.line);
+            }
+        }
+    }
+    (width(&to) >= 2 && !via.is_empty()).then(|| FanOut {
+        from: s.to_string(),
+        to,
+        via: via.join("+"),
+        location: format!("{path}:{line}"),
+    })
+}
+
+/// The nodes with an edge into `t` (START aside), when two or more: synchronized when two or
+/// more of them are plain edges.
+fn fan_in(g: &GraphFacts, t: &str, path: &str) -> Option<FanIn> {
+    let preds: Vec<&GraphEdge> = g
+        .edges
+        .iter()
+        .filter(|e| e.to == t && e.from != "START")
+        .collect();
+    let mut from: Vec<String> = Vec::new();
+    for e in &preds {
+        if !from.contains(&e.from) {
+            from.push(e.from.clone());
+        }
+    }
+    let width = from.len() + from.iter().filter(|f| is_per_item(f)).count();
+    if width < 2 {
+        return None;
+    }
+    let plain: BTreeSet<&str> = preds
+        .iter()
+        .filter(|e| !e.conditional)
+        .map(|e| e.from.as_str())
+        .collect();
+    let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
+    let plain_width = plain.len() + plain.iter().filter(|f| is_per_item(f)).count();
+    Some(FanIn {
+        to: t.to_string(),
+        synchronized: plain_width >= 2,
+        from,
+        location: format!("{path}:{line}"),
+    })
 }
 
 /// The router given as `path`: its name, the values it returns (a lambda's body; none when
