@@ -741,90 +741,134 @@ fn rule_of(
     evidence_keys: &BTreeSet<String>,
     flags: &[RouteFlag],
 ) -> Vec<(JusticeRule, String, bool)> {
-    let cond = expanded(modules, m, f, &f.condition);
+    let branch = Branch {
+        modules,
+        m,
+        f,
+        cond: expanded(modules, m, f, &f.condition),
+        shown: shown_condition(&f.condition),
+    };
     let body = &f.body;
-    let lits = literals(&cond);
-    let all_lits = format!("{lits} {}", literals(&expanded(modules, m, f, body)));
-    let shown = shown_condition(&f.condition);
-    let mut out = Vec::new();
-    // a security matter named by the condition itself (or its locals), or by a function it
-    // calls that does not read the detectives' evidence: a helper that matches evidence
-    // against a keyword list (one of whose topics is security) is fact supremacy
-    let own = literals(&expand(modules, m, f, &f.condition, false));
-    let security = caps(&f.condition, body)
-        && (security_literal(&own) || (security_literal(&lits) && !reads_evidence(&cond)));
-    if security {
-        out.push((
-            JusticeRule::SecurityOverride,
-            quoted_cap(&shown, &f.condition, body),
-            false,
-        ));
-    }
-    // a security cap that reads the evidence is the security override, not fact supremacy;
-    // the evidence read by the condition or by what the caller passes for its parameters
-    // (`if max_confidence < 0.3: return 1`); a statement that only gathers the evidence
-    // (`best = max(best, ev.confidence)`) sets no score
-    let scoring: String = statements(body)
-        .into_iter()
-        .filter(|st| !reads_evidence(st))
-        .collect::<Vec<_>>()
-        .join("\n");
-    if !security
-        && sets_score(&scoring)
-        && (reads_evidence(&cond)
-            || (threshold(&f.condition)
-                && reads_evidence(&through_params(modules, m, f, &f.condition))))
-    {
-        out.push((
-            JusticeRule::FactSupremacy,
-            quoted_score(&shown, &scoring),
-            false,
-        ));
-    } else if !security && caps(&f.condition, body) && !evidence_keys.is_empty() && {
-        let through = format!("{cond} {}", through_params(modules, m, f, &f.condition));
-        evidence_keys
-            .iter()
-            .any(|k| through.contains(&format!("\"{k}\"")) || through.contains(&format!("'{k}'")))
-    } {
-        // a cap on a test of what the detectives gathered (the evidence key read, no finding's
-        // `found` or `confidence`): fact supremacy in part
-        out.push((
-            JusticeRule::FactSupremacy,
-            quoted_cap(&shown, &f.condition, body),
-            true,
-        ));
-    }
+    let all_lits = format!(
+        "{} {}",
+        literals(&branch.cond),
+        literals(&expanded(modules, m, f, body))
+    );
+    let mut out = branch.overriding_rules(evidence_keys);
     if tech_lead_on_architecture(&all_lits) && sets_score(body) {
         out.push((
             JusticeRule::FunctionalityWeight,
-            quoted_score(&shown, body),
+            quoted_score(&branch.shown, body),
             false,
         ));
     }
-    // the spread looked through two steps (`gap = hi - lo` after `hi = max(..)`)
-    let on_spread = spread(&cond) || spread(&expanded(modules, m, f, &cond));
-    // the Tech Lead decides where the judges disagree: the spread's branch sets the score to
-    // the Tech Lead's (read through the function's locals to its persona label)
-    let tech_lead_score = |s: &str| {
-        tech_leads_value(s).is_some_and(|v| {
-            names_tech_lead(&literals(&format!(
-                "{v} {}",
-                expand(modules, m, f, v, false)
-            )))
-        })
-    };
-    if on_spread && first_statement(body, tech_lead_score).is_some() {
-        out.push((
-            JusticeRule::FunctionalityWeight,
-            quoted(&shown, body, tech_lead_score),
-            false,
-        ));
+    out.extend(branch.spread_rules(flags));
+    out
+}
+
+/// An `if` branch `f` of module `m` read for the rules: its condition looked through (`cond`)
+/// and as shown in a report (`shown`).
+struct Branch<'a> {
+    modules: &'a [ModuleInfo],
+    m: &'a ModuleInfo,
+    f: &'a IfInfo,
+    cond: String,
+    shown: String,
+}
+
+impl Branch<'_> {
+    /// The security override, else fact supremacy (whole, or in part: a cap on a test of what
+    /// the detectives gathered, `evidence_keys`).
+    fn overriding_rules(
+        &self,
+        evidence_keys: &BTreeSet<String>,
+    ) -> Vec<(JusticeRule, String, bool)> {
+        let (modules, m, f, cond, shown) = (self.modules, self.m, self.f, &self.cond, &self.shown);
+        let body = &f.body;
+        let lits = literals(cond);
+        let mut out = Vec::new();
+        // a security matter named by the condition itself (or its locals), or by a function it
+        // calls that does not read the detectives' evidence: a helper that matches evidence
+        // against a keyword list (one of whose topics is security) is fact supremacy
+        let own = literals(&expand(modules, m, f, &f.condition, false));
+        let security = caps(&f.condition, body)
+            && (security_literal(&own) || (security_literal(&lits) && !reads_evidence(cond)));
+        if security {
+            out.push((
+                JusticeRule::SecurityOverride,
+                quoted_cap(shown, &f.condition, body),
+                false,
+            ));
+        }
+        // a security cap that reads the evidence is the security override, not fact supremacy;
+        // the evidence read by the condition or by what the caller passes for its parameters
+        // (`if max_confidence < 0.3: return 1`); a statement that only gathers the evidence
+        // (`best = max(best, ev.confidence)`) sets no score
+        let scoring: String = statements(body)
+            .into_iter()
+            .filter(|st| !reads_evidence(st))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if !security
+            && sets_score(&scoring)
+            && (reads_evidence(cond)
+                || (threshold(&f.condition)
+                    && reads_evidence(&through_params(modules, m, f, &f.condition))))
+        {
+            out.push((
+                JusticeRule::FactSupremacy,
+                quoted_score(shown, &scoring),
+                false,
+            ));
+        } else if !security && caps(&f.condition, body) && !evidence_keys.is_empty() && {
+            let through = format!("{cond} {}", through_params(modules, m, f, &f.condition));
+            evidence_keys.iter().any(|k| {
+                through.contains(&format!("\"{k}\"")) || through.contains(&format!("'{k}'"))
+            })
+        } {
+            // a cap on a test of what the detectives gathered (the evidence key read, no
+            // finding's `found` or `confidence`): fact supremacy in part
+            out.push((
+                JusticeRule::FactSupremacy,
+                quoted_cap(shown, &f.condition, body),
+                true,
+            ));
+        }
+        out
     }
-    if on_spread {
+
+    /// The rules of a branch on the spread of the scores: the Tech Lead deciding, a
+    /// re-evaluation (or, in part, a score only recomputed), a dissent.
+    fn spread_rules(&self, flags: &[RouteFlag]) -> Vec<(JusticeRule, String, bool)> {
+        let (modules, m, f, cond, shown) = (self.modules, self.m, self.f, &self.cond, &self.shown);
+        let body = &f.body;
+        let mut out = Vec::new();
+        // the spread looked through two steps (`gap = hi - lo` after `hi = max(..)`)
+        let on_spread = spread(cond) || spread(&expanded(modules, m, f, cond));
+        // the Tech Lead decides where the judges disagree: the spread's branch sets the score to
+        // the Tech Lead's (read through the function's locals to its persona label)
+        let tech_lead_score = |s: &str| {
+            tech_leads_value(s).is_some_and(|v| {
+                names_tech_lead(&literals(&format!(
+                    "{v} {}",
+                    expand(modules, m, f, v, false)
+                )))
+            })
+        };
+        if on_spread && first_statement(body, tech_lead_score).is_some() {
+            out.push((
+                JusticeRule::FunctionalityWeight,
+                quoted(shown, body, tech_lead_score),
+                false,
+            ));
+        }
+        if !on_spread {
+            return out;
+        }
         if reruns(modules, m, body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
-                quoted(&shown, body, |l| reruns(modules, m, l)),
+                quoted(shown, body, |l| reruns(modules, m, l)),
                 false,
             ));
         } else if let Some(how) = routed_flag(m, f, flags) {
@@ -836,19 +880,19 @@ fn rule_of(
         } else if first_statement(body, sets_number).is_some() && only_computes(body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
-                quoted(&shown, body, sets_number),
+                quoted(shown, body, sets_number),
                 true,
             ));
         }
         if writes_text(body) {
             out.push((
                 JusticeRule::DissentRequirement,
-                quoted(&shown, body, writes_text),
+                quoted(shown, body, writes_text),
                 false,
             ));
         }
+        out
     }
-    out
 }
 
 /// The value a statement sets when it is one judge's score taken whole (`final =

@@ -337,37 +337,7 @@ fn construction_for<'c>(
 
 /// All graphs in the repository, the largest first.
 pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
-    let mut builders: BTreeMap<BuilderKey, Builder> = BTreeMap::new();
-    let mut constructions: Vec<Construction> = Vec::new();
-    for (m, module) in repo.modules.iter().enumerate() {
-        for c in &module.calls {
-            let Some(callee) = &c.callee else { continue };
-            if repo.is(m, callee, GRAPH_CLASSES) {
-                let recv = c.assigned_to.clone().unwrap_or_else(|| "<unbound>".into());
-                let state = c
-                    .args
-                    .first()
-                    .or_else(|| kwarg(c, "state_schema"))
-                    .map(Expr::render);
-                constructions.push((m, recv.clone(), c.line, c.func));
-                builders
-                    .entry((m, recv.clone(), c.line))
-                    .or_insert_with(|| Builder {
-                        graph: GraphFacts {
-                            path: module.path.clone(),
-                            line: c.line,
-                            builder: recv,
-                            state_type: state,
-                            ..GraphFacts::default()
-                        },
-                        module: m,
-                        first_line: c.line,
-                        last_line: c.line,
-                        ..Builder::default()
-                    });
-            }
-        }
-    }
+    let (mut builders, constructions) = constructed(repo);
     let key_of = |k: &Construction| -> BuilderKey { (k.0, k.1.clone(), k.2) };
     let mut by_module: BTreeMap<usize, Vec<&Construction>> = BTreeMap::new();
     for k in &constructions {
@@ -375,19 +345,7 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
     }
     for (m, module) in repo.modules.iter().enumerate() {
         let uses_langgraph = module.imports.values().any(|v| v.starts_with("langgraph"));
-        // receivers assigned from some other constructor (e.g. networkx graphs) are not ours
-        let foreign: BTreeSet<&str> = module
-            .calls
-            .iter()
-            .filter(|c| {
-                c.assigned_to.is_some()
-                    && c.method != "compile"
-                    && c.callee
-                        .as_deref()
-                        .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
-            })
-            .filter_map(|c| c.assigned_to.as_deref())
-            .collect();
+        let foreign = foreign_receivers(repo, m);
         let local: &[&Construction] = by_module.get(&m).map_or(&[], Vec::as_slice);
         for c in &module.calls {
             if !GRAPH_METHODS.contains(&c.method.as_str()) {
@@ -409,18 +367,9 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             } else {
                 continue;
             };
-            let b = builders.entry(key).or_insert_with(|| Builder {
-                graph: GraphFacts {
-                    path: module.path.clone(),
-                    line: c.line,
-                    builder: recv.clone(),
-                    ..GraphFacts::default()
-                },
-                module: m,
-                first_line: c.line,
-                last_line: c.line,
-                ..Builder::default()
-            });
+            let b = builders
+                .entry(key)
+                .or_insert_with(|| Builder::new(repo, m, c.line, recv.clone(), None));
             if b.graph.path == module.path {
                 b.first_line = b.first_line.min(c.line);
                 b.last_line = b.last_line.max(c.line);
@@ -450,6 +399,48 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
     graphs
 }
 
+/// The graphs the repository constructs (a call of a LangGraph graph class), each with a
+/// builder keyed by (module, receiver, line); and every construction in call order.
+fn constructed(repo: &Repo<'_>) -> (BTreeMap<BuilderKey, Builder>, Vec<Construction>) {
+    let mut builders: BTreeMap<BuilderKey, Builder> = BTreeMap::new();
+    let mut constructions: Vec<Construction> = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.calls {
+            let Some(callee) = &c.callee else { continue };
+            if repo.is(m, callee, GRAPH_CLASSES) {
+                let recv = c.assigned_to.clone().unwrap_or_else(|| "<unbound>".into());
+                let state = c
+                    .args
+                    .first()
+                    .or_else(|| kwarg(c, "state_schema"))
+                    .map(Expr::render);
+                constructions.push((m, recv.clone(), c.line, c.func));
+                builders
+                    .entry((m, recv.clone(), c.line))
+                    .or_insert_with(|| Builder::new(repo, m, c.line, recv, state));
+            }
+        }
+    }
+    (builders, constructions)
+}
+
+/// The receivers of module `m` assigned from some other constructor (e.g. networkx graphs):
+/// not ours.
+fn foreign_receivers<'r>(repo: &'r Repo<'_>, m: usize) -> BTreeSet<&'r str> {
+    repo.modules[m]
+        .calls
+        .iter()
+        .filter(|c| {
+            c.assigned_to.is_some()
+                && c.method != "compile"
+                && c.callee
+                    .as_deref()
+                    .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
+        })
+        .filter_map(|c| c.assigned_to.as_deref())
+        .collect()
+}
+
 fn kwarg<'c>(c: &'c CallInfo, name: &str) -> Option<&'c Expr> {
     c.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
@@ -473,6 +464,30 @@ struct Builder {
 }
 
 impl Builder {
+    /// The builder of a graph first seen at `line` of module `m`, built on the receiver
+    /// `builder`, with its state schema when the construction names one.
+    fn new(
+        repo: &Repo<'_>,
+        m: usize,
+        line: usize,
+        builder: String,
+        state_type: Option<String>,
+    ) -> Builder {
+        Builder {
+            graph: GraphFacts {
+                path: repo.modules[m].path.clone(),
+                line,
+                builder,
+                state_type,
+                ..GraphFacts::default()
+            },
+            module: m,
+            first_line: line,
+            last_line: line,
+            ..Builder::default()
+        }
+    }
+
     fn names(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, v: &Val) -> Vec<String> {
         let mut out = Vec::new();
         let mut unknown = Vec::new();
