@@ -1488,11 +1488,11 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
         0.9,
     ));
     let calls = judge_calls(f);
-    let writes = item_writes(f, &calls);
-    v.push(fact(StructuredFact::Retry { calls }, 0.8));
-    if let Some((model, writes)) = writes {
+    // a reply the judge cannot use decides the level: said before the retries
+    if let Some((model, writes)) = item_writes(f, &calls) {
         v.push(fact(StructuredFact::ItemWrites { model, writes }, 0.9));
     }
+    v.push(fact(StructuredFact::Retry { calls }, 0.8));
     v
 }
 
