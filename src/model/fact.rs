@@ -324,6 +324,346 @@ fn files_of(n: usize) -> String {
     }
 }
 
+// ------------------------------------------------ the statements of the safety facts, one per case
+
+/// Whether every clone runs in a temporary directory, naming the ones that do not.
+fn sandbox_statement(clones: &[Clone], files: usize) -> String {
+    if clones.is_empty() {
+        return no_clone(files);
+    }
+    let inside: Vec<&Clone> = clones.iter().filter(|c| c.sandbox.is_some()).collect();
+    let outside: Vec<Site> = clones
+        .iter()
+        .filter(|c| c.sandbox.is_none())
+        .map(|c| c.call.at.clone())
+        .collect();
+    let via = clones
+        .iter()
+        .find_map(|c| c.via.as_ref())
+        .map(|w| format!(", through the repository's own wrapper {w}"))
+        .unwrap_or_default();
+    if outside.is_empty() {
+        format!(
+            "{} in a temporary directory: {}{via}",
+            if clones.len() == 1 {
+                "the clone runs".to_string()
+            } else {
+                format!("all {} clones run", clones.len())
+            },
+            join_and(
+                &inside
+                    .iter()
+                    .take(3)
+                    .map(|c| format!(
+                        "{} at {} (directory made at {})",
+                        c.call.callee,
+                        c.call.at,
+                        c.sandbox.as_ref().map(Site::to_string).unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    } else {
+        format!(
+            "{} of {} {} no temporary directory: {}",
+            outside.len(),
+            count(clones.len(), "clone", "clones"),
+            crate::words::form(outside.len(), "uses", "use"),
+            sites(&outside, 3)
+        )
+    }
+}
+
+/// Whether every clone's failure is caught or checked, naming the ones that are not.
+fn clone_errors_statement(clones: &[Clone]) -> String {
+    if clones.is_empty() {
+        return "no clone, so no clone failure to handle".into();
+    }
+    let unhandled: Vec<Site> = clones
+        .iter()
+        .filter(|c| c.handled.is_none())
+        .map(|c| c.call.at.clone())
+        .collect();
+    if unhandled.is_empty() {
+        format!(
+            "the clone's failure is caught or checked: {}",
+            join_and(
+                &clones
+                    .iter()
+                    .take(3)
+                    .map(|c| format!(
+                        "{} handled at {}",
+                        c.call.at,
+                        c.handled.as_ref().map(Site::to_string).unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    } else {
+        format!(
+            "{} of {}: no try, check=True or return-code test around it ({})",
+            count(
+                unhandled.len(),
+                "clone fails unhandled",
+                "clones fail unhandled"
+            ),
+            clones.len(),
+            sites(&unhandled, 3)
+        )
+    }
+}
+
+/// How many tests tell the clone's failures apart by kind.
+fn error_kinds_statement(clones: &[Site], tests: &[Site]) -> String {
+    match tests.len() {
+        _ if clones.is_empty() => "no clone, so no clone error to classify".into(),
+        0 => format!(
+            "the clone's failures are not told apart by cause (an authentication failure from a missing repository): no test of git's error text or of a particular exit code in the {} holding the {} at {}",
+            crate::words::form(clones.len(), "function", "functions"),
+            count(clones.len(), "clone", "clones"),
+            sites(clones, 3)
+        ),
+        1 => format!(
+            "one kind of clone failure is singled out ({}); the others share one handling",
+            tests[0]
+        ),
+        n => format!(
+            "clone failures are told apart by kind ({n} tests of the error: {})",
+            sites(tests, 3)
+        ),
+    }
+}
+
+/// Whether every subprocess, git and network call passes a timeout, naming the ones that do not.
+fn timeouts_statement(calls: &[External], files: usize) -> String {
+    let clones: Vec<&External> = calls.iter().filter(|c| c.clone).collect();
+    let without: Vec<&External> = calls.iter().filter(|c| c.timeout.is_none()).collect();
+    if calls.is_empty() {
+        return format!(
+            "no subprocess, git or network call in the {}",
+            files_of(files)
+        );
+    }
+    if without.is_empty() {
+        let mut listed: Vec<String> = calls
+            .iter()
+            .take(3)
+            .map(|c| {
+                format!(
+                    "{} at {} (timeout={})",
+                    c.call.callee,
+                    c.call.at,
+                    c.timeout.as_deref().unwrap_or_default()
+                )
+            })
+            .collect();
+        if calls.len() > 3 {
+            listed.push(format!("{} more", calls.len() - 3));
+        }
+        return format!(
+            "every one of the {} passes a timeout: {}",
+            count(
+                calls.len(),
+                "subprocess, git and network call",
+                "subprocess, git and network calls"
+            ),
+            join_and(&listed)
+        );
+    }
+    let timed_clones: Vec<&&External> = clones.iter().filter(|c| c.timeout.is_some()).collect();
+    let head = if clones.is_empty() {
+        String::new()
+    } else if timed_clones.len() == clones.len() {
+        format!(
+            "the clone passes a timeout ({}); ",
+            join_and(
+                &timed_clones
+                    .iter()
+                    .take(2)
+                    .map(|c| format!(
+                        "timeout={} at {}",
+                        c.timeout.as_deref().unwrap_or_default(),
+                        c.call.at
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    } else {
+        String::new()
+    };
+    let listed: Vec<Site> = without.iter().map(|c| c.call.at.clone()).collect();
+    if without.len() == calls.len() {
+        format!(
+            "{head}none of the {} in {} passes a timeout ({})",
+            count(
+                calls.len(),
+                "subprocess, git and network call",
+                "subprocess, git and network calls"
+            ),
+            files_of(files),
+            sites(&listed, 3)
+        )
+    } else {
+        format!(
+            "{head}{} of the {} {} no timeout: {}",
+            without.len(),
+            count(
+                calls.len(),
+                "subprocess, git and network call",
+                "subprocess, git and network calls"
+            ),
+            crate::words::form(without.len(), "passes", "pass"),
+            join_and(
+                &without
+                    .iter()
+                    .take(3)
+                    .map(|c| format!("{} at {}", c.call.callee, c.call.at))
+                    .chain((without.len() > 3).then(|| format!("{} more", without.len() - 3)),)
+                    .collect::<Vec<_>>()
+            )
+        )
+    }
+}
+
+/// Whether the URL is checked before the clone.
+fn url_check_statement(clones: &[Site], checks: &[Site]) -> String {
+    if clones.is_empty() {
+        "no clone, so no URL to check".into()
+    } else if checks.is_empty() {
+        format!(
+            "the URL reaches the clone unchecked: no regex match, urlparse or allow-list test before the {} at {} (its function and its callers searched)",
+            count(clones.len(), "clone", "clones"),
+            sites(clones, 3)
+        )
+    } else {
+        format!(
+            "the URL is checked before the clone at {}: {}",
+            sites(clones, 2),
+            sites(checks, 3)
+        )
+    }
+}
+
+/// Whether the clone's temporary directory is removed, and when.
+fn cleanup_statement(clones: &[Site], removals: &[Site], early: bool) -> String {
+    if clones.is_empty() {
+        "no clone, so no clone directory to remove".into()
+    } else if removals.is_empty() && early {
+        format!(
+            "the clone's directory is not removed after it is read: it goes away when its function returns, before the reading ({} at {}); no `with` block, rmtree or .cleanup() in the functions that call the cloning function, or that they call, removes it later",
+            count(clones.len(), "clone", "clones"),
+            sites(clones, 3)
+        )
+    } else if removals.is_empty() {
+        format!(
+            "the clone's temporary directory is never removed: no `with` block, rmtree or .cleanup() in the functions that clone or call the cloning function, or that they call, for the {} at {}",
+            count(clones.len(), "clone", "clones"),
+            sites(clones, 3)
+        )
+    } else {
+        format!(
+            "the clone's temporary directory is removed at {}",
+            sites(removals, 3)
+        )
+    }
+}
+
+/// Whether the clone's directory outlives the function that makes it.
+fn lifetime_statement(clones: &[Site], early: &[EarlyRemoval]) -> String {
+    if clones.is_empty() {
+        "no clone".into()
+    } else if let Some(e) = early.first() {
+        format!(
+            "the clone at {} is deleted when `{}` returns (its temporary directory at {} is removed then), before the caller reads it",
+            e.clone, e.function, e.sandbox
+        )
+    } else {
+        format!(
+            "the clone's directory outlives the function that makes it ({})",
+            sites(clones, 2)
+        )
+    }
+}
+
+/// Whether the clone keeps the whole history, or how a depth cuts it (and on which branch).
+fn full_history_statement(clones: &[Site], shallow: &[Shallow]) -> String {
+    if clones.is_empty() {
+        "no clone".into()
+    } else if let Some(s) = shallow.first() {
+        let kept = count(s.depth.parse().unwrap_or(1), "commit", "commits");
+        let sees = if s.depth == "1" {
+            "a single commit"
+        } else {
+            "a truncated history"
+        };
+        match &s.only {
+            None => format!(
+                "the clone at {} keeps only the last {kept} (depth {}): the git-history analysis sees {sees}",
+                s.at, s.depth,
+            ),
+            Some(b) if b.by_default == Some(true) => format!(
+                "the clone at {} keeps only the last {kept} (depth {}) by default: the depth is added under `{}` at {}, which the defaults take ({}); the git-history analysis then sees {sees}",
+                s.at,
+                s.depth,
+                b.branch,
+                b.at,
+                Shallow::defaults_text(b)
+            ),
+            Some(b) if b.by_default == Some(false) => format!(
+                "the clone at {} keeps the whole history by default: the depth {} is added only under `{}` at {}, which the defaults do not take ({})",
+                s.at,
+                s.depth,
+                b.branch,
+                b.at,
+                Shallow::defaults_text(b)
+            ),
+            Some(b) => format!(
+                "the clone at {} keeps only the last {kept} (depth {}) when `{}` at {} is taken: the git-history analysis then sees {sees}",
+                s.at, s.depth, b.branch, b.at
+            ),
+        }
+    } else {
+        format!(
+            "the clone keeps the whole history (no --depth or depth= at {})",
+            sites(clones, 3)
+        )
+    }
+}
+
+/// The raw shell calls, or what was searched for them.
+fn no_shell_statement(
+    files: usize,
+    subprocess: usize,
+    shells: &[Site],
+    counted: usize,
+    unscanned: &[String],
+) -> String {
+    if !shells.is_empty() {
+        format!(
+            "{} (os.system, os.popen or shell=True): {}",
+            count(
+                counted.max(shells.len()),
+                "raw shell call",
+                "raw shell calls"
+            ),
+            sites(shells, 3)
+        )
+    } else if !unscanned.is_empty() {
+        format!(
+            "not verified: {} too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
+            count(unscanned.len(), "Python file", "Python files"),
+            unscanned.join(", "),
+            files
+        )
+    } else {
+        format!(
+            "no os.system, os.popen or shell=True in {} ({} without a shell)",
+            in_files(files),
+            count(subprocess, "subprocess call", "subprocess calls")
+        )
+    }
+}
+
 impl Stated for SafetyFact {
     fn key(&self) -> String {
         match self {
@@ -373,333 +713,25 @@ impl Stated for SafetyFact {
 
     fn statement(&self) -> String {
         match self {
-            SafetyFact::Sandbox { clones, files } => {
-                if clones.is_empty() {
-                    return no_clone(*files);
-                }
-                let inside: Vec<&Clone> = clones.iter().filter(|c| c.sandbox.is_some()).collect();
-                let outside: Vec<Site> = clones
-                    .iter()
-                    .filter(|c| c.sandbox.is_none())
-                    .map(|c| c.call.at.clone())
-                    .collect();
-                let via = clones
-                    .iter()
-                    .find_map(|c| c.via.as_ref())
-                    .map(|w| format!(", through the repository's own wrapper {w}"))
-                    .unwrap_or_default();
-                if outside.is_empty() {
-                    format!(
-                        "{} in a temporary directory: {}{via}",
-                        if clones.len() == 1 {
-                            "the clone runs".to_string()
-                        } else {
-                            format!("all {} clones run", clones.len())
-                        },
-                        join_and(
-                            &inside
-                                .iter()
-                                .take(3)
-                                .map(|c| format!(
-                                    "{} at {} (directory made at {})",
-                                    c.call.callee,
-                                    c.call.at,
-                                    c.sandbox.as_ref().map(Site::to_string).unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                } else {
-                    format!(
-                        "{} of {} {} no temporary directory: {}",
-                        outside.len(),
-                        count(clones.len(), "clone", "clones"),
-                        crate::words::form(outside.len(), "uses", "use"),
-                        sites(&outside, 3)
-                    )
-                }
-            }
-            SafetyFact::CloneErrors { clones } => {
-                if clones.is_empty() {
-                    return "no clone, so no clone failure to handle".into();
-                }
-                let unhandled: Vec<Site> = clones
-                    .iter()
-                    .filter(|c| c.handled.is_none())
-                    .map(|c| c.call.at.clone())
-                    .collect();
-                if unhandled.is_empty() {
-                    format!(
-                        "the clone's failure is caught or checked: {}",
-                        join_and(
-                            &clones
-                                .iter()
-                                .take(3)
-                                .map(|c| format!(
-                                    "{} handled at {}",
-                                    c.call.at,
-                                    c.handled.as_ref().map(Site::to_string).unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                } else {
-                    format!(
-                        "{} of {}: no try, check=True or return-code test around it ({})",
-                        count(
-                            unhandled.len(),
-                            "clone fails unhandled",
-                            "clones fail unhandled"
-                        ),
-                        clones.len(),
-                        sites(&unhandled, 3)
-                    )
-                }
-            }
-            SafetyFact::ErrorKinds { clones, tests } => match tests.len() {
-                _ if clones.is_empty() => "no clone, so no clone error to classify".into(),
-                0 => format!(
-                    "the clone's failures are not told apart by cause (an authentication failure from a missing repository): no test of git's error text or of a particular exit code in the {} holding the {} at {}",
-                    crate::words::form(clones.len(), "function", "functions"),
-                    count(clones.len(), "clone", "clones"),
-                    sites(clones, 3)
-                ),
-                1 => format!(
-                    "one kind of clone failure is singled out ({}); the others share one handling",
-                    tests[0]
-                ),
-                n => format!(
-                    "clone failures are told apart by kind ({n} tests of the error: {})",
-                    sites(tests, 3)
-                ),
-            },
-            SafetyFact::Timeouts { calls, files } => {
-                let clones: Vec<&External> = calls.iter().filter(|c| c.clone).collect();
-                let without: Vec<&External> =
-                    calls.iter().filter(|c| c.timeout.is_none()).collect();
-                if calls.is_empty() {
-                    return format!(
-                        "no subprocess, git or network call in the {}",
-                        files_of(*files)
-                    );
-                }
-                if without.is_empty() {
-                    let mut listed: Vec<String> = calls
-                        .iter()
-                        .take(3)
-                        .map(|c| {
-                            format!(
-                                "{} at {} (timeout={})",
-                                c.call.callee,
-                                c.call.at,
-                                c.timeout.as_deref().unwrap_or_default()
-                            )
-                        })
-                        .collect();
-                    if calls.len() > 3 {
-                        listed.push(format!("{} more", calls.len() - 3));
-                    }
-                    return format!(
-                        "every one of the {} passes a timeout: {}",
-                        count(
-                            calls.len(),
-                            "subprocess, git and network call",
-                            "subprocess, git and network calls"
-                        ),
-                        join_and(&listed)
-                    );
-                }
-                let timed_clones: Vec<&&External> =
-                    clones.iter().filter(|c| c.timeout.is_some()).collect();
-                let head = if clones.is_empty() {
-                    String::new()
-                } else if timed_clones.len() == clones.len() {
-                    format!(
-                        "the clone passes a timeout ({}); ",
-                        join_and(
-                            &timed_clones
-                                .iter()
-                                .take(2)
-                                .map(|c| format!(
-                                    "timeout={} at {}",
-                                    c.timeout.as_deref().unwrap_or_default(),
-                                    c.call.at
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                } else {
-                    String::new()
-                };
-                let listed: Vec<Site> = without.iter().map(|c| c.call.at.clone()).collect();
-                if without.len() == calls.len() {
-                    format!(
-                        "{head}none of the {} in {} passes a timeout ({})",
-                        count(
-                            calls.len(),
-                            "subprocess, git and network call",
-                            "subprocess, git and network calls"
-                        ),
-                        files_of(*files),
-                        sites(&listed, 3)
-                    )
-                } else {
-                    format!(
-                        "{head}{} of the {} {} no timeout: {}",
-                        without.len(),
-                        count(
-                            calls.len(),
-                            "subprocess, git and network call",
-                            "subprocess, git and network calls"
-                        ),
-                        crate::words::form(without.len(), "passes", "pass"),
-                        join_and(
-                            &without
-                                .iter()
-                                .take(3)
-                                .map(|c| format!("{} at {}", c.call.callee, c.call.at))
-                                .chain(
-                                    (without.len() > 3)
-                                        .then(|| format!("{} more", without.len() - 3)),
-                                )
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                }
-            }
-            SafetyFact::UrlCheck { clones, checks } => {
-                if clones.is_empty() {
-                    "no clone, so no URL to check".into()
-                } else if checks.is_empty() {
-                    format!(
-                        "the URL reaches the clone unchecked: no regex match, urlparse or allow-list test before the {} at {} (its function and its callers searched)",
-                        count(clones.len(), "clone", "clones"),
-                        sites(clones, 3)
-                    )
-                } else {
-                    format!(
-                        "the URL is checked before the clone at {}: {}",
-                        sites(clones, 2),
-                        sites(checks, 3)
-                    )
-                }
-            }
+            SafetyFact::Sandbox { clones, files } => sandbox_statement(clones, *files),
+            SafetyFact::CloneErrors { clones } => clone_errors_statement(clones),
+            SafetyFact::ErrorKinds { clones, tests } => error_kinds_statement(clones, tests),
+            SafetyFact::Timeouts { calls, files } => timeouts_statement(calls, *files),
+            SafetyFact::UrlCheck { clones, checks } => url_check_statement(clones, checks),
             SafetyFact::Cleanup {
                 clones,
                 removals,
                 early,
-            } => {
-                if clones.is_empty() {
-                    "no clone, so no clone directory to remove".into()
-                } else if removals.is_empty() && *early {
-                    format!(
-                        "the clone's directory is not removed after it is read: it goes away when its function returns, before the reading ({} at {}); no `with` block, rmtree or .cleanup() in the functions that call the cloning function, or that they call, removes it later",
-                        count(clones.len(), "clone", "clones"),
-                        sites(clones, 3)
-                    )
-                } else if removals.is_empty() {
-                    format!(
-                        "the clone's temporary directory is never removed: no `with` block, rmtree or .cleanup() in the functions that clone or call the cloning function, or that they call, for the {} at {}",
-                        count(clones.len(), "clone", "clones"),
-                        sites(clones, 3)
-                    )
-                } else {
-                    format!(
-                        "the clone's temporary directory is removed at {}",
-                        sites(removals, 3)
-                    )
-                }
-            }
-            SafetyFact::Lifetime { clones, early } => {
-                if clones.is_empty() {
-                    "no clone".into()
-                } else if let Some(e) = early.first() {
-                    format!(
-                        "the clone at {} is deleted when `{}` returns (its temporary directory at {} is removed then), before the caller reads it",
-                        e.clone, e.function, e.sandbox
-                    )
-                } else {
-                    format!(
-                        "the clone's directory outlives the function that makes it ({})",
-                        sites(clones, 2)
-                    )
-                }
-            }
-            SafetyFact::FullHistory { clones, shallow } => {
-                if clones.is_empty() {
-                    "no clone".into()
-                } else if let Some(s) = shallow.first() {
-                    let kept = count(s.depth.parse().unwrap_or(1), "commit", "commits");
-                    let sees = if s.depth == "1" {
-                        "a single commit"
-                    } else {
-                        "a truncated history"
-                    };
-                    match &s.only {
-                        None => format!(
-                            "the clone at {} keeps only the last {kept} (depth {}): the git-history analysis sees {sees}",
-                            s.at, s.depth,
-                        ),
-                        Some(b) if b.by_default == Some(true) => format!(
-                            "the clone at {} keeps only the last {kept} (depth {}) by default: the depth is added under `{}` at {}, which the defaults take ({}); the git-history analysis then sees {sees}",
-                            s.at,
-                            s.depth,
-                            b.branch,
-                            b.at,
-                            Shallow::defaults_text(b)
-                        ),
-                        Some(b) if b.by_default == Some(false) => format!(
-                            "the clone at {} keeps the whole history by default: the depth {} is added only under `{}` at {}, which the defaults do not take ({})",
-                            s.at,
-                            s.depth,
-                            b.branch,
-                            b.at,
-                            Shallow::defaults_text(b)
-                        ),
-                        Some(b) => format!(
-                            "the clone at {} keeps only the last {kept} (depth {}) when `{}` at {} is taken: the git-history analysis then sees {sees}",
-                            s.at, s.depth, b.branch, b.at
-                        ),
-                    }
-                } else {
-                    format!(
-                        "the clone keeps the whole history (no --depth or depth= at {})",
-                        sites(clones, 3)
-                    )
-                }
-            }
+            } => cleanup_statement(clones, removals, *early),
+            SafetyFact::Lifetime { clones, early } => lifetime_statement(clones, early),
+            SafetyFact::FullHistory { clones, shallow } => full_history_statement(clones, shallow),
             SafetyFact::NoShell {
                 files,
                 subprocess,
                 shells,
                 counted,
                 unscanned,
-            } => {
-                if !shells.is_empty() {
-                    format!(
-                        "{} (os.system, os.popen or shell=True): {}",
-                        count(
-                            (*counted).max(shells.len()),
-                            "raw shell call",
-                            "raw shell calls"
-                        ),
-                        sites(shells, 3)
-                    )
-                } else if !unscanned.is_empty() {
-                    format!(
-                        "not verified: {} too large to parse or scan ({}); no os.system, os.popen or shell=True in the {} parsed",
-                        count(unscanned.len(), "Python file", "Python files"),
-                        unscanned.join(", "),
-                        files
-                    )
-                } else {
-                    format!(
-                        "no os.system, os.popen or shell=True in {} ({} without a shell)",
-                        in_files(*files),
-                        count(*subprocess, "subprocess call", "subprocess calls")
-                    )
-                }
-            }
+            } => no_shell_statement(*files, *subprocess, shells, *counted, unscanned),
             SafetyFact::Finding {
                 at, kind, detail, ..
             } => format!("{kind} at {at}: {detail}"),
@@ -1026,6 +1058,208 @@ pub enum StructuredFact {
     Retry { calls: Vec<Retried> },
 }
 
+// ------------------------------------------ the statements of the structured-output facts
+
+/// How the LLM's reply becomes data: the calls bound to a schema, else the parsers of the reply
+/// text, else the JSON cut out of it, else what was searched.
+fn binding_statement(
+    bound: &[Bound],
+    parsers: &[Call],
+    json_text: &[Call],
+    files: usize,
+) -> String {
+    let listed = |v: &[Call]| {
+        join_and(
+            &v.iter()
+                .take(3)
+                .map(|c| format!("{} at {}", c.callee, c.at))
+                .collect::<Vec<_>>(),
+        )
+    };
+    if !bound.is_empty() {
+        let json = bound.iter().filter(|b| b.json_mode).count();
+        // a binding skipped on another path first: it is what the fact is about
+        let skipped = bound
+            .iter()
+            .find_map(|b| b.skipped.as_ref())
+            .map(|s| format!("on another path the unbound model is used instead (at {s}); "))
+            .unwrap_or_default();
+        format!(
+            "{skipped}{} bound to a schema: {}{}",
+            count(bound.len(), "LLM call", "LLM calls"),
+            join_and(
+                &bound
+                    .iter()
+                    .take(3)
+                    .map(|b| format!(
+                        "{}({}{}) at {}{}",
+                        b.method,
+                        b.schema,
+                        if b.json_mode { ", json_mode" } else { "" },
+                        b.call.at,
+                        b.skipped
+                            .as_ref()
+                            .map(|s| format!(
+                                " (what holds it is given the unbound model instead at {s})"
+                            ))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            ),
+            if json == bound.len() {
+                " (JSON mode: the schema is not enforced by the API)"
+            } else {
+                ""
+            }
+        )
+    } else if !parsers.is_empty() {
+        format!(
+            "no call binds the LLM to a schema; the reply text is parsed into a model afterwards: {}",
+            listed(parsers)
+        )
+    } else if !json_text.is_empty() {
+        format!(
+            "no call binds the LLM to a schema; JSON is cut out of the reply text: {}",
+            listed(json_text)
+        )
+    } else {
+        format!(
+            "no .with_structured_output(), .bind_tools() or output parser in the {}: the LLM's reply is free text",
+            files_of(files)
+        )
+    }
+}
+
+/// Whether every structured call is made again on failure (and by what), the handlers that
+/// catch the error without a second attempt, the graph nodes covered, and the client's own
+/// request retries.
+fn retry_statement(calls: &[Retried]) -> String {
+    if calls.is_empty() {
+        return "no LLM call bound to a schema, so no structured call to retry (a loop around a plain call is not read as one)".into();
+    }
+    let retried: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_some()).collect();
+    let not: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_none()).collect();
+    let transport = calls.iter().find_map(|c| c.transport.as_ref());
+    let handled = not.iter().find_map(|c| c.handled.as_ref());
+    let mut s = retried_or_not(calls, &retried, &not);
+    if let (false, Some(h)) = (not.is_empty(), handled) {
+        s.push_str(&format!(
+            "; the try/except at {h} handles the error without a second attempt"
+        ));
+    }
+    s.push_str(&judges_covered(&retried, &not));
+    if let Some((at, value)) = transport {
+        s.push_str(&format!(
+            "; the client's max_retries={value} at {at} re-sends failed requests, not invalid replies"
+        ));
+    }
+    s
+}
+
+/// Which structured calls are made again on failure (and by what), and which are not.
+fn retried_or_not(calls: &[Retried], retried: &[&Retried], not: &[&Retried]) -> String {
+    let not_sites: Vec<Site> = not.iter().map(|c| c.call.clone()).collect();
+    if not.is_empty() {
+        format!(
+            "{} made again on failure: {}",
+            match calls.len() {
+                1 => "the structured call is".to_string(),
+                2 => "both structured calls are".to_string(),
+                n => format!("all {n} structured calls are"),
+            },
+            join_and(
+                &retried
+                    .iter()
+                    .take(3)
+                    .map(|c| format!(
+                        "{} by {}",
+                        c.call,
+                        c.retry
+                            .as_ref()
+                            .map(|r| r.said_for(&c.call))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    } else if calls.len() == 1 {
+        format!(
+            "the structured call at {} is not made again when it fails (no loop, retry decorator, .with_retry() or second call in its handler)",
+            not_sites[0]
+        )
+    } else if not.len() == calls.len() {
+        format!(
+            "none of the {} structured calls is made again when it fails ({}; no loop, retry decorator, .with_retry() or second call in a handler)",
+            calls.len(),
+            sites(&not_sites, 3)
+        )
+    } else {
+        format!(
+            "{} of the {} structured calls {} not made again when {} ({}); {}",
+            not.len(),
+            calls.len(),
+            crate::words::form(not.len(), "is", "are"),
+            crate::words::form(not.len(), "it fails", "they fail"),
+            sites(&not_sites, 3),
+            join_and(
+                &retried
+                    .iter()
+                    .take(2)
+                    .map(|c| format!(
+                        "{} is, by {}",
+                        c.call,
+                        c.retry
+                            .as_ref()
+                            .map(|r| r.said_for(&c.call))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        )
+    }
+}
+
+/// The judge nodes whose calls are made again and those whose calls are not, when the graph
+/// tells (`; graph nodes covered: ...`), or nothing.
+fn judges_covered(retried: &[&Retried], not: &[&Retried]) -> String {
+    let mut covered: Vec<&str> = Vec::new();
+    for c in retried {
+        for j in &c.judges {
+            if !covered.contains(&j.as_str()) {
+                covered.push(j);
+            }
+        }
+    }
+    let mut left: Vec<&str> = Vec::new();
+    for c in not {
+        for j in &c.judges {
+            if !covered.contains(&j.as_str()) && !left.contains(&j.as_str()) {
+                left.push(j);
+            }
+        }
+    }
+    let named = |v: &[&str]| join_and(&v.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>());
+    match (covered.is_empty(), left.is_empty()) {
+        (false, true) => format!(
+            "; graph {} covered: {}",
+            if covered.len() == 1 { "node" } else { "nodes" },
+            named(&covered)
+        ),
+        (false, false) => format!(
+            "; graph {} covered: {}; not: {}",
+            if covered.len() == 1 { "node" } else { "nodes" },
+            named(&covered),
+            named(&left)
+        ),
+        (true, false) => format!(
+            "; made by the graph {} {}",
+            if left.len() == 1 { "node" } else { "nodes" },
+            named(&left)
+        ),
+        (true, true) => String::new(),
+    }
+}
+
 impl Stated for StructuredFact {
     fn key(&self) -> String {
         match self {
@@ -1058,70 +1292,7 @@ impl Stated for StructuredFact {
                 parsers,
                 json_text,
                 files,
-            } => {
-                let listed = |v: &[Call]| {
-                    join_and(
-                        &v.iter()
-                            .take(3)
-                            .map(|c| format!("{} at {}", c.callee, c.at))
-                            .collect::<Vec<_>>(),
-                    )
-                };
-                if !bound.is_empty() {
-                    let json = bound.iter().filter(|b| b.json_mode).count();
-                    // a binding skipped on another path first: it is what the fact is about
-                    let skipped = bound
-                        .iter()
-                        .find_map(|b| b.skipped.as_ref())
-                        .map(|s| {
-                            format!("on another path the unbound model is used instead (at {s}); ")
-                        })
-                        .unwrap_or_default();
-                    format!(
-                        "{skipped}{} bound to a schema: {}{}",
-                        count(bound.len(), "LLM call", "LLM calls"),
-                        join_and(
-                            &bound
-                                .iter()
-                                .take(3)
-                                .map(|b| format!(
-                                    "{}({}{}) at {}{}",
-                                    b.method,
-                                    b.schema,
-                                    if b.json_mode { ", json_mode" } else { "" },
-                                    b.call.at,
-                                    b.skipped
-                                        .as_ref()
-                                        .map(|s| format!(
-                                            " (what holds it is given the unbound model instead at {s})"
-                                        ))
-                                        .unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        ),
-                        if json == bound.len() {
-                            " (JSON mode: the schema is not enforced by the API)"
-                        } else {
-                            ""
-                        }
-                    )
-                } else if !parsers.is_empty() {
-                    format!(
-                        "no call binds the LLM to a schema; the reply text is parsed into a model afterwards: {}",
-                        listed(parsers)
-                    )
-                } else if !json_text.is_empty() {
-                    format!(
-                        "no call binds the LLM to a schema; JSON is cut out of the reply text: {}",
-                        listed(json_text)
-                    )
-                } else {
-                    format!(
-                        "no .with_structured_output(), .bind_tools() or output parser in the {}: the LLM's reply is free text",
-                        files_of(*files)
-                    )
-                }
-            }
+            } => binding_statement(bound, parsers, json_text, *files),
             StructuredFact::OpinionSchema {
                 bound,
                 opinion,
@@ -1166,123 +1337,7 @@ impl Stated for StructuredFact {
                 ),
                 None => "no opinion model with score, argument and cited_evidence fields".into(),
             },
-            StructuredFact::Retry { calls } => {
-                if calls.is_empty() {
-                    return "no LLM call bound to a schema, so no structured call to retry (a loop around a plain call is not read as one)".into();
-                }
-                let retried: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_some()).collect();
-                let not: Vec<&Retried> = calls.iter().filter(|c| c.retry.is_none()).collect();
-                let transport = calls.iter().find_map(|c| c.transport.as_ref());
-                let handled = not.iter().find_map(|c| c.handled.as_ref());
-                let not_sites: Vec<Site> = not.iter().map(|c| c.call.clone()).collect();
-                let mut s = if not.is_empty() {
-                    format!(
-                        "{} made again on failure: {}",
-                        match calls.len() {
-                            1 => "the structured call is".to_string(),
-                            2 => "both structured calls are".to_string(),
-                            n => format!("all {n} structured calls are"),
-                        },
-                        join_and(
-                            &retried
-                                .iter()
-                                .take(3)
-                                .map(|c| format!(
-                                    "{} by {}",
-                                    c.call,
-                                    c.retry
-                                        .as_ref()
-                                        .map(|r| r.said_for(&c.call))
-                                        .unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                } else if calls.len() == 1 {
-                    format!(
-                        "the structured call at {} is not made again when it fails (no loop, retry decorator, .with_retry() or second call in its handler)",
-                        not_sites[0]
-                    )
-                } else if not.len() == calls.len() {
-                    format!(
-                        "none of the {} structured calls is made again when it fails ({}; no loop, retry decorator, .with_retry() or second call in a handler)",
-                        calls.len(),
-                        sites(&not_sites, 3)
-                    )
-                } else {
-                    format!(
-                        "{} of the {} structured calls {} not made again when {} ({}); {}",
-                        not.len(),
-                        calls.len(),
-                        crate::words::form(not.len(), "is", "are"),
-                        crate::words::form(not.len(), "it fails", "they fail"),
-                        sites(&not_sites, 3),
-                        join_and(
-                            &retried
-                                .iter()
-                                .take(2)
-                                .map(|c| format!(
-                                    "{} is, by {}",
-                                    c.call,
-                                    c.retry
-                                        .as_ref()
-                                        .map(|r| r.said_for(&c.call))
-                                        .unwrap_or_default()
-                                ))
-                                .collect::<Vec<_>>()
-                        )
-                    )
-                };
-                if let (false, Some(h)) = (not.is_empty(), handled) {
-                    s.push_str(&format!(
-                        "; the try/except at {h} handles the error without a second attempt"
-                    ));
-                }
-                // which judges it covers, when the graph tells
-                let mut covered: Vec<&str> = Vec::new();
-                for c in &retried {
-                    for j in &c.judges {
-                        if !covered.contains(&j.as_str()) {
-                            covered.push(j);
-                        }
-                    }
-                }
-                let mut left: Vec<&str> = Vec::new();
-                for c in &not {
-                    for j in &c.judges {
-                        if !covered.contains(&j.as_str()) && !left.contains(&j.as_str()) {
-                            left.push(j);
-                        }
-                    }
-                }
-                let named =
-                    |v: &[&str]| join_and(&v.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>());
-                match (covered.is_empty(), left.is_empty()) {
-                    (false, true) => s.push_str(&format!(
-                        "; graph {} covered: {}",
-                        if covered.len() == 1 { "node" } else { "nodes" },
-                        named(&covered)
-                    )),
-                    (false, false) => s.push_str(&format!(
-                        "; graph {} covered: {}; not: {}",
-                        if covered.len() == 1 { "node" } else { "nodes" },
-                        named(&covered),
-                        named(&left)
-                    )),
-                    (true, false) => s.push_str(&format!(
-                        "; made by the graph {} {}",
-                        if left.len() == 1 { "node" } else { "nodes" },
-                        named(&left)
-                    )),
-                    (true, true) => {}
-                }
-                if let Some((at, value)) = transport {
-                    s.push_str(&format!(
-                        "; the client's max_retries={value} at {at} re-sends failed requests, not invalid replies"
-                    ));
-                }
-                s
-            }
+            StructuredFact::Retry { calls } => retry_statement(calls),
         }
     }
 

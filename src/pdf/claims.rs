@@ -22,7 +22,7 @@
 
 use super::ingest::Sentence;
 use crate::repo::python::PythonFacts;
-use crate::repo::python::graph::GraphFacts;
+use crate::repo::python::graph::{DeadRoute, GraphFacts, Router};
 use serde::{Deserialize, Serialize};
 
 /// A feature the report can claim and the code facts can settle.
@@ -256,6 +256,9 @@ impl ClaimStatus {
         }
     }
 }
+
+/// A claim's status, the reason it is given, and the place in the code it rests on (`path:line`).
+type Verdict = (ClaimStatus, String, Option<String>);
 
 /// A feature the report claims (or denies), where, and (after [`check`]) what the code says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -777,10 +780,7 @@ fn inherited_bases(text: &str) -> Vec<String> {
 /// An inheritance claim against the classes the code defines: contradicted by the first
 /// sentence naming a base that nothing in the project defines or imports (every file read),
 /// supported when a class lists the base, unchecked otherwise.
-fn inheritance_verdict(
-    claim: &mut FeatureClaim,
-    code: &PythonFacts,
-) -> (ClaimStatus, String, Option<String>) {
+fn inheritance_verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> Verdict {
     let complete = code.files_parsed > 0 && code.notes.is_empty();
     let mut supported = None;
     for (page, sentence) in &claim.sentences {
@@ -1147,10 +1147,7 @@ fn reducer_swap(claim: &FeatureClaim, code: &PythonFacts) -> Option<(u32, String
 /// failure (a loop, a retry decorator, `.with_retry()`, a `RetryPolicy`), or, for a claim about
 /// failed requests, when the client re-sends them (`max_retries=`). Without a schema-bound call
 /// the analysis does not follow the calls, so the claim stays unchecked.
-fn retry_verdict(
-    claim: &FeatureClaim,
-    code: &PythonFacts,
-) -> (ClaimStatus, String, Option<String>) {
+fn retry_verdict(claim: &FeatureClaim, code: &PythonFacts) -> Verdict {
     let calls = &code.structured_output.calls;
     let at = |c: &crate::repo::python::schema_binding::StructuredCall| {
         Some(format!("{}:{}", c.path, c.line))
@@ -1235,7 +1232,7 @@ fn shell_calls(code: &PythonFacts) -> impl Iterator<Item = &crate::repo::python:
 /// The claim that the project runs commands through a shell, where no such call was found:
 /// contradicted when every Python file was read (and says what the clones run through),
 /// unchecked otherwise.
-fn no_shell_call(code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+fn no_shell_call(code: &PythonFacts) -> Verdict {
     let files = code.security.files;
     if files == 0 || !code.notes.is_empty() {
         return (
@@ -1280,7 +1277,7 @@ fn no_shell_call(code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
 
 /// A denial of a feature ([`Feature::deniable`]): contradicted when the code shows the feature
 /// at a line; otherwise unchecked (the detectives' silence is no proof that the report is right).
-fn denial_verdict(feature: Feature, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+fn denial_verdict(feature: Feature, code: &PythonFacts) -> Verdict {
     let unchecked = || {
         (
             ClaimStatus::Unchecked,
@@ -1381,7 +1378,7 @@ fn security_branch(code: &PythonFacts) -> Option<&crate::repo::python::conflict_
 /// it: supported by an LLM call of the justice code whose reply is more than text; contradicted
 /// when its branches set the scores and every LLM call it makes is read as text only (a
 /// summary, no part of the score) or there is none; unchecked otherwise.
-fn llm_synthesis_verdict(code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
+fn llm_synthesis_verdict(code: &PythonFacts) -> Verdict {
     let j = &code.justice;
     if let Some(at) = j.llm_calls.first() {
         return (
@@ -1517,10 +1514,7 @@ fn judges_in_parallel(sentence: &str) -> bool {
 /// a node (or a router) sends to two or more judge nodes at once, contradicted when the graph
 /// has judge nodes (by what they write, see `repo::python::roles`) and none does. `None`: no
 /// sentence claims it of the judges, or the code's judges are not known.
-fn judges_parallel_verdict(
-    claim: &mut FeatureClaim,
-    code: &PythonFacts,
-) -> Option<(ClaimStatus, String, Option<String>)> {
+fn judges_parallel_verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> Option<Verdict> {
     use crate::repo::python::graph::Role;
     let (page, sentence) = claim
         .sentences
@@ -1591,7 +1585,7 @@ fn judges_parallel_verdict(
 }
 
 /// A claim about the graph, where the RepoInvestigator found none.
-fn no_graph_found() -> (ClaimStatus, String, Option<String>) {
+fn no_graph_found() -> Verdict {
     (
         ClaimStatus::Contradicted,
         "the RepoInvestigator found no LangGraph StateGraph in the code".into(),
@@ -1600,7 +1594,7 @@ fn no_graph_found() -> (ClaimStatus, String, Option<String>) {
 }
 
 /// A claim about the Chief Justice, where no synthesis code was found.
-fn no_justice_found() -> (ClaimStatus, String, Option<String>) {
+fn no_justice_found() -> Verdict {
     (
         ClaimStatus::Contradicted,
         "no Chief Justice / synthesis code was found".into(),
@@ -1625,10 +1619,7 @@ fn empty_in_every_graph<'a>(code: &'a PythonFacts, field: &str) -> Option<&'a st
 /// reducer's: "merged via operator.ior"), or every declared one when it names none. Contradicted
 /// when a reducer it speaks of belongs to a field that nothing ever puts a value into (the
 /// nodes' updates go to keys the schema drops, say): that reducer never merges anything.
-fn reducer_verdict(
-    claim: &mut FeatureClaim,
-    code: &PythonFacts,
-) -> (ClaimStatus, String, Option<String>) {
+fn reducer_verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> Verdict {
     use crate::repo::python::state::Reducer;
     let declared = &code.state.reducers;
     let Some(first) = declared.first() else {
@@ -1715,65 +1706,21 @@ fn reducer_verdict(
 /// names both ends of a route that can never be taken ("routes to error_handler if evidence is
 /// missing"), or when no router has two routes that can be taken while some route is dead;
 /// supported by a router with two or more routes that can be taken.
-fn conditional_verdict(
-    claim: &mut FeatureClaim,
-    code: &PythonFacts,
-) -> (ClaimStatus, String, Option<String>) {
-    use crate::repo::python::graph::{DeadRoute, Router};
-    let dead = |g: &'_ GraphFacts, r: &Router, t: &str| -> bool {
-        g.dead_routes
-            .iter()
-            .any(|d| d.source == r.source && d.target == t)
-    };
-    let routed = |g: &GraphFacts, r: &Router, d: &DeadRoute| -> String {
-        format!(
-            "the route {} -> {} of the conditional edge at {}:{} can never be taken: {}",
-            d.source, d.target, r.path, r.line, d.why
-        ) + &{
-            let live: Vec<&str> = r
-                .targets
-                .iter()
-                .filter(|t| !dead(g, r, t))
-                .map(String::as_str)
-                .collect();
-            match live.as_slice() {
-                [one] => format!(" (the run always goes to {one})"),
-                _ => String::new(),
-            }
-        }
-    };
+fn conditional_verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> Verdict {
     let routers: Vec<(&GraphFacts, &Router)> = code
         .graphs
         .iter()
         .flat_map(|g| g.routers.iter().map(move |r| (g, r)))
         .collect();
-    // a route the report describes, by the names of both its ends, that can never be taken
-    let named = |text: &str, name: &str| {
-        crate::repo::python::graph::mentions_word(&text.to_lowercase(), &name.to_lowercase())
-    };
     for (page, sentence) in &claim.sentences {
-        let hit = routers.iter().find_map(|(g, r)| {
-            g.dead_routes
-                .iter()
-                .find(|d| {
-                    d.source == r.source
-                        && r.targets.contains(&d.target)
-                        && named(sentence, &d.source)
-                        && named(sentence, &d.target)
-                })
-                .map(|d| (g, r, d))
-        });
-        if let Some((g, r, d)) = hit {
+        if let Some((g, r, d)) = dead_route_named(sentence, &routers) {
             claim.page = *page;
             claim.quote = crate::repo::python::syntax::truncate(sentence.trim(), QUOTE_MAX);
-            return (
-                ClaimStatus::Contradicted,
-                routed(g, r, d),
-                Some(format!("{}:{}", r.path, r.line)),
-            );
+            return dead_route_verdict(g, r, d);
         }
     }
-    let live = |g: &GraphFacts, r: &Router| r.targets.iter().filter(|t| !dead(g, r, t)).count();
+    let live =
+        |g: &GraphFacts, r: &Router| r.targets.iter().filter(|t| !route_is_dead(g, r, t)).count();
     let pick = routers.iter().find(|(g, r)| live(g, r) >= 2).or_else(|| {
         routers
             .iter()
@@ -1791,57 +1738,363 @@ fn conditional_verdict(
             Some(format!("{}:{}", r.path, r.line)),
         ),
         // every router has a route that can never be taken and at most one that can
-        (None, Some(_)) => match routers.iter().find_map(|(g, r)| {
-            g.dead_routes
-                .iter()
-                .find(|d| d.source == r.source && r.targets.contains(&d.target))
-                .map(|d| (g, r, d))
-        }) {
-            Some((g, r, d)) => (
-                ClaimStatus::Contradicted,
-                routed(g, r, d),
-                Some(format!("{}:{}", r.path, r.line)),
-            ),
-            None => (
-                ClaimStatus::Unchecked,
-                "no route of the graph's conditional edges was found that can be taken, nor one that cannot".into(),
-                None,
-            ),
-        },
-        (None, None) if code.graphs.is_empty() => no_graph_found(),
-        // A conditional edge whose arguments could not be read may still route.
-        (None, None)
-            if code
-                .graphs
-                .iter()
-                .flat_map(|g| &g.unresolved)
-                .any(|u| u.contains("conditional")) =>
+        (None, Some(_)) => first_dead_route_verdict(&routers),
+        (None, None) => no_router_verdict(code),
+    }
+}
+
+/// The run-time analysis found that `r` can never send the run to `target`.
+fn route_is_dead(g: &GraphFacts, r: &Router, target: &str) -> bool {
+    g.dead_routes
+        .iter()
+        .any(|d| d.source == r.source && d.target == target)
+}
+
+/// The first route, among the routers' own, that can never be taken and whose two ends
+/// `sentence` names.
+fn dead_route_named<'a>(
+    sentence: &str,
+    routers: &[(&'a GraphFacts, &'a Router)],
+) -> Option<(&'a GraphFacts, &'a Router, &'a DeadRoute)> {
+    let named = |text: &str, name: &str| {
+        crate::repo::python::graph::mentions_word(&text.to_lowercase(), &name.to_lowercase())
+    };
+    routers.iter().find_map(|&(g, r)| {
+        g.dead_routes
+            .iter()
+            .find(|d| {
+                d.source == r.source
+                    && r.targets.contains(&d.target)
+                    && named(sentence, &d.source)
+                    && named(sentence, &d.target)
+            })
+            .map(|d| (g, r, d))
+    })
+}
+
+/// Contradicted by a route of the conditional edge that can never be taken (and, when one route
+/// is left, where the run always goes).
+fn dead_route_verdict(g: &GraphFacts, r: &Router, d: &DeadRoute) -> Verdict {
+    let live: Vec<&str> = r
+        .targets
+        .iter()
+        .filter(|t| !route_is_dead(g, r, t))
+        .map(String::as_str)
+        .collect();
+    let always = match live.as_slice() {
+        [one] => format!(" (the run always goes to {one})"),
+        _ => String::new(),
+    };
+    (
+        ClaimStatus::Contradicted,
+        format!(
+            "the route {} -> {} of the conditional edge at {}:{} can never be taken: {}{always}",
+            d.source, d.target, r.path, r.line, d.why
+        ),
+        Some(format!("{}:{}", r.path, r.line)),
+    )
+}
+
+/// With no router that routes: the first of their routes that can never be taken.
+fn first_dead_route_verdict(routers: &[(&GraphFacts, &Router)]) -> Verdict {
+    match routers.iter().find_map(|&(g, r)| {
+        g.dead_routes
+            .iter()
+            .find(|d| d.source == r.source && r.targets.contains(&d.target))
+            .map(|d| (g, r, d))
+    }) {
+        Some((g, r, d)) => dead_route_verdict(g, r, d),
+        None => (
+            ClaimStatus::Unchecked,
+            "no route of the graph's conditional edges was found that can be taken, nor one that cannot".into(),
+            None,
+        ),
+    }
+}
+
+/// With no router at all: no graph, a conditional edge that could not be read (it may still
+/// route), or graphs without any conditional edge or `Command`.
+fn no_router_verdict(code: &PythonFacts) -> Verdict {
+    if code.graphs.is_empty() {
+        return no_graph_found();
+    }
+    if code
+        .graphs
+        .iter()
+        .flat_map(|g| &g.unresolved)
+        .any(|u| u.contains("conditional"))
+    {
+        return (
+            ClaimStatus::Unchecked,
+            "a conditional edge of the graph could not be read statically".into(),
+            None,
+        );
+    }
+    let where_: Vec<String> = code.graphs.iter().map(|g| g.location()).collect();
+    (
+        ClaimStatus::Contradicted,
+        format!(
+            "no graph routes conditionally: the {} built at {} {} no add_conditional_edges call and no node returning a Command",
+            if where_.len() == 1 { "graph" } else { "graphs" },
+            where_.join(", "),
+            if where_.len() == 1 { "has" } else { "have" }
+        ),
+        where_.first().cloned(),
+    )
+}
+
+/// A claim of parallel execution: a fan-out to two or more running nodes, or a router that sends in parallel.
+fn parallel_verdict(code: &PythonFacts) -> Verdict {
+    let no_graph = code.graphs.is_empty();
+    match code.graphs.iter().find_map(|g| {
+        g.fan_out.iter().find_map(|f| {
+            let to = running(g, &f.to);
+            (to.len() >= 2 || (!to.is_empty() && to.len() == f.to.len())).then_some((f, to))
+        })
+    }) {
+        Some((f, to)) => (
+            ClaimStatus::Supported,
+            format!("'{}' fans out to {} ({})", f.from, to.join(", "), f.via),
+            Some(f.location.clone()),
+        ),
+        // `[Send("worker", s) for s in items]`: one node, run once per item, at once
+        None if let Some(r) = code
+            .graphs
+            .iter()
+            .flat_map(|g| &g.routers)
+            .find(|r| r.parallel) =>
         {
             (
-                ClaimStatus::Unchecked,
-                "a conditional edge of the graph could not be read statically".into(),
-                None,
+                ClaimStatus::Supported,
+                format!(
+                    "the router '{}' after '{}' sends to {} in parallel (Send or a list)",
+                    r.router,
+                    r.source,
+                    r.targets.join(", ")
+                ),
+                Some(format!("{}:{}", r.path, r.line)),
             )
         }
-        (None, None) => {
-            let where_: Vec<String> = code.graphs.iter().map(|g| g.location()).collect();
+        None if no_graph => no_graph_found(),
+        None => {
+            let g = &code.graphs[0];
             (
                 ClaimStatus::Contradicted,
                 format!(
-                    "no graph routes conditionally: the {} built at {} {} no add_conditional_edges call and no node returning a Command",
-                    if where_.len() == 1 { "graph" } else { "graphs" },
-                    where_.join(", "),
-                    if where_.len() == 1 { "has" } else { "have" }
+                    "no graph fans out: the graph built at {} is {}",
+                    g.location(),
+                    if g.linear {
+                        "a linear chain"
+                    } else {
+                        "without any node leading to two or more nodes at once"
+                    }
                 ),
-                where_.first().cloned(),
+                Some(g.location()),
             )
         }
     }
 }
 
-fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String, Option<String>) {
-    use ClaimStatus::{Contradicted, Supported};
+/// A claim of fan-in: a node joined from two or more running predecessors.
+fn fan_in_verdict(code: &PythonFacts) -> Verdict {
     let no_graph = code.graphs.is_empty();
+    match code.graphs.iter().find_map(|g| {
+        g.fan_in.iter().find_map(|f| {
+            let from = running(g, &f.from);
+            (from.len() >= 2 || (!from.is_empty() && from.len() == f.from.len()))
+                .then_some((f, from))
+        })
+    }) {
+        Some((f, from)) => (
+            ClaimStatus::Supported,
+            format!("'{}' joins {}", f.to, from.join(", ")),
+            Some(f.location.clone()),
+        ),
+        None if no_graph => no_graph_found(),
+        None => (
+            ClaimStatus::Contradicted,
+            format!(
+                "no node of the graph at {} is joined from two or more predecessors",
+                code.graphs[0].location()
+            ),
+            Some(code.graphs[0].location()),
+        ),
+    }
+}
+
+/// A claim of structured output: a call that binds the LLM to a schema.
+fn structured_output_verdict(code: &PythonFacts) -> Verdict {
+    match code.structured_output.calls.first() {
+        Some(c) => (
+            ClaimStatus::Supported,
+            format!("`.{}({})` is called", c.method, c.schema),
+            Some(format!("{}:{}", c.path, c.line)),
+        ),
+        None => (
+            ClaimStatus::Contradicted,
+            "no `.with_structured_output(...)` or `.bind_tools(...)` call in the code".into(),
+            None,
+        ),
+    }
+}
+
+/// A claim of sandboxed cloning: every clone call inside a temporary directory.
+fn sandboxed_clone_verdict(code: &PythonFacts) -> Verdict {
+    let calls = &code.security.clone_calls;
+    match calls.iter().find(|c| !c.sandboxed) {
+        Some(c) => (
+            ClaimStatus::Contradicted,
+            "a repository is cloned outside any temporary directory".into(),
+            Some(format!("{}:{}", c.path, c.line)),
+        ),
+        None => match calls.first() {
+            Some(c) => (
+                ClaimStatus::Supported,
+                format!(
+                    "every clone call ({}) runs inside a temporary directory",
+                    calls.len()
+                ),
+                Some(format!("{}:{}", c.path, c.line)),
+            ),
+            None => (
+                ClaimStatus::Contradicted,
+                "the code has no recognisable clone call (git CLI, GitPython, pygit2, dulwich)"
+                    .into(),
+                None,
+            ),
+        },
+    }
+}
+
+/// A claimed overlap of the persona prompts (`figure`, in percent) against the one measured.
+fn prompt_overlap_verdict(figure: Option<f64>, code: &PythonFacts) -> Verdict {
+    let p = &code.personas;
+    let measured = p
+        .similarity
+        .iter()
+        .max_by(|a, b| a.share.total_cmp(&b.share));
+    let at = p.prompts.first().map(|x| format!("{}:{}", x.path, x.line));
+    match (figure, measured) {
+        (Some(claimed), Some(m)) => {
+            let measured_pct = m.share * 100.0;
+            let text = format!(
+                "the RepoInvestigator measured {measured_pct:.0}% shared text between the {} and {} prompts (the report says {claimed:.0}%)",
+                m.a, m.b
+            );
+            if measured_pct >= claimed + OVERLAP_TOLERANCE {
+                (ClaimStatus::Contradicted, text, at)
+            } else {
+                (ClaimStatus::Supported, text, at)
+            }
+        }
+        // Nothing measured: the claim can be neither confirmed nor refuted.
+        _ => (
+            ClaimStatus::Unchecked,
+            "fewer than two persona prompts were found to compare".into(),
+            None,
+        ),
+    }
+}
+
+/// A claim of fact supremacy: a branch of the justice code where detective evidence overrules a judge.
+fn fact_supremacy_verdict(code: &PythonFacts) -> Verdict {
+    let j = &code.justice;
+    match j
+        .rules
+        .iter()
+        .find(|r| r.rule == "fact_supremacy" && r.found)
+    {
+        Some(r) => (
+            ClaimStatus::Supported,
+            format!("the justice code has a fact supremacy branch: {}", r.how),
+            Some(r.location.clone()),
+        ),
+        None if j.modules.is_empty() => no_justice_found(),
+        None => (
+            ClaimStatus::Contradicted,
+            format!(
+                "no branch where detective evidence overrules a judge: none of the {} if/elif branches of the justice code ({}) does it",
+                j.branches,
+                j.modules.join(", ")
+            ),
+            j.location.clone(),
+        ),
+    }
+}
+
+/// A claim of a security override: a branch of the justice code that caps the score.
+fn security_override_verdict(code: &PythonFacts) -> Verdict {
+    match security_branch(code) {
+        Some(r) => (
+            ClaimStatus::Supported,
+            format!(
+                "the justice code caps the score on a security matter: {}",
+                r.how
+            ),
+            Some(r.location.clone()),
+        ),
+        // a cap the branches do not show plainly (a table of rules, a helper) may still be
+        // there: the claim is confirmed, never refuted, by the branches read
+        None => (
+            ClaimStatus::Unchecked,
+            "no branch of the justice code was read as capping a score on a security matter".into(),
+            None,
+        ),
+    }
+}
+
+/// A claim of a raw shell call: the first one found.
+fn raw_shell_verdict(code: &PythonFacts) -> Verdict {
+    match shell_calls(code).next() {
+        Some(f) => (
+            ClaimStatus::Supported,
+            format!(
+                "{} at {}:{}: {}",
+                f.snippet.trim(),
+                f.path,
+                f.line,
+                f.detail
+            ),
+            Some(format!("{}:{}", f.path, f.line)),
+        ),
+        None => no_shell_call(code),
+    }
+}
+
+/// A claim of deterministic synthesis: a rule of the justice code implemented as an if/elif branch.
+fn deterministic_synthesis_verdict(code: &PythonFacts) -> Verdict {
+    let j = &code.justice;
+    match j.rules.iter().find(|r| r.found) {
+        Some(r) if !j.calls_llm || j.branches > 0 => (
+            ClaimStatus::Supported,
+            format!(
+                "the rule '{}' is an if/elif branch{}",
+                r.rule,
+                if j.calls_llm {
+                    " (the synthesis code also calls an LLM)"
+                } else {
+                    ""
+                }
+            ),
+            Some(r.location.clone()),
+        ),
+        _ if j.modules.is_empty() => no_justice_found(),
+        _ => (
+            ClaimStatus::Contradicted,
+            if j.calls_llm {
+                "the synthesis code asks an LLM and implements none of the rules as branches".into()
+            } else {
+                "the synthesis code implements none of the rules as branches".into()
+            },
+            j.location.clone(),
+        ),
+    }
+}
+
+/// A claim checked against the code: a denial by its own rule; a reducer claim naming the
+/// reducers the other way round, and judges said to run in parallel, before the feature's rule;
+/// then one rule per feature.
+fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> Verdict {
     let feature = claim.feature;
     if claim.denied {
         return denial_verdict(feature, code);
@@ -1856,7 +2109,7 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
             .reducers
             .first()
             .map(|r| format!("{}:{}", r.path, r.line));
-        return (Contradicted, text, at);
+        return (ClaimStatus::Contradicted, text, at);
     }
     if feature == Feature::ParallelExecution
         && let Some(v) = judges_parallel_verdict(claim, code)
@@ -1864,230 +2117,20 @@ fn verdict(claim: &mut FeatureClaim, code: &PythonFacts) -> (ClaimStatus, String
         return v;
     }
     match feature {
-        Feature::ParallelExecution => match code.graphs.iter().find_map(|g| {
-            g.fan_out.iter().find_map(|f| {
-                let to = running(g, &f.to);
-                (to.len() >= 2 || (!to.is_empty() && to.len() == f.to.len())).then_some((f, to))
-            })
-        }) {
-            Some((f, to)) => (
-                Supported,
-                format!("'{}' fans out to {} ({})", f.from, to.join(", "), f.via),
-                Some(f.location.clone()),
-            ),
-            // `[Send("worker", s) for s in items]`: one node, run once per item, at once
-            None if let Some(r) = code
-                .graphs
-                .iter()
-                .flat_map(|g| &g.routers)
-                .find(|r| r.parallel) =>
-            {
-                (
-                    Supported,
-                    format!(
-                        "the router '{}' after '{}' sends to {} in parallel (Send or a list)",
-                        r.router,
-                        r.source,
-                        r.targets.join(", ")
-                    ),
-                    Some(format!("{}:{}", r.path, r.line)),
-                )
-            }
-            None if no_graph => no_graph_found(),
-            None => {
-                let g = &code.graphs[0];
-                (
-                    Contradicted,
-                    format!(
-                        "no graph fans out: the graph built at {} is {}",
-                        g.location(),
-                        if g.linear {
-                            "a linear chain"
-                        } else {
-                            "without any node leading to two or more nodes at once"
-                        }
-                    ),
-                    Some(g.location()),
-                )
-            }
-        },
-        Feature::FanIn => match code.graphs.iter().find_map(|g| {
-            g.fan_in.iter().find_map(|f| {
-                let from = running(g, &f.from);
-                (from.len() >= 2 || (!from.is_empty() && from.len() == f.from.len()))
-                    .then_some((f, from))
-            })
-        }) {
-            Some((f, from)) => (
-                Supported,
-                format!("'{}' joins {}", f.to, from.join(", ")),
-                Some(f.location.clone()),
-            ),
-            None if no_graph => no_graph_found(),
-            None => (
-                Contradicted,
-                format!(
-                    "no node of the graph at {} is joined from two or more predecessors",
-                    code.graphs[0].location()
-                ),
-                Some(code.graphs[0].location()),
-            ),
-        },
-        Feature::StructuredOutput => match code.structured_output.calls.first() {
-            Some(c) => (
-                Supported,
-                format!("`.{}({})` is called", c.method, c.schema),
-                Some(format!("{}:{}", c.path, c.line)),
-            ),
-            None => (
-                Contradicted,
-                "no `.with_structured_output(...)` or `.bind_tools(...)` call in the code".into(),
-                None,
-            ),
-        },
+        Feature::ParallelExecution => parallel_verdict(code),
+        Feature::FanIn => fan_in_verdict(code),
+        Feature::StructuredOutput => structured_output_verdict(code),
         Feature::StateReducers => reducer_verdict(claim, code),
-        Feature::SandboxedClone => {
-            let calls = &code.security.clone_calls;
-            match calls.iter().find(|c| !c.sandboxed) {
-                Some(c) => (
-                    Contradicted,
-                    "a repository is cloned outside any temporary directory".into(),
-                    Some(format!("{}:{}", c.path, c.line)),
-                ),
-                None => match calls.first() {
-                    Some(c) => (
-                        Supported,
-                        format!(
-                            "every clone call ({}) runs inside a temporary directory",
-                            calls.len()
-                        ),
-                        Some(format!("{}:{}", c.path, c.line)),
-                    ),
-                    None => (
-                        Contradicted,
-                        "the code has no recognisable clone call (git CLI, GitPython, pygit2, dulwich)".into(),
-                        None,
-                    ),
-                },
-            }
-        }
-        Feature::PromptOverlap => {
-            let p = &code.personas;
-            let measured = p
-                .similarity
-                .iter()
-                .max_by(|a, b| a.share.total_cmp(&b.share));
-            let at = p.prompts.first().map(|x| format!("{}:{}", x.path, x.line));
-            match (claim.figure, measured) {
-                (Some(claimed), Some(m)) => {
-                    let measured_pct = m.share * 100.0;
-                    let text = format!(
-                        "the RepoInvestigator measured {measured_pct:.0}% shared text between the {} and {} prompts (the report says {claimed:.0}%)",
-                        m.a, m.b
-                    );
-                    if measured_pct >= claimed + OVERLAP_TOLERANCE {
-                        (Contradicted, text, at)
-                    } else {
-                        (Supported, text, at)
-                    }
-                }
-                // Nothing measured: the claim can be neither confirmed nor refuted.
-                _ => (
-                    ClaimStatus::Unchecked,
-                    "fewer than two persona prompts were found to compare".into(),
-                    None,
-                ),
-            }
-        }
+        Feature::SandboxedClone => sandboxed_clone_verdict(code),
+        Feature::PromptOverlap => prompt_overlap_verdict(claim.figure, code),
         Feature::StructuredRetry => retry_verdict(claim, code),
-        Feature::FactSupremacy => {
-            let j = &code.justice;
-            match j
-                .rules
-                .iter()
-                .find(|r| r.rule == "fact_supremacy" && r.found)
-            {
-                Some(r) => (
-                    Supported,
-                    format!("the justice code has a fact supremacy branch: {}", r.how),
-                    Some(r.location.clone()),
-                ),
-                None if j.modules.is_empty() => no_justice_found(),
-                None => (
-                    Contradicted,
-                    format!(
-                        "no branch where detective evidence overrules a judge: none of the {} if/elif branches of the justice code ({}) does it",
-                        j.branches,
-                        j.modules.join(", ")
-                    ),
-                    j.location.clone(),
-                ),
-            }
-        }
+        Feature::FactSupremacy => fact_supremacy_verdict(code),
         Feature::ConditionalEdges => conditional_verdict(claim, code),
         Feature::Inheritance => inheritance_verdict(claim, code),
-        Feature::SecurityOverride => match security_branch(code) {
-            Some(r) => (
-                Supported,
-                format!(
-                    "the justice code caps the score on a security matter: {}",
-                    r.how
-                ),
-                Some(r.location.clone()),
-            ),
-            // a cap the branches do not show plainly (a table of rules, a helper) may still be
-            // there: the claim is confirmed, never refuted, by the branches read
-            None => (
-                ClaimStatus::Unchecked,
-                "no branch of the justice code was read as capping a score on a security matter"
-                    .into(),
-                None,
-            ),
-        },
+        Feature::SecurityOverride => security_override_verdict(code),
         Feature::LlmSynthesis => llm_synthesis_verdict(code),
-        Feature::RawShell => match shell_calls(code).next() {
-            Some(f) => (
-                Supported,
-                format!(
-                    "{} at {}:{}: {}",
-                    f.snippet.trim(),
-                    f.path,
-                    f.line,
-                    f.detail
-                ),
-                Some(format!("{}:{}", f.path, f.line)),
-            ),
-            None => no_shell_call(code),
-        },
-        Feature::DeterministicSynthesis => {
-            let j = &code.justice;
-            match j.rules.iter().find(|r| r.found) {
-                Some(r) if !j.calls_llm || j.branches > 0 => (
-                    Supported,
-                    format!(
-                        "the rule '{}' is an if/elif branch{}",
-                        r.rule,
-                        if j.calls_llm {
-                            " (the synthesis code also calls an LLM)"
-                        } else {
-                            ""
-                        }
-                    ),
-                    Some(r.location.clone()),
-                ),
-                _ if j.modules.is_empty() => no_justice_found(),
-                _ => (
-                    Contradicted,
-                    if j.calls_llm {
-                        "the synthesis code asks an LLM and implements none of the rules as branches"
-                            .into()
-                    } else {
-                        "the synthesis code implements none of the rules as branches".into()
-                    },
-                    j.location.clone(),
-                ),
-            }
-        }
+        Feature::RawShell => raw_shell_verdict(code),
+        Feature::DeterministicSynthesis => deterministic_synthesis_verdict(code),
     }
 }
 

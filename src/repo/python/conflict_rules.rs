@@ -1411,6 +1411,12 @@ type RuleAt = (JusticeRule, usize, String, bool);
 /// A function of the repository: (module index, line of its `def`).
 type Def = (usize, usize);
 
+/// The rules the branches of one module implement.
+type ModuleRules<'a> = (&'a ModuleInfo, Vec<RuleAt>);
+
+/// A rule found: where (`path:line`), the line, and what the branch does.
+type Hit = (String, String, String);
+
 /// `synthesis`: the functions of the Chief Justice node (read from what the graph's nodes do:
 /// `roles::synthesis`), `runs`: every function they run. The justice code is the modules of
 /// `synthesis`, then those of `runs` where a branch implements a rule, then any module whose
@@ -1429,44 +1435,99 @@ pub fn analyse(
         .collect();
     facts.files = product.len();
     let flags = route_flags(modules, synthesis, runs);
-    // rules by branch, per module
-    let by_module: Vec<(&ModuleInfo, Vec<RuleAt>)> = product
+    let by_module: Vec<ModuleRules> = product
         .iter()
-        .map(|m| {
-            let mut rules: Vec<RuleAt> = m
-                .ifs
-                .iter()
-                .flat_map(|f| {
-                    rule_of(modules, m, f, evidence_keys, &flags)
-                        .into_iter()
-                        .map(move |(r, how, partial)| (r, f.line, how, partial))
-                })
-                .collect();
-            for entry in rule_tables(modules, m) {
-                let shown = format!("`if {}`", shown_condition(&entry.condition));
-                for (r, how, partial) in rule_of(modules, m, &entry, evidence_keys, &flags) {
-                    let how = how.replacen(
-                        &shown,
-                        &format!(
-                            "the rule table's entry `{}`",
-                            super::syntax::truncate(&entry.text, 70)
-                        ),
-                        1,
-                    );
-                    rules.push((r, entry.line, how, partial));
-                }
-            }
-            (*m, rules)
+        .map(|m| (*m, rules_of_module(modules, m, evidence_keys, &flags)))
+        .collect();
+    let owned = justice_code(modules, &by_module, synthesis, runs);
+    let justice: Vec<&ModuleRules> = owned.iter().collect();
+    facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
+    if let Some((m, rules)) = justice.first() {
+        let (line, end) = chief_justice_lines(modules, m, rules, synthesis, runs);
+        facts.location = Some(format!("{}:{line}", m.path));
+        facts.snippet = m.snippet(line, end, 60);
+    }
+    let located = facts
+        .location
+        .as_deref()
+        .and_then(|l| l.rsplit_once(':'))
+        .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
+    let tree = justice_call_tree(modules, &justice, located, synthesis, runs);
+    facts.functions = tree.len();
+    facts.branches = tree
+        .iter()
+        .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
+        .sum();
+    let searched = searched_rules(&justice, &tree, &by_module);
+    for rule in JusticeRule::ALL {
+        let fact = rule_fact(modules, rule, &searched, &justice, &tree, &facts.modules);
+        facts.rules.push(fact);
+    }
+    let rules_set_scores = facts
+        .rules
+        .iter()
+        .any(|r| r.found && r.rule != JusticeRule::DissentRequirement.id());
+    (facts.llm_calls, facts.prose_llm_calls) = llm_calls(tree, rules_set_scores);
+    facts.calls_llm = !facts.llm_calls.is_empty() || !facts.prose_llm_calls.is_empty();
+    facts.writes_markdown = markdown_written(modules);
+    facts.sections = section_locations(modules, texts);
+    facts
+}
+
+/// The rules of a module: those of its branches, then those of its rule tables (each said of
+/// the table's entry).
+fn rules_of_module(
+    modules: &[ModuleInfo],
+    m: &ModuleInfo,
+    evidence_keys: &BTreeSet<String>,
+    flags: &[RouteFlag],
+) -> Vec<RuleAt> {
+    let mut rules: Vec<RuleAt> = m
+        .ifs
+        .iter()
+        .flat_map(|f| {
+            rule_of(modules, m, f, evidence_keys, flags)
+                .into_iter()
+                .map(move |(r, how, partial)| (r, f.line, how, partial))
         })
         .collect();
-    let distinct = |rules: &Vec<RuleAt>| {
-        rules
-            .iter()
-            .filter(|(_, _, _, partial)| !partial)
-            .map(|(r, _, _, _)| *r)
-            .collect::<std::collections::BTreeSet<JusticeRule>>()
-            .len()
-    };
+    for entry in rule_tables(modules, m) {
+        let shown = format!("`if {}`", shown_condition(&entry.condition));
+        for (r, how, partial) in rule_of(modules, m, &entry, evidence_keys, flags) {
+            let how = how.replacen(
+                &shown,
+                &format!(
+                    "the rule table's entry `{}`",
+                    super::syntax::truncate(&entry.text, 70)
+                ),
+                1,
+            );
+            rules.push((r, entry.line, how, partial));
+        }
+    }
+    rules
+}
+
+/// How many distinct rules the branches implement whole.
+fn distinct_rules(rules: &[RuleAt]) -> usize {
+    rules
+        .iter()
+        .filter(|(_, _, _, partial)| !partial)
+        .map(|(r, _, _, _)| *r)
+        .collect::<BTreeSet<JusticeRule>>()
+        .len()
+}
+
+/// The justice code, a module once: the modules of `synthesis`, then those of `runs` where a
+/// branch implements a rule (in both, only the branches of the functions the node runs), then
+/// any module whose branches implement three rules or more; the modules with a whole rule
+/// first.
+fn justice_code<'a>(
+    modules: &[ModuleInfo],
+    by_module: &[ModuleRules<'a>],
+    synthesis: &[Def],
+    runs: &BTreeSet<Def>,
+) -> Vec<ModuleRules<'a>> {
     let module_of = |i: usize| {
         modules
             .get(i)
@@ -1483,22 +1544,7 @@ pub fn analyse(
             Some((m.path.as_str(), f.line, f.end_line))
         })
         .collect();
-    fn scope<'a>(
-        entry: &(&'a ModuleInfo, Vec<RuleAt>),
-        ran: &[(&str, usize, usize)],
-    ) -> (&'a ModuleInfo, Vec<RuleAt>) {
-        let (m, rules) = entry;
-        let rules = rules
-            .iter()
-            .filter(|(_, line, _, _)| {
-                ran.iter()
-                    .any(|(p, a, b)| *p == m.path && a <= line && line <= b)
-            })
-            .cloned()
-            .collect();
-        (*m, rules)
-    }
-    let mut owned: Vec<(&ModuleInfo, Vec<RuleAt>)> = Vec::new();
+    let mut owned: Vec<ModuleRules> = Vec::new();
     let candidates = synthesis
         .iter()
         .filter_map(|(i, _)| module_of(*i))
@@ -1512,7 +1558,7 @@ pub fn analyse(
         .chain(
             by_module
                 .iter()
-                .filter(|(_, rules)| distinct(rules) >= 3)
+                .filter(|(_, rules)| distinct_rules(rules) >= 3)
                 .cloned(),
         );
     for c in candidates {
@@ -1523,53 +1569,68 @@ pub fn analyse(
     // where the rules are first: a node that only gathers the opinions (a join that logs
     // them) is not where the Chief Justice decides
     owned.sort_by_key(|(_, rules)| !rules.iter().any(|(_, _, _, partial)| !partial));
-    let justice: Vec<&(&ModuleInfo, Vec<RuleAt>)> = owned.iter().collect();
-    facts.modules = justice.iter().map(|(m, _)| m.path.clone()).collect();
-    // where the Chief Justice is: the function of its first rule branch (what it does), else
-    // the function its node runs
-    if let Some((m, rules)) = justice.first() {
-        let by_rule = rules
-            .iter()
-            .filter(|(_, _, _, partial)| !partial)
-            .map(|(_, line, _, _)| *line)
-            .min()
-            .and_then(|line| {
-                m.functions
-                    .iter()
-                    .filter(|f| f.line <= line && line <= f.end_line)
-                    .min_by_key(|f| f.end_line - f.line)
-            })
-            .map(|f| (f.line, f.end_line));
-        let (line, end) = by_rule
-            .or_else(|| {
-                // the first function the Chief Justice node runs in this module
-                synthesis
-                    .iter()
-                    .chain(runs)
-                    .filter(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
-                    .find_map(|(_, line)| m.functions.iter().find(|f| f.line == *line))
-                    .map(|f| (f.line, f.end_line))
-            })
-            .unwrap_or((1, 60));
-        facts.location = Some(format!("{}:{line}", m.path));
-        facts.snippet = m.snippet(line, end, 60);
-    }
-    let located = facts
-        .location
-        .as_deref()
-        .and_then(|l| l.rsplit_once(':'))
-        .and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n)));
-    let tree = justice_call_tree(modules, &justice, located, synthesis, runs);
-    facts.functions = tree.len();
-    facts.branches = tree
+    owned
+}
+
+/// The rules of a module kept to the branches inside the functions `ran` (path, first and
+/// last line).
+fn scope<'a>(entry: &ModuleRules<'a>, ran: &[(&str, usize, usize)]) -> ModuleRules<'a> {
+    let (m, rules) = entry;
+    let rules = rules
         .iter()
-        .map(|(m, f)| m.ifs.iter().filter(|i| encloses(m, *f, i.func)).count())
-        .sum();
-    // every branch counted is searched: the justice code's rules first, then those of the
-    // other functions the Chief Justice runs (a helper in another module it calls)
-    let mut searched: Vec<(&ModuleInfo, Vec<RuleAt>)> =
-        justice.iter().map(|(m, r)| (*m, r.clone())).collect();
-    for (m, f) in &tree {
+        .filter(|(_, line, _, _)| {
+            ran.iter()
+                .any(|(p, a, b)| *p == m.path && a <= line && line <= b)
+        })
+        .cloned()
+        .collect();
+    (*m, rules)
+}
+
+/// Where the Chief Justice is in its first module `m` (first and last line): the function of
+/// its first rule branch (what it does), else the first function its node runs in `m`, else
+/// lines 1 to 60.
+fn chief_justice_lines(
+    modules: &[ModuleInfo],
+    m: &ModuleInfo,
+    rules: &[RuleAt],
+    synthesis: &[Def],
+    runs: &BTreeSet<Def>,
+) -> (usize, usize) {
+    let by_rule = rules
+        .iter()
+        .filter(|(_, _, _, partial)| !partial)
+        .map(|(_, line, _, _)| *line)
+        .min()
+        .and_then(|line| {
+            m.functions
+                .iter()
+                .filter(|f| f.line <= line && line <= f.end_line)
+                .min_by_key(|f| f.end_line - f.line)
+        })
+        .map(|f| (f.line, f.end_line));
+    by_rule
+        .or_else(|| {
+            // the first function the Chief Justice node runs in this module
+            synthesis
+                .iter()
+                .chain(runs)
+                .filter(|(i, _)| modules.get(*i).is_some_and(|x| x.path == m.path))
+                .find_map(|(_, line)| m.functions.iter().find(|f| f.line == *line))
+                .map(|f| (f.line, f.end_line))
+        })
+        .unwrap_or((1, 60))
+}
+
+/// Every branch counted is searched: the justice code's rules first, then those of the other
+/// functions the Chief Justice runs (a helper in another module it calls).
+fn searched_rules<'a>(
+    justice: &[&ModuleRules<'a>],
+    tree: &[(&'a ModuleInfo, Option<usize>)],
+    by_module: &[ModuleRules<'a>],
+) -> Vec<ModuleRules<'a>> {
+    let mut searched: Vec<ModuleRules> = justice.iter().map(|(m, r)| (*m, r.clone())).collect();
+    for (m, f) in tree {
         let Some((_, rules)) = by_module.iter().find(|(bm, _)| bm.path == m.path) else {
             continue;
         };
@@ -1595,88 +1656,114 @@ pub fn analyse(
             None => searched.push((*m, inside)),
         }
     }
-    for rule in JusticeRule::ALL {
-        let find = |partial: bool| {
-            searched.iter().find_map(|(m, rules)| {
-                rules
-                    .iter()
-                    .find(|(r, _, _, p)| *r == rule && *p == partial)
-                    .map(|(_, line, how, _)| {
-                        (
-                            format!("{}:{line}", m.path),
-                            m.line_text(*line).to_string(),
-                            how.clone(),
-                        )
-                    })
+    searched
+}
+
+/// The first branch of `searched` implementing `rule` whole (`partial` false) or only part
+/// of the way.
+fn rule_found(searched: &[ModuleRules], rule: JusticeRule, partial: bool) -> Option<Hit> {
+    searched.iter().find_map(|(m, rules)| {
+        rules
+            .iter()
+            .find(|(r, _, _, p)| *r == rule && *p == partial)
+            .map(|(_, line, how, _)| {
+                (
+                    format!("{}:{line}", m.path),
+                    m.line_text(*line).to_string(),
+                    how.clone(),
+                )
             })
-        };
-        let mut hit = find(false);
-        // a dissent written by a conditional expression on the spread (`x if spread > 2 else None`)
-        if hit.is_none() && rule == JusticeRule::DissentRequirement {
-            hit = justice.iter().find_map(|(m, _)| {
-                m.source.lines().enumerate().find_map(|(i, l)| {
-                    if !(l.contains(" if ") && l.contains(" else ")) {
-                        return None;
-                    }
-                    // the line with what it reads looked through: the spread computed in a
-                    // local, the dissent written by a function it calls
-                    let probe = IfInfo {
-                        line: i + 1,
-                        func: m
-                            .functions
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, f)| f.line <= i + 1 && i < f.end_line)
-                            .max_by_key(|(_, f)| f.line)
-                            .map(|(fi, _)| fi),
-                        condition: l.to_string(),
-                        text: String::new(),
-                        body: String::new(),
-                    };
-                    let seen = expanded(modules, m, &probe, l);
-                    (spread(&seen) && writes_text(&seen)).then(|| {
-                        (
-                            format!("{}:{}", m.path, i + 1),
-                            l.trim().to_string(),
-                            format!(
-                                "a conditional expression on the spread writes a dissent: `{}`",
-                                super::syntax::truncate(l.trim(), 70)
-                            ),
-                        )
-                    })
-                })
-            });
-        }
-        // the Tech Lead's score weighed above the others' in a weighted sum or a weights table
-        if hit.is_none() && rule == JusticeRule::FunctionalityWeight {
-            hit = tree
-                .iter()
-                .find_map(|(m, f)| tech_lead_weighted(modules, m, *f));
-        }
-        let partial = if hit.is_none() {
-            find(true).map(|(at, _, how)| (at, how))
-        } else {
-            None
-        };
-        facts.rules.push(RuleFact {
-            rule: rule.id().to_string(),
-            found: hit.is_some(),
-            location: hit.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| {
-                facts
-                    .modules
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| "(no justice code)".into())
-            }),
-            snippet: hit.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
-            how: hit.map(|h| h.2).unwrap_or_default(),
-            partial,
-        });
+    })
+}
+
+/// What is found of `rule`: a branch implementing it, else (the dissent requirement) a
+/// conditional expression on the spread, else (the functionality weight) the Tech Lead
+/// weighed above the others; a branch going part of the way only when nothing is found.
+/// Nothing found is cited at the first justice module (`justice_modules`).
+fn rule_fact(
+    modules: &[ModuleInfo],
+    rule: JusticeRule,
+    searched: &[ModuleRules],
+    justice: &[&ModuleRules],
+    tree: &[(&ModuleInfo, Option<usize>)],
+    justice_modules: &[String],
+) -> RuleFact {
+    let mut hit = rule_found(searched, rule, false);
+    if hit.is_none() && rule == JusticeRule::DissentRequirement {
+        hit = justice
+            .iter()
+            .find_map(|(m, _)| conditional_dissent(modules, m));
     }
-    let rules_set_scores = facts
-        .rules
-        .iter()
-        .any(|r| r.found && r.rule != JusticeRule::DissentRequirement.id());
+    // the Tech Lead's score weighed above the others' in a weighted sum or a weights table
+    if hit.is_none() && rule == JusticeRule::FunctionalityWeight {
+        hit = tree
+            .iter()
+            .find_map(|(m, f)| tech_lead_weighted(modules, m, *f));
+    }
+    let partial = if hit.is_none() {
+        rule_found(searched, rule, true).map(|(at, _, how)| (at, how))
+    } else {
+        None
+    };
+    RuleFact {
+        rule: rule.id().to_string(),
+        found: hit.is_some(),
+        location: hit.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| {
+            justice_modules
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "(no justice code)".into())
+        }),
+        snippet: hit.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
+        how: hit.map(|h| h.2).unwrap_or_default(),
+        partial,
+    }
+}
+
+/// The first line of `m` where a dissent is written by a conditional expression on the spread
+/// (`x if spread > 2 else None`).
+fn conditional_dissent(modules: &[ModuleInfo], m: &ModuleInfo) -> Option<Hit> {
+    m.source.lines().enumerate().find_map(|(i, l)| {
+        if !(l.contains(" if ") && l.contains(" else ")) {
+            return None;
+        }
+        // the line with what it reads looked through: the spread computed in a
+        // local, the dissent written by a function it calls
+        let probe = IfInfo {
+            line: i + 1,
+            func: m
+                .functions
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.line <= i + 1 && i < f.end_line)
+                .max_by_key(|(_, f)| f.line)
+                .map(|(fi, _)| fi),
+            condition: l.to_string(),
+            text: String::new(),
+            body: String::new(),
+        };
+        let seen = expanded(modules, m, &probe, l);
+        (spread(&seen) && writes_text(&seen)).then(|| {
+            (
+                format!("{}:{}", m.path, i + 1),
+                l.trim().to_string(),
+                format!(
+                    "a conditional expression on the spread writes a dissent: `{}`",
+                    super::syntax::truncate(l.trim(), 70)
+                ),
+            )
+        })
+    })
+}
+
+/// The model calls of the functions the Chief Justice runs, a site once, sorted: those whose
+/// reply takes part in the verdict, and those whose reply is only text while the rules set the
+/// scores (`rules_set_scores`).
+fn llm_calls(
+    tree: Vec<(&ModuleInfo, Option<usize>)>,
+    rules_set_scores: bool,
+) -> (Vec<Site>, Vec<Site>) {
+    let (mut llm, mut prose): (Vec<Site>, Vec<Site>) = (Vec::new(), Vec::new());
     for (m, f) in tree {
         for c in m.calls.iter().filter(|c| encloses(m, f, c.func)) {
             if !matches!(
@@ -1686,27 +1773,31 @@ pub fn analyse(
                 continue;
             }
             let site = Site::new(m.path.clone(), c.line);
-            if facts.llm_calls.contains(&site) || facts.prose_llm_calls.contains(&site) {
+            if llm.contains(&site) || prose.contains(&site) {
                 continue;
             }
             if rules_set_scores && replies_as_text(m, f, c) {
-                facts.prose_llm_calls.push(site);
+                prose.push(site);
             } else {
-                facts.llm_calls.push(site);
+                llm.push(site);
             }
         }
     }
-    facts.llm_calls.sort();
-    facts.prose_llm_calls.sort();
-    facts.calls_llm = !facts.llm_calls.is_empty() || !facts.prose_llm_calls.is_empty();
+    llm.sort();
+    prose.sort();
+    (llm, prose)
+}
+
+/// Where a Markdown file is written: the first module holding a `.md` string and a call that
+/// writes a file, or handing arguments to a function of the repository that writes one.
+fn markdown_written(modules: &[ModuleInfo]) -> Option<String> {
     for m in modules {
         let md = m.strings.iter().any(|s| s.text.contains(".md"));
         if !md {
             continue;
         }
         if let Some(c) = m.calls.iter().find(|c| writes_file(c)) {
-            facts.writes_markdown = Some(format!("{}:{}", m.path, c.line));
-            break;
+            return Some(format!("{}:{}", m.path, c.line));
         }
         // the .md path handed to a function of the repository that writes a file
         // (`render_report(report, "audit/report.md")` in main.py, the `open(.., "w")` in the
@@ -1727,29 +1818,40 @@ pub fn analyse(
             .iter()
             .find(|c| c.receiver.is_none() && !c.args.is_empty() && writer(&c.method))
         {
-            facts.writes_markdown = Some(format!("{}:{}", m.path, c.line));
-            break;
+            return Some(format!("{}:{}", m.path, c.line));
         }
     }
-    for (section, re) in SECTIONS.iter().zip(section_res()) {
-        let loc = modules
-            .iter()
-            .find_map(|m| {
-                m.strings
-                    .iter()
-                    .find(|s| re.is_match(&s.text))
-                    .map(|s| format!("{}:{}", m.path, s.line))
-            })
-            .or_else(|| {
-                texts.iter().find_map(|(p, t)| {
-                    t.lines()
-                        .position(|l| re.is_match(l))
-                        .map(|i| format!("{p}:{}", i + 1))
+    None
+}
+
+/// Each of [`SECTIONS`] with where it is first written: a string literal of the code, else a
+/// line of the other texts.
+fn section_locations(
+    modules: &[ModuleInfo],
+    texts: &[(String, String)],
+) -> Vec<(String, Option<String>)> {
+    SECTIONS
+        .iter()
+        .zip(section_res())
+        .map(|(section, re)| {
+            let loc = modules
+                .iter()
+                .find_map(|m| {
+                    m.strings
+                        .iter()
+                        .find(|s| re.is_match(&s.text))
+                        .map(|s| format!("{}:{}", m.path, s.line))
                 })
-            });
-        facts.sections.push((section.to_string(), loc));
-    }
-    facts
+                .or_else(|| {
+                    texts.iter().find_map(|(p, t)| {
+                        t.lines()
+                            .position(|l| re.is_match(l))
+                            .map(|i| format!("{p}:{}", i + 1))
+                    })
+                });
+            (section.to_string(), loc)
+        })
+        .collect()
 }
 
 #[cfg(test)]

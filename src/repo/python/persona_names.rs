@@ -38,7 +38,30 @@ fn literal_values(annotation: &str) -> Vec<String> {
 
 pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
     let mut out = Vec::new();
-    // names the schema accepts for a judge
+    let (accepted, accepted_at) = accepted_names(state);
+    let produced = produced_names(repo);
+    if !accepted.is_empty() {
+        out.extend(unaccepted_name(&accepted, &accepted_at, &produced));
+    }
+    let mut known: BTreeSet<String> = accepted.clone();
+    known.extend(produced.iter().map(|(n, _)| n.clone()));
+    let compared = compared_names(repo);
+    let looked_up = rubric_lookups(repo);
+    // without a Literal, the names the code gives judges are known only when a whole panel is
+    // named literally (a name built elsewhere could make the compared one real)
+    let distinct_produced: BTreeSet<&str> = produced.iter().map(|(n, _)| n.as_str()).collect();
+    if !accepted.is_empty() || distinct_produced.len() >= 3 {
+        out.extend(unknown_compared_name(&compared, &known));
+    }
+    if let Some((replace, at)) = looked_up.first() {
+        out.extend(missing_rubric_keys(*replace, at, &known));
+    }
+    out
+}
+
+/// The names the schema accepts for a judge (a `judge` field's `Literal` of persona names),
+/// and where (the last such field).
+fn accepted_names(state: &StateFacts) -> (BTreeSet<String>, String) {
     let mut accepted: BTreeSet<String> = BTreeSet::new();
     let mut accepted_at = String::new();
     for c in state.typed_dicts.iter().chain(&state.pydantic_models) {
@@ -52,7 +75,12 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             }
         }
     }
-    // names the code gives a judge
+    (accepted, accepted_at)
+}
+
+/// The names the code gives a judge (`judge=` / `"judge": ...` with a literal persona name),
+/// each with where.
+fn produced_names(repo: &Repo<'_>) -> Vec<(String, String)> {
     let mut produced: Vec<(String, String)> = Vec::new();
     for m in repo.modules {
         for c in &m.calls {
@@ -71,48 +99,50 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             }
         }
     }
-    if !accepted.is_empty() {
-        let mut bad: Vec<&(String, String)> = produced
-            .iter()
-            .filter(|(n, _)| !accepted.contains(n))
-            .collect();
-        bad.dedup_by(|a, b| a.0 == b.0);
-        if let Some((_, at)) = bad.first() {
-            let names: Vec<String> = bad.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-            out.push(Defect {
-                cause: None,
-                fields_only: false,
-                kind: "persona_mismatch".into(),
-                nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
-                location: at.clone(),
-                detail: format!(
-                    "the code names a judge {} but the schema ({accepted_at}) accepts only {}: that opinion fails validation",
-                    names.join(", "),
-                    accepted
-                        .iter()
-                        .map(|a| format!("\"{a}\""))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
-    }
-    let mut known: BTreeSet<String> = accepted.clone();
-    known.extend(produced.iter().map(|(n, _)| n.clone()));
+    produced
+}
+
+/// The names the code gives a judge that the schema (`accepted` at `accepted_at`) does not
+/// accept.
+fn unaccepted_name(
+    accepted: &BTreeSet<String>,
+    accepted_at: &str,
+    produced: &[(String, String)],
+) -> Option<Defect> {
+    let mut bad: Vec<&(String, String)> = produced
+        .iter()
+        .filter(|(n, _)| !accepted.contains(n))
+        .collect();
+    bad.dedup_by(|a, b| a.0 == b.0);
+    let (_, at) = bad.first()?;
+    let names: Vec<String> = bad.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    Some(Defect {
+        cause: None,
+        fields_only: false,
+        kind: "persona_mismatch".into(),
+        nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
+        location: at.clone(),
+        detail: format!(
+            "the code names a judge {} but the schema ({accepted_at}) accepts only {}: that opinion fails validation",
+            names.join(", "),
+            accepted
+                .iter()
+                .map(|a| format!("\"{a}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+/// The persona names a judge's name is compared with (`judge == "X"`, comments left out),
+/// each with where.
+fn compared_names(repo: &Repo<'_>) -> Vec<(String, String)> {
     static CMP: OnceLock<Regex> = OnceLock::new();
     let cmp = CMP.get_or_init(|| {
         Regex::new(r#"\bjudge["']?\s*(?:,\s*["'][^"']*["']\s*)?\)?\]?\s*==\s*["']([^"']+)["']"#)
             .expect("regex")
     });
-    static LOOKUP: OnceLock<Regex> = OnceLock::new();
-    let lookup = LOOKUP.get_or_init(|| {
-        Regex::new(
-            r#"(?:judicial_logic|rubric_logic)\b[^\n]*?(?:\.get\(|\[)\s*\n?\s*([A-Za-z_][\w.]*)\.lower\(\)(\.replace\(\s*["'] ["']\s*,\s*["']_["']\s*\))?"#,
-        )
-        .expect("regex")
-    });
     let mut compared: Vec<(String, String)> = Vec::new();
-    let mut looked_up: Vec<(bool, String)> = Vec::new();
     for m in repo.modules {
         for (i, line) in m.source.lines().enumerate() {
             let code = line.split('#').next().unwrap_or("");
@@ -122,6 +152,22 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
                 }
             }
         }
+    }
+    compared
+}
+
+/// The lookups of the rubric's per-persona logic with a lower-cased name: whether spaces are
+/// also replaced by `_`, and where.
+fn rubric_lookups(repo: &Repo<'_>) -> Vec<(bool, String)> {
+    static LOOKUP: OnceLock<Regex> = OnceLock::new();
+    let lookup = LOOKUP.get_or_init(|| {
+        Regex::new(
+            r#"(?:judicial_logic|rubric_logic)\b[^\n]*?(?:\.get\(|\[)\s*\n?\s*([A-Za-z_][\w.]*)\.lower\(\)(\.replace\(\s*["'] ["']\s*,\s*["']_["']\s*\))?"#,
+        )
+        .expect("regex")
+    });
+    let mut looked_up: Vec<(bool, String)> = Vec::new();
+    for m in repo.modules {
         for c in lookup.captures_iter(&m.source) {
             // the line the match starts on (a match starting mid-line is on that line)
             let line = m.source[..c.get(0).map_or(0, |x| x.start())]
@@ -131,67 +177,72 @@ pub fn analyse(repo: &Repo<'_>, state: &StateFacts) -> Vec<Defect> {
             looked_up.push((c.get(2).is_some(), format!("{}:{line}", m.path)));
         }
     }
-    // without a Literal, the names the code gives judges are known only when a whole panel is
-    // named literally (a name built elsewhere could make the compared one real)
-    let distinct_produced: BTreeSet<&str> = produced.iter().map(|(n, _)| n.as_str()).collect();
-    if !accepted.is_empty() || distinct_produced.len() >= 3 {
-        let mut bad: Vec<&(String, String)> = compared
-            .iter()
-            .filter(|(n, _)| !known.contains(n))
-            .collect();
-        bad.dedup_by(|a, b| a.0 == b.0);
-        if let Some((_, at)) = bad.first() {
-            out.push(Defect {
-                cause: None,
-                fields_only: false,
-                kind: "persona_mismatch".into(),
-                nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
-                location: at.clone(),
-                detail: format!(
-                    "the code compares a judge's name with {} but judges are named {}: the rule never fires",
-                    bad.iter()
-                        .map(|(n, _)| format!("\"{n}\""))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    known
-                        .iter()
-                        .map(|a| format!("\"{a}\""))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
+    looked_up
+}
+
+/// The names a judge's name is compared with that no judge is named (`known`).
+fn unknown_compared_name(
+    compared: &[(String, String)],
+    known: &BTreeSet<String>,
+) -> Option<Defect> {
+    let mut bad: Vec<&(String, String)> = compared
+        .iter()
+        .filter(|(n, _)| !known.contains(n))
+        .collect();
+    bad.dedup_by(|a, b| a.0 == b.0);
+    let (_, at) = bad.first()?;
+    Some(Defect {
+        cause: None,
+        fields_only: false,
+        kind: "persona_mismatch".into(),
+        nodes: bad.iter().map(|(n, _)| n.clone()).collect(),
+        location: at.clone(),
+        detail: format!(
+            "the code compares a judge's name with {} but judges are named {}: the rule never fires",
+            bad.iter()
+                .map(|(n, _)| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            known
+                .iter()
+                .map(|a| format!("\"{a}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+/// The judges (`known`) whose lower-cased name (spaces made `_` when `replace`) is no key of
+/// the rubric's per-persona logic, the lookup being at `at`.
+fn missing_rubric_keys(replace: bool, at: &str, known: &BTreeSet<String>) -> Option<Defect> {
+    let missing: Vec<(String, String)> = known
+        .iter()
+        .map(|n| {
+            let mut k = n.to_lowercase();
+            if replace {
+                k = k.replace(' ', "_");
+            }
+            (n.clone(), k)
+        })
+        .filter(|(_, k)| !RUBRIC_KEYS.contains(&k.as_str()))
+        .collect();
+    if missing.is_empty() {
+        return None;
     }
-    if let Some((replace, at)) = looked_up.first() {
-        let missing: Vec<(String, String)> = known
-            .iter()
-            .map(|n| {
-                let mut k = n.to_lowercase();
-                if *replace {
-                    k = k.replace(' ', "_");
-                }
-                (n.clone(), k)
-            })
-            .filter(|(_, k)| !RUBRIC_KEYS.contains(&k.as_str()))
-            .collect();
-        if !missing.is_empty() {
-            out.push(Defect {
-                cause: None,
-                fields_only: false,
-                kind: "rubric_logic_lookup".into(),
-                nodes: missing.iter().map(|(n, _)| n.clone()).collect(),
-                location: at.clone(),
-                detail: format!(
-                    "the rubric's per-persona logic is looked up with the lower-cased name ({}), but the rubric's keys are {}: that judge gets no rubric instructions",
-                    missing
-                        .iter()
-                        .map(|(n, k)| format!("\"{n}\" -> \"{k}\""))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    RUBRIC_KEYS.join(", ")
-                ),
-            });
-        }
-    }
-    out
+    Some(Defect {
+        cause: None,
+        fields_only: false,
+        kind: "rubric_logic_lookup".into(),
+        nodes: missing.iter().map(|(n, _)| n.clone()).collect(),
+        location: at.to_string(),
+        detail: format!(
+            "the rubric's per-persona logic is looked up with the lower-cased name ({}), but the rubric's keys are {}: that judge gets no rubric instructions",
+            missing
+                .iter()
+                .map(|(n, k)| format!("\"{n}\" -> \"{k}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            RUBRIC_KEYS.join(", ")
+        ),
+    })
 }

@@ -260,64 +260,8 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         }
     };
     let mut memo = effects::Memo::new();
-    let mut effects = BTreeMap::new();
-    for n in &g.nodes {
-        let e = match &n.action {
-            Some(Action::Identity) => Some(Effects {
-                whole_state: Some(n.line),
-                known: true,
-                ..Effects::default()
-            }),
-            Some(Action::Func {
-                module,
-                line,
-                wrapper,
-                ..
-            }) => repo.modules[*module]
-                .functions
-                .iter()
-                .find(|f| f.line == *line)
-                .map(|f| effects::of_function_memo(repo, *module, f, &mut memo))
-                .map(|e| match wrapper {
-                    Some((wm, wl)) => {
-                        let w = repo.modules[*wm]
-                            .functions
-                            .iter()
-                            .find(|f| f.line == *wl)
-                            .map(|f| effects::of_function_memo(repo, *wm, f, &mut memo));
-                        effects::wrapped(e, w)
-                    }
-                    None => e,
-                }),
-            None => None,
-        };
-        effects.insert(n.name.as_str(), e);
-    }
-    for (n, e) in &effects {
-        let Some(e) = e.as_ref() else { continue };
-        if let Some(line) = e.computed_key {
-            let at = match g
-                .nodes
-                .iter()
-                .find(|x| x.name == *n)
-                .and_then(|x| x.action.as_ref())
-            {
-                Some(Action::Func { module, .. }) => {
-                    format!("{}:{line}", repo.modules[*module].path)
-                }
-                _ => format!("line {line}"),
-            };
-            notes.push(if e.computed_dict {
-                format!(
-                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no key is called unset on its account"
-                )
-            } else {
-                format!(
-                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no top-level key is called unset on its account (each value it writes so is a list, string or number literal, which puts no entry into a dict field)"
-                )
-            });
-        }
-    }
+    let effects = node_effects(repo, g, &mut memo);
+    notes.extend(computed_key_notes(repo, g, &effects));
     let routers = g
         .routers
         .iter()
@@ -372,6 +316,85 @@ pub fn analyse(repo: &Repo<'_>, g: &GraphFacts, state: &StateFacts) -> Analysis 
         dead,
         empty,
     }
+}
+
+/// The effects of each node's function (a node that passes the state on writes it whole; a
+/// wrapped function's effects are completed by its wrapper's), `None` when it cannot be read.
+fn node_effects<'g>(
+    repo: &Repo<'_>,
+    g: &'g GraphFacts,
+    memo: &mut effects::Memo,
+) -> BTreeMap<&'g str, Option<Effects>> {
+    let mut effects = BTreeMap::new();
+    for n in &g.nodes {
+        let e = match &n.action {
+            Some(Action::Identity) => Some(Effects {
+                whole_state: Some(n.line),
+                known: true,
+                ..Effects::default()
+            }),
+            Some(Action::Func {
+                module,
+                line,
+                wrapper,
+                ..
+            }) => repo.modules[*module]
+                .functions
+                .iter()
+                .find(|f| f.line == *line)
+                .map(|f| effects::of_function_memo(repo, *module, f, memo))
+                .map(|e| match wrapper {
+                    Some((wm, wl)) => {
+                        let w = repo.modules[*wm]
+                            .functions
+                            .iter()
+                            .find(|f| f.line == *wl)
+                            .map(|f| effects::of_function_memo(repo, *wm, f, memo));
+                        effects::wrapped(e, w)
+                    }
+                    None => e,
+                }),
+            None => None,
+        };
+        effects.insert(n.name.as_str(), e);
+    }
+    effects
+}
+
+/// A note for each node that writes the state under a key computed at run time: which keys it
+/// sets is not known.
+fn computed_key_notes(
+    repo: &Repo<'_>,
+    g: &GraphFacts,
+    effects: &BTreeMap<&str, Option<Effects>>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (n, e) in effects {
+        let Some(e) = e.as_ref() else { continue };
+        if let Some(line) = e.computed_key {
+            let at = match g
+                .nodes
+                .iter()
+                .find(|x| x.name == *n)
+                .and_then(|x| x.action.as_ref())
+            {
+                Some(Action::Func { module, .. }) => {
+                    format!("{}:{line}", repo.modules[*module].path)
+                }
+                _ => format!("line {line}"),
+            };
+            notes.push(if e.computed_dict {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no key is called unset on its account"
+                )
+            } else {
+                format!(
+                    "{n} writes the state under a key computed at run time ({at}): which keys it sets is not known, so no top-level key is called unset on its account (each value it writes so is a list, string or number literal, which puts no entry into a dict field)"
+                )
+            });
+        }
+    }
+    notes
 }
 
 /// The schema's fields declared with a reducer that hold nothing in any run, when that can be
@@ -670,254 +693,349 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
 type Dead = Vec<DeadRoute>;
 
 fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Defect>, Dead) {
-    let mut dead = Vec::new();
     let Some(declared) = &ctx.declared else {
-        return (Vec::new(), dead);
+        return (Vec::new(), Vec::new());
     };
-    // keys some node writes into the state (declared ones only: others are dropped)
-    let written: BTreeSet<&str> = ctx
-        .effects
-        .values()
-        .flatten()
-        .flat_map(|e| e.writes.keys().map(String::as_str))
-        .filter(|k| declared.contains(*k))
-        .collect();
-    let inputs = ctx.inputs.as_ref().map(|i| &i.keys);
-    let complete = ctx.all_known();
-    let settable = |k: &str| -> bool {
-        if !declared.contains(k) {
-            return false;
-        }
-        if written.contains(k) {
-            return true;
-        }
-        // a declared key nobody writes may still be an input, unless the inputs are known
-        // and every node's update could be read
-        !(complete && inputs.is_some_and(|i| !i.contains_key(k)))
-    };
-    let mut by_key: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
-    for r in &ctx.g.routers {
-        let Some(e) = ctx.router_effects(r) else {
-            continue;
-        };
-        let own = ctx
-            .effects
-            .get(r.source.as_str())
-            .and_then(|x| x.as_ref())
-            .map(|x| x.writes.clone())
-            .unwrap_or_default();
-        for (k, line) in &e.reads {
-            if settable(k) || own.contains_key(k) {
-                continue;
-            }
-            let entry = by_key.entry(k.clone()).or_insert_with(|| {
-                let (m, _) = r.func.unwrap_or((0, 0));
-                (Vec::new(), format!("{}:{line}", repo.modules[m].path))
-            });
-            entry.0.push(format!("{} (router {})", r.source, r.router));
-            for t in guarded_targets(ctx, r, k) {
-                // `why` is completed once the key's defect is made (below)
-                dead.push(DeadRoute {
-                    source: r.source.clone(),
-                    why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
-                    target: t,
-                    key: k.clone(),
-                });
-            }
-        }
-    }
-    // keys some node writes but the schema drops: their readers are named by the
-    // undeclared-key defect
-    let dropped: BTreeSet<&str> = ctx
-        .effects
-        .values()
-        .flatten()
-        .flat_map(|e| e.writes.keys().map(String::as_str))
-        .collect();
-    for (n, e) in &ctx.effects {
-        let Some(e) = e else { continue };
-        for (k, line) in &e.reads {
-            if settable(k) || e.writes.contains_key(k) || dropped.contains(k.as_str()) {
-                continue;
-            }
-            // a key read only as an optional extra by the node that also could not be written
-            by_key
-                .entry(k.clone())
-                .or_insert_with(|| {
-                    let at = e.read_in.get(k).cloned();
-                    (Vec::new(), at.unwrap_or_else(|| ctx.effects_loc(n, *line)))
-                })
-                .0
-                .push(n.to_string());
-        }
-    }
-    // keys of a dict field that nothing ever puts into it
-    let mut sub_why: BTreeMap<String, String> = BTreeMap::new();
-    // the (field, entry) of each such key's label (`info["k"]`)
-    let mut sub_of: BTreeMap<String, (String, String)> = BTreeMap::new();
-    // nodes some `Send` starts with a payload other than the state its router received
-    let sent_to: BTreeSet<&str> = ctx
-        .g
-        .sends
-        .iter()
-        .flat_map(|(i, o)| {
-            o.values()
-                .flatten()
-                .filter(move |n| !sends_state(ctx, *i, n))
-        })
-        .map(String::as_str)
-        .collect();
-    let mut fields: BTreeMap<String, Option<dict_keys::Field>> = BTreeMap::new();
-    let mut absent = |f: &str, k: &str| -> Option<String> {
-        let field = fields
-            .entry(f.to_string())
-            .or_insert_with(|| dict_field(ctx, repo, f));
-        let field = field.as_ref()?;
-        (!field.keys().contains(k)).then(|| field.why_absent(k))
-    };
-    for r in &ctx.g.routers {
-        let Some(e) = ctx.router_effects(r) else {
-            continue;
-        };
-        for ((f, k), line) in &e.sub_reads {
-            let Some(why) = absent(f, k) else { continue };
-            let label = format!("{f}[\"{k}\"]");
-            let entry = by_key.entry(label.clone()).or_insert_with(|| {
-                let (m, _) = r.func.unwrap_or((0, 0));
-                (Vec::new(), format!("{}:{line}", repo.modules[m].path))
-            });
-            entry.0.push(format!("{} (router {})", r.source, r.router));
-            sub_why.insert(label.clone(), why);
-            sub_of.insert(label.clone(), (f.clone(), k.clone()));
-            for t in empty_guarded_targets(ctx, r, f, k, true) {
-                dead.push(DeadRoute {
-                    source: r.source.clone(),
-                    why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
-                    target: t,
-                    key: label.clone(),
-                });
-            }
-        }
-    }
-    for (n, e) in &ctx.effects {
-        let Some(e) = e else { continue };
-        // a node a `Send` starts reads the payload it is sent, not the state
-        if sent_to.contains(n) {
-            continue;
-        }
-        for ((f, k), line) in &e.sub_reads {
-            let Some(why) = absent(f, k) else { continue };
-            let label = format!("{f}[\"{k}\"]");
-            by_key
-                .entry(label.clone())
-                .or_insert_with(|| (Vec::new(), ctx.effects_loc(n, *line)))
-                .0
-                .push(n.to_string());
-            sub_why.insert(label.clone(), why);
-            sub_of.insert(label, (f.clone(), k.clone()));
-        }
-    }
-    if inputs.is_none() {
+    let settable = Settable::new(ctx, declared);
+    let mut reads = UnsetReads::default();
+    reads.routers_read_unset(ctx, repo, &settable);
+    reads.nodes_read_unset(ctx, &settable);
+    reads.missing_entries(ctx, repo);
+    if settable.inputs.is_none() {
         notes.push(
             "the graph's input keys are not known (no invocation of the compiled graph seen, or one whose input is not a literal dict): declared keys that no node writes are assumed to be inputs".into(),
         );
     }
     let passed = inputs::passed_somewhere(repo, ctx.g);
+    let UnsetReads {
+        by_key,
+        sub_why,
+        sub_of,
+        mut dead,
+    } = reads;
+    let said = UnsetKeys {
+        ctx,
+        declared,
+        passed: &passed,
+        sub_why: &sub_why,
+        sub_of: &sub_of,
+    };
     let defects = by_key
         .into_iter()
-        .map(|(k, (nodes, location))| {
-            let writers: Vec<&str> = ctx
-                .effects
-                .iter()
-                .filter(|(_, e)| e.as_ref().is_some_and(|e| e.writes.contains_key(&k)))
-                .map(|(n, _)| *n)
-                .collect();
-            let cause = if let Some((field, entry)) = sub_of.get(&k) {
-                KeyCause::MissingEntry {
-                    field: field.clone(),
-                    entry: entry.clone(),
-                }
-            } else if declared.contains(&k) {
-                KeyCause::NeverWritten { key: k.clone() }
-            } else if writers.is_empty()
-                && let Some(at) = passed.get(&k)
-            {
-                KeyCause::InputDropped {
-                    key: k.clone(),
-                    at: at.to_string(),
-                }
-            } else if writers.is_empty() {
-                KeyCause::Unset { key: k.clone() }
-            } else {
-                KeyCause::WrittenDropped {
-                    key: k.clone(),
-                    writers: writers.iter().map(|w| w.to_string()).collect(),
-                }
-            };
-            let why = if let Some(why) = sub_why.get(&k) {
-                why.clone()
-            } else if declared.contains(&k) {
-                "is declared but no node writes it and the graph's input does not provide it"
-                    .to_string()
-            } else if writers.is_empty()
-                && let Some(at) = passed.get(&k)
-            {
-                format!("is not declared in the state schema: the graph's input gives it ({at}), but LangGraph drops input keys the schema does not declare, and no node sets it")
-            } else if writers.is_empty() {
-                "is not declared in the state schema and no node sets it".to_string()
-            } else {
-                format!(
-                    "is not declared in the state schema, so what {} {} under it is dropped before {} run",
-                    writers.join(", "),
-                    crate::words::form(writers.len(), "returns", "return"),
-                    crate::words::form(nodes.len(), "it", "they")
-                )
-            };
-            // said of the router alone (the defect's `why` may speak of every reader)
-            let route_why = if !sub_why.contains_key(&k) && !declared.contains(&k) && !writers.is_empty() {
-                format!(
-                    "is not declared in the state schema, so what {} {} under it is dropped and the router never sees it",
-                    writers.join(", "),
-                    crate::words::form(writers.len(), "returns", "return"),
-                )
-            } else {
-                why.clone()
-            };
-            let mut dead_here: Vec<String> = Vec::new();
-            for d in dead
-                .iter_mut()
-                .filter(|d| d.key == k && !d.why.contains(" only when "))
-            {
-                d.why = format!(
-                    "{} only when `{k}` holds a value, and `{k}` {route_why}",
-                    d.why
-                );
-                dead_here.push(format!("{} -> {}", d.source, d.target));
-            }
-            let mut detail = format!(
-                "{} {} the key `{k}`, which {why}",
-                nodes.join(", "),
-                crate::words::form(nodes.len(), "reads", "read")
-            );
-            if !dead_here.is_empty() {
-                detail.push_str(&format!(
-                    "; the {} {} guarded by it can never be taken",
-                    crate::words::form(dead_here.len(), "route", "routes"),
-                    dead_here.join(", ")
-                ));
-            }
-            Defect {
-                fields_only: false,
-                kind: "unknown_state_key".into(),
-                cause: Some(cause),
-                nodes,
-                location,
-                detail,
-            }
-        })
+        .map(|(k, (nodes, location))| said.defect(k, nodes, location, &mut dead))
         .collect::<Vec<Defect>>();
     dead.extend(filled_routes(ctx, repo));
     (defects, dead)
+}
+
+/// Which state keys can hold a value when read.
+struct Settable<'s> {
+    declared: &'s BTreeSet<String>,
+    /// keys some node writes into the state (declared ones only: others are dropped)
+    written: BTreeSet<&'s str>,
+    inputs: Option<&'s BTreeMap<String, bool>>,
+    /// every node's update could be read
+    complete: bool,
+}
+
+impl<'s> Settable<'s> {
+    fn new(ctx: &'s Ctx, declared: &'s BTreeSet<String>) -> Self {
+        let written = ctx
+            .effects
+            .values()
+            .flatten()
+            .flat_map(|e| e.writes.keys().map(String::as_str))
+            .filter(|k| declared.contains(*k))
+            .collect();
+        Settable {
+            declared,
+            written,
+            inputs: ctx.inputs.as_ref().map(|i| &i.keys),
+            complete: ctx.all_known(),
+        }
+    }
+
+    /// A declared key some node writes, or one the graph's input may give.
+    fn settable(&self, k: &str) -> bool {
+        if !self.declared.contains(k) {
+            return false;
+        }
+        if self.written.contains(k) {
+            return true;
+        }
+        // a declared key nobody writes may still be an input, unless the inputs are known
+        // and every node's update could be read
+        !(self.complete && self.inputs.is_some_and(|i| !i.contains_key(k)))
+    }
+}
+
+/// The reads of keys nothing sets, as they are gathered.
+#[derive(Default)]
+struct UnsetReads {
+    /// each key (or `field["entry"]`): its readers and where it is first read
+    by_key: BTreeMap<String, (Vec<String>, String)>,
+    /// keys of a dict field that nothing ever puts into it: why
+    sub_why: BTreeMap<String, String>,
+    /// the (field, entry) of each such key's label (`info["k"]`)
+    sub_of: BTreeMap<String, (String, String)>,
+    /// the routes guarded by such a key (their `why` completed by [`UnsetKeys::defect`])
+    dead: Dead,
+}
+
+impl UnsetReads {
+    /// The keys routers read that nothing sets (nor their own node writes), and the routes
+    /// they guard.
+    fn routers_read_unset(&mut self, ctx: &Ctx, repo: &Repo<'_>, settable: &Settable) {
+        for r in &ctx.g.routers {
+            let Some(e) = ctx.router_effects(r) else {
+                continue;
+            };
+            let own = ctx
+                .effects
+                .get(r.source.as_str())
+                .and_then(|x| x.as_ref())
+                .map(|x| x.writes.clone())
+                .unwrap_or_default();
+            for (k, line) in &e.reads {
+                if settable.settable(k) || own.contains_key(k) {
+                    continue;
+                }
+                let entry = self.by_key.entry(k.clone()).or_insert_with(|| {
+                    let (m, _) = r.func.unwrap_or((0, 0));
+                    (Vec::new(), format!("{}:{line}", repo.modules[m].path))
+                });
+                entry.0.push(format!("{} (router {})", r.source, r.router));
+                for t in guarded_targets(ctx, r, k) {
+                    // `why` is completed once the key's defect is made
+                    self.dead.push(DeadRoute {
+                        source: r.source.clone(),
+                        why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
+                        target: t,
+                        key: k.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The keys nodes read that nothing sets, but for those some node writes and the schema
+    /// drops (their readers are named by the undeclared-key defect).
+    fn nodes_read_unset(&mut self, ctx: &Ctx, settable: &Settable) {
+        let dropped: BTreeSet<&str> = ctx
+            .effects
+            .values()
+            .flatten()
+            .flat_map(|e| e.writes.keys().map(String::as_str))
+            .collect();
+        for (n, e) in &ctx.effects {
+            let Some(e) = e else { continue };
+            for (k, line) in &e.reads {
+                if settable.settable(k) || e.writes.contains_key(k) || dropped.contains(k.as_str())
+                {
+                    continue;
+                }
+                // a key read only as an optional extra by the node that also could not be written
+                self.by_key
+                    .entry(k.clone())
+                    .or_insert_with(|| {
+                        let at = e.read_in.get(k).cloned();
+                        (Vec::new(), at.unwrap_or_else(|| ctx.effects_loc(n, *line)))
+                    })
+                    .0
+                    .push(n.to_string());
+            }
+        }
+    }
+
+    /// The keys of a dict field that nothing ever puts into it, read by a router (with the
+    /// routes they guard) or by a node the state starts (not one a `Send` starts with its
+    /// own payload).
+    fn missing_entries(&mut self, ctx: &Ctx, repo: &Repo<'_>) {
+        // nodes some `Send` starts with a payload other than the state its router received
+        let sent_to: BTreeSet<&str> = ctx
+            .g
+            .sends
+            .iter()
+            .flat_map(|(i, o)| {
+                o.values()
+                    .flatten()
+                    .filter(move |n| !sends_state(ctx, *i, n))
+            })
+            .map(String::as_str)
+            .collect();
+        let mut fields: BTreeMap<String, Option<dict_keys::Field>> = BTreeMap::new();
+        let mut absent = |f: &str, k: &str| -> Option<String> {
+            let field = fields
+                .entry(f.to_string())
+                .or_insert_with(|| dict_field(ctx, repo, f));
+            let field = field.as_ref()?;
+            (!field.keys().contains(k)).then(|| field.why_absent(k))
+        };
+        for r in &ctx.g.routers {
+            let Some(e) = ctx.router_effects(r) else {
+                continue;
+            };
+            for ((f, k), line) in &e.sub_reads {
+                let Some(why) = absent(f, k) else { continue };
+                let label = format!("{f}[\"{k}\"]");
+                let entry = self.by_key.entry(label.clone()).or_insert_with(|| {
+                    let (m, _) = r.func.unwrap_or((0, 0));
+                    (Vec::new(), format!("{}:{line}", repo.modules[m].path))
+                });
+                entry.0.push(format!("{} (router {})", r.source, r.router));
+                self.sub_why.insert(label.clone(), why);
+                self.sub_of.insert(label.clone(), (f.clone(), k.clone()));
+                for t in empty_guarded_targets(ctx, r, f, k, true) {
+                    self.dead.push(DeadRoute {
+                        source: r.source.clone(),
+                        why: format!("router {} (on {}) returns `{t}`", r.router, r.source),
+                        target: t,
+                        key: label.clone(),
+                    });
+                }
+            }
+        }
+        for (n, e) in &ctx.effects {
+            let Some(e) = e else { continue };
+            // a node a `Send` starts reads the payload it is sent, not the state
+            if sent_to.contains(n) {
+                continue;
+            }
+            for ((f, k), line) in &e.sub_reads {
+                let Some(why) = absent(f, k) else { continue };
+                let label = format!("{f}[\"{k}\"]");
+                self.by_key
+                    .entry(label.clone())
+                    .or_insert_with(|| (Vec::new(), ctx.effects_loc(n, *line)))
+                    .0
+                    .push(n.to_string());
+                self.sub_why.insert(label.clone(), why);
+                self.sub_of.insert(label, (f.clone(), k.clone()));
+            }
+        }
+    }
+}
+
+/// What is known to say why a key read is never set.
+struct UnsetKeys<'u, 'a, 'r> {
+    ctx: &'u Ctx<'a, 'r>,
+    declared: &'u BTreeSet<String>,
+    /// keys the graph's input gives somewhere, with where
+    passed: &'u BTreeMap<String, String>,
+    sub_why: &'u BTreeMap<String, String>,
+    sub_of: &'u BTreeMap<String, (String, String)>,
+}
+
+impl UnsetKeys<'_, '_, '_> {
+    /// The defect of the key `k` its `nodes` read (first at `location`); the routes it guards
+    /// in `dead` get their `why` completed.
+    fn defect(&self, k: String, nodes: Vec<String>, location: String, dead: &mut Dead) -> Defect {
+        let writers: Vec<&str> = self
+            .ctx
+            .effects
+            .iter()
+            .filter(|(_, e)| e.as_ref().is_some_and(|e| e.writes.contains_key(&k)))
+            .map(|(n, _)| *n)
+            .collect();
+        let cause = self.cause(&k, &writers);
+        let why = self.why(&k, &writers, nodes.len());
+        // said of the router alone (the defect's `why` may speak of every reader)
+        let route_why = if !self.sub_why.contains_key(&k)
+            && !self.declared.contains(&k)
+            && !writers.is_empty()
+        {
+            format!(
+                "is not declared in the state schema, so what {} {} under it is dropped and the router never sees it",
+                writers.join(", "),
+                crate::words::form(writers.len(), "returns", "return"),
+            )
+        } else {
+            why.clone()
+        };
+        let mut dead_here: Vec<String> = Vec::new();
+        for d in dead
+            .iter_mut()
+            .filter(|d| d.key == k && !d.why.contains(" only when "))
+        {
+            d.why = format!(
+                "{} only when `{k}` holds a value, and `{k}` {route_why}",
+                d.why
+            );
+            dead_here.push(format!("{} -> {}", d.source, d.target));
+        }
+        let mut detail = format!(
+            "{} {} the key `{k}`, which {why}",
+            nodes.join(", "),
+            crate::words::form(nodes.len(), "reads", "read")
+        );
+        if !dead_here.is_empty() {
+            detail.push_str(&format!(
+                "; the {} {} guarded by it can never be taken",
+                crate::words::form(dead_here.len(), "route", "routes"),
+                dead_here.join(", ")
+            ));
+        }
+        Defect {
+            fields_only: false,
+            kind: "unknown_state_key".into(),
+            cause: Some(cause),
+            nodes,
+            location,
+            detail,
+        }
+    }
+
+    /// Why the key `k` (written by `writers`) is never set, as a cause.
+    fn cause(&self, k: &str, writers: &[&str]) -> KeyCause {
+        if let Some((field, entry)) = self.sub_of.get(k) {
+            KeyCause::MissingEntry {
+                field: field.clone(),
+                entry: entry.clone(),
+            }
+        } else if self.declared.contains(k) {
+            KeyCause::NeverWritten { key: k.to_string() }
+        } else if writers.is_empty()
+            && let Some(at) = self.passed.get(k)
+        {
+            KeyCause::InputDropped {
+                key: k.to_string(),
+                at: at.to_string(),
+            }
+        } else if writers.is_empty() {
+            KeyCause::Unset { key: k.to_string() }
+        } else {
+            KeyCause::WrittenDropped {
+                key: k.to_string(),
+                writers: writers.iter().map(|w| w.to_string()).collect(),
+            }
+        }
+    }
+
+    /// Why the key `k` (written by `writers`, read by `readers` nodes) is never set, as the
+    /// end of a sentence ("which ...").
+    fn why(&self, k: &str, writers: &[&str], readers: usize) -> String {
+        if let Some(why) = self.sub_why.get(k) {
+            why.clone()
+        } else if self.declared.contains(k) {
+            "is declared but no node writes it and the graph's input does not provide it"
+                .to_string()
+        } else if writers.is_empty()
+            && let Some(at) = self.passed.get(k)
+        {
+            format!(
+                "is not declared in the state schema: the graph's input gives it ({at}), but LangGraph drops input keys the schema does not declare, and no node sets it"
+            )
+        } else if writers.is_empty() {
+            "is not declared in the state schema and no node sets it".to_string()
+        } else {
+            format!(
+                "is not declared in the state schema, so what {} {} under it is dropped before {} run",
+                writers.join(", "),
+                crate::words::form(writers.len(), "returns", "return"),
+                crate::words::form(readers, "it", "they")
+            )
+        }
+    }
 }
 
 /// The dict field `f` when the keys it can ever hold are known (see [`dict_keys`]): declared,
@@ -1381,160 +1499,215 @@ type Stuck = Vec<(BTreeSet<String>, Vec<usize>)>;
 /// The unbounded loops, whether every cycle's bound could be decided, and the loops whose exits
 /// can never be taken.
 fn loops(ctx: &Ctx, notes: &mut Vec<String>) -> (Vec<Defect>, bool, Stuck) {
-    let g = ctx.g;
     let mut out = Vec::new();
     let mut stuck = Vec::new();
     let mut decided = true;
-    for scc in cycles(g) {
-        let exits: Vec<&super::graph::Router> = g
-            .routers
-            .iter()
-            .filter(|r| scc.contains(&r.source))
-            .filter(|r| {
-                r.outcomes
-                    .iter()
-                    .any(|o| !o.iter().all(|t| scc.contains(t)))
-            })
-            .collect();
-        let members: Vec<String> = scc.iter().cloned().collect();
-        let first = members[0].clone();
-        if exits.is_empty() {
-            let plain_out = g
-                .edges
+    for scc in cycles(ctx.g) {
+        match loop_bound(ctx, &scc) {
+            LoopBound::Leaves => {}
+            LoopBound::Undecided(note) => {
+                notes.push(note);
+                decided = false;
+            }
+            LoopBound::Unbounded(defect, exits) => {
+                out.push(defect);
+                if let Some(indexes) = exits {
+                    stuck.push((scc, indexes));
+                }
+            }
+        }
+    }
+    (out, decided, stuck)
+}
+
+/// What is decided of a cycle's bound.
+enum LoopBound {
+    /// It may leave (or it has no conditional exit but nothing can be said of it).
+    Leaves,
+    /// Not decided: the note saying why.
+    Undecided(String),
+    /// It never leaves: the defect, and the indexes of its exit routers when it has some.
+    Unbounded(Defect, Option<Vec<usize>>),
+}
+
+/// Whether the cycle `scc` may leave: it has a conditional exit, and something that runs while
+/// it runs changes what the exits test.
+fn loop_bound(ctx: &Ctx, scc: &BTreeSet<String>) -> LoopBound {
+    let g = ctx.g;
+    let exits: Vec<&super::graph::Router> = g
+        .routers
+        .iter()
+        .filter(|r| scc.contains(&r.source))
+        .filter(|r| {
+            r.outcomes
                 .iter()
-                .any(|e| scc.contains(&e.from) && !scc.contains(&e.to) && e.conditional);
-            if plain_out || !g.unresolved.is_empty() {
-                continue;
-            }
-            out.push(Defect {
-                cause: None,
-                fields_only: false,
-                kind: "unbounded_loop".into(),
-                location: ctx.node_loc(&first),
-                detail: format!(
-                    "the cycle {} has no conditional exit: once entered it runs until LangGraph's recursion limit (GraphRecursionError)",
-                    members.join(" -> ")
-                ),
-                nodes: members,
-            });
-            continue;
-        }
-        // every node that runs while the cycle runs (its own, and what they trigger without
-        // leaving it: a plain edge out of the cycle re-runs its target at every pass) must be
-        // readable to claim that nothing changes what the exits test
-        let running = while_cycling(g, &scc);
-        let cycle_effects: Vec<&Effects> = running
-            .iter()
-            .filter_map(|n| ctx.effects.get(n.as_str()).and_then(|e| e.as_ref()))
-            .collect();
-        if cycle_effects.len() != running.len() || cycle_effects.iter().any(|e| !e.known) {
-            notes.push(format!(
-                "cycle {}: a node's update could not be read, loop bound not checked",
-                members.join(" -> ")
-            ));
-            decided = false;
-            continue;
-        }
-        let mut tested: BTreeSet<String> = BTreeSet::new();
-        let mut readable = true;
-        for r in &exits {
-            match ctx.router_effects(r) {
-                Some(e) if e.known || !e.reads.is_empty() => tested.extend(e.reads.keys().cloned()),
-                _ => readable = false,
-            }
-        }
-        if !readable || tested.is_empty() {
-            notes.push(format!(
-                "cycle {}: its exit condition could not be read, loop bound not checked",
-                members.join(" -> ")
-            ));
-            decided = false;
-            continue;
-        }
-        let changed = |k: &str| -> bool {
-            let writers: Vec<&&Effects> = cycle_effects
-                .iter()
-                .filter(|e| {
-                    e.writes.contains_key(k) || (e.whole_state.is_some() && ctx.appending(k))
-                })
-                .collect();
-            if writers.is_empty() {
-                return false;
-            }
-            // written only as one constant (`{"attempts": 1}`): once written, the exits decide
-            // the same way at every pass; it changes only if that decision leaves the cycle
-            let constants: BTreeSet<Option<&String>> =
-                writers.iter().map(|e| e.constants.get(k)).collect();
-            let [Some(c)] = constants.into_iter().collect::<Vec<_>>()[..] else {
-                return true;
-            };
-            exits.iter().any(
-                |r| match router_branches(ctx, r).and_then(|b| b.decide(k, c, r)) {
-                    Some(targets) => targets.iter().any(|t| !scc.contains(t)),
-                    None => true,
-                },
-            )
-        };
-        if tested.iter().any(|k| changed(k)) {
-            continue;
-        }
-        // a node outside the cycle that may run while it runs (on a branch beside it, not
-        // only before it nor only after it leaves) may change what the exits test
-        if let Some(w) = concurrent_writer(ctx, &scc, &running, &tested) {
-            notes.push(format!(
-                "cycle {}: its exit tests a key that `{w}` writes, and `{w}` may run while the cycle runs (on a branch beside it): loop bound not checked",
-                members.join(" -> ")
-            ));
-            decided = false;
-            continue;
-        }
-        let never: Vec<String> = exits
-            .iter()
-            .flat_map(|r| r.outcomes.iter().flatten())
-            .filter(|t| !scc.contains(*t) && *t != "END")
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let r = exits[0];
-        let mut detail = format!(
-            "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle (or that it triggers) writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
-            members.join(" -> "),
-            r.router,
-            r.source,
-            tested
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if tested.len() == 1 {
-                "it"
-            } else {
-                "any of them"
-            }
-        );
-        if !never.is_empty() {
-            detail.push_str(&format!(
-                "; from then on {} {} never reached",
-                never.join(", "),
-                crate::words::form(never.len(), "is", "are")
-            ));
-        }
-        out.push(Defect {
+                .any(|o| !o.iter().all(|t| scc.contains(t)))
+        })
+        .collect();
+    let members: Vec<String> = scc.iter().cloned().collect();
+    if exits.is_empty() {
+        return without_exit(ctx, scc, members);
+    }
+    // every node that runs while the cycle runs (its own, and what they trigger without
+    // leaving it: a plain edge out of the cycle re-runs its target at every pass) must be
+    // readable to claim that nothing changes what the exits test
+    let running = while_cycling(g, scc);
+    let cycle_effects: Vec<&Effects> = running
+        .iter()
+        .filter_map(|n| ctx.effects.get(n.as_str()).and_then(|e| e.as_ref()))
+        .collect();
+    if cycle_effects.len() != running.len() || cycle_effects.iter().any(|e| !e.known) {
+        return LoopBound::Undecided(format!(
+            "cycle {}: a node's update could not be read, loop bound not checked",
+            members.join(" -> ")
+        ));
+    }
+    let Some(tested) = exit_keys(ctx, &exits) else {
+        return LoopBound::Undecided(format!(
+            "cycle {}: its exit condition could not be read, loop bound not checked",
+            members.join(" -> ")
+        ));
+    };
+    if tested
+        .iter()
+        .any(|k| changes_exit(ctx, scc, &exits, &cycle_effects, k))
+    {
+        return LoopBound::Leaves;
+    }
+    // a node outside the cycle that may run while it runs (on a branch beside it, not
+    // only before it nor only after it leaves) may change what the exits test
+    if let Some(w) = concurrent_writer(ctx, scc, &running, &tested) {
+        return LoopBound::Undecided(format!(
+            "cycle {}: its exit tests a key that `{w}` writes, and `{w}` may run while the cycle runs (on a branch beside it): loop bound not checked",
+            members.join(" -> ")
+        ));
+    }
+    let indexes = exits
+        .iter()
+        .filter_map(|r| g.routers.iter().position(|x| std::ptr::eq(x, *r)))
+        .collect();
+    LoopBound::Unbounded(stuck_loop(scc, members, &exits, &tested), Some(indexes))
+}
+
+/// A cycle with no router out of it: unbounded unless a conditional edge leaves it or some
+/// edge of the graph could not be resolved.
+fn without_exit(ctx: &Ctx, scc: &BTreeSet<String>, members: Vec<String>) -> LoopBound {
+    let g = ctx.g;
+    let plain_out = g
+        .edges
+        .iter()
+        .any(|e| scc.contains(&e.from) && !scc.contains(&e.to) && e.conditional);
+    if plain_out || !g.unresolved.is_empty() {
+        return LoopBound::Leaves;
+    }
+    LoopBound::Unbounded(
+        Defect {
             cause: None,
             fields_only: false,
             kind: "unbounded_loop".into(),
-            location: format!("{}:{}", r.path, r.line),
+            location: ctx.node_loc(&members[0]),
+            detail: format!(
+                "the cycle {} has no conditional exit: once entered it runs until LangGraph's recursion limit (GraphRecursionError)",
+                members.join(" -> ")
+            ),
             nodes: members,
-            detail,
-        });
-        let indexes = exits
-            .iter()
-            .filter_map(|r| g.routers.iter().position(|x| std::ptr::eq(x, *r)))
-            .collect();
-        stuck.push((scc.clone(), indexes));
+        },
+        None,
+    )
+}
+
+/// The state keys the exit routers test, `None` when one of them cannot be read or they test
+/// none.
+fn exit_keys(ctx: &Ctx, exits: &[&super::graph::Router]) -> Option<BTreeSet<String>> {
+    let mut tested: BTreeSet<String> = BTreeSet::new();
+    let mut readable = true;
+    for r in exits {
+        match ctx.router_effects(r) {
+            Some(e) if e.known || !e.reads.is_empty() => tested.extend(e.reads.keys().cloned()),
+            _ => readable = false,
+        }
     }
-    (out, decided, stuck)
+    (readable && !tested.is_empty()).then_some(tested)
+}
+
+/// Whether what the nodes running in the cycle `scc` write (`cycle_effects`) may change how
+/// the `exits` decide on the key `k`.
+fn changes_exit(
+    ctx: &Ctx,
+    scc: &BTreeSet<String>,
+    exits: &[&super::graph::Router],
+    cycle_effects: &[&Effects],
+    k: &str,
+) -> bool {
+    let writers: Vec<&&Effects> = cycle_effects
+        .iter()
+        .filter(|e| e.writes.contains_key(k) || (e.whole_state.is_some() && ctx.appending(k)))
+        .collect();
+    if writers.is_empty() {
+        return false;
+    }
+    // written only as one constant (`{"attempts": 1}`): once written, the exits decide
+    // the same way at every pass; it changes only if that decision leaves the cycle
+    let constants: BTreeSet<Option<&String>> = writers.iter().map(|e| e.constants.get(k)).collect();
+    let [Some(c)] = constants.into_iter().collect::<Vec<_>>()[..] else {
+        return true;
+    };
+    exits.iter().any(
+        |r| match router_branches(ctx, r).and_then(|b| b.decide(k, c, r)) {
+            Some(targets) => targets.iter().any(|t| !scc.contains(t)),
+            None => true,
+        },
+    )
+}
+
+/// The defect of a cycle whose exit condition (the keys `tested` by its `exits`) never
+/// changes.
+fn stuck_loop(
+    scc: &BTreeSet<String>,
+    members: Vec<String>,
+    exits: &[&super::graph::Router],
+    tested: &BTreeSet<String>,
+) -> Defect {
+    let never: Vec<String> = exits
+        .iter()
+        .flat_map(|r| r.outcomes.iter().flatten())
+        .filter(|t| !scc.contains(*t) && *t != "END")
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let r = exits[0];
+    let mut detail = format!(
+        "the cycle {} leaves only through router {} (on {}), which tests {}; no node of the cycle (or that it triggers) writes {}, so the exit condition never changes: once the router chooses to stay in the cycle it stays, and the loop runs until LangGraph's recursion limit (GraphRecursionError)",
+        members.join(" -> "),
+        r.router,
+        r.source,
+        tested
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if tested.len() == 1 {
+            "it"
+        } else {
+            "any of them"
+        }
+    );
+    if !never.is_empty() {
+        detail.push_str(&format!(
+            "; from then on {} {} never reached",
+            never.join(", "),
+            crate::words::form(never.len(), "is", "are")
+        ));
+    }
+    Defect {
+        cause: None,
+        fields_only: false,
+        kind: "unbounded_loop".into(),
+        location: format!("{}:{}", r.path, r.line),
+        nodes: members,
+        detail,
+    }
 }
 
 /// A node outside `running` (the cycle `scc` and what it triggers) that writes one of `keys`

@@ -1304,36 +1304,14 @@ impl<'s, 't> Walker<'s, 't> {
             "none" => Expr::None,
             "identifier" => Expr::Name(self.text(n).to_string()),
             "attribute" => {
-                let obj = n
-                    .field(F_OBJECT)
-                    .map(|o| self.expr(o, d))
-                    .unwrap_or(Expr::None);
+                let obj = self.field_expr(n, F_OBJECT, d);
                 let attr = n
                     .field(F_ATTRIBUTE)
                     .map(|a| self.text(a).to_string())
                     .unwrap_or_default();
                 Expr::Attr(Box::new(obj), attr)
             }
-            "call" => {
-                let func = n
-                    .field(F_FUNCTION)
-                    .map(|f| self.expr(f, d))
-                    .unwrap_or(Expr::None);
-                let limits_before = self.expr_limits_hit.get();
-                let (args, kwargs) = self.call_args(n, d);
-                // Identical to what the walker would compute for this call unless a depth limit
-                // cut the conversion short.
-                if self.expr_limits_hit.get() == limits_before {
-                    self.memo
-                        .borrow_mut()
-                        .insert(n.id(), (args.clone(), kwargs.clone()));
-                }
-                Expr::Call {
-                    func: Box::new(func),
-                    args,
-                    kwargs,
-                }
-            }
+            "call" => self.call_expr(n, d),
             "list" | "tuple" | "set" | "expression_list" | "pattern_list" => Expr::List(
                 self.kids(n)
                     .into_iter()
@@ -1345,46 +1323,11 @@ impl<'s, 't> Walker<'s, 't> {
                 self.kids(n)
                     .into_iter()
                     .filter(|k| kind(k) == "pair")
-                    .map(|p| {
-                        let k = p
-                            .field(F_KEY)
-                            .map(|k| self.expr(k, d))
-                            .unwrap_or(Expr::None);
-                        let v = p
-                            .field(F_VALUE)
-                            .map(|v| self.expr(v, d))
-                            .unwrap_or(Expr::None);
-                        (k, v)
-                    })
+                    .map(|p| (self.field_expr(p, F_KEY, d), self.field_expr(p, F_VALUE, d)))
                     .collect(),
             ),
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
-                let body = n
-                    .field(F_BODY)
-                    .map(|b| self.expr(b, d))
-                    .unwrap_or(Expr::None);
-                let clause = self
-                    .kids(n)
-                    .into_iter()
-                    .find(|k| kind(k) == "for_in_clause");
-                match clause {
-                    Some(c) => {
-                        let vars = c
-                            .field(F_LEFT)
-                            .map(|l| self.target_names(l))
-                            .unwrap_or_default();
-                        let iter = c
-                            .field(F_RIGHT)
-                            .map(|r| self.expr(r, d))
-                            .unwrap_or(Expr::None);
-                        Expr::Comp {
-                            elt: Box::new(body),
-                            vars,
-                            iter: Box::new(iter),
-                        }
-                    }
-                    None => Expr::Other(self.short(n, 80)),
-                }
+                self.comprehension_expr(n, d)
             }
             "conditional_expression" => {
                 let kids = self.kids(n);
@@ -1398,24 +1341,20 @@ impl<'s, 't> Walker<'s, 't> {
                 }
                 Expr::Alt(alts)
             }
-            // `await f(x)` is what `f(x)` returns
-            "parenthesized_expression" | "await" => match self.kids(n).into_iter().next() {
-                Some(k) => self.expr(k, d),
-                None => Expr::None,
-            },
+            // `await f(x)` is what `f(x)` returns, `x as y` is `x`
+            "parenthesized_expression" | "await" | "as_pattern" => {
+                match self.kids(n).into_iter().next() {
+                    Some(k) => self.expr(k, d),
+                    None => Expr::None,
+                }
+            }
             "binary_operator" => {
                 let op = n
                     .field(F_OPERATOR)
                     .map(|o| self.text(o).to_string())
                     .unwrap_or_default();
-                let left = n
-                    .field(F_LEFT)
-                    .map(|x| self.expr(x, d))
-                    .unwrap_or(Expr::None);
-                let right = n
-                    .field(F_RIGHT)
-                    .map(|x| self.expr(x, d))
-                    .unwrap_or(Expr::None);
+                let left = self.field_expr(n, F_LEFT, d);
+                let right = self.field_expr(n, F_RIGHT, d);
                 Expr::BinOp {
                     op,
                     left: Box::new(left),
@@ -1423,10 +1362,7 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
             "subscript" => {
-                let v = n
-                    .field(F_VALUE)
-                    .map(|x| self.expr(x, d))
-                    .unwrap_or(Expr::None);
+                let v = self.field_expr(n, F_VALUE, d);
                 let mut c = n.walk();
                 let items: Vec<Expr> = n
                     .children_by_field_name("subscript", &mut c)
@@ -1435,19 +1371,61 @@ impl<'s, 't> Walker<'s, 't> {
                     .collect();
                 Expr::Subscript(Box::new(v), items)
             }
-            "lambda" => {
-                let body = n
-                    .field(F_BODY)
-                    .map(|b| self.expr(b, d))
-                    .unwrap_or(Expr::None);
-                Expr::Lambda(Box::new(body))
-            }
+            "lambda" => Expr::Lambda(Box::new(self.field_expr(n, F_BODY, d))),
             "type" | "generic_type" => self.type_expr(n, d),
-            "as_pattern" => match self.kids(n).into_iter().next() {
-                Some(k) => self.expr(k, d),
-                None => Expr::None,
-            },
             _ => Expr::Other(self.short(n, 120)),
+        }
+    }
+
+    /// The child `f` of `n` converted at `depth`, `Expr::None` when there is none.
+    fn field_expr(&self, n: Node<'t>, f: usize, depth: usize) -> Expr {
+        n.field(f)
+            .map(|x| self.expr(x, depth))
+            .unwrap_or(Expr::None)
+    }
+
+    /// A call node converted at `depth`; its arguments are remembered for the walker unless a
+    /// depth limit cut them short.
+    fn call_expr(&self, n: Node<'t>, depth: usize) -> Expr {
+        let func = self.field_expr(n, F_FUNCTION, depth);
+        let limits_before = self.expr_limits_hit.get();
+        let (args, kwargs) = self.call_args(n, depth);
+        // Identical to what the walker would compute for this call unless a depth limit
+        // cut the conversion short.
+        if self.expr_limits_hit.get() == limits_before {
+            self.memo
+                .borrow_mut()
+                .insert(n.id(), (args.clone(), kwargs.clone()));
+        }
+        Expr::Call {
+            func: Box::new(func),
+            args,
+            kwargs,
+        }
+    }
+
+    /// A list, set or generator comprehension converted at `depth`: its element, the names its
+    /// first `for` binds and what that `for` iterates.
+    fn comprehension_expr(&self, n: Node<'t>, depth: usize) -> Expr {
+        let body = self.field_expr(n, F_BODY, depth);
+        let clause = self
+            .kids(n)
+            .into_iter()
+            .find(|k| kind(k) == "for_in_clause");
+        match clause {
+            Some(c) => {
+                let vars = c
+                    .field(F_LEFT)
+                    .map(|l| self.target_names(l))
+                    .unwrap_or_default();
+                let iter = self.field_expr(c, F_RIGHT, depth);
+                Expr::Comp {
+                    elt: Box::new(body),
+                    vars,
+                    iter: Box::new(iter),
+                }
+            }
+            None => Expr::Other(self.short(n, 80)),
         }
     }
 }
