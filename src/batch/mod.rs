@@ -1112,7 +1112,7 @@ fn grade_rows(
                 r.commit = commit;
                 r
             }
-            GradedFrom::Store(stored) => stored_row(sub, stored, cfg, interrupted),
+            GradedFrom::Store(stored) => stored_row(sub, *stored, cfg, interrupted),
         });
     }
     rows
@@ -1152,8 +1152,8 @@ enum GradedFrom {
         reason: String,
         commit: Option<String>,
     },
-    /// The store's job, if any.
-    Store(StoredJob),
+    /// The store's job, if any (boxed: a job is large).
+    Store(Box<StoredJob>),
 }
 
 /// A row's job in the store.
@@ -1205,7 +1205,7 @@ fn graded_from(
             None,
         ),
     };
-    GradedFrom::Store(StoredJob { job, stale, unread })
+    GradedFrom::Store(Box::new(StoredJob { job, stale, unread }))
 }
 
 /// A row from its stored job: its report's grades (the report written again if it is missing
