@@ -461,7 +461,7 @@ pub fn evidence_from_answers(
     results: &[Result<(VisionAnswer, String), AskError>],
     dimensions: &[Dimension],
 ) -> BTreeMap<String, Vec<Evidence>> {
-    let answered: Vec<(&DiagramImage, &VisionAnswer, &str)> = images
+    let answered: Vec<Answered> = images
         .iter()
         .zip(results)
         .filter_map(|(img, r)| r.as_ref().ok().map(|(a, m)| (img, a, m.as_str())))
@@ -470,98 +470,121 @@ pub fn evidence_from_answers(
     for d in dimensions {
         let mut evs = Vec::new();
         for (n, (img, r)) in images.iter().zip(results).enumerate() {
-            let id = format!("vision.{}.diagram.{}", d.id, n + 1);
-            let goal = format!("Classify the diagram on page {}", img.page);
-            evs.push(match r {
-                Ok((a, model)) => Evidence::fact(
-                    id,
-                    Detective::VisionInspector,
-                    goal,
-                    a.diagram_type.is_diagram(),
-                    page_loc(img.page),
-                    format!(
-                        "{} ({}x{} {}) classified as {} by {model}; shows: parallel detectives \
-                         {}, evidence aggregation {}, parallel judges {}, synthesis {}",
-                        if a.diagram_type.is_diagram() {
-                            "an architecture diagram"
-                        } else {
-                            "not an architecture diagram"
-                        },
-                        img.width,
-                        img.height,
-                        img.kind,
-                        a.diagram_type.as_str(),
-                        a.shows_parallel_detectives,
-                        a.shows_evidence_aggregation,
-                        a.shows_parallel_judges,
-                        a.shows_synthesis
-                    ),
-                    model_confidence(),
-                )
-                .with_content(a.flow_description.clone()),
-                Err(e) => Evidence::missing(
-                    id,
-                    Detective::VisionInspector,
-                    goal,
-                    page_loc(img.page),
-                    format!("the vision model could not inspect this image: {e}"),
-                )
-                .with_fix(VISION_FIX),
-            });
+            evs.push(classification(&d.id, n, img, r));
         }
         for (req, goal) in REQUIREMENTS {
-            let id = format!("vision.{}.flow.{req}", d.id);
-            if answered.is_empty() {
-                evs.push(
-                    Evidence::missing(
-                        id,
-                        Detective::VisionInspector,
-                        goal,
-                        pages_loc(&images.iter().collect::<Vec<_>>()),
-                        "no diagram could be inspected by the vision model (see the per-diagram \
-                     evidence)",
-                    )
-                    .with_fix(VISION_FIX),
-                );
-                continue;
-            }
-            let showing: Vec<&DiagramImage> = answered
-                .iter()
-                .filter(|(_, a, _)| shows(a, req))
-                .map(|(i, _, _)| *i)
-                .collect();
-            let inspected: Vec<&DiagramImage> = answered.iter().map(|(i, _, _)| *i).collect();
-            let found = !showing.is_empty();
-            evs.push(Evidence::fact(
-                id,
-                Detective::VisionInspector,
-                goal,
-                found,
-                if found {
-                    pages_loc(&showing)
-                } else {
-                    pages_loc(&inspected)
-                },
-                if found {
-                    format!(
-                        "the vision model saw it in {} of {} inspected {}",
-                        showing.len(),
-                        inspected.len(),
-                        crate::words::form(inspected.len(), "diagram", "diagrams")
-                    )
-                } else {
-                    format!(
-                        "none of the {} inspected {} shows it according to the vision model",
-                        inspected.len(),
-                        crate::words::form(inspected.len(), "diagram", "diagrams")
-                    )
-                },
-                model_confidence(),
-            ));
+            evs.push(requirement(&d.id, req, goal, images, &answered));
         }
         out.insert(d.id.clone(), evs);
     }
     out
+}
+
+/// An image the vision model answered about: the image, the answer, the model.
+type Answered<'a> = (&'a DiagramImage, &'a VisionAnswer, &'a str);
+
+/// The classification of the `n`-th image (`vision.<dimension>.diagram.<n+1>`) from the vision
+/// model's answer `r`, or why the model could not inspect it.
+fn classification(
+    dimension: &str,
+    n: usize,
+    img: &DiagramImage,
+    r: &Result<(VisionAnswer, String), AskError>,
+) -> Evidence {
+    let id = format!("vision.{dimension}.diagram.{}", n + 1);
+    let goal = format!("Classify the diagram on page {}", img.page);
+    match r {
+        Ok((a, model)) => Evidence::fact(
+            id,
+            Detective::VisionInspector,
+            goal,
+            a.diagram_type.is_diagram(),
+            page_loc(img.page),
+            format!(
+                "{} ({}x{} {}) classified as {} by {model}; shows: parallel detectives \
+                 {}, evidence aggregation {}, parallel judges {}, synthesis {}",
+                if a.diagram_type.is_diagram() {
+                    "an architecture diagram"
+                } else {
+                    "not an architecture diagram"
+                },
+                img.width,
+                img.height,
+                img.kind,
+                a.diagram_type.as_str(),
+                a.shows_parallel_detectives,
+                a.shows_evidence_aggregation,
+                a.shows_parallel_judges,
+                a.shows_synthesis
+            ),
+            model_confidence(),
+        )
+        .with_content(a.flow_description.clone()),
+        Err(e) => Evidence::missing(
+            id,
+            Detective::VisionInspector,
+            goal,
+            page_loc(img.page),
+            format!("the vision model could not inspect this image: {e}"),
+        )
+        .with_fix(VISION_FIX),
+    }
+}
+
+/// Whether some inspected diagram shows the requirement `req`
+/// (`vision.<dimension>.flow.<req>`); missing when no image could be inspected.
+fn requirement(
+    dimension: &str,
+    req: &str,
+    goal: &str,
+    images: &[DiagramImage],
+    answered: &[Answered],
+) -> Evidence {
+    let id = format!("vision.{dimension}.flow.{req}");
+    if answered.is_empty() {
+        return Evidence::missing(
+            id,
+            Detective::VisionInspector,
+            goal,
+            pages_loc(&images.iter().collect::<Vec<_>>()),
+            "no diagram could be inspected by the vision model (see the per-diagram \
+                     evidence)",
+        )
+        .with_fix(VISION_FIX);
+    }
+    let showing: Vec<&DiagramImage> = answered
+        .iter()
+        .filter(|(_, a, _)| shows(a, req))
+        .map(|(i, _, _)| *i)
+        .collect();
+    let inspected: Vec<&DiagramImage> = answered.iter().map(|(i, _, _)| *i).collect();
+    let found = !showing.is_empty();
+    Evidence::fact(
+        id,
+        Detective::VisionInspector,
+        goal,
+        found,
+        if found {
+            pages_loc(&showing)
+        } else {
+            pages_loc(&inspected)
+        },
+        if found {
+            format!(
+                "the vision model saw it in {} of {} inspected {}",
+                showing.len(),
+                inspected.len(),
+                crate::words::form(inspected.len(), "diagram", "diagrams")
+            )
+        } else {
+            format!(
+                "none of the {} inspected {} shows it according to the vision model",
+                inspected.len(),
+                crate::words::form(inspected.len(), "diagram", "diagrams")
+            )
+        },
+        model_confidence(),
+    )
 }
 
 #[cfg(test)]

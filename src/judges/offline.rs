@@ -105,109 +105,127 @@ fn missing_opinion(persona: Judge, t: &Tally) -> (i64, String, Vec<String>) {
 /// table's level and why, the Prosecutor the gaps it charges, the Defense the strengths it
 /// credits (the shared table row is not repeated three times).
 fn from_level(persona: Judge, l: &Level, t: &Tally) -> (i64, String, Vec<String>) {
-    let level = i64::from(l.level);
-    let cap = l.cap.as_ref().map(|(c, _)| i64::from(*c)).unwrap_or(5);
-    let mut cited = l.cited.clone();
-    let mut a: Vec<String> = Vec::new();
-    let score = match persona {
-        Judge::TechLead => {
-            a.push(if l.absent {
-                format!("Level {}: {}.", l.level, l.row)
-            } else {
-                format!(
-                    "Level {} of the {} table: {}.",
-                    l.level,
-                    l.family.name(),
-                    l.row
-                )
-            });
-            if let Some((c, why)) = &l.cap {
-                a.push(format!("Capped at {c}: {}.", facts::short(why, 120)));
-            }
-            if !t.security.is_empty() {
-                a.push("Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.".into());
-            }
-            // only the level-2 row says the reducers are missing
-            if l.family == Family::State && l.level <= 2 {
-                a.push("Technical Debt (Pydantic Rigor vs. Dict Soups): the state does not keep parallel writes safe.".into());
-            }
-            a.push(
-                match l.level {
-                    5 => "It works and is maintainable.",
-                    // no gap the facts show: "minor gaps" would be a claim without a fact
-                    4 if l.gaps.is_empty() => "It works.",
-                    4 => "It works, with minor gaps.",
-                    3 => "It works but is brittle.",
-                    2 => "It barely works.",
-                    _ => "It does not meet the standard.",
-                }
-                .into(),
-            );
-            level
-        }
-        Judge::Prosecutor => {
-            let charge = level >= 3 && !l.gaps.is_empty();
-            if l.family == Family::Graph && l.level == 1 {
-                a.push("Orchestration Fraud (Statute of Orchestration): no parallel fan-out, maximum score 1.".into());
-            }
-            // the statute's charge: free text with no schema at all (JSON cut out of the
-            // text may still be validated by hand, which the table does not read)
-            if l.family == Family::Structured && l.level <= 1 {
-                a.push("Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data, maximum score 2.".into());
-            }
-            if charge {
-                a.push(format!(
-                    "One point below the table's level {} for {}: {}.",
-                    l.level,
-                    crate::words::count(l.gaps.len(), "gap", "gaps"),
-                    listed(&l.gaps, 2)
-                ));
-            } else if l.gaps.is_empty() {
-                a.push(format!(
-                    "No gap to charge: I hold it to the table's level {}.",
-                    l.level
-                ));
-            } else {
-                a.push(format!(
-                    "Level {} already counts the gaps ({}); I charge nothing more.",
-                    l.level,
-                    listed(&l.gaps, 1)
-                ));
-            }
-            if charge { level - 1 } else { level }
-        }
-        Judge::Defense => {
-            let credit = !l.credits.is_empty() && level < cap.min(5);
-            if credit {
-                a.push(format!(
-                    "Statute of Effort: one point above the table's level {} for what exists: {}.",
-                    l.level,
-                    listed(&l.credits, 1)
-                ));
-            } else if level >= cap && l.cap.is_some() {
-                let why = l.cap.as_ref().map(|(_, w)| w.as_str()).unwrap_or_default();
-                a.push(format!(
-                    "I cannot argue above the cap of {cap} the facts set ({}).",
-                    facts::short(why, 100)
-                ));
-            } else if l.credits.is_empty() {
-                a.push(format!(
-                    "Nothing is present that I could credit above the table's level {}.",
-                    l.level
-                ));
-            } else {
-                a.push(format!(
-                    "Level {} is already the top: nothing more to credit.",
-                    l.level
-                ));
-            }
-            if credit { level + 1 } else { level }
-        }
+    let (score, a) = match persona {
+        Judge::TechLead => tech_lead_on_level(l, t),
+        Judge::Prosecutor => prosecutor_on_level(l),
+        Judge::Defense => defense_on_level(l),
     };
+    let mut cited = l.cited.clone();
     if cited.is_empty() {
         cited = facts::ids(&t.passed());
     }
     (score, tidy(&a.join(" ")), cited)
+}
+
+/// The Tech Lead on a level table: the table's level and why (its row, its cap), the statutes
+/// that apply, and a verdict on how well it works. (score, sentences)
+fn tech_lead_on_level(l: &Level, t: &Tally) -> (i64, Vec<String>) {
+    let mut a: Vec<String> = Vec::new();
+    a.push(if l.absent {
+        format!("Level {}: {}.", l.level, l.row)
+    } else {
+        format!(
+            "Level {} of the {} table: {}.",
+            l.level,
+            l.family.name(),
+            l.row
+        )
+    });
+    if let Some((c, why)) = &l.cap {
+        a.push(format!("Capped at {c}: {}.", facts::short(why, 120)));
+    }
+    if !t.security.is_empty() {
+        a.push("Security Negligence (Statute of Engineering): a confirmed security finding overrides effort.".into());
+    }
+    // only the level-2 row says the reducers are missing
+    if l.family == Family::State && l.level <= 2 {
+        a.push("Technical Debt (Pydantic Rigor vs. Dict Soups): the state does not keep parallel writes safe.".into());
+    }
+    a.push(
+        match l.level {
+            5 => "It works and is maintainable.",
+            // no gap the facts show: "minor gaps" would be a claim without a fact
+            4 if l.gaps.is_empty() => "It works.",
+            4 => "It works, with minor gaps.",
+            3 => "It works but is brittle.",
+            2 => "It barely works.",
+            _ => "It does not meet the standard.",
+        }
+        .into(),
+    );
+    (i64::from(l.level), a)
+}
+
+/// The Prosecutor on a level table: the statutes the table lands on, and one point below the
+/// table's level for the gaps the facts show, from level 3 up. (score, sentences)
+fn prosecutor_on_level(l: &Level) -> (i64, Vec<String>) {
+    let level = i64::from(l.level);
+    let mut a: Vec<String> = Vec::new();
+    let charge = level >= 3 && !l.gaps.is_empty();
+    if l.family == Family::Graph && l.level == 1 {
+        a.push(
+            "Orchestration Fraud (Statute of Orchestration): no parallel fan-out, maximum score 1."
+                .into(),
+        );
+    }
+    // the statute's charge: free text with no schema at all (JSON cut out of the
+    // text may still be validated by hand, which the table does not read)
+    if l.family == Family::Structured && l.level <= 1 {
+        a.push("Hallucination Liability (Statute of Orchestration): judge output is not validated as structured data, maximum score 2.".into());
+    }
+    if charge {
+        a.push(format!(
+            "One point below the table's level {} for {}: {}.",
+            l.level,
+            crate::words::count(l.gaps.len(), "gap", "gaps"),
+            listed(&l.gaps, 2)
+        ));
+    } else if l.gaps.is_empty() {
+        a.push(format!(
+            "No gap to charge: I hold it to the table's level {}.",
+            l.level
+        ));
+    } else {
+        a.push(format!(
+            "Level {} already counts the gaps ({}); I charge nothing more.",
+            l.level,
+            listed(&l.gaps, 1)
+        ));
+    }
+    (if charge { level - 1 } else { level }, a)
+}
+
+/// The Defense on a level table: one point above the table's level for the strengths the
+/// facts show, never above the cap (nor 5). (score, sentences)
+fn defense_on_level(l: &Level) -> (i64, Vec<String>) {
+    let level = i64::from(l.level);
+    let cap = l.cap.as_ref().map(|(c, _)| i64::from(*c)).unwrap_or(5);
+    let mut a: Vec<String> = Vec::new();
+    let credit = !l.credits.is_empty() && level < cap.min(5);
+    if credit {
+        a.push(format!(
+            "Statute of Effort: one point above the table's level {} for what exists: {}.",
+            l.level,
+            listed(&l.credits, 1)
+        ));
+    } else if level >= cap && l.cap.is_some() {
+        let why = l.cap.as_ref().map(|(_, w)| w.as_str()).unwrap_or_default();
+        a.push(format!(
+            "I cannot argue above the cap of {cap} the facts set ({}).",
+            facts::short(why, 100)
+        ));
+    } else if l.credits.is_empty() {
+        a.push(format!(
+            "Nothing is present that I could credit above the table's level {}.",
+            l.level
+        ));
+    } else {
+        a.push(format!(
+            "Level {} is already the top: nothing more to credit.",
+            l.level
+        ));
+    }
+    (if credit { level + 1 } else { level }, a)
 }
 
 /// A sentence that ends on a shortened item ends once: "on…." → "on…".

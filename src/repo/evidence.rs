@@ -203,6 +203,9 @@ fn progression_gap(h: &super::history::HistoryFacts) -> Option<String> {
     })
 }
 
+/// The goal of the history facts (`repo.history.*`).
+const HISTORY_GOAL: &str = "Git history shows iterative progression";
+
 fn history(f: &RepoFacts) -> Vec<Evidence> {
     let h = &f.history;
     let loc = if f.commit.is_empty() {
@@ -210,40 +213,9 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
     } else {
         f.commit.clone()
     };
-    let goal = "Git history shows iterative progression";
-    let listing: Vec<String> = h
-        .commits
-        .iter()
-        .take(80)
-        .map(|c| format!("{} {} {}", short(&c.hash), c.date, c.message))
-        .collect();
+    let goal = HISTORY_GOAL;
     let mut v = vec![
-        fact(
-            "repo.history.commit_count",
-            goal,
-            h.commit_count > 3,
-            loc.clone(),
-            format!(
-                "{} ({}) reachable from the audited commit (full history, not shallow); more than 3 are expected",
-                crate::words::count(h.commit_count, "commit", "commits"),
-                crate::words::count(h.merge_count, "merge", "merges")
-            ),
-            1.0,
-        )
-        .with_content(listing.join("\n"))
-        .with_measure(Measure::History(HistoryMeasure {
-            commits: h.commit_count,
-            merges: h.merge_count,
-            pattern: h.pattern.clone(),
-            largest_commit_share: h.largest_commit_share,
-            top2_share: h.top2_share,
-            burst_share: h.burst_share,
-            staged_share: Some(h.staged_share),
-            largest_session: h
-                .staged
-                .first()
-                .map(|s| (s.share, s.commits.len(), s.seconds / 60)),
-        })),
+        commit_count(h, loc.clone()),
         fact(
             "repo.history.pattern",
             goal,
@@ -253,30 +225,7 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ),
     ];
-    let phase = |i: Option<usize>| {
-        i.and_then(|i| h.commits.get(i))
-            .map(|c| format!("{} {:?}", short(&c.hash), c.message))
-            .unwrap_or_else(|| "none".into())
-    };
-    let progression = fact(
-        "repo.history.progression",
-        goal,
-        h.progression,
-        loc.clone(),
-        format!(
-            "first setup commit: {}; first tools commit: {}; first graph commit: {} (read from what each commit adds: project files such as requirements.txt, Python lines that import or call forensic tools (subprocess, tempfile, git, ast, a PDF library, @tool), LangGraph wiring; never from its message)",
-            phase(h.first_setup),
-            phase(h.first_tools),
-            phase(h.first_graph)
-        ),
-        0.8,
-    );
-    v.push(match progression_gap(h) {
-        Some(gap) if !h.progression => progression.with_fix(format!(
-            "{gap}: in the next project, commit in steps a reader can follow, the set-up, then the tools, then the graph"
-        )),
-        _ => progression,
-    });
+    v.push(progression(h, loc.clone()));
     v.push(fact(
         "repo.history.timing",
         goal,
@@ -293,6 +242,78 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
         ),
         1.0,
     ));
+    v.push(messages(h, loc));
+    v
+}
+
+/// How many commits the history has (`repo.history.commit_count`), with the listing of the
+/// first 80 and the history's measure.
+fn commit_count(h: &super::history::HistoryFacts, loc: String) -> Evidence {
+    let listing: Vec<String> = h
+        .commits
+        .iter()
+        .take(80)
+        .map(|c| format!("{} {} {}", short(&c.hash), c.date, c.message))
+        .collect();
+    fact(
+        "repo.history.commit_count",
+        HISTORY_GOAL,
+        h.commit_count > 3,
+        loc,
+        format!(
+            "{} ({}) reachable from the audited commit (full history, not shallow); more than 3 are expected",
+            crate::words::count(h.commit_count, "commit", "commits"),
+            crate::words::count(h.merge_count, "merge", "merges")
+        ),
+        1.0,
+    )
+    .with_content(listing.join("\n"))
+    .with_measure(Measure::History(HistoryMeasure {
+        commits: h.commit_count,
+        merges: h.merge_count,
+        pattern: h.pattern.clone(),
+        largest_commit_share: h.largest_commit_share,
+        top2_share: h.top2_share,
+        burst_share: h.burst_share,
+        staged_share: Some(h.staged_share),
+        largest_session: h
+            .staged
+            .first()
+            .map(|s| (s.share, s.commits.len(), s.seconds / 60)),
+    }))
+}
+
+/// Whether the set-up, the tools and the graph arrived in that order
+/// (`repo.history.progression`), with the fix when they did not.
+fn progression(h: &super::history::HistoryFacts, loc: String) -> Evidence {
+    let phase = |i: Option<usize>| {
+        i.and_then(|i| h.commits.get(i))
+            .map(|c| format!("{} {:?}", short(&c.hash), c.message))
+            .unwrap_or_else(|| "none".into())
+    };
+    let progression = fact(
+        "repo.history.progression",
+        HISTORY_GOAL,
+        h.progression,
+        loc,
+        format!(
+            "first setup commit: {}; first tools commit: {}; first graph commit: {} (read from what each commit adds: project files such as requirements.txt, Python lines that import or call forensic tools (subprocess, tempfile, git, ast, a PDF library, @tool), LangGraph wiring; never from its message)",
+            phase(h.first_setup),
+            phase(h.first_tools),
+            phase(h.first_graph)
+        ),
+        0.8,
+    );
+    match progression_gap(h) {
+        Some(gap) if !h.progression => progression.with_fix(format!(
+            "{gap}: in the next project, commit in steps a reader can follow, the set-up, then the tools, then the graph"
+        )),
+        _ => progression,
+    }
+}
+
+/// Whether most commit messages are descriptive (`repo.history.messages`).
+fn messages(h: &super::history::HistoryFacts, loc: String) -> Evidence {
     let meaningful = h
         .commits
         .iter()
@@ -303,9 +324,9 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
     } else {
         meaningful as f64 / h.commit_count as f64
     };
-    v.push(fact(
+    fact(
         "repo.history.messages",
-        goal,
+        HISTORY_GOAL,
         h.commit_count > 0 && share >= 0.7,
         loc,
         format!(
@@ -313,8 +334,7 @@ fn history(f: &RepoFacts) -> Vec<Evidence> {
             h.commit_count
         ),
         0.8,
-    ));
-    v
+    )
 }
 
 /// Why the history got its pattern, with the rule's thresholds.
@@ -548,11 +568,17 @@ fn defect_fix(
     fields_only: bool,
     cause: Option<&KeyCause>,
 ) -> Option<String> {
+    cause_fix(kind, nodes, cause).or_else(|| kind_fix(kind, nodes, fields_only))
+}
+
+/// The fix for a state-key defect whose cause the defect says (the keys undeclared; the entry,
+/// key or input never written, dropped or written later); `None` for any other.
+fn cause_fix(kind: &str, nodes: &[String], cause: Option<&KeyCause>) -> Option<String> {
     let on = |what: &str| on_nodes(what, nodes);
     match (kind, cause) {
         ("undeclared_state_key", Some(KeyCause::Undeclared { keys })) if !keys.is_empty() => {
             let one = keys.len() == 1;
-            return Some(format!(
+            Some(format!(
                 "declare {} {} in the state schema (with a reducer if parallel nodes write {}), or return {} under {} the schema declares and the readers read, from {}",
                 if one { "the key" } else { "the keys" },
                 quoted_list(keys),
@@ -560,38 +586,30 @@ fn defect_fix(
                 if one { "the value" } else { "the values" },
                 if one { "a key" } else { "keys" },
                 on("the node")
-            ));
+            ))
         }
-        ("unknown_state_key", Some(KeyCause::MissingEntry { field, entry })) => {
-            return Some(format!(
-                "have a node that runs before {} put a `{entry}` entry into `{field}` (e.g. return `{{\"{field}\": {{\"{entry}\": ...}}}}`), or read an entry some node puts there; `{field}` itself is declared",
-                on("the reader")
-            ));
-        }
-        ("unknown_state_key", Some(KeyCause::NeverWritten { key })) => {
-            return Some(format!(
-                "have a node that runs before {} write `{key}` (return it in its update), or give it in the graph's input; `{key}` is declared already",
-                on("the reader")
-            ));
-        }
-        ("unknown_state_key", Some(KeyCause::InputDropped { key, at })) => {
-            return Some(format!(
-                "declare `{key}` in the state schema: the graph's input gives it ({at}), but LangGraph drops input keys the schema does not declare, so {} never sees it",
-                on("the reader")
-            ));
-        }
-        ("unknown_state_key", Some(KeyCause::WrittenDropped { key, writers })) => {
-            return Some(format!(
-                "declare `{key}` in the state schema: {} {} it, but LangGraph drops what the schema does not declare, so {} never sees it",
-                quoted_list(writers),
-                if writers.len() == 1 {
-                    "writes"
-                } else {
-                    "write"
-                },
-                on("the reader")
-            ));
-        }
+        ("unknown_state_key", Some(KeyCause::MissingEntry { field, entry })) => Some(format!(
+            "have a node that runs before {} put a `{entry}` entry into `{field}` (e.g. return `{{\"{field}\": {{\"{entry}\": ...}}}}`), or read an entry some node puts there; `{field}` itself is declared",
+            on("the reader")
+        )),
+        ("unknown_state_key", Some(KeyCause::NeverWritten { key })) => Some(format!(
+            "have a node that runs before {} write `{key}` (return it in its update), or give it in the graph's input; `{key}` is declared already",
+            on("the reader")
+        )),
+        ("unknown_state_key", Some(KeyCause::InputDropped { key, at })) => Some(format!(
+            "declare `{key}` in the state schema: the graph's input gives it ({at}), but LangGraph drops input keys the schema does not declare, so {} never sees it",
+            on("the reader")
+        )),
+        ("unknown_state_key", Some(KeyCause::WrittenDropped { key, writers })) => Some(format!(
+            "declare `{key}` in the state schema: {} {} it, but LangGraph drops what the schema does not declare, so {} never sees it",
+            quoted_list(writers),
+            if writers.len() == 1 {
+                "writes"
+            } else {
+                "write"
+            },
+            on("the reader")
+        )),
         (
             "unknown_state_key",
             Some(KeyCause::WrittenLater {
@@ -605,7 +623,7 @@ fn defect_fix(
                 quoted_list(writers),
                 on("the reader")
             );
-            return Some(if *declared {
+            Some(if *declared {
                 format!("{order}, or give `{key}` a value in the graph's input")
             } else {
                 format!(
@@ -617,10 +635,15 @@ fn defect_fix(
                         "write"
                     },
                 )
-            });
+            })
         }
-        _ => {}
+        _ => None,
     }
+}
+
+/// The fix for a run-time defect of `kind` whatever its cause (`None`: a kind with no fix).
+fn kind_fix(kind: &str, nodes: &[String], fields_only: bool) -> Option<String> {
+    let on = |what: &str| on_nodes(what, nodes);
     Some(match kind {
         "import_error" => "make the import resolve: import the name from the module that defines it, or define it there, so the graph's module can be imported".into(),
         "duplicate_execution" => format!(
@@ -690,6 +713,55 @@ fn site(loc: &str) -> Site {
     }
 }
 
+/// The layer a router leaves: the judges' when its source is a judge branch or the judges'
+/// join; the detectives' when it is a detective branch, the detectives' join or the node the
+/// judges fan out from; else none.
+fn router_layer(source: &str, det: Option<&Branching>, jud: Option<&Branching>) -> Option<Layer> {
+    let on = |b: Option<&Branching>, also: Option<&str>| {
+        b.is_some_and(|b| {
+            b.branches.iter().any(|x| x == source)
+                || b.join.as_deref() == Some(source)
+                || also == Some(source)
+        })
+    };
+    if on(jud, None) {
+        Some(Layer::Judges)
+    } else if on(det, jud.map(|j| j.from.as_str())) {
+        Some(Layer::Detectives)
+    } else {
+        None
+    }
+}
+
+/// A router's distinct outcomes (each a sorted set of targets), less the single-target ones
+/// the run-time analysis proves are `never` chosen; when none was read and the router does not
+/// fan out, each path-map target is one outcome.
+fn live_outcomes(
+    r: &crate::repo::python::graph::Router,
+    never: &[&crate::repo::python::graph::DeadRoute],
+) -> Vec<Vec<String>> {
+    let mut outcomes: Vec<Vec<String>> = r
+        .outcomes
+        .iter()
+        .filter(|o| !(o.len() == 1 && never.iter().any(|d| d.target == o[0])))
+        .map(|o| {
+            let mut o = o.clone();
+            o.sort();
+            o.dedup();
+            o
+        })
+        .collect();
+    outcomes.sort();
+    outcomes.dedup();
+    if outcomes.is_empty() && !r.parallel {
+        // the router's returns were not read: each path-map target is one outcome
+        outcomes = r.targets.iter().map(|t| vec![t.clone()]).collect();
+        outcomes.sort();
+        outcomes.dedup();
+    }
+    outcomes
+}
+
 /// The conditional routes of a graph: routers whose outcomes differ, by the layer they leave.
 fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> GraphFact {
     let graph = site(&g.location());
@@ -700,45 +772,14 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
     let mut dead = Vec::new();
     for r in &g.routers {
         let at = Site::new(r.path.clone(), r.line);
-        let on = |b: Option<&Branching>, also: Option<&str>| {
-            b.is_some_and(|b| {
-                b.branches.contains(&r.source)
-                    || b.join.as_deref() == Some(r.source.as_str())
-                    || also == Some(r.source.as_str())
-            })
-        };
-        let layer = if on(jud, None) {
-            Some(Layer::Judges)
-        } else if on(det, jud.map(|j| j.from.as_str())) {
-            Some(Layer::Detectives)
-        } else {
-            None
-        };
+        let layer = router_layer(&r.source, det, jud);
         // an outcome the run-time analysis proves is never chosen changes no path
         let never: Vec<&crate::repo::python::graph::DeadRoute> = g
             .dead_routes
             .iter()
             .filter(|d| d.source == r.source)
             .collect();
-        let mut outcomes: Vec<Vec<String>> = r
-            .outcomes
-            .iter()
-            .filter(|o| !(o.len() == 1 && never.iter().any(|d| d.target == o[0])))
-            .map(|o| {
-                let mut o = o.clone();
-                o.sort();
-                o.dedup();
-                o
-            })
-            .collect();
-        outcomes.sort();
-        outcomes.dedup();
-        if outcomes.is_empty() && !r.parallel {
-            // the router's returns were not read: each path-map target is one outcome
-            outcomes = r.targets.iter().map(|t| vec![t.clone()]).collect();
-            outcomes.sort();
-            outcomes.dedup();
-        }
+        let outcomes = live_outcomes(r, &never);
         let dropped: Vec<&&crate::repo::python::graph::DeadRoute> = never
             .iter()
             .filter(|d| r.outcomes.iter().any(|o| o.len() == 1 && o[0] == d.target))
@@ -768,42 +809,30 @@ fn routes(g: &GraphFacts, det: Option<&Branching>, jud: Option<&Branching>) -> G
             None => elsewhere.push(route),
         }
     }
-    // where the fix goes: the first plain edge out of the join (`out`), else the join itself
-    let join_site = |b: Option<&Branching>, out: bool| {
-        b.and_then(|b| {
-            b.join.as_ref().map(|j| {
-                let leaving = g
-                    .edges
-                    .iter()
-                    .filter(|e| out && &e.from == j && !e.conditional)
-                    .min_by_key(|e| (e.path.clone(), e.line))
-                    .map(|e| format!("{}:{}", e.path, e.line));
-                let at = leaving.unwrap_or_else(|| {
-                    g.fan_in
-                        .iter()
-                        .find(|x| &x.to == j)
-                        .map(|x| x.location.clone())
-                        .unwrap_or_else(|| b.location.clone())
-                });
-                (site(&at), j.clone())
-            })
-        })
-    };
     GraphFact::Routes {
         detectives,
         judges,
         elsewhere,
         fixed,
         dead,
-        detectives_join: join_site(det, true),
-        judges_join: join_site(jud, false),
+        // where the fix goes: the first plain edge out of the join, else the join itself
+        detectives_join: join_site(g, det, true),
+        judges_join: join_site(g, jud, false),
         graph,
     }
 }
 
+/// The goal of the graph facts (`repo.graph.*`).
+const GRAPH_GOAL: &str = "StateGraph wired for parallel fan-out/fan-in with error edges";
+
+/// A typed graph fact (`repo.graph.*`).
+fn graph_fact(f: &RepoFacts, x: GraphFact, c: f64) -> Evidence {
+    stated("repo.graph", GRAPH_GOAL, Fact::Graph(x), f, c)
+}
+
 fn graph(f: &RepoFacts) -> Vec<Evidence> {
-    let goal = "StateGraph wired for parallel fan-out/fan-in with error edges";
-    let typed = |x: GraphFact, c: f64| stated("repo.graph", goal, Fact::Graph(x), f, c);
+    let goal = GRAPH_GOAL;
+    let typed = |x: GraphFact, c: f64| graph_fact(f, x, c);
     let Some(g) = f.python.graphs.first() else {
         return vec![typed(
             GraphFact::Definition {
@@ -822,7 +851,6 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
     };
     let loc = g.location();
     let graph_site = site(&loc);
-    let names = |v: &[String]| v.join(", ");
     let mut v = vec![
         typed(
             GraphFact::Definition {
@@ -841,13 +869,6 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         .with_content(g.snippet.clone()),
     ];
     let (det, jud) = patterns(g);
-    let branch = |b: Option<&Branching>| {
-        b.map(|b| Branch {
-            at: site(&b.location),
-            from: b.from.clone(),
-            branches: b.branches.clone(),
-        })
-    };
     let fan_out = |layer: Layer, b: Option<&Branching>| {
         typed(
             GraphFact::FanOut {
@@ -859,22 +880,11 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         )
     };
     let fan_in = |layer: Layer, b: Option<&Branching>| {
-        let join = b.and_then(|b| {
-            b.join.as_ref().map(|j| {
-                let at = g
-                    .fan_in
-                    .iter()
-                    .find(|x| &x.to == j)
-                    .map(|x| x.location.clone())
-                    .unwrap_or_else(|| b.location.clone());
-                (site(&at), j.clone())
-            })
-        });
         typed(
             GraphFact::FanIn {
                 layer,
                 branch: branch(b),
-                join,
+                join: join_site(g, b, false),
                 graph: graph_site.clone(),
             },
             0.9,
@@ -901,11 +911,61 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
     ));
     v.push(fan_in(Layer::Judges, jud));
     v.push(typed(routes(g, det, jud), 0.85));
-    v.push(fact(
+    v.push(not_linear(g));
+    v.push(well_formed(g));
+    v.extend(defects(f, GRAPH_DEFECTS, goal));
+    if let Some(clean) = runs_as_wired(g) {
+        v.push(clean);
+    }
+    v
+}
+
+/// A branching as a typed [`Branch`].
+fn branch(b: Option<&Branching>) -> Option<Branch> {
+    b.map(|b| Branch {
+        at: site(&b.location),
+        from: b.from.clone(),
+        branches: b.branches.clone(),
+    })
+}
+
+/// Where a branching joins, and the join node: with `first_edge_out`, the first plain edge out
+/// of the join (where a fix goes); else, and when there is none, the fan-in into the join,
+/// else the branching itself.
+fn join_site(
+    g: &GraphFacts,
+    b: Option<&Branching>,
+    first_edge_out: bool,
+) -> Option<(Site, String)> {
+    b.and_then(|b| {
+        b.join.as_ref().map(|j| {
+            let leaving = g
+                .edges
+                .iter()
+                .filter(|e| first_edge_out && &e.from == j && !e.conditional)
+                .min_by_key(|e| (e.path.clone(), e.line))
+                .map(|e| format!("{}:{}", e.path, e.line));
+            let at = leaving.unwrap_or_else(|| {
+                g.fan_in
+                    .iter()
+                    .find(|x| &x.to == j)
+                    .map(|x| x.location.clone())
+                    .unwrap_or_else(|| b.location.clone())
+            });
+            (site(&at), j.clone())
+        })
+    })
+}
+
+/// Whether the graph fans out at all (`repo.graph.not_linear`), with its fan-out and fan-in
+/// points, or why parallelism cannot be established.
+fn not_linear(g: &GraphFacts) -> Evidence {
+    let names = |v: &[String]| v.join(", ");
+    fact(
         "repo.graph.not_linear",
-        goal,
+        GRAPH_GOAL,
         !g.fan_out.is_empty(),
-        loc.clone(),
+        g.location(),
         if g.fan_out.is_empty() && !g.unresolved.is_empty() {
             format!(
                 "no fan-out found, but part of the wiring is built from values not known statically ({}): parallelism cannot be established from the code",
@@ -933,19 +993,23 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
         } else {
             1.0
         },
-    ));
-    v.push(match g.undefined_nodes.first() {
+    )
+}
+
+/// Whether every edge endpoint is a node of the graph (`repo.graph.well_formed`).
+fn well_formed(g: &GraphFacts) -> Evidence {
+    match g.undefined_nodes.first() {
         None => fact(
             "repo.graph.well_formed",
-            goal,
+            GRAPH_GOAL,
             true,
-            loc,
+            g.location(),
             "every edge endpoint is a node added to the graph (or START/END)",
             0.9,
         ),
         Some(u) => fact(
             "repo.graph.well_formed",
-            goal,
+            GRAPH_GOAL,
             false,
             format!("{}:{}", u.path, u.line),
             format!(
@@ -958,32 +1022,13 @@ fn graph(f: &RepoFacts) -> Vec<Evidence> {
             ),
             0.9,
         ),
-    });
-    v.extend(defects(f, GRAPH_DEFECTS, goal));
-    if let Some(clean) = runs_as_wired(g) {
-        v.push(clean);
     }
-    v
 }
 
 fn state(f: &RepoFacts) -> Vec<Evidence> {
     let s = &f.python.state;
     let goal = "Typed state with Pydantic models and reducers";
-    let graph_state = f
-        .python
-        .graphs
-        .iter()
-        .find_map(|g| g.state_type.as_deref())
-        .map(|t| t.rsplit('.').next().unwrap_or(t).to_string());
-    let core = graph_state
-        .as_deref()
-        .and_then(|n| s.class(n))
-        .or_else(|| {
-            s.typed_dicts
-                .iter()
-                .find(|c| c.fields.iter().any(|x| x.reducer.is_some()))
-        })
-        .or_else(|| s.typed_dicts.first());
+    let core = core_state(f);
     let typed = |x: StateFact, c: f64| stated("repo.state", goal, Fact::State(x), f, c);
     let class = core.map(|c| StateClass {
         at: at(&c.path, c.line),
@@ -1007,10 +1052,7 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
     }
     // the models are told by their fields (the challenge's schema), never by their names
     for model in [Model::Evidence, Model::Opinion] {
-        let is: fn(&super::python::state::StateClass) -> bool = match model {
-            Model::Evidence => roles::is_evidence_model,
-            Model::Opinion => roles::is_opinion_model,
-        };
+        let is = model_test(model);
         let m = s.pydantic_models.iter().find(|c| is(c));
         let e = typed(
             StateFact::Model {
@@ -1034,10 +1076,7 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             .any(is)
     };
     for model in [Model::Evidence, Model::Opinion] {
-        let is: fn(&super::python::state::StateClass) -> bool = match model {
-            Model::Evidence => roles::is_evidence_model,
-            Model::Opinion => roles::is_opinion_model,
-        };
+        let is = model_test(model);
         let field = core.and_then(|c| {
             c.fields
                 .iter()
@@ -1053,53 +1092,93 @@ fn state(f: &RepoFacts) -> Vec<Evidence> {
             0.9,
         ));
     }
-    // the container a field's annotation holds: a list concatenates (operator.add), a dict
-    // merges (operator.ior)
-    let holds_dict = |r: &super::python::state::Reducer| {
-        let ann = s
-            .class(&r.class)
-            .and_then(|c| c.fields.iter().find(|x| x.name == r.field))
-            .map(|x| x.annotation.as_str())
-            .unwrap_or("");
-        let inner = ann.strip_prefix("Annotated[").unwrap_or(ann).trim_start();
-        let head: String = inner
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-            .collect();
-        let head = head.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-        match head.as_str() {
-            "dict" | "mapping" | "mutablemapping" | "defaultdict" => Some(true),
-            "list" | "sequence" => Some(false),
-            _ => None,
-        }
-    };
     for (merge, name) in [(Merge::Add, "operator.add"), (Merge::Ior, "operator.ior")] {
-        let own = s.reducers.iter().find(|r| r.reducer == name);
-        // else the repository's own function that keeps both values of a container of the
-        // same kind (`merge_dicts` on a dict field)
-        let custom = own.is_none().then(|| {
-            s.reducers
-                .iter()
-                .find(|r| r.merges && holds_dict(r) == Some(merge == Merge::Ior))
-        });
-        let r = own.or(custom.flatten());
-        v.push(typed(
-            StateFact::Reducer {
-                merge,
-                via: custom.flatten().map(|r| r.reducer.clone()),
-                field: r.map(|r| (at(&r.path, r.line), r.class.clone(), r.field.clone())),
-                others: s
-                    .reducers
-                    .iter()
-                    .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
-                    .collect(),
-                state: class.clone(),
-            },
-            1.0,
-        ));
+        v.push(typed(reducer(s, merge, name, class.clone()), 1.0));
     }
     v.extend(defects(f, STATE_DEFECTS, goal));
     v
+}
+
+/// The graph's state class: the state type of the first graph that names one, else the first
+/// TypedDict with a reducer, else the first TypedDict.
+fn core_state(f: &RepoFacts) -> Option<&super::python::state::StateClass> {
+    let s = &f.python.state;
+    let graph_state = f
+        .python
+        .graphs
+        .iter()
+        .find_map(|g| g.state_type.as_deref())
+        .map(|t| t.rsplit('.').next().unwrap_or(t).to_string());
+    graph_state
+        .as_deref()
+        .and_then(|n| s.class(n))
+        .or_else(|| {
+            s.typed_dicts
+                .iter()
+                .find(|c| c.fields.iter().any(|x| x.reducer.is_some()))
+        })
+        .or_else(|| s.typed_dicts.first())
+}
+
+/// How a class is told to be the `model` (by its fields; see `python::roles`).
+fn model_test(model: Model) -> fn(&super::python::state::StateClass) -> bool {
+    match model {
+        Model::Evidence => roles::is_evidence_model,
+        Model::Opinion => roles::is_opinion_model,
+    }
+}
+
+/// The reducer that merges as `merge` (`name`: `operator.add` or `operator.ior`): the field
+/// annotated with it, else the repository's own function that keeps both values of a
+/// container of the same kind (`merge_dicts` on a dict field).
+fn reducer(
+    s: &super::python::state::StateFacts,
+    merge: Merge,
+    name: &str,
+    state: Option<StateClass>,
+) -> StateFact {
+    let own = s.reducers.iter().find(|r| r.reducer == name);
+    let custom = own.is_none().then(|| {
+        s.reducers
+            .iter()
+            .find(|r| r.merges && holds_dict(s, r) == Some(merge == Merge::Ior))
+    });
+    let r = own.or(custom.flatten());
+    StateFact::Reducer {
+        merge,
+        via: custom.flatten().map(|r| r.reducer.clone()),
+        field: r.map(|r| (at(&r.path, r.line), r.class.clone(), r.field.clone())),
+        others: s
+            .reducers
+            .iter()
+            .map(|r| format!("{}.{}={}", r.class, r.field, r.reducer))
+            .collect(),
+        state,
+    }
+}
+
+/// The container a reducer field's annotation holds: a dict (`Some(true)`, merged by
+/// operator.ior), a list (`Some(false)`, concatenated by operator.add), else `None`.
+fn holds_dict(
+    s: &super::python::state::StateFacts,
+    r: &super::python::state::Reducer,
+) -> Option<bool> {
+    let ann = s
+        .class(&r.class)
+        .and_then(|c| c.fields.iter().find(|x| x.name == r.field))
+        .map(|x| x.annotation.as_str())
+        .unwrap_or("");
+    let inner = ann.strip_prefix("Annotated[").unwrap_or(ann).trim_start();
+    let head: String = inner
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+        .collect();
+    let head = head.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    match head.as_str() {
+        "dict" | "mapping" | "mutablemapping" | "defaultdict" => Some(true),
+        "list" | "sequence" => Some(false),
+        _ => None,
+    }
 }
 
 /// The evidence stating a typed fact of a repository family.
@@ -1122,17 +1201,7 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
     let s = &f.python.security;
     let goal = "Sandboxed git operations without raw shell calls";
     let fact = |x: SafetyFact, c: f64| stated("repo.security", goal, Fact::Safety(x), f, c);
-    let clones: Vec<fact::Clone> = s
-        .clone_calls
-        .iter()
-        .map(|c| fact::Clone {
-            call: Call::new(at(&c.path, c.line), c.callee.clone()),
-            sandbox: c.sandbox_at.clone(),
-            list_args: c.list_args,
-            via: c.via.clone(),
-            handled: c.handled_at.clone(),
-        })
-        .collect();
+    let clones = clone_facts(s);
     let sites: Vec<Site> = clones.iter().map(|c| c.call.at.clone()).collect();
     let union = |pick: &dyn Fn(&super::python::safety::CloneCall) -> Vec<Site>| {
         let mut v: Vec<Site> = s.clone_calls.iter().flat_map(pick).collect();
@@ -1194,72 +1263,18 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
     v.push(fact(
         SafetyFact::Lifetime {
             clones: sites.clone(),
-            early: s
-                .clone_calls
-                .iter()
-                .filter_map(|c| {
-                    c.removed_early
-                        .as_ref()
-                        .map(|(dir, func)| fact::EarlyRemoval {
-                            clone: at(&c.path, c.line),
-                            sandbox: dir.clone(),
-                            function: func.clone(),
-                        })
-                })
-                .collect(),
+            early: early_removals(s),
         },
         0.8,
     ));
     v.push(fact(
         SafetyFact::FullHistory {
             clones: sites,
-            shallow: s
-                .clone_calls
-                .iter()
-                .filter_map(|c| {
-                    c.depth.as_ref().map(|d| {
-                        let clone = at(&c.path, c.line);
-                        let only = s.shallow_only.iter().find(|o| o.clone == clone).map(|o| {
-                            fact::ShallowBranch {
-                                at: o.at.clone(),
-                                branch: o.branch.clone(),
-                                by_default: o.by_default,
-                                defaults: o.defaults.clone(),
-                            }
-                        });
-                        fact::Shallow {
-                            at: clone,
-                            depth: d.clone(),
-                            only,
-                        }
-                    })
-                })
-                .collect(),
+            shallow: shallow_clones(s),
         },
         0.9,
     ));
-    let shells: Vec<Site> = s
-        .findings
-        .iter()
-        .filter(|x| x.kind != "eval" && x.kind != "exec")
-        .map(|x| at(&x.path, x.line))
-        .collect();
-    let counted = f
-        .finding_counts
-        .iter()
-        .filter(|(k, _)| *k != "eval" && *k != "exec")
-        .map(|(_, n)| n)
-        .sum();
-    v.push(fact(
-        SafetyFact::NoShell {
-            files: f.python.files_parsed,
-            subprocess: s.subprocess_calls,
-            shells,
-            counted,
-            unscanned: f.unscanned_python.clone(),
-        },
-        1.0,
-    ));
+    v.push(fact(no_shell(f), 1.0));
     for (i, x) in s.findings.iter().enumerate() {
         v.push(
             fact(
@@ -1275,6 +1290,89 @@ fn safety(f: &RepoFacts) -> Vec<Evidence> {
         );
     }
     v
+}
+
+/// The clone calls as typed facts: where, its sandbox, list arguments, through what, handled.
+fn clone_facts(s: &super::python::safety::SecurityFacts) -> Vec<fact::Clone> {
+    s.clone_calls
+        .iter()
+        .map(|c| fact::Clone {
+            call: Call::new(at(&c.path, c.line), c.callee.clone()),
+            sandbox: c.sandbox_at.clone(),
+            list_args: c.list_args,
+            via: c.via.clone(),
+            handled: c.handled_at.clone(),
+        })
+        .collect()
+}
+
+/// The clones whose temporary directory is removed when their function returns, while the
+/// function returns its path.
+fn early_removals(s: &super::python::safety::SecurityFacts) -> Vec<fact::EarlyRemoval> {
+    s.clone_calls
+        .iter()
+        .filter_map(|c| {
+            c.removed_early
+                .as_ref()
+                .map(|(dir, func)| fact::EarlyRemoval {
+                    clone: at(&c.path, c.line),
+                    sandbox: dir.clone(),
+                    function: func.clone(),
+                })
+        })
+        .collect()
+}
+
+/// The shallow clones (a depth given), each with the `if` branch that alone makes it shallow,
+/// when one does.
+fn shallow_clones(s: &super::python::safety::SecurityFacts) -> Vec<fact::Shallow> {
+    s.clone_calls
+        .iter()
+        .filter_map(|c| {
+            c.depth.as_ref().map(|d| {
+                let clone = at(&c.path, c.line);
+                let only =
+                    s.shallow_only
+                        .iter()
+                        .find(|o| o.clone == clone)
+                        .map(|o| fact::ShallowBranch {
+                            at: o.at.clone(),
+                            branch: o.branch.clone(),
+                            by_default: o.by_default,
+                            defaults: o.defaults.clone(),
+                        });
+                fact::Shallow {
+                    at: clone,
+                    depth: d.clone(),
+                    only,
+                }
+            })
+        })
+        .collect()
+}
+
+/// The raw shell calls (every finding but `eval`/`exec`), those kept and those counted.
+fn no_shell(f: &RepoFacts) -> SafetyFact {
+    let s = &f.python.security;
+    let shells: Vec<Site> = s
+        .findings
+        .iter()
+        .filter(|x| x.kind != "eval" && x.kind != "exec")
+        .map(|x| at(&x.path, x.line))
+        .collect();
+    let counted = f
+        .finding_counts
+        .iter()
+        .filter(|(k, _)| *k != "eval" && *k != "exec")
+        .map(|(_, n)| n)
+        .sum();
+    SafetyFact::NoShell {
+        files: f.python.files_parsed,
+        subprocess: s.subprocess_calls,
+        shells,
+        counted,
+        unscanned: f.unscanned_python.clone(),
+    }
 }
 
 /// The opinion model a bound schema names: a class with a `score` field, or one holding a
@@ -1358,32 +1456,7 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
         .map(|(_, m, _)| m)
         .or_else(|| f.python.state.class("JudicialOpinion"));
     let need = ["score", "argument", "cited_evidence"];
-    // each needed field as the model writes it (the citations may be `cited_evidence_ids` or
-    // `evidence_refs`: a list of evidence; the argument may be a `reasoning` text)
-    let field_for = |n: &str| -> Option<String> {
-        let m = model?;
-        let list = |a: &str| {
-            let a = a.to_lowercase();
-            a.starts_with("list") || a.starts_with("sequence") || a.starts_with("tuple")
-        };
-        m.fields
-            .iter()
-            .find(|x| x.name == n)
-            .or_else(|| match n {
-                "cited_evidence" => m.fields.iter().find(|x| {
-                    let name = x.name.to_lowercase();
-                    (name.contains("evidence") || name.contains("citation")) && list(&x.annotation)
-                }),
-                "argument" => m.fields.iter().find(|x| {
-                    matches!(
-                        x.name.as_str(),
-                        "reasoning" | "rationale" | "justification" | "explanation"
-                    ) && x.annotation.trim() == "str"
-                }),
-                _ => None,
-            })
-            .map(|x| x.name.clone())
-    };
+    let field_for = |n: &str| opinion_field(model, n);
     v.push(fact(
         StructuredFact::SchemaFields {
             model: model.map(|m| (m.name.clone(), at(&m.path, m.line))),
@@ -1396,7 +1469,50 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
         },
         0.9,
     ));
-    // the judges' calls: those binding an opinion model (every call when none does)
+    v.push(fact(
+        StructuredFact::Retry {
+            calls: judge_calls(f),
+        },
+        0.8,
+    ));
+    v
+}
+
+/// The field of the opinion `model` that serves as the needed field `n`, as the model writes
+/// it: the citations may be `cited_evidence_ids` or `evidence_refs` (a list of evidence), the
+/// argument may be a `reasoning` text.
+fn opinion_field(model: Option<&super::python::state::StateClass>, n: &str) -> Option<String> {
+    let m = model?;
+    let list = |a: &str| {
+        let a = a.to_lowercase();
+        a.starts_with("list") || a.starts_with("sequence") || a.starts_with("tuple")
+    };
+    m.fields
+        .iter()
+        .find(|x| x.name == n)
+        .or_else(|| match n {
+            "cited_evidence" => m.fields.iter().find(|x| {
+                let name = x.name.to_lowercase();
+                (name.contains("evidence") || name.contains("citation")) && list(&x.annotation)
+            }),
+            "argument" => m.fields.iter().find(|x| {
+                matches!(
+                    x.name.as_str(),
+                    "reasoning" | "rationale" | "justification" | "explanation"
+                ) && x.annotation.trim() == "str"
+            }),
+            _ => None,
+        })
+        .map(|x| x.name.clone())
+}
+
+/// The judges' LLM calls, each where it is invoked (the binding when no invocation was read),
+/// once, with its retry, transport and handling. The judges' calls are those binding an
+/// opinion model (every call when none does); where the graph's judge nodes are seen running
+/// some of them, a call no judge node runs (a debate the Chief Justice routes to, asking for
+/// one more opinion) is no judge's.
+fn judge_calls(f: &RepoFacts) -> Vec<Retried> {
+    let s = &f.python.structured_output;
     let judges: Vec<&super::python::schema_binding::StructuredCall> = {
         let op: Vec<_> = s
             .calls
@@ -1409,7 +1525,6 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             op
         }
     };
-    // each judge call where it is invoked (the binding when no invocation was read), once
     let mut calls: Vec<Retried> = Vec::new();
     for c in &judges {
         let each: Vec<Retried> = if c.invoked.is_empty() {
@@ -1438,19 +1553,23 @@ fn structured(f: &RepoFacts) -> Vec<Evidence> {
             }
         }
     }
-    // where the graph's judge nodes are seen running some of these calls, a call no judge node
-    // runs (a debate the Chief Justice routes to, asking for one more opinion) is no judge's
     if calls.iter().any(|c| !c.judges.is_empty()) {
         calls.retain(|c| !c.judges.is_empty());
     }
-    v.push(fact(StructuredFact::Retry { calls }, 0.8));
-    v
+    calls
+}
+
+/// The goal of the judge-persona facts (`repo.personas.*`).
+const NUANCE_GOAL: &str = "Distinct, conflicting judge personas running in parallel";
+
+/// A judge-persona fact (`repo.personas.*`).
+fn persona_fact(f: &RepoFacts, x: NuanceFact, c: f64) -> Evidence {
+    stated("repo.personas", NUANCE_GOAL, Fact::Nuance(x), f, c)
 }
 
 fn nuance(f: &RepoFacts) -> Vec<Evidence> {
     let p = &f.python.personas;
-    let goal = "Distinct, conflicting judge personas running in parallel";
-    let fact = |x: NuanceFact, c: f64| stated("repo.personas", goal, Fact::Nuance(x), f, c);
+    let fact = |x: NuanceFact, c: f64| persona_fact(f, x, c);
     let mut v = Vec::new();
     let prompt = |x: &super::python::persona_prompts::PersonaPrompt| Prompt {
         persona: x.persona.clone(),
@@ -1465,32 +1584,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         .filter(|n| !p.prompts.iter().any(|x| x.persona == **n))
         .map(|n| n.to_string())
         .collect();
-    // The collusion figure the rubric asks for, first in the list so that every summary of
-    // this dimension quotes it. With fewer than two prompts nothing can be compared, and the
-    // missing prompts are already the fact below.
-    if let Some(first) = found.first()
-        && !p.similarity.is_empty()
-    {
-        v.push(Evidence {
-            goal: "Persona prompts share at most 50% of their text (no Persona Collusion)".into(),
-            ..fact(
-                NuanceFact::Collusion {
-                    pairs: p
-                        .similarity
-                        .iter()
-                        .map(|x| Overlap {
-                            a: x.a.clone(),
-                            b: x.b.clone(),
-                            share: x.share,
-                        })
-                        .collect(),
-                    threshold: super::python::persona_prompts::COLLUSION_THRESHOLD,
-                    at: first.at.clone(),
-                },
-                0.95,
-            )
-        });
-    }
+    v.extend(collusion(f, &found));
     v.push(fact(
         NuanceFact::Prompts {
             found: found.clone(),
@@ -1498,23 +1592,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
         },
         0.85,
     ));
-    for persona in PERSONAS {
-        let pr = p.prompts.iter().find(|x| x.persona == persona);
-        let lang = p.language.iter().find(|x| x.persona == persona);
-        let mut e = fact(
-            NuanceFact::Language {
-                persona: persona.to_string(),
-                expected: lang.map(|l| l.expected.clone()).unwrap_or_default(),
-                matched: lang.map(|l| l.matched.clone()).unwrap_or_default(),
-                at: pr.map(|x| at(&x.path, x.line)),
-            },
-            if pr.is_some() { 0.75 } else { 0.85 },
-        );
-        if let Some(pr) = pr {
-            e = e.with_content(super::python::syntax::truncate(&pr.text, 600));
-        }
-        v.push(e);
-    }
+    v.extend(persona_languages(f));
     if !found.is_empty() {
         v.push(fact(
             NuanceFact::OwnPrompts {
@@ -1526,9 +1604,82 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             0.75,
         ));
     }
-    // one call per criterion, or one call for every criterion (a list of opinions bound)
+    v.extend(per_criterion(f));
+    v.push(judges_in_parallel(f));
     let s = &f.python.structured_output;
-    if let Some((c, _)) = s
+    v.push(fact(
+        NuanceFact::Structured {
+            bound: s.calls.first().map(|c| at(&c.path, c.line)),
+            parsed: s.parsers.first().map(|(site, _)| site.clone()),
+        },
+        0.9,
+    ));
+    v.extend(defects(f, NUANCE_DEFECTS, NUANCE_GOAL));
+    v
+}
+
+/// The collusion figure the rubric asks for, first in the list so that every summary of this
+/// dimension quotes it. With fewer than two prompts (`found`) nothing can be compared, and the
+/// missing prompts are already the next fact.
+fn collusion(f: &RepoFacts, found: &[Prompt]) -> Option<Evidence> {
+    let p = &f.python.personas;
+    let first = found.first()?;
+    if p.similarity.is_empty() {
+        return None;
+    }
+    Some(Evidence {
+        goal: "Persona prompts share at most 50% of their text (no Persona Collusion)".into(),
+        ..persona_fact(
+            f,
+            NuanceFact::Collusion {
+                pairs: p
+                    .similarity
+                    .iter()
+                    .map(|x| Overlap {
+                        a: x.a.clone(),
+                        b: x.b.clone(),
+                        share: x.share,
+                    })
+                    .collect(),
+                threshold: super::python::persona_prompts::COLLUSION_THRESHOLD,
+                at: first.at.clone(),
+            },
+            0.95,
+        )
+    })
+}
+
+/// Each persona's prompt language: the words its lens expects and those its prompt has.
+fn persona_languages(f: &RepoFacts) -> Vec<Evidence> {
+    let p = &f.python.personas;
+    PERSONAS
+        .into_iter()
+        .map(|persona| {
+            let pr = p.prompts.iter().find(|x| x.persona == persona);
+            let lang = p.language.iter().find(|x| x.persona == persona);
+            let e = persona_fact(
+                f,
+                NuanceFact::Language {
+                    persona: persona.to_string(),
+                    expected: lang.map(|l| l.expected.clone()).unwrap_or_default(),
+                    matched: lang.map(|l| l.matched.clone()).unwrap_or_default(),
+                    at: pr.map(|x| at(&x.path, x.line)),
+                },
+                if pr.is_some() { 0.75 } else { 0.85 },
+            );
+            match pr {
+                Some(pr) => e.with_content(super::python::syntax::truncate(&pr.text, 600)),
+                None => e,
+            }
+        })
+        .collect()
+}
+
+/// One call per criterion, or one call for every criterion (a list of opinions bound): said
+/// when some structured-output call binds an opinion model.
+fn per_criterion(f: &RepoFacts) -> Option<Evidence> {
+    let s = &f.python.structured_output;
+    let (c, _) = s
         .calls
         .iter()
         .find_map(|c| opinion_model(f, &c.schema).map(|(_, b)| (c, b)))
@@ -1537,46 +1688,47 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             s.calls
                 .iter()
                 .find_map(|c| opinion_model(f, &c.schema).map(|(_, b)| (c, b)))
-        })
-    {
-        let batched = opinion_model(f, &c.schema).is_some_and(|(_, b)| b);
-        // one opinion per judge run: every invocation of a one-opinion schema is made once
-        // per run of its function (no loop over items, no caller looping), and the graph
-        // neither routes to a judge (a loop over the criteria, a fan-out with `Send`) nor
-        // fans out to one with `Send`
-        let routed_to_judge = f.python.graphs.iter().any(|g| {
-            let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
-            g.routers.iter().any(|r| r.targets.iter().any(judge))
-                || g.fan_out
-                    .iter()
-                    .any(|x| x.via.contains("send") && x.to.iter().any(judge))
-        });
-        let single: Vec<&super::python::schema_binding::Invoked> = s
-            .calls
-            .iter()
-            .filter(|k| opinion_model(f, &k.schema).is_some_and(|(_, b)| !b))
-            .flat_map(|k| &k.invoked)
-            .collect();
-        let overall = (!batched
-            && !routed_to_judge
-            && !single.is_empty()
-            && single.iter().all(|i| !i.per_item))
-        .then(|| single[0].at.clone());
-        v.push(fact(
-            NuanceFact::PerCriterion {
-                batched: batched.then(|| at(&c.path, c.line)),
-                overall,
-                calls: s
-                    .calls
-                    .iter()
-                    .filter(|k| opinion_model(f, &k.schema).is_some())
-                    .map(|k| at(&k.path, k.line))
-                    .collect(),
-            },
-            0.8,
-        ));
-    }
-    // judges in parallel
+        })?;
+    let batched = opinion_model(f, &c.schema).is_some_and(|(_, b)| b);
+    // one opinion per judge run: every invocation of a one-opinion schema is made once
+    // per run of its function (no loop over items, no caller looping), and the graph
+    // neither routes to a judge (a loop over the criteria, a fan-out with `Send`) nor
+    // fans out to one with `Send`
+    let routed_to_judge = f.python.graphs.iter().any(|g| {
+        let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
+        g.routers.iter().any(|r| r.targets.iter().any(judge))
+            || g.fan_out
+                .iter()
+                .any(|x| x.via.contains("send") && x.to.iter().any(judge))
+    });
+    let single: Vec<&super::python::schema_binding::Invoked> = s
+        .calls
+        .iter()
+        .filter(|k| opinion_model(f, &k.schema).is_some_and(|(_, b)| !b))
+        .flat_map(|k| &k.invoked)
+        .collect();
+    let overall =
+        (!batched && !routed_to_judge && !single.is_empty() && single.iter().all(|i| !i.per_item))
+            .then(|| single[0].at.clone());
+    Some(persona_fact(
+        f,
+        NuanceFact::PerCriterion {
+            batched: batched.then(|| at(&c.path, c.line)),
+            overall,
+            calls: s
+                .calls
+                .iter()
+                .filter(|k| opinion_model(f, &k.schema).is_some())
+                .map(|k| at(&k.path, k.line))
+                .collect(),
+        },
+        0.8,
+    ))
+}
+
+/// The judges in parallel: the first fan-out (of any graph) to two or more judge nodes, or to
+/// one with `Send`.
+fn judges_in_parallel(f: &RepoFacts) -> Evidence {
     let mut par = None;
     for g in &f.python.graphs {
         let judge = |n: &String| g.roles.get(n) == Some(&Role::Judge);
@@ -1588,7 +1740,8 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             break;
         }
     }
-    v.push(fact(
+    persona_fact(
+        f,
         NuanceFact::Parallel {
             fan_out: par.map(|fo| {
                 let site = fo
@@ -1605,16 +1758,7 @@ fn nuance(f: &RepoFacts) -> Vec<Evidence> {
             }),
         },
         0.85,
-    ));
-    v.push(fact(
-        NuanceFact::Structured {
-            bound: s.calls.first().map(|c| at(&c.path, c.line)),
-            parsed: s.parsers.first().map(|(site, _)| site.clone()),
-        },
-        0.9,
-    ));
-    v.extend(defects(f, NUANCE_DEFECTS, goal));
-    v
+    )
 }
 
 fn justice(f: &RepoFacts) -> Vec<Evidence> {

@@ -91,11 +91,24 @@ pub fn facts_json(f: &RepoFacts) -> Value {
     })
 }
 
-/// Human-readable listing for `auditor evidence` without `--json`.
+/// Human-readable listing for `auditor evidence` without `--json`: the repository, then one
+/// section per family of facts, then the notes.
 pub fn summary_text(f: &RepoFacts) -> String {
     let mut s = String::new();
-    let h = &f.history;
-    let p = &f.python;
+    header(&mut s, f);
+    history_section(&mut s, &f.history);
+    graph_section(&mut s, &f.python);
+    state_section(&mut s, &f.python);
+    security_section(&mut s, &f.python);
+    structured_section(&mut s, &f.python);
+    personas_section(&mut s, &f.python);
+    justice_section(&mut s, &f.python);
+    notes_section(&mut s, f);
+    s
+}
+
+/// The repository, its commit and how many files were read.
+fn header(s: &mut String, f: &RepoFacts) {
     let _ = writeln!(
         s,
         "Repository {} at {}",
@@ -110,8 +123,12 @@ pub fn summary_text(f: &RepoFacts) -> String {
         s,
         "  {} files, {} Python files analysed",
         f.files.len(),
-        p.files_parsed
+        f.python.files_parsed
     );
+}
+
+/// The history's figures and its first 50 commits.
+fn history_section(s: &mut String, h: &super::history::HistoryFacts) {
     let _ = writeln!(
         s,
         "\nHistory: {} commits ({} merges), pattern {}, progression setup→tools→graph: {}{}",
@@ -137,55 +154,60 @@ pub fn summary_text(f: &RepoFacts) -> String {
     if h.commits.len() > 50 {
         let _ = writeln!(s, "  ... {} more", h.commits.len() - 50);
     }
-    match p.graphs.first() {
-        None => {
-            let _ = writeln!(s, "\nGraph: none found");
-        }
-        Some(g) => {
-            let _ = writeln!(
-                s,
-                "\nGraph at {} (state {}): {} nodes, {} edges{}",
-                g.location(),
-                g.state_type.as_deref().unwrap_or("?"),
-                g.nodes.len(),
-                g.edges.len(),
-                if g.linear { ", purely linear" } else { "" }
-            );
-            let _ = writeln!(
-                s,
-                "  nodes: {}",
-                g.nodes
-                    .iter()
-                    .map(|n| n.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            for e in &g.edges {
-                let _ = writeln!(
-                    s,
-                    "  {} -> {}{}",
-                    e.from,
-                    e.to,
-                    if e.conditional { " (conditional)" } else { "" }
-                );
-            }
-            for x in &g.fan_out {
-                let _ = writeln!(
-                    s,
-                    "  fan-out: {} -> [{}] via {}",
-                    x.from,
-                    x.to.join(", "),
-                    x.via
-                );
-            }
-            for x in &g.fan_in {
-                let _ = writeln!(s, "  fan-in: [{}] -> {}", x.from.join(", "), x.to);
-            }
-            for u in &g.undefined_nodes {
-                let _ = writeln!(s, "  undefined node {} ({}:{})", u.name, u.path, u.line);
-            }
-        }
+}
+
+/// The main graph: its nodes, edges, fan-outs, fan-ins and undefined nodes.
+fn graph_section(s: &mut String, p: &super::python::PythonFacts) {
+    let Some(g) = p.graphs.first() else {
+        let _ = writeln!(s, "\nGraph: none found");
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\nGraph at {} (state {}): {} nodes, {} edges{}",
+        g.location(),
+        g.state_type.as_deref().unwrap_or("?"),
+        g.nodes.len(),
+        g.edges.len(),
+        if g.linear { ", purely linear" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "  nodes: {}",
+        g.nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for e in &g.edges {
+        let _ = writeln!(
+            s,
+            "  {} -> {}{}",
+            e.from,
+            e.to,
+            if e.conditional { " (conditional)" } else { "" }
+        );
     }
+    for x in &g.fan_out {
+        let _ = writeln!(
+            s,
+            "  fan-out: {} -> [{}] via {}",
+            x.from,
+            x.to.join(", "),
+            x.via
+        );
+    }
+    for x in &g.fan_in {
+        let _ = writeln!(s, "  fan-in: [{}] -> {}", x.from.join(", "), x.to);
+    }
+    for u in &g.undefined_nodes {
+        let _ = writeln!(s, "  undefined node {} ({}:{})", u.name, u.path, u.line);
+    }
+}
+
+/// The state classes and their reducers.
+fn state_section(s: &mut String, p: &super::python::PythonFacts) {
     let _ = writeln!(s, "\nState:");
     for c in p.state.typed_dicts.iter().chain(&p.state.pydantic_models) {
         let _ = writeln!(s, "  {} {} ({})", c.kind, c.name, c.location());
@@ -197,6 +219,10 @@ pub fn summary_text(f: &RepoFacts) -> String {
             r.class, r.field, r.reducer, r.path, r.line
         );
     }
+}
+
+/// Whether the clone is sandboxed, and the security findings.
+fn security_section(s: &mut String, p: &super::python::PythonFacts) {
     let _ = writeln!(
         s,
         "\nSecurity: sandboxed clone: {}",
@@ -208,6 +234,10 @@ pub fn summary_text(f: &RepoFacts) -> String {
     if p.security.findings.is_empty() {
         let _ = writeln!(s, "  no findings");
     }
+}
+
+/// Whether structured output is used, and its calls.
+fn structured_section(s: &mut String, p: &super::python::PythonFacts) {
     let _ = writeln!(s, "\nStructured output: {}", yes(p.structured_output.used));
     for c in &p.structured_output.calls {
         let _ = writeln!(
@@ -220,6 +250,10 @@ pub fn summary_text(f: &RepoFacts) -> String {
             if c.retry { ", with retry" } else { "" }
         );
     }
+}
+
+/// The judge persona prompts and how much text each pair shares.
+fn personas_section(s: &mut String, p: &super::python::PythonFacts) {
     let _ = writeln!(s, "\nJudge personas:");
     for x in &p.personas.prompts {
         let _ = writeln!(
@@ -231,6 +265,10 @@ pub fn summary_text(f: &RepoFacts) -> String {
     for x in &p.personas.similarity {
         let _ = writeln!(s, "  {}/{} share {:.0}%", x.a, x.b, x.share * 100.0);
     }
+}
+
+/// Where the Chief Justice is, and which of its rules were found.
+fn justice_section(s: &mut String, p: &super::python::PythonFacts) {
     let _ = writeln!(
         s,
         "\nChief Justice: {}",
@@ -249,13 +287,16 @@ pub fn summary_text(f: &RepoFacts) -> String {
             }
         );
     }
+}
+
+/// The notes, when there are any.
+fn notes_section(s: &mut String, f: &RepoFacts) {
     if !f.notes.is_empty() {
         let _ = writeln!(s, "\nNotes:");
         for n in &f.notes {
             let _ = writeln!(s, "  {n}");
         }
     }
-    s
 }
 
 fn yes(b: bool) -> &'static str {

@@ -140,14 +140,7 @@ pub fn investigate_in(
     tmp_parent: Option<&std::path::Path>,
 ) -> Result<RepoFacts, RepoError> {
     let source = clone::parse_source(&req.source)?;
-    // How the source is shown: a local path as the caller chose to show it (a batch shows the
-    // folder's name), a URL redacted.
-    let shown = match &source {
-        clone::Source::Local(_) if !req.source.expose().starts_with("file://") => {
-            req.source.shown().to_string()
-        }
-        _ => source.display(),
-    };
+    let shown = shown_source(req, &source);
     let (_dir, repo) = clone::clone(&source, &req.limits, tmp_parent)?;
     let mut facts = RepoFacts {
         url: shown.clone(),
@@ -179,89 +172,9 @@ pub fn investigate_in(
             crate::telemetry::stage::enter(|| format!("reading the git history of {shown}"));
         history::analyse(&repo, commit.id())?
     };
-    let not_diffed: Vec<&history::CommitFact> = facts
-        .history
-        .commits
-        .iter()
-        .filter(|c| !c.not_diffed.is_empty())
-        .collect();
-    if let Some(first) = not_diffed.first() {
-        facts.notes.push(format!(
-            "{} in {} not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
-            crate::words::count(
-                not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
-                "file version",
-                "file versions"
-            ),
-            crate::words::count(not_diffed.len(), "commit", "commits"),
-            history::MAX_DIFF_BLOB_BYTES >> 20,
-            history::MAX_DIFF_COMMIT_BYTES >> 20,
-            first.not_diffed[0],
-            &first.hash[..first.hash.len().min(12)],
-        ));
-    }
-
-    let mut sources = Vec::new();
-    let mut texts = Vec::new();
-    let mut scanned = Vec::new();
-    for f in &files {
-        let py = f.path.ends_with(".py");
-        let text_like = is_prompt_or_template(&f.path);
-        if !py && !text_like {
-            continue;
-        }
-        if py && !f.symlink && f.size > req.limits.max_file_bytes {
-            scan_large(&repo, f, &req.limits, &mut facts, &mut scanned);
-            continue;
-        }
-        let bytes = match clone::read_blob(&repo, f, req.limits.max_file_bytes) {
-            Ok(b) => b,
-            Err(note) => {
-                if !f.symlink {
-                    facts.notes.push(note.to_string());
-                }
-                continue;
-            }
-        };
-        if clone::is_binary(&bytes) {
-            facts
-                .notes
-                .push(format!("{}: binary content, not analysed", f.path));
-            continue;
-        }
-        let text = match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                facts.notes.push(format!(
-                    "{}: not valid UTF-8; analysed with replacement characters",
-                    f.path
-                ));
-                String::from_utf8_lossy(e.as_bytes()).into_owned()
-            }
-        };
-        if py {
-            sources.push((f.path.clone(), text));
-        } else {
-            texts.push((f.path.clone(), text));
-        }
-    }
-    facts.python = {
-        let _stage = crate::telemetry::stage::enter(|| {
-            format!(
-                "analysing the {} of {shown} (graph wiring, state, run-time simulation)",
-                crate::words::count(sources.len(), "Python file", "Python files")
-            )
-        });
-        python::analyse(sources, &texts)
-    };
-    facts.python.security.findings.extend(scanned);
-    cap_findings(&mut facts);
-    facts.notes.extend(facts.python.notes.iter().cloned());
-    for p in &facts.python.files_with_syntax_errors {
-        facts.notes.push(format!(
-            "{p}: Python syntax errors (parsed with error recovery; facts may be partial)"
-        ));
-    }
+    facts.notes.extend(not_diffed_note(&facts.history));
+    let code = read_code(&repo, &files, &req.limits, &mut facts);
+    analyse_code(code, &shown, &mut facts);
     if let Some(wanted) = &req.extract_pdf {
         match extract_pdf(&repo, &files, wanted, &req.limits, &mut facts.notes) {
             Ok(pdf) => facts.report_pdf = pdf,
@@ -272,6 +185,143 @@ pub fn investigate_in(
         }
     }
     Ok(facts)
+}
+
+/// How the source is shown: a local path as the caller chose to show it (a batch shows the
+/// folder's name), a URL redacted.
+fn shown_source(req: &RepoRequest, source: &clone::Source) -> String {
+    match source {
+        clone::Source::Local(_) if !req.source.expose().starts_with("file://") => {
+            req.source.shown().to_string()
+        }
+        _ => source.display(),
+    }
+}
+
+/// The note on the file versions the history left undiffed (over the diff limits), if any.
+fn not_diffed_note(h: &history::HistoryFacts) -> Option<String> {
+    let not_diffed: Vec<&history::CommitFact> = h
+        .commits
+        .iter()
+        .filter(|c| !c.not_diffed.is_empty())
+        .collect();
+    let first = not_diffed.first()?;
+    Some(format!(
+        "{} in {} not diffed, their lines not counted (over {} MiB per file or {} MiB per commit); first: {} in {}",
+        crate::words::count(
+            not_diffed.iter().map(|c| c.not_diffed.len()).sum::<usize>(),
+            "file version",
+            "file versions"
+        ),
+        crate::words::count(not_diffed.len(), "commit", "commits"),
+        history::MAX_DIFF_BLOB_BYTES >> 20,
+        history::MAX_DIFF_COMMIT_BYTES >> 20,
+        first.not_diffed[0],
+        &first.hash[..first.hash.len().min(12)],
+    ))
+}
+
+/// The code of the audited commit as read: (path, text) of each Python file and of each prompt
+/// or template file, and the findings of the textual scan of Python files too large to parse.
+struct CodeTexts {
+    python: Vec<(String, String)>,
+    other: Vec<(String, String)>,
+    scanned: Vec<python::safety::Finding>,
+}
+
+/// Reads the Python, prompt and template files of the commit, in `files`' order; each file
+/// skipped or read with replacement characters gets a note in `facts`.
+fn read_code(
+    repo: &git2::Repository,
+    files: &[clone::TreeFile],
+    limits: &RepoLimits,
+    facts: &mut RepoFacts,
+) -> CodeTexts {
+    let mut code = CodeTexts {
+        python: Vec::new(),
+        other: Vec::new(),
+        scanned: Vec::new(),
+    };
+    for f in files {
+        let py = f.path.ends_with(".py");
+        let text_like = is_prompt_or_template(&f.path);
+        if !py && !text_like {
+            continue;
+        }
+        if py && !f.symlink && f.size > limits.max_file_bytes {
+            scan_large(repo, f, limits, facts, &mut code.scanned);
+            continue;
+        }
+        let Some(text) = read_text(repo, f, limits, &mut facts.notes) else {
+            continue;
+        };
+        if py {
+            code.python.push((f.path.clone(), text));
+        } else {
+            code.other.push((f.path.clone(), text));
+        }
+    }
+    code
+}
+
+/// A file's text: `None` (with a note, except for a symbolic link that cannot be read) when it
+/// cannot be read or is binary; invalid UTF-8 is replaced (with a note).
+fn read_text(
+    repo: &git2::Repository,
+    f: &clone::TreeFile,
+    limits: &RepoLimits,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let bytes = match clone::read_blob(repo, f, limits.max_file_bytes) {
+        Ok(b) => b,
+        Err(note) => {
+            if !f.symlink {
+                notes.push(note.to_string());
+            }
+            return None;
+        }
+    };
+    if clone::is_binary(&bytes) {
+        notes.push(format!("{}: binary content, not analysed", f.path));
+        return None;
+    }
+    Some(match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            notes.push(format!(
+                "{}: not valid UTF-8; analysed with replacement characters",
+                f.path
+            ));
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    })
+}
+
+/// Analyses the code read (`python`), adds the textual scan's findings, caps the findings per
+/// kind and notes what the analysis noted and the files with syntax errors.
+fn analyse_code(code: CodeTexts, shown: &str, facts: &mut RepoFacts) {
+    let CodeTexts {
+        python: sources,
+        other: texts,
+        scanned,
+    } = code;
+    facts.python = {
+        let _stage = crate::telemetry::stage::enter(|| {
+            format!(
+                "analysing the {} of {shown} (graph wiring, state, run-time simulation)",
+                crate::words::count(sources.len(), "Python file", "Python files")
+            )
+        });
+        python::analyse(sources, &texts)
+    };
+    facts.python.security.findings.extend(scanned);
+    cap_findings(facts);
+    facts.notes.extend(facts.python.notes.iter().cloned());
+    for p in &facts.python.files_with_syntax_errors {
+        facts.notes.push(format!(
+            "{p}: Python syntax errors (parsed with error recovery; facts may be partial)"
+        ));
+    }
 }
 
 /// Security findings kept per kind; the others are counted (a line of 150,000 `os.system`
