@@ -741,90 +741,134 @@ fn rule_of(
     evidence_keys: &BTreeSet<String>,
     flags: &[RouteFlag],
 ) -> Vec<(JusticeRule, String, bool)> {
-    let cond = expanded(modules, m, f, &f.condition);
+    let branch = Branch {
+        modules,
+        m,
+        f,
+        cond: expanded(modules, m, f, &f.condition),
+        shown: shown_condition(&f.condition),
+    };
     let body = &f.body;
-    let lits = literals(&cond);
-    let all_lits = format!("{lits} {}", literals(&expanded(modules, m, f, body)));
-    let shown = shown_condition(&f.condition);
-    let mut out = Vec::new();
-    // a security matter named by the condition itself (or its locals), or by a function it
-    // calls that does not read the detectives' evidence: a helper that matches evidence
-    // against a keyword list (one of whose topics is security) is fact supremacy
-    let own = literals(&expand(modules, m, f, &f.condition, false));
-    let security = caps(&f.condition, body)
-        && (security_literal(&own) || (security_literal(&lits) && !reads_evidence(&cond)));
-    if security {
-        out.push((
-            JusticeRule::SecurityOverride,
-            quoted_cap(&shown, &f.condition, body),
-            false,
-        ));
-    }
-    // a security cap that reads the evidence is the security override, not fact supremacy;
-    // the evidence read by the condition or by what the caller passes for its parameters
-    // (`if max_confidence < 0.3: return 1`); a statement that only gathers the evidence
-    // (`best = max(best, ev.confidence)`) sets no score
-    let scoring: String = statements(body)
-        .into_iter()
-        .filter(|st| !reads_evidence(st))
-        .collect::<Vec<_>>()
-        .join("\n");
-    if !security
-        && sets_score(&scoring)
-        && (reads_evidence(&cond)
-            || (threshold(&f.condition)
-                && reads_evidence(&through_params(modules, m, f, &f.condition))))
-    {
-        out.push((
-            JusticeRule::FactSupremacy,
-            quoted_score(&shown, &scoring),
-            false,
-        ));
-    } else if !security && caps(&f.condition, body) && !evidence_keys.is_empty() && {
-        let through = format!("{cond} {}", through_params(modules, m, f, &f.condition));
-        evidence_keys
-            .iter()
-            .any(|k| through.contains(&format!("\"{k}\"")) || through.contains(&format!("'{k}'")))
-    } {
-        // a cap on a test of what the detectives gathered (the evidence key read, no finding's
-        // `found` or `confidence`): fact supremacy in part
-        out.push((
-            JusticeRule::FactSupremacy,
-            quoted_cap(&shown, &f.condition, body),
-            true,
-        ));
-    }
+    let all_lits = format!(
+        "{} {}",
+        literals(&branch.cond),
+        literals(&expanded(modules, m, f, body))
+    );
+    let mut out = branch.overriding_rules(evidence_keys);
     if tech_lead_on_architecture(&all_lits) && sets_score(body) {
         out.push((
             JusticeRule::FunctionalityWeight,
-            quoted_score(&shown, body),
+            quoted_score(&branch.shown, body),
             false,
         ));
     }
-    // the spread looked through two steps (`gap = hi - lo` after `hi = max(..)`)
-    let on_spread = spread(&cond) || spread(&expanded(modules, m, f, &cond));
-    // the Tech Lead decides where the judges disagree: the spread's branch sets the score to
-    // the Tech Lead's (read through the function's locals to its persona label)
-    let tech_lead_score = |s: &str| {
-        tech_leads_value(s).is_some_and(|v| {
-            names_tech_lead(&literals(&format!(
-                "{v} {}",
-                expand(modules, m, f, v, false)
-            )))
-        })
-    };
-    if on_spread && first_statement(body, tech_lead_score).is_some() {
-        out.push((
-            JusticeRule::FunctionalityWeight,
-            quoted(&shown, body, tech_lead_score),
-            false,
-        ));
+    out.extend(branch.spread_rules(flags));
+    out
+}
+
+/// An `if` branch `f` of module `m` read for the rules: its condition looked through (`cond`)
+/// and as shown in a report (`shown`).
+struct Branch<'a> {
+    modules: &'a [ModuleInfo],
+    m: &'a ModuleInfo,
+    f: &'a IfInfo,
+    cond: String,
+    shown: String,
+}
+
+impl Branch<'_> {
+    /// The security override, else fact supremacy (whole, or in part: a cap on a test of what
+    /// the detectives gathered, `evidence_keys`).
+    fn overriding_rules(
+        &self,
+        evidence_keys: &BTreeSet<String>,
+    ) -> Vec<(JusticeRule, String, bool)> {
+        let (modules, m, f, cond, shown) = (self.modules, self.m, self.f, &self.cond, &self.shown);
+        let body = &f.body;
+        let lits = literals(cond);
+        let mut out = Vec::new();
+        // a security matter named by the condition itself (or its locals), or by a function it
+        // calls that does not read the detectives' evidence: a helper that matches evidence
+        // against a keyword list (one of whose topics is security) is fact supremacy
+        let own = literals(&expand(modules, m, f, &f.condition, false));
+        let security = caps(&f.condition, body)
+            && (security_literal(&own) || (security_literal(&lits) && !reads_evidence(cond)));
+        if security {
+            out.push((
+                JusticeRule::SecurityOverride,
+                quoted_cap(shown, &f.condition, body),
+                false,
+            ));
+        }
+        // a security cap that reads the evidence is the security override, not fact supremacy;
+        // the evidence read by the condition or by what the caller passes for its parameters
+        // (`if max_confidence < 0.3: return 1`); a statement that only gathers the evidence
+        // (`best = max(best, ev.confidence)`) sets no score
+        let scoring: String = statements(body)
+            .into_iter()
+            .filter(|st| !reads_evidence(st))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if !security
+            && sets_score(&scoring)
+            && (reads_evidence(cond)
+                || (threshold(&f.condition)
+                    && reads_evidence(&through_params(modules, m, f, &f.condition))))
+        {
+            out.push((
+                JusticeRule::FactSupremacy,
+                quoted_score(shown, &scoring),
+                false,
+            ));
+        } else if !security && caps(&f.condition, body) && !evidence_keys.is_empty() && {
+            let through = format!("{cond} {}", through_params(modules, m, f, &f.condition));
+            evidence_keys.iter().any(|k| {
+                through.contains(&format!("\"{k}\"")) || through.contains(&format!("'{k}'"))
+            })
+        } {
+            // a cap on a test of what the detectives gathered (the evidence key read, no
+            // finding's `found` or `confidence`): fact supremacy in part
+            out.push((
+                JusticeRule::FactSupremacy,
+                quoted_cap(shown, &f.condition, body),
+                true,
+            ));
+        }
+        out
     }
-    if on_spread {
+
+    /// The rules of a branch on the spread of the scores: the Tech Lead deciding, a
+    /// re-evaluation (or, in part, a score only recomputed), a dissent.
+    fn spread_rules(&self, flags: &[RouteFlag]) -> Vec<(JusticeRule, String, bool)> {
+        let (modules, m, f, cond, shown) = (self.modules, self.m, self.f, &self.cond, &self.shown);
+        let body = &f.body;
+        let mut out = Vec::new();
+        // the spread looked through two steps (`gap = hi - lo` after `hi = max(..)`)
+        let on_spread = spread(cond) || spread(&expanded(modules, m, f, cond));
+        // the Tech Lead decides where the judges disagree: the spread's branch sets the score to
+        // the Tech Lead's (read through the function's locals to its persona label)
+        let tech_lead_score = |s: &str| {
+            tech_leads_value(s).is_some_and(|v| {
+                names_tech_lead(&literals(&format!(
+                    "{v} {}",
+                    expand(modules, m, f, v, false)
+                )))
+            })
+        };
+        if on_spread && first_statement(body, tech_lead_score).is_some() {
+            out.push((
+                JusticeRule::FunctionalityWeight,
+                quoted(shown, body, tech_lead_score),
+                false,
+            ));
+        }
+        if !on_spread {
+            return out;
+        }
         if reruns(modules, m, body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
-                quoted(&shown, body, |l| reruns(modules, m, l)),
+                quoted(shown, body, |l| reruns(modules, m, l)),
                 false,
             ));
         } else if let Some(how) = routed_flag(m, f, flags) {
@@ -836,19 +880,19 @@ fn rule_of(
         } else if first_statement(body, sets_number).is_some() && only_computes(body) {
             out.push((
                 JusticeRule::VarianceReEvaluation,
-                quoted(&shown, body, sets_number),
+                quoted(shown, body, sets_number),
                 true,
             ));
         }
         if writes_text(body) {
             out.push((
                 JusticeRule::DissentRequirement,
-                quoted(&shown, body, writes_text),
+                quoted(shown, body, writes_text),
                 false,
             ));
         }
+        out
     }
-    out
 }
 
 /// The value a statement sets when it is one judge's score taken whole (`final =
@@ -920,14 +964,30 @@ fn tech_lead_weighted(
     m: &ModuleInfo,
     f: Option<usize>,
 ) -> Option<(String, String, String)> {
-    static TABLE: OnceLock<Regex> = OnceLock::new();
-    static ENTRY: OnceLock<Regex> = OnceLock::new();
     let func = m.functions.get(f?)?;
-    let from = func.line;
-    let body = m.snippet(func.line, func.end_line, 400);
-    let line_at = |offset: usize| from + body[..offset].matches('\n').count();
-    let when = |line: usize| {
-        let g = guards(m, func, line);
+    let weighing = Weighing {
+        modules,
+        m,
+        func,
+        f,
+    };
+    weighing.weighted_sum().or_else(|| weighing.weights_table())
+}
+
+/// A function (`func`, index `f` in `m`) searched for the Tech Lead's score weighed above the
+/// others'.
+struct Weighing<'a> {
+    modules: &'a [ModuleInfo],
+    m: &'a ModuleInfo,
+    func: &'a super::syntax::FuncInfo,
+    f: Option<usize>,
+}
+
+impl Weighing<'_> {
+    /// On which criteria the line runs: every one, or under a test of the architecture
+    /// criterion; `None` under a test of another criterion.
+    fn when(&self, line: usize) -> Option<&'static str> {
+        let g = guards(self.m, self.func, line);
         let lits = literals(&g.join(" "));
         if lits.trim().is_empty() {
             Some("whatever the criterion")
@@ -936,139 +996,166 @@ fn tech_lead_weighted(
         } else {
             None
         }
-    };
-    let number = |t: &str| t.parse::<f64>().ok();
-    // what a term or a key looked through (the function's locals) names: the Tech Lead, or
-    // another judge's persona label
-    let looked = |var: &str| {
+    }
+
+    /// A term or a key looked through the function's locals (to what it names: the Tech Lead,
+    /// or another judge's persona label).
+    fn looked(&self, var: &str) -> String {
         let probe = IfInfo {
-            line: func.line,
-            func: f,
+            line: self.func.line,
+            func: self.f,
             condition: var.to_string(),
             text: String::new(),
             body: String::new(),
         };
-        expand(modules, m, &probe, var, false)
-    };
-    let other_judge = |text: &str| {
-        literal_values(text)
-            .iter()
-            .any(|l| matches!(persona_label(l), Some(0 | 1)))
-    };
-    // weighted sums (read from each statement's syntax): the Tech Lead's term multiplied by
-    // more than every other term, the others explicit weights or other judges' scores
-    for (line, end, statement) in numbered_statements(m, func) {
-        for (sum, terms) in super::syntax::shape(&as_statement(&statement)).sums {
-            if terms.len() < 2 {
-                continue;
+        expand(self.modules, self.m, &probe, var, false)
+    }
+
+    /// A weighted sum (read from each statement's syntax): the Tech Lead's term multiplied by
+    /// more than every other term, the others explicit weights or other judges' scores.
+    fn weighted_sum(&self) -> Option<(String, String, String)> {
+        let m = self.m;
+        for (line, end, statement) in numbered_statements(m, self.func) {
+            for (sum, terms) in super::syntax::shape(&as_statement(&statement)).sums {
+                if terms.len() < 2 {
+                    continue;
+                }
+                let Some(ti) = terms
+                    .iter()
+                    .position(|(t, _)| names_tech_lead(&self.looked(t)))
+                else {
+                    continue;
+                };
+                let tl = terms[ti].1;
+                let others: Vec<&(String, f64)> = terms
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != ti)
+                    .map(|(_, t)| t)
+                    .collect();
+                let explicit = |t: &str| {
+                    statement.contains(&format!("{t} *")) || statement.contains(&format!("* {t}"))
+                };
+                let weights_given =
+                    explicit(&terms[ti].0) && others.iter().all(|(t, _)| explicit(t));
+                let judges_summed = others
+                    .iter()
+                    .any(|(t, _)| names_other_judge(&self.looked(t)));
+                if !others.iter().all(|(_, w)| *w < tl) || !(weights_given || judges_summed) {
+                    continue;
+                }
+                // the line of the Tech Lead's term (a sum written across lines)
+                let term_line = (line..=end)
+                    .find(|n| collapse(m.line_text(*n)).contains(&terms[ti].0))
+                    .unwrap_or(line);
+                let Some(scope) = self.when(term_line) else {
+                    continue;
+                };
+                let shown: Vec<String> = others.iter().map(|(_, w)| format!("{w}")).collect();
+                return Some((
+                    format!("{}:{term_line}", m.path),
+                    m.line_text(term_line).to_string(),
+                    format!(
+                        "`{}` weighs the Tech Lead's score {tl} against {}, {scope}",
+                        super::syntax::truncate(&sum, 70),
+                        crate::model::fact::join_and(&shown)
+                    ),
+                ));
             }
-            let Some(ti) = terms.iter().position(|(t, _)| names_tech_lead(&looked(t))) else {
-                continue;
-            };
-            let tl = terms[ti].1;
-            let others: Vec<&(String, f64)> = terms
+        }
+        None
+    }
+
+    /// A weights table keyed by persona whose Tech Lead weight is above every other judge's.
+    fn weights_table(&self) -> Option<(String, String, String)> {
+        static TABLE: OnceLock<Regex> = OnceLock::new();
+        let m = self.m;
+        let body = m.snippet(self.func.line, self.func.end_line, 400);
+        for table in re(r"\{[^{}]*\}", &TABLE).find_iter(&body) {
+            let entries = weight_entries(table.as_str());
+            let Some(tl) = entries
                 .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != ti)
-                .map(|(_, t)| t)
-                .collect();
-            let explicit = |t: &str| {
-                statement.contains(&format!("{t} *")) || statement.contains(&format!("* {t}"))
+                .find(|(p, _, _)| *p == Some(2))
+                .map(|(_, _, w)| *w)
+            else {
+                continue;
             };
-            let weights_given = explicit(&terms[ti].0) && others.iter().all(|(t, _)| explicit(t));
-            let judges_summed = others.iter().any(|(t, _)| other_judge(&looked(t)));
-            if !others.iter().all(|(_, w)| *w < tl) || !(weights_given || judges_summed) {
+            let others: Vec<f64> = entries
+                .iter()
+                .filter(|(p, _, _)| matches!(p, Some(0 | 1)))
+                .map(|(_, _, w)| *w)
+                .collect();
+            let no_judge: Vec<String> = entries
+                .iter()
+                .filter(|(p, _, _)| p.is_none())
+                .map(|(_, k, w)| format!("{k} {w}"))
+                .collect();
+            if others.is_empty() || !others.iter().all(|w| *w < tl) {
                 continue;
             }
-            // the line of the Tech Lead's term (a sum written across lines)
-            let term_line = (line..=end)
-                .find(|n| collapse(m.line_text(*n)).contains(&terms[ti].0))
-                .unwrap_or(line);
-            let Some(scope) = when(term_line) else {
+            let line = self.func.line + body[..table.start()].matches('\n').count();
+            let Some(scope) = self.when(line) else {
                 continue;
             };
-            let shown: Vec<String> = others.iter().map(|(_, w)| format!("{w}")).collect();
             return Some((
-                format!("{}:{term_line}", m.path),
-                m.line_text(term_line).to_string(),
+                format!("{}:{line}", m.path),
+                m.line_text(line).to_string(),
                 format!(
-                    "`{}` weighs the Tech Lead's score {tl} against {}, {scope}",
-                    super::syntax::truncate(&sum, 70),
-                    crate::model::fact::join_and(&shown)
+                    "`{}` weighs the Tech Lead's score {tl} against {} for the other judges, {scope}{}",
+                    super::syntax::truncate(
+                        &table
+                            .as_str()
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        70
+                    ),
+                    crate::model::fact::join_and(
+                        &others.iter().map(|w| w.to_string()).collect::<Vec<_>>()
+                    ),
+                    if no_judge.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (the table's {} {} no judge persona)",
+                            crate::model::fact::join_and(&no_judge),
+                            if no_judge.len() == 1 { "names" } else { "name" }
+                        )
+                    }
                 ),
             ));
         }
+        None
     }
-    // a weights table keyed by persona
-    for table in re(r"\{[^{}]*\}", &TABLE).find_iter(&body) {
-        // (persona: 2 for the Tech Lead, 0 or 1 for the other judges, none for a key that
-        // names no judge, weight); the rule is the Tech Lead outweighing the other judges, so
-        // a weight given to what is no judge (a debate's moderator) is not compared
-        let entries: Vec<(Option<usize>, String, f64)> = re(
-            r#"["']([A-Za-z][\w\s-]*)["']\s*:\s*(\d+(?:\.\d+)?|\.\d+)\b"#,
-            &ENTRY,
-        )
-        .captures_iter(table.as_str())
-        .filter_map(|c| {
-            let persona = if names_tech_lead(&format!("\"{}\"", &c[1])) {
-                Some(2)
-            } else {
-                persona_label(&c[1])
-            };
-            Some((persona, c[1].to_string(), number(&c[2])?))
-        })
-        .collect();
-        let Some(tl) = entries
-            .iter()
-            .find(|(p, _, _)| *p == Some(2))
-            .map(|(_, _, w)| *w)
-        else {
-            continue;
+}
+
+/// A literal of the text is another judge's persona label (the Prosecutor's or the Defense's).
+fn names_other_judge(text: &str) -> bool {
+    literal_values(text)
+        .iter()
+        .any(|l| matches!(persona_label(l), Some(0 | 1)))
+}
+
+/// The entries of a weights table: (persona: 2 for the Tech Lead, 0 or 1 for the other
+/// judges, none for a key that names no judge; key; weight). The rule is the Tech Lead
+/// outweighing the other judges, so a weight given to what is no judge (a debate's moderator)
+/// is not compared.
+fn weight_entries(table: &str) -> Vec<(Option<usize>, String, f64)> {
+    static ENTRY: OnceLock<Regex> = OnceLock::new();
+    re(
+        r#"["']([A-Za-z][\w\s-]*)["']\s*:\s*(\d+(?:\.\d+)?|\.\d+)\b"#,
+        &ENTRY,
+    )
+    .captures_iter(table)
+    .filter_map(|c| {
+        let persona = if names_tech_lead(&format!("\"{}\"", &c[1])) {
+            Some(2)
+        } else {
+            persona_label(&c[1])
         };
-        let others: Vec<f64> = entries
-            .iter()
-            .filter(|(p, _, _)| matches!(p, Some(0 | 1)))
-            .map(|(_, _, w)| *w)
-            .collect();
-        let no_judge: Vec<String> = entries
-            .iter()
-            .filter(|(p, _, _)| p.is_none())
-            .map(|(_, k, w)| format!("{k} {w}"))
-            .collect();
-        if others.is_empty() || !others.iter().all(|w| *w < tl) {
-            continue;
-        }
-        let line = line_at(table.start());
-        let Some(scope) = when(line) else { continue };
-        return Some((
-            format!("{}:{line}", m.path),
-            m.line_text(line).to_string(),
-            format!(
-                "`{}` weighs the Tech Lead's score {tl} against {} for the other judges, {scope}{}",
-                super::syntax::truncate(
-                    &table
-                        .as_str()
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    70
-                ),
-                crate::model::fact::join_and(
-                    &others.iter().map(|w| w.to_string()).collect::<Vec<_>>()
-                ),
-                if no_judge.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (the table's {} {} no judge persona)",
-                        crate::model::fact::join_and(&no_judge),
-                        if no_judge.len() == 1 { "names" } else { "name" }
-                    )
-                }
-            ),
-        ));
-    }
-    None
+        Some((persona, c[1].to_string(), c[2].parse::<f64>().ok()?))
+    })
+    .collect()
 }
 
 /// The string literals' values in a piece of code (`"TechLead"` -> `TechLead`).

@@ -337,37 +337,7 @@ fn construction_for<'c>(
 
 /// All graphs in the repository, the largest first.
 pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
-    let mut builders: BTreeMap<BuilderKey, Builder> = BTreeMap::new();
-    let mut constructions: Vec<Construction> = Vec::new();
-    for (m, module) in repo.modules.iter().enumerate() {
-        for c in &module.calls {
-            let Some(callee) = &c.callee else { continue };
-            if repo.is(m, callee, GRAPH_CLASSES) {
-                let recv = c.assigned_to.clone().unwrap_or_else(|| "<unbound>".into());
-                let state = c
-                    .args
-                    .first()
-                    .or_else(|| kwarg(c, "state_schema"))
-                    .map(Expr::render);
-                constructions.push((m, recv.clone(), c.line, c.func));
-                builders
-                    .entry((m, recv.clone(), c.line))
-                    .or_insert_with(|| Builder {
-                        graph: GraphFacts {
-                            path: module.path.clone(),
-                            line: c.line,
-                            builder: recv,
-                            state_type: state,
-                            ..GraphFacts::default()
-                        },
-                        module: m,
-                        first_line: c.line,
-                        last_line: c.line,
-                        ..Builder::default()
-                    });
-            }
-        }
-    }
+    let (mut builders, constructions) = constructed(repo);
     let key_of = |k: &Construction| -> BuilderKey { (k.0, k.1.clone(), k.2) };
     let mut by_module: BTreeMap<usize, Vec<&Construction>> = BTreeMap::new();
     for k in &constructions {
@@ -375,19 +345,7 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
     }
     for (m, module) in repo.modules.iter().enumerate() {
         let uses_langgraph = module.imports.values().any(|v| v.starts_with("langgraph"));
-        // receivers assigned from some other constructor (e.g. networkx graphs) are not ours
-        let foreign: BTreeSet<&str> = module
-            .calls
-            .iter()
-            .filter(|c| {
-                c.assigned_to.is_some()
-                    && c.method != "compile"
-                    && c.callee
-                        .as_deref()
-                        .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
-            })
-            .filter_map(|c| c.assigned_to.as_deref())
-            .collect();
+        let foreign = foreign_receivers(repo, m);
         let local: &[&Construction] = by_module.get(&m).map_or(&[], Vec::as_slice);
         for c in &module.calls {
             if !GRAPH_METHODS.contains(&c.method.as_str()) {
@@ -409,18 +367,9 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
             } else {
                 continue;
             };
-            let b = builders.entry(key).or_insert_with(|| Builder {
-                graph: GraphFacts {
-                    path: module.path.clone(),
-                    line: c.line,
-                    builder: recv.clone(),
-                    ..GraphFacts::default()
-                },
-                module: m,
-                first_line: c.line,
-                last_line: c.line,
-                ..Builder::default()
-            });
+            let b = builders
+                .entry(key)
+                .or_insert_with(|| Builder::new(repo, m, c.line, recv.clone(), None));
             if b.graph.path == module.path {
                 b.first_line = b.first_line.min(c.line);
                 b.last_line = b.last_line.max(c.line);
@@ -450,6 +399,48 @@ pub fn analyse(repo: &Repo<'_>) -> Vec<GraphFacts> {
     graphs
 }
 
+/// The graphs the repository constructs (a call of a LangGraph graph class), each with a
+/// builder keyed by (module, receiver, line); and every construction in call order.
+fn constructed(repo: &Repo<'_>) -> (BTreeMap<BuilderKey, Builder>, Vec<Construction>) {
+    let mut builders: BTreeMap<BuilderKey, Builder> = BTreeMap::new();
+    let mut constructions: Vec<Construction> = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.calls {
+            let Some(callee) = &c.callee else { continue };
+            if repo.is(m, callee, GRAPH_CLASSES) {
+                let recv = c.assigned_to.clone().unwrap_or_else(|| "<unbound>".into());
+                let state = c
+                    .args
+                    .first()
+                    .or_else(|| kwarg(c, "state_schema"))
+                    .map(Expr::render);
+                constructions.push((m, recv.clone(), c.line, c.func));
+                builders
+                    .entry((m, recv.clone(), c.line))
+                    .or_insert_with(|| Builder::new(repo, m, c.line, recv, state));
+            }
+        }
+    }
+    (builders, constructions)
+}
+
+/// The receivers of module `m` assigned from some other constructor (e.g. networkx graphs):
+/// not ours.
+fn foreign_receivers<'r>(repo: &'r Repo<'_>, m: usize) -> BTreeSet<&'r str> {
+    repo.modules[m]
+        .calls
+        .iter()
+        .filter(|c| {
+            c.assigned_to.is_some()
+                && c.method != "compile"
+                && c.callee
+                    .as_deref()
+                    .is_some_and(|cl| !repo.is(m, cl, GRAPH_CLASSES))
+        })
+        .filter_map(|c| c.assigned_to.as_deref())
+        .collect()
+}
+
 fn kwarg<'c>(c: &'c CallInfo, name: &str) -> Option<&'c Expr> {
     c.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
@@ -473,6 +464,30 @@ struct Builder {
 }
 
 impl Builder {
+    /// The builder of a graph first seen at `line` of module `m`, built on the receiver
+    /// `builder`, with its state schema when the construction names one.
+    fn new(
+        repo: &Repo<'_>,
+        m: usize,
+        line: usize,
+        builder: String,
+        state_type: Option<String>,
+    ) -> Builder {
+        Builder {
+            graph: GraphFacts {
+                path: repo.modules[m].path.clone(),
+                line,
+                builder,
+                state_type,
+                ..GraphFacts::default()
+            },
+            module: m,
+            first_line: line,
+            last_line: line,
+            ..Builder::default()
+        }
+    }
+
     fn names(&mut self, repo: &Repo<'_>, m: usize, c: &CallInfo, v: &Val) -> Vec<String> {
         let mut out = Vec::new();
         let mut unknown = Vec::new();
@@ -912,22 +927,7 @@ impl Builder {
                 line: *line,
             })
             .collect();
-        // undefined endpoints
-        for e in &g.edges {
-            for n in [&e.from, &e.to] {
-                if n != "START"
-                    && n != "END"
-                    && !g.has_node(n)
-                    && !g.undefined_nodes.iter().any(|u| &u.name == n)
-                {
-                    g.undefined_nodes.push(Undefined {
-                        name: n.clone(),
-                        path: e.path.clone(),
-                        line: e.line,
-                    });
-                }
-            }
-        }
+        undefined_endpoints(&mut g);
         // fan-out
         let mut sources: Vec<String> = Vec::new();
         for e in &g.edges {
@@ -936,64 +936,9 @@ impl Builder {
             }
         }
         for s in &sources {
-            let mut to: Vec<String> = Vec::new();
-            let mut line = usize::MAX;
-            for e in g.edges.iter().filter(|e| &e.from == s && !e.conditional) {
-                // a node literally named START looks like an edge from START to itself
-                if e.to != "END" && e.to != *s && !to.contains(&e.to) {
-                    to.push(e.to.clone());
-                    line = line.min(e.line);
-                }
-            }
-            // a symbolic per-item node stands for several nodes
-            let width = |v: &[String]| v.len() + v.iter().filter(|t| is_per_item(t)).count();
-            let plain = width(&to);
-            let mut via = Vec::new();
-            if plain >= 2 {
-                via.push("edges".to_string());
-            }
-            // what one call of the source's routers can start at once: the largest outcome
-            let routed: Vec<&Router> = g.routers.iter().filter(|r| &r.source == s).collect();
-            let widest: Option<&Vec<String>> = routed
-                .iter()
-                .flat_map(|r| r.outcomes.iter())
-                .filter(|o| o.iter().any(|t| t != "END"))
-                .max_by_key(|o| o.len());
-            if let Some((_, how, l)) = self.parallel.remove(s)
-                && let Some(w) = widest.filter(|w| w.len() >= 2)
-            {
-                for t in w {
-                    if t != "END" && !to.contains(t) {
-                        to.push(t.clone());
-                    }
-                }
-                via.push(how);
-                line = line.min(l);
-            } else if plain >= 1
-                && let Some(w) = widest
-            {
-                // a plain edge and a conditional edge from the same node both fire: the plain
-                // target and the router's choice run in the same superstep
-                let before = to.len();
-                for t in w {
-                    if t != "END" && !to.contains(t) {
-                        to.push(t.clone());
-                    }
-                }
-                if to.len() > before {
-                    via.push("edges+router".to_string());
-                    if let Some(r) = routed.first() {
-                        line = line.min(r.line);
-                    }
-                }
-            }
-            if width(&to) >= 2 && !via.is_empty() {
-                g.fan_out.push(FanOut {
-                    from: s.clone(),
-                    to,
-                    via: via.join("+"),
-                    location: format!("{path}:{line}"),
-                });
+            let parallel = self.parallel.remove(s);
+            if let Some(f) = fan_out(&g, s, parallel, &path) {
+                g.fan_out.push(f);
             }
         }
         // fan-in
@@ -1007,32 +952,8 @@ impl Builder {
             if t == "END" || t == "START" {
                 continue;
             }
-            let preds: Vec<&GraphEdge> = g
-                .edges
-                .iter()
-                .filter(|e| &e.to == t && e.from != "START")
-                .collect();
-            let mut from: Vec<String> = Vec::new();
-            for e in &preds {
-                if !from.contains(&e.from) {
-                    from.push(e.from.clone());
-                }
-            }
-            let width = from.len() + from.iter().filter(|f| is_per_item(f)).count();
-            if width >= 2 {
-                let plain: BTreeSet<&str> = preds
-                    .iter()
-                    .filter(|e| !e.conditional)
-                    .map(|e| e.from.as_str())
-                    .collect();
-                let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
-                let plain_width = plain.len() + plain.iter().filter(|f| is_per_item(f)).count();
-                g.fan_in.push(FanIn {
-                    to: t.clone(),
-                    synchronized: plain_width >= 2,
-                    from,
-                    location: format!("{path}:{line}"),
-                });
+            if let Some(f) = fan_in(&g, t, &path) {
+                g.fan_in.push(f);
             }
         }
         // linear
@@ -1051,6 +972,127 @@ impl Builder {
         g.branchings = branchings(&g);
         g
     }
+}
+
+/// The endpoints of the graph's edges that are no node (START and END aside), each once, where
+/// first used.
+fn undefined_endpoints(g: &mut GraphFacts) {
+    for e in &g.edges {
+        for n in [&e.from, &e.to] {
+            if n != "START"
+                && n != "END"
+                && !g.has_node(n)
+                && !g.undefined_nodes.iter().any(|u| &u.name == n)
+            {
+                g.undefined_nodes.push(Undefined {
+                    name: n.clone(),
+                    path: e.path.clone(),
+                    line: e.line,
+                });
+            }
+        }
+    }
+}
+
+/// The nodes `s` starts at once, when two or more: its plain edges' targets, with the widest
+/// outcome of its routers when they start several nodes at once (`parallel`: how and where
+/// the builder saw that) or beside a plain edge (both fire in the same superstep).
+fn fan_out(
+    g: &GraphFacts,
+    s: &str,
+    parallel: Option<(BTreeSet<String>, String, usize)>,
+    path: &str,
+) -> Option<FanOut> {
+    let mut to: Vec<String> = Vec::new();
+    let mut line = usize::MAX;
+    for e in g.edges.iter().filter(|e| e.from == s && !e.conditional) {
+        // a node literally named START looks like an edge from START to itself
+        if e.to != "END" && e.to != s && !to.contains(&e.to) {
+            to.push(e.to.clone());
+            line = line.min(e.line);
+        }
+    }
+    // a symbolic per-item node stands for several nodes
+    let width = |v: &[String]| v.len() + v.iter().filter(|t| is_per_item(t)).count();
+    let plain = width(&to);
+    let mut via = Vec::new();
+    if plain >= 2 {
+        via.push("edges".to_string());
+    }
+    // what one call of the source's routers can start at once: the largest outcome
+    let routed: Vec<&Router> = g.routers.iter().filter(|r| r.source == s).collect();
+    let widest: Option<&Vec<String>> = routed
+        .iter()
+        .flat_map(|r| r.outcomes.iter())
+        .filter(|o| o.iter().any(|t| t != "END"))
+        .max_by_key(|o| o.len());
+    if let Some((_, how, l)) = parallel
+        && let Some(w) = widest.filter(|w| w.len() >= 2)
+    {
+        for t in w {
+            if t != "END" && !to.contains(t) {
+                to.push(t.clone());
+            }
+        }
+        via.push(how);
+        line = line.min(l);
+    } else if plain >= 1
+        && let Some(w) = widest
+    {
+        // a plain edge and a conditional edge from the same node both fire: the plain
+        // target and the router's choice run in the same superstep
+        let before = to.len();
+        for t in w {
+            if t != "END" && !to.contains(t) {
+                to.push(t.clone());
+            }
+        }
+        if to.len() > before {
+            via.push("edges+router".to_string());
+            if let Some(r) = routed.first() {
+                line = line.min(r.line);
+            }
+        }
+    }
+    (width(&to) >= 2 && !via.is_empty()).then(|| FanOut {
+        from: s.to_string(),
+        to,
+        via: via.join("+"),
+        location: format!("{path}:{line}"),
+    })
+}
+
+/// The nodes with an edge into `t` (START aside), when two or more: synchronized when two or
+/// more of them are plain edges.
+fn fan_in(g: &GraphFacts, t: &str, path: &str) -> Option<FanIn> {
+    let preds: Vec<&GraphEdge> = g
+        .edges
+        .iter()
+        .filter(|e| e.to == t && e.from != "START")
+        .collect();
+    let mut from: Vec<String> = Vec::new();
+    for e in &preds {
+        if !from.contains(&e.from) {
+            from.push(e.from.clone());
+        }
+    }
+    let width = from.len() + from.iter().filter(|f| is_per_item(f)).count();
+    if width < 2 {
+        return None;
+    }
+    let plain: BTreeSet<&str> = preds
+        .iter()
+        .filter(|e| !e.conditional)
+        .map(|e| e.from.as_str())
+        .collect();
+    let line = preds.iter().map(|e| e.line).min().unwrap_or(0);
+    let plain_width = plain.len() + plain.iter().filter(|f| is_per_item(f)).count();
+    Some(FanIn {
+        to: t.to_string(),
+        synchronized: plain_width >= 2,
+        from,
+        location: format!("{path}:{line}"),
+    })
 }
 
 /// The router given as `path`: its name, the values it returns (a lambda's body; none when

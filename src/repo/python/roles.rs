@@ -484,60 +484,18 @@ pub fn analyse(
     structured: &StructuredFacts,
 ) -> BTreeMap<String, Role> {
     let key_role = |key: &str| key_role(g, state, key);
-    // the functions holding an LLM call bound to the opinion schema
-    let asks_opinions: BTreeSet<(usize, usize)> = structured
-        .calls
-        .iter()
-        .filter(|c| opinion_schema(state, &c.schema))
-        .filter_map(|c| {
-            let (m, module) = repo
-                .modules
-                .iter()
-                .enumerate()
-                .find(|(_, x)| x.path == c.path)?;
-            let f = module
-                .functions
-                .iter()
-                .filter(|f| f.line <= c.line && c.line <= f.end_line)
-                .max_by_key(|f| f.line)?;
-            Some((m, f.line))
-        })
-        .collect();
+    let asks_opinions = opinion_askers(repo, state, structured);
     let mut memo = effects::Memo::new();
     let mut roles = BTreeMap::new();
     // what each judge reads and writes, and whether it writes opinions or is bound to a persona
     // (a node after other judges that reads their opinions and writes none of their keys is
     // their Chief Justice, whatever model it asks for)
-    let mut judge_reads: BTreeMap<String, (bool, BTreeSet<String>, BTreeSet<String>)> =
-        BTreeMap::new();
+    let mut judge_reads: BTreeMap<String, JudgeIo> = BTreeMap::new();
     // what each node whose update is read reads
     let mut node_reads: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for n in &g.nodes {
-        let (start, e) = match &n.action {
-            Some(Action::Func { module, line, .. }) => {
-                let Some(f) = repo.modules[*module]
-                    .functions
-                    .iter()
-                    .find(|f| f.line == *line)
-                else {
-                    continue;
-                };
-                let e = effects::of_function_memo(repo, *module, f, &mut memo);
-                ((*module, *line), e)
-            }
-            Some(Action::Identity) => continue,
-            // a callable made by a factory: what the factory's inner function asks for; a
-            // wrapper called in place: what the function it wraps does
-            // a wrapper called in place: what the function it wraps does; an instance of a
-            // class: what its `__call__` does
-            None => match (factory(repo, n), runs(repo, n)) {
-                (Some(start), _) => (start, effects::Effects::default()),
-                (None, Some(start)) => match node_effects(repo, n, &mut memo) {
-                    Some(e) => (start, e),
-                    None => continue,
-                },
-                (None, None) => continue,
-            },
+        let Some((start, e)) = started(repo, n, &mut memo) else {
+            continue;
         };
         // what it writes and does not read back (an aggregator re-filing the evidence it
         // reads is no detective; a Chief Justice reading the opinions is no judge)
@@ -575,26 +533,8 @@ pub fn analyse(
             _ => {}
         }
     }
-    // a judge that reads what other judges before it write, and writes none of what they
-    // write, is their Chief Justice
     let typed = typed_keys(g, state, Role::Judge);
-    let synthesis: Vec<String> = judge_reads
-        .iter()
-        .filter(|(name, (certain, reads, writes))| {
-            let before: Vec<&BTreeSet<String>> = judge_reads
-                .iter()
-                .filter(|(other, _)| other != name && leads_to(g, other, name))
-                .map(|(_, (_, _, w))| w)
-                .collect();
-            let theirs = |k: &String| typed.contains(k) || before.iter().any(|w| w.contains(k));
-            !certain
-                && !before.is_empty()
-                && reads.iter().any(theirs)
-                && !writes.iter().any(|k| before.iter().any(|w| w.contains(k)))
-        })
-        .map(|(name, _)| name.clone())
-        .collect();
-    for name in synthesis {
+    for name in chief_justices(g, &judge_reads, &typed) {
         roles.remove(&name);
     }
     // where the graph decides the layers, a layer is what its fan-out runs in parallel: a
@@ -622,6 +562,90 @@ pub fn analyse(
         .collect();
     off_layer(g, &mut roles, Role::Detective, &judges);
     roles
+}
+
+/// What a judge node does: whether it surely judges (writes opinions or is bound to a
+/// persona), the keys it reads, the keys it writes.
+type JudgeIo = (bool, BTreeSet<String>, BTreeSet<String>);
+
+/// The functions holding an LLM call bound to the opinion schema: (module, line of the `def`).
+fn opinion_askers(
+    repo: &Repo<'_>,
+    state: &StateFacts,
+    structured: &StructuredFacts,
+) -> BTreeSet<(usize, usize)> {
+    structured
+        .calls
+        .iter()
+        .filter(|c| opinion_schema(state, &c.schema))
+        .filter_map(|c| {
+            let (m, module) = repo
+                .modules
+                .iter()
+                .enumerate()
+                .find(|(_, x)| x.path == c.path)?;
+            let f = module
+                .functions
+                .iter()
+                .filter(|f| f.line <= c.line && c.line <= f.end_line)
+                .max_by_key(|f| f.line)?;
+            Some((m, f.line))
+        })
+        .collect()
+}
+
+/// Where node `n` starts (module, line of the function it runs) and what its update does;
+/// `None` for a node that passes the state on or whose function cannot be found.
+fn started(
+    repo: &Repo<'_>,
+    n: &GraphNode,
+    memo: &mut effects::Memo,
+) -> Option<((usize, usize), effects::Effects)> {
+    match &n.action {
+        Some(Action::Func { module, line, .. }) => {
+            let f = repo.modules[*module]
+                .functions
+                .iter()
+                .find(|f| f.line == *line)?;
+            let e = effects::of_function_memo(repo, *module, f, memo);
+            Some(((*module, *line), e))
+        }
+        Some(Action::Identity) => None,
+        // a callable made by a factory: what the factory's inner function asks for; a
+        // wrapper called in place: what the function it wraps does; an instance of a
+        // class: what its `__call__` does
+        None => match (factory(repo, n), runs(repo, n)) {
+            (Some(start), _) => Some((start, effects::Effects::default())),
+            (None, Some(start)) => node_effects(repo, n, memo).map(|e| (start, e)),
+            (None, None) => None,
+        },
+    }
+}
+
+/// The judges that are their Chief Justice: a judge not surely one that reads what other
+/// judges before it write (or the opinion keys the schema types, `typed`), and writes none of
+/// what they write.
+fn chief_justices(
+    g: &GraphFacts,
+    judge_reads: &BTreeMap<String, JudgeIo>,
+    typed: &BTreeSet<String>,
+) -> Vec<String> {
+    judge_reads
+        .iter()
+        .filter(|(name, (certain, reads, writes))| {
+            let before: Vec<&BTreeSet<String>> = judge_reads
+                .iter()
+                .filter(|(other, _)| other != name && leads_to(g, other, name))
+                .map(|(_, (_, _, w))| w)
+                .collect();
+            let theirs = |k: &String| typed.contains(k) || before.iter().any(|w| w.contains(k));
+            !certain
+                && !before.is_empty()
+                && reads.iter().any(theirs)
+                && !writes.iter().any(|k| before.iter().any(|w| w.contains(k)))
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// The nodes reached from `from` along [`GraphFacts::successors`], never through `blocked`

@@ -781,60 +781,7 @@ fn externals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<ExternalCall> {
 /// Where the repository removes a directory: `shutil.rmtree`, a `.cleanup()`, or the exit of
 /// the `with tempfile.TemporaryDirectory()` a clone runs in.
 fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
-    // the functions that clone (or make a clone's temporary directory) and the functions that
-    // call them: a removal there, or in a function they call, can remove the clone (one
-    // elsewhere removes something else: a folder of page images)
-    let mut near: Vec<(usize, usize)> = Vec::new();
-    for k in clones {
-        for (path, line) in [(k.path.as_str(), k.line)]
-            .into_iter()
-            .chain(k.sandbox_at.iter().map(|s| (s.path.as_str(), s.line)))
-        {
-            if let Some(m) = repo.modules.iter().position(|x| x.path == path)
-                && let Some(f) = repo.modules[m]
-                    .functions
-                    .iter()
-                    .position(|f| f.line <= line && line <= f.end_line)
-            {
-                near.push((m, f));
-            }
-        }
-    }
-    // each function's calls of the repository's own functions, resolved once: (caller, callee)
-    let mut calls: Vec<((usize, usize), (usize, usize))> = Vec::new();
-    for (m, module) in repo.modules.iter().enumerate() {
-        for c in &module.calls {
-            let (Some(f), Some(callee)) = (c.func, c.callee.as_deref()) else {
-                continue;
-            };
-            let Some((fm, g)) = repo.function(m, callee) else {
-                continue;
-            };
-            if let Some(gi) = repo.modules[fm]
-                .functions
-                .iter()
-                .position(|x| x.line == g.line)
-            {
-                calls.push(((m, f), (fm, gi)));
-            }
-        }
-    }
-    let cloning = near.clone();
-    near.extend(
-        calls
-            .iter()
-            .filter(|(_, callee)| cloning.contains(callee))
-            .map(|(caller, _)| *caller),
-    );
-    let users = near.clone();
-    near.extend(
-        calls
-            .iter()
-            .filter(|(caller, _)| users.contains(caller))
-            .map(|(_, callee)| *callee),
-    );
-    near.sort();
-    near.dedup();
+    let near = near_clones(repo, clones);
     let clone_files: Vec<&str> = clones.iter().map(|k| k.path.as_str()).collect();
     // a function whose clone's directory goes away too early: a removal there removes that
     // directory, which is charged as the defect, not credited as its cleanup
@@ -872,6 +819,80 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
         }
     }
     out.extend(registry_removals(repo, clones));
+    out.extend(temporary_directory_exits(repo, clones));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The functions (module, index) that clone (or make a clone's temporary directory), the
+/// functions that call them, and the functions those call, sorted: a removal there can remove
+/// the clone (one elsewhere removes something else: a folder of page images).
+fn near_clones(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<(usize, usize)> {
+    let mut near: Vec<(usize, usize)> = Vec::new();
+    for k in clones {
+        for (path, line) in [(k.path.as_str(), k.line)]
+            .into_iter()
+            .chain(k.sandbox_at.iter().map(|s| (s.path.as_str(), s.line)))
+        {
+            if let Some(m) = repo.modules.iter().position(|x| x.path == path)
+                && let Some(f) = repo.modules[m]
+                    .functions
+                    .iter()
+                    .position(|f| f.line <= line && line <= f.end_line)
+            {
+                near.push((m, f));
+            }
+        }
+    }
+    let calls = own_calls(repo);
+    let cloning = near.clone();
+    near.extend(
+        calls
+            .iter()
+            .filter(|(_, callee)| cloning.contains(callee))
+            .map(|(caller, _)| *caller),
+    );
+    let users = near.clone();
+    near.extend(
+        calls
+            .iter()
+            .filter(|(caller, _)| users.contains(caller))
+            .map(|(_, callee)| *callee),
+    );
+    near.sort();
+    near.dedup();
+    near
+}
+
+/// Each function's calls of the repository's own functions, resolved once: (caller, callee),
+/// each a (module, function index).
+fn own_calls(repo: &Repo<'_>) -> Vec<((usize, usize), (usize, usize))> {
+    let mut calls: Vec<((usize, usize), (usize, usize))> = Vec::new();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.calls {
+            let (Some(f), Some(callee)) = (c.func, c.callee.as_deref()) else {
+                continue;
+            };
+            let Some((fm, g)) = repo.function(m, callee) else {
+                continue;
+            };
+            if let Some(gi) = repo.modules[fm]
+                .functions
+                .iter()
+                .position(|x| x.line == g.line)
+            {
+                calls.push(((m, f), (fm, gi)));
+            }
+        }
+    }
+    calls
+}
+
+/// The exits of the `with tempfile.TemporaryDirectory()` blocks clones run in (and whose
+/// directory does not go away too early).
+fn temporary_directory_exits(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
+    let mut out = Vec::new();
     for k in clones {
         if let (Some(at), true) = (&k.sandbox_at, k.removed_early.is_none())
             && let Some(m) = repo.modules.iter().position(|x| x.path == at.path)
@@ -889,8 +910,6 @@ fn removals(repo: &Repo<'_>, clones: &[CloneCall]) -> Vec<Site> {
             out.push(at.clone());
         }
     }
-    out.sort();
-    out.dedup();
     out
 }
 

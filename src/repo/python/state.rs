@@ -4,6 +4,7 @@
 
 use super::expr::Expr;
 use super::names::Repo;
+use super::syntax::ClassInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,12 +80,41 @@ const MESSAGES_STATE: &[&str] = &[
 ];
 
 pub fn analyse(repo: &Repo<'_>) -> StateFacts {
-    // Classify every class by its bases, following repository classes transitively. Keyed by
-    // (module, class): a `@dataclass Configuration` is not pydantic because another module has
-    // a `Configuration(BaseModel)`. A base is looked up in its own module first, then by name.
-    let mut kinds: BTreeMap<(usize, &str), &'static str> = BTreeMap::new();
-    // Classes deriving (transitively) from MessagesState: they inherit its reducer.
-    let mut with_messages: BTreeSet<(usize, &str)> = BTreeSet::new();
+    let (kinds, with_messages) = state_kinds(repo);
+    let mut facts = StateFacts::default();
+    for (m, module) in repo.modules.iter().enumerate() {
+        for c in &module.classes {
+            let Some(kind) = kinds.get(&(m, c.name.as_str())) else {
+                continue;
+            };
+            let inherits_messages = with_messages.contains(&(m, c.name.as_str()));
+            let (sc, reducers) = state_class(repo, m, c, kind, inherits_messages);
+            facts.reducers.extend(reducers);
+            if *kind == "typed_dict" {
+                facts.typed_dicts.push(sc);
+            } else {
+                facts.pydantic_models.push(sc);
+            }
+        }
+    }
+    facts
+}
+
+/// A class of the repository: (module, class name).
+type ClassKey<'r> = (usize, &'r str);
+
+/// Every state class by (module, class): `typed_dict` or `pydantic`; and those deriving
+/// (transitively) from MessagesState (they inherit its reducer).
+///
+/// Every class is classified by its bases, following repository classes transitively. Keyed
+/// by (module, class): a `@dataclass Configuration` is not pydantic because another module
+/// has a `Configuration(BaseModel)`. A base is looked up in its own module first, then by
+/// name.
+fn state_kinds<'r>(
+    repo: &'r Repo<'_>,
+) -> (BTreeMap<ClassKey<'r>, &'static str>, BTreeSet<ClassKey<'r>>) {
+    let mut kinds: BTreeMap<ClassKey, &'static str> = BTreeMap::new();
+    let mut with_messages: BTreeSet<ClassKey> = BTreeSet::new();
     for _round in 0..6 {
         let mut changed = false;
         for (m, module) in repo.modules.iter().enumerate() {
@@ -92,24 +122,7 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
                 if kinds.contains_key(&(m, c.name.as_str())) {
                     continue;
                 }
-                let kind = c.bases.iter().find_map(|b| {
-                    if repo.is(m, b, TYPED_DICT) {
-                        Some("typed_dict")
-                    } else if repo.is(m, b, BASE_MODEL)
-                        || repo.qualify(m, b).ends_with(".BaseModel")
-                    {
-                        Some("pydantic")
-                    } else {
-                        let simple = b.rsplit('.').next().unwrap_or(b);
-                        kinds.get(&(m, simple)).copied().or_else(|| {
-                            kinds
-                                .iter()
-                                .find(|((_, n), _)| *n == simple)
-                                .map(|(_, k)| *k)
-                        })
-                    }
-                });
-                if let Some(k) = kind {
+                if let Some(k) = kind_by_bases(repo, m, &c.bases, &kinds) {
                     let inherits_messages = c.bases.iter().any(|b| {
                         let simple = b.rsplit('.').next().unwrap_or(b);
                         repo.is(m, b, MESSAGES_STATE)
@@ -128,69 +141,92 @@ pub fn analyse(repo: &Repo<'_>) -> StateFacts {
             break;
         }
     }
-    let mut facts = StateFacts::default();
-    for (m, module) in repo.modules.iter().enumerate() {
-        for c in &module.classes {
-            let Some(kind) = kinds.get(&(m, c.name.as_str())) else {
-                continue;
-            };
-            let mut fields = Vec::new();
-            if with_messages.contains(&(m, c.name.as_str()))
-                && !c.fields.iter().any(|f| f.name == "messages")
-            {
-                facts.reducers.push(Reducer {
-                    class: c.name.clone(),
-                    field: "messages".into(),
-                    reducer: "add_messages".into(),
-                    path: module.path.clone(),
-                    line: c.line,
-                    merges: false,
-                });
-                fields.push(Field {
-                    name: "messages".into(),
-                    annotation:
-                        "Annotated[list[AnyMessage], add_messages] (inherited from MessagesState)"
-                            .into(),
-                    line: c.line,
-                    reducer: Some("add_messages".into()),
-                });
-            }
-            for f in &c.fields {
-                let reducer = reducer_of(repo, m, &f.annotation);
-                if let Some(r) = &reducer {
-                    facts.reducers.push(Reducer {
-                        class: c.name.clone(),
-                        field: f.name.clone(),
-                        reducer: r.clone(),
-                        path: module.path.clone(),
-                        line: f.line,
-                        merges: reducer_function(repo, m, &f.annotation)
-                            .is_some_and(|(fm, func)| reads_both(repo, fm, func)),
-                    });
-                }
-                fields.push(Field {
-                    name: f.name.clone(),
-                    annotation: f.annotation_text.clone(),
-                    line: f.line,
-                    reducer,
-                });
-            }
-            let sc = StateClass {
-                name: c.name.clone(),
-                kind: kind.to_string(),
-                path: module.path.clone(),
-                line: c.line,
-                fields,
-                snippet: module.snippet(c.line, c.end_line, 40),
-            };
-            if *kind == "typed_dict" {
-                facts.typed_dicts.push(sc);
-            } else {
-                facts.pydantic_models.push(sc);
-            }
+    (kinds, with_messages)
+}
+
+/// The kind of a class of module `m` from its first base that decides one: TypedDict,
+/// pydantic's BaseModel, or a class already classified (`kinds`).
+fn kind_by_bases(
+    repo: &Repo<'_>,
+    m: usize,
+    bases: &[String],
+    kinds: &BTreeMap<ClassKey, &'static str>,
+) -> Option<&'static str> {
+    bases.iter().find_map(|b| {
+        if repo.is(m, b, TYPED_DICT) {
+            Some("typed_dict")
+        } else if repo.is(m, b, BASE_MODEL) || repo.qualify(m, b).ends_with(".BaseModel") {
+            Some("pydantic")
+        } else {
+            let simple = b.rsplit('.').next().unwrap_or(b);
+            kinds.get(&(m, simple)).copied().or_else(|| {
+                kinds
+                    .iter()
+                    .find(|((_, n), _)| *n == simple)
+                    .map(|(_, k)| *k)
+            })
         }
+    })
+}
+
+/// The state class `c` of module `m` and its reducers: the `messages` field it inherits from
+/// MessagesState (unless it declares its own), then its fields.
+fn state_class(
+    repo: &Repo<'_>,
+    m: usize,
+    c: &ClassInfo,
+    kind: &str,
+    inherits_messages: bool,
+) -> (StateClass, Vec<Reducer>) {
+    let module = &repo.modules[m];
+    let mut reducers = Vec::new();
+    let mut fields = Vec::new();
+    if inherits_messages && !c.fields.iter().any(|f| f.name == "messages") {
+        reducers.push(Reducer {
+            class: c.name.clone(),
+            field: "messages".into(),
+            reducer: "add_messages".into(),
+            path: module.path.clone(),
+            line: c.line,
+            merges: false,
+        });
+        fields.push(Field {
+            name: "messages".into(),
+            annotation: "Annotated[list[AnyMessage], add_messages] (inherited from MessagesState)"
+                .into(),
+            line: c.line,
+            reducer: Some("add_messages".into()),
+        });
     }
-    facts
+    for f in &c.fields {
+        let reducer = reducer_of(repo, m, &f.annotation);
+        if let Some(r) = &reducer {
+            reducers.push(Reducer {
+                class: c.name.clone(),
+                field: f.name.clone(),
+                reducer: r.clone(),
+                path: module.path.clone(),
+                line: f.line,
+                merges: reducer_function(repo, m, &f.annotation)
+                    .is_some_and(|(fm, func)| reads_both(repo, fm, func)),
+            });
+        }
+        fields.push(Field {
+            name: f.name.clone(),
+            annotation: f.annotation_text.clone(),
+            line: f.line,
+            reducer,
+        });
+    }
+    let sc = StateClass {
+        name: c.name.clone(),
+        kind: kind.to_string(),
+        path: module.path.clone(),
+        line: c.line,
+        fields,
+        snippet: module.snippet(c.line, c.end_line, 40),
+    };
+    (sc, reducers)
 }
 
 /// The reducer expression of an `Annotated[T, reducer]` annotation, also inside a wrapper

@@ -149,6 +149,57 @@ pub struct Explored<'g> {
     active_of: Vec<Vec<String>>,
 }
 
+/// Per node: triggered by an edge or a plain router return, and the `Send`s to it.
+type Tasks<'g> = BTreeMap<&'g str, (bool, usize)>;
+
+/// One combination of router choices so far: the nodes triggered (each with what triggered
+/// it), the fixed routers' choices, and each node's tasks.
+type Combo<'g> = (
+    BTreeMap<&'g str, BTreeSet<&'g str>>,
+    BTreeMap<usize, usize>,
+    Tasks<'g>,
+);
+
+/// Each of `combos` grown by every `allowed` choice of router `r` on node `a` (but the one its
+/// fixed choice excludes); `None` past [`MAX_CHOICES`].
+fn choose<'g>(
+    combos: &[Combo<'g>],
+    a: &'g str,
+    r: &RouterSpec<'g>,
+    allowed: &[usize],
+) -> Option<Vec<Combo<'g>>> {
+    let mut grown = Vec::new();
+    for (c, fixed, tasks) in combos {
+        let chosen = r.fixed.and_then(|id| fixed.get(&id).copied());
+        for &i in allowed {
+            if chosen.is_some_and(|x| x != i) {
+                continue;
+            }
+            let mut c = c.clone();
+            let mut tasks = tasks.clone();
+            let sent = r.sends.get(i).map_or(&[][..], Vec::as_slice);
+            for t in &r.outcomes[i] {
+                c.entry(t).or_default().insert(a);
+                if !sent.contains(t) {
+                    tasks.entry(t).or_default().0 = true;
+                }
+            }
+            for t in sent {
+                tasks.entry(t).or_default().1 += 1;
+            }
+            let mut fixed = fixed.clone();
+            if let Some(id) = r.fixed {
+                fixed.insert(id, i);
+            }
+            grown.push((c, fixed, tasks));
+        }
+        if grown.len() > MAX_CHOICES {
+            return None;
+        }
+    }
+    Some(grown)
+}
+
 impl<'g> Machine<'g> {
     fn writes_of(&self, n: &str) -> Option<&NodeWrites> {
         self.nodes.get(n)
@@ -157,47 +208,11 @@ impl<'g> Machine<'g> {
     /// Every combination of router choices for the nodes of `step.active`; `None` past
     /// [`MAX_CHOICES`].
     fn next(&self, step: &Step<'g>) -> Option<Vec<Step<'g>>> {
-        let mut base: BTreeMap<&'g str, BTreeSet<&'g str>> = BTreeMap::new();
-        for a in step.active.keys() {
-            for t in self.plain.get(a).into_iter().flatten() {
-                base.entry(t).or_default().insert(a);
-            }
-        }
-        let mut seen = step.seen.clone();
-        for (i, (from, to)) in self.joins.iter().enumerate() {
-            seen[i].extend(step.active.keys().filter(|a| from.contains(*a)));
-            if seen[i].len() == from.len() {
-                base.entry(to).or_default().extend(from.iter().copied());
-                seen[i].clear();
-            }
-        }
-        let mut written = step.written.clone();
-        let mut filled = step.filled.clone();
-        for a in step.active.keys() {
-            if let Some(w) = self.writes_of(a) {
-                written.extend(w.declared.iter().cloned());
-                for f in &w.declared {
-                    if self.appending.contains(f)
-                        && (!w.resends.contains(f)
-                            || step.filled.contains(f)
-                            || w.fills.contains(f)
-                            || w.adds.contains(f))
-                    {
-                        filled.insert(f.clone());
-                    }
-                }
-            }
-        }
+        let (base, seen) = self.pulled(step);
+        let (written, filled) = self.written_after(step);
         let values = self.values_after(step);
         let mut ran = step.ran.clone();
         ran.extend(step.active.keys().filter(|a| !self.cyclic.contains(*a)));
-        // per node: triggered by an edge or a plain router return, and the `Send`s to it
-        type Tasks<'g> = BTreeMap<&'g str, (bool, usize)>;
-        type Combo<'g> = (
-            BTreeMap<&'g str, BTreeSet<&'g str>>,
-            BTreeMap<usize, usize>,
-            Tasks<'g>,
-        );
         let pulled: Tasks<'g> = base.keys().map(|t| (*t, (true, 0))).collect();
         let mut combos: Vec<Combo<'g>> = vec![(base, step.fixed.clone(), pulled)];
         for a in step.active.keys() {
@@ -205,70 +220,8 @@ impl<'g> Machine<'g> {
                 if r.outcomes.is_empty() {
                     continue;
                 }
-                let own = self.writes_of(a).map(|w| &w.all);
-                let visible = |k: &str| {
-                    !self.track || step.written.contains(k) || own.is_some_and(|o| o.contains(k))
-                };
-                let mut allowed: Vec<usize> = (0..r.outcomes.len())
-                    .filter(|i| r.guards[*i].as_deref().is_none_or(visible))
-                    .collect();
-                if allowed.is_empty() {
-                    allowed = (0..r.outcomes.len()).collect();
-                }
-                // what the router sees: the state before the step plus its own node's update
-                if self.track
-                    && let Some(pick) = &r.pick
-                {
-                    let mut seen_values = step.values.clone();
-                    if let Some(w) = self.writes_of(a) {
-                        for k in &w.all {
-                            match w.value_of(k, &step.values) {
-                                Some(v) => seen_values.insert(k.clone(), v),
-                                None => seen_values.remove(k),
-                            };
-                        }
-                    }
-                    if let Some(possible) = pick(&seen_values) {
-                        let narrowed: Vec<usize> = allowed
-                            .iter()
-                            .copied()
-                            .filter(|i| possible.contains(i))
-                            .collect();
-                        if !narrowed.is_empty() {
-                            allowed = narrowed;
-                        }
-                    }
-                }
-                let mut grown = Vec::new();
-                for (c, fixed, tasks) in &combos {
-                    let chosen = r.fixed.and_then(|id| fixed.get(&id).copied());
-                    for &i in &allowed {
-                        if chosen.is_some_and(|x| x != i) {
-                            continue;
-                        }
-                        let mut c = c.clone();
-                        let mut tasks = tasks.clone();
-                        let sent = r.sends.get(i).map_or(&[][..], Vec::as_slice);
-                        for t in &r.outcomes[i] {
-                            c.entry(t).or_default().insert(a);
-                            if !sent.contains(t) {
-                                tasks.entry(t).or_default().0 = true;
-                            }
-                        }
-                        for t in sent {
-                            tasks.entry(t).or_default().1 += 1;
-                        }
-                        let mut fixed = fixed.clone();
-                        if let Some(id) = r.fixed {
-                            fixed.insert(id, i);
-                        }
-                        grown.push((c, fixed, tasks));
-                    }
-                    if grown.len() > MAX_CHOICES {
-                        return None;
-                    }
-                }
-                combos = grown;
+                let allowed = self.allowed_outcomes(step, a, r);
+                combos = choose(&combos, a, r, &allowed)?;
             }
         }
         Some(
@@ -297,6 +250,94 @@ impl<'g> Machine<'g> {
                 })
                 .collect(),
         )
+    }
+
+    /// What the plain edges out of `step.active` trigger, each with the nodes that triggered
+    /// it, joins whose every source has now run included; and the joins' sources seen so far
+    /// after the step.
+    fn pulled(
+        &self,
+        step: &Step<'g>,
+    ) -> (BTreeMap<&'g str, BTreeSet<&'g str>>, Vec<BTreeSet<&'g str>>) {
+        let mut base: BTreeMap<&'g str, BTreeSet<&'g str>> = BTreeMap::new();
+        for a in step.active.keys() {
+            for t in self.plain.get(a).into_iter().flatten() {
+                base.entry(t).or_default().insert(a);
+            }
+        }
+        let mut seen = step.seen.clone();
+        for (i, (from, to)) in self.joins.iter().enumerate() {
+            seen[i].extend(step.active.keys().filter(|a| from.contains(*a)));
+            if seen[i].len() == from.len() {
+                base.entry(to).or_default().extend(from.iter().copied());
+                seen[i].clear();
+            }
+        }
+        (base, seen)
+    }
+
+    /// The declared keys written, and the appending fields that may hold items, after the
+    /// nodes of `step` ran.
+    fn written_after(&self, step: &Step<'g>) -> (BTreeSet<String>, BTreeSet<String>) {
+        let mut written = step.written.clone();
+        let mut filled = step.filled.clone();
+        for a in step.active.keys() {
+            if let Some(w) = self.writes_of(a) {
+                written.extend(w.declared.iter().cloned());
+                for f in &w.declared {
+                    if self.appending.contains(f)
+                        && (!w.resends.contains(f)
+                            || step.filled.contains(f)
+                            || w.fills.contains(f)
+                            || w.adds.contains(f))
+                    {
+                        filled.insert(f.clone());
+                    }
+                }
+            }
+        }
+        (written, filled)
+    }
+
+    /// The outcomes router `r` of node `a` may choose after `step`: those whose guard key can
+    /// hold a value (all of them when none can), narrowed to what the router picks from the
+    /// values it sees (the state before the step plus its own node's update) when that leaves
+    /// some.
+    fn allowed_outcomes(&self, step: &Step<'g>, a: &str, r: &RouterSpec<'g>) -> Vec<usize> {
+        let own = self.writes_of(a).map(|w| &w.all);
+        let visible =
+            |k: &str| !self.track || step.written.contains(k) || own.is_some_and(|o| o.contains(k));
+        let mut allowed: Vec<usize> = (0..r.outcomes.len())
+            .filter(|i| r.guards[*i].as_deref().is_none_or(visible))
+            .collect();
+        if allowed.is_empty() {
+            allowed = (0..r.outcomes.len()).collect();
+        }
+        // what the router sees: the state before the step plus its own node's update
+        if self.track
+            && let Some(pick) = &r.pick
+        {
+            let mut seen_values = step.values.clone();
+            if let Some(w) = self.writes_of(a) {
+                for k in &w.all {
+                    match w.value_of(k, &step.values) {
+                        Some(v) => seen_values.insert(k.clone(), v),
+                        None => seen_values.remove(k),
+                    };
+                }
+            }
+            if let Some(possible) = pick(&seen_values) {
+                let narrowed: Vec<usize> = allowed
+                    .iter()
+                    .copied()
+                    .filter(|i| possible.contains(i))
+                    .collect();
+                if !narrowed.is_empty() {
+                    allowed = narrowed;
+                }
+            }
+        }
+        allowed
     }
 
     /// The values known for certain after the nodes of `step` ran: a key keeps a literal when
