@@ -692,6 +692,10 @@ fn undeclared_keys(ctx: &Ctx) -> Vec<Defect> {
 /// Router outcomes that can never be taken: (router source, target), with the key they test.
 type Dead = Vec<DeadRoute>;
 
+/// The keys nodes and routers read that nothing sets (a declared key no node writes and the
+/// input does not give, an undeclared key, an entry of a dict field nothing puts into it): one
+/// defect per key; and the routes that can never be taken: those such keys guard, then those
+/// taken only when an entry that is always filled is empty ([`filled_routes`]).
 fn unknown_keys(ctx: &Ctx, repo: &Repo<'_>, notes: &mut Vec<String>) -> (Vec<Defect>, Dead) {
     let Some(declared) = &ctx.declared else {
         return (Vec::new(), Vec::new());
@@ -756,7 +760,7 @@ impl<'s> Settable<'s> {
     }
 
     /// A declared key some node writes, or one the graph's input may give.
-    fn settable(&self, k: &str) -> bool {
+    fn can_be_set(&self, k: &str) -> bool {
         if !self.declared.contains(k) {
             return false;
         }
@@ -797,7 +801,7 @@ impl UnsetReads {
                 .map(|x| x.writes.clone())
                 .unwrap_or_default();
             for (k, line) in &e.reads {
-                if settable.settable(k) || own.contains_key(k) {
+                if settable.can_be_set(k) || own.contains_key(k) {
                     continue;
                 }
                 let entry = self.by_key.entry(k.clone()).or_insert_with(|| {
@@ -830,7 +834,9 @@ impl UnsetReads {
         for (n, e) in &ctx.effects {
             let Some(e) = e else { continue };
             for (k, line) in &e.reads {
-                if settable.settable(k) || e.writes.contains_key(k) || dropped.contains(k.as_str())
+                if settable.can_be_set(k)
+                    || e.writes.contains_key(k)
+                    || dropped.contains(k.as_str())
                 {
                     continue;
                 }
