@@ -355,57 +355,21 @@ const BURSTS: f64 = 0.4;
 /// `None` when the history facts carry no figures (evidence stored by an earlier version):
 /// the criterion is then judged by the tally of its facts, like a family without a table.
 fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
-    let m = history_measure(ev)?;
-    let commits = m.commits;
-    let pattern = m.pattern.as_str();
-    let (largest, top2) = (m.largest_commit_share, m.top2_share);
-    let bursts = m.burst_share.unwrap_or(0.0);
-    let staged = m.staged_share.unwrap_or(0.0);
-    let (session, session_commits, session_minutes) = m.largest_session.unwrap_or((0.0, 0, 0));
-    let spread = met(ev, "timing");
-    let pct = |x: f64| format!("{:.0}%", x * 100.0);
-    // the next level's conditions the figures fail, each with its figure
-    let failing = |conditions: Vec<(bool, String)>| -> Vec<String> {
-        conditions
-            .into_iter()
-            .filter(|(holds, _)| !holds)
-            .map(|(_, text)| text)
-            .collect()
-    };
-    // the figures near a threshold, in words
-    let near = |x: f64, t: f64| (x - t).abs() <= BORDERLINE;
-    let mut borderline: Vec<String> = Vec::new();
-    if near(top2, crate::repo::history::FEW_LARGE_TOP2) {
-        borderline.push(format!(
-            "the two largest deliveries hold {} of the code, near the {} from which a history is few_large",
-            pct(top2),
-            pct(crate::repo::history::FEW_LARGE_TOP2)
-        ));
-    }
-    if near(session, BULK_SESSION) {
-        borderline.push(format!(
-            "the largest staged session holds {}, near the half from which it is a bulk upload",
-            pct(session)
-        ));
-    }
-    if near(staged, STAGED) {
-        borderline.push(format!(
-            "staged sessions hold {} of the code, near the third from which the history reads as staged",
-            pct(staged)
-        ));
-    }
-    if near(bursts, BURSTS) {
-        borderline.push(format!(
-            "{} of the commits come less than two minutes after the previous one, near the {} threshold",
-            pct(bursts),
-            pct(BURSTS)
-        ));
-    }
-    if !borderline.is_empty() {
-        b.gaps.push(format!(
-            "borderline, two careful graders can differ by a point here: {}",
-            borderline.join("; ")
-        ));
+    let f = HistoryFigures::read(history_measure(ev)?, ev);
+    let HistoryFigures {
+        commits,
+        pattern,
+        largest,
+        top2,
+        bursts,
+        staged,
+        session,
+        session_commits,
+        session_minutes,
+        spread,
+    } = f;
+    if let Some(gap) = f.borderline() {
+        b.gaps.push(gap);
     }
     if commits <= 1 || pattern == "single_init_dump" {
         return Some(b.done(
@@ -413,7 +377,183 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
             "a single commit or one dump of the code: no history to read",
         ));
     }
-    let next_to_bulk = || {
+    if pattern == "few_large" || top2 >= BULK_TOP2 || largest >= BULK_LARGEST || !spread {
+        b.short_of = f.short_of_bulk();
+        b.gaps.push(format!(
+            "bulk upload: the largest commit holds {} of the code, the two largest deliveries {} (pattern {pattern})",
+            pct(largest),
+            pct(top2)
+        ));
+        return Some(b.done(
+            2,
+            "the code arrived in a few bulk commits (failure pattern: bulk upload)",
+        ));
+    }
+    if session >= BULK_SESSION {
+        b.short_of = f.short_of_bulk();
+        b.gaps.push(format!(
+            "staged upload: {session_commits} commits within {session_minutes} minutes, each less than ten minutes after the previous, hold {} of the code",
+            pct(session)
+        ));
+        return Some(b.done(
+            2,
+            "most of the code was committed in one sitting, file by file (failure pattern: timestamps clustered within minutes)",
+        ));
+    }
+    if commits <= 10 || top2 >= THIN_TOP2 || staged >= STAGED || bursts >= BURSTS {
+        b.short_of = f.short_of_thin();
+        if staged >= STAGED {
+            b.gaps.push(format!(
+                "{} of the code arrived in staged sessions (runs of commits minutes apart)",
+                pct(staged)
+            ));
+        }
+        if bursts >= BURSTS {
+            b.gaps.push(format!(
+                "{} of the commits come less than two minutes after the previous one",
+                pct(bursts)
+            ));
+        }
+        return Some(b.done(
+            3,
+            format!(
+                "iterative but thin or staged: {commits} commits, the two largest deliveries hold {}, staged sessions {}",
+                pct(top2),
+                pct(staged)
+            ),
+        ));
+    }
+    b.short_of = f.short_of_atomic(ev);
+    if commits >= 20
+        && largest <= 0.15
+        && met(ev, "progression")
+        && met(ev, "messages")
+        && bursts < 0.1
+        && session == 0.0
+    {
+        return Some(b.done(
+            5,
+            "atomic, step-by-step history with a visible progression and descriptive messages",
+        ));
+    }
+    Some(b.done(
+        4,
+        format!(
+            "iterative history: {commits} commits over time, no dominant commit (the largest holds {})",
+            pct(largest)
+        ),
+    ))
+}
+
+/// A share in percent, rounded (`42%`).
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// The texts of the conditions that do not hold (the next level's conditions the figures fail,
+/// each with its figure).
+fn failing(conditions: Vec<(bool, String)>) -> Vec<String> {
+    conditions
+        .into_iter()
+        .filter(|(holds, _)| !holds)
+        .map(|(_, text)| text)
+        .collect()
+}
+
+/// The figures the history table reads, taken once from the measure (a share not measured
+/// counts as 0).
+#[derive(Clone, Copy)]
+struct HistoryFigures<'a> {
+    commits: usize,
+    pattern: &'a str,
+    /// The share of the code the largest commit adds.
+    largest: f64,
+    /// The share of the code the two largest deliveries add.
+    top2: f64,
+    /// The share of the commits less than two minutes after the previous one.
+    bursts: f64,
+    /// The share of the code that arrived in staged sessions.
+    staged: f64,
+    /// The largest staged session: its share of the code, its commits, its minutes.
+    session: f64,
+    session_commits: usize,
+    session_minutes: i64,
+    /// The commits are spread over time (the `timing` fact is met).
+    spread: bool,
+}
+
+impl<'a> HistoryFigures<'a> {
+    fn read(m: &'a HistoryMeasure, ev: &[Evidence]) -> Self {
+        let (session, session_commits, session_minutes) = m.largest_session.unwrap_or((0.0, 0, 0));
+        HistoryFigures {
+            commits: m.commits,
+            pattern: m.pattern.as_str(),
+            largest: m.largest_commit_share,
+            top2: m.top2_share,
+            bursts: m.burst_share.unwrap_or(0.0),
+            staged: m.staged_share.unwrap_or(0.0),
+            session,
+            session_commits,
+            session_minutes,
+            spread: met(ev, "timing"),
+        }
+    }
+
+    /// The figures near a threshold, in words, as a gap (two careful graders can differ there).
+    fn borderline(self) -> Option<String> {
+        let HistoryFigures {
+            top2,
+            session,
+            staged,
+            bursts,
+            ..
+        } = self;
+        let near = |x: f64, t: f64| (x - t).abs() <= BORDERLINE;
+        let mut borderline: Vec<String> = Vec::new();
+        if near(top2, crate::repo::history::FEW_LARGE_TOP2) {
+            borderline.push(format!(
+                "the two largest deliveries hold {} of the code, near the {} from which a history is few_large",
+                pct(top2),
+                pct(crate::repo::history::FEW_LARGE_TOP2)
+            ));
+        }
+        if near(session, BULK_SESSION) {
+            borderline.push(format!(
+                "the largest staged session holds {}, near the half from which it is a bulk upload",
+                pct(session)
+            ));
+        }
+        if near(staged, STAGED) {
+            borderline.push(format!(
+                "staged sessions hold {} of the code, near the third from which the history reads as staged",
+                pct(staged)
+            ));
+        }
+        if near(bursts, BURSTS) {
+            borderline.push(format!(
+                "{} of the commits come less than two minutes after the previous one, near the {} threshold",
+                pct(bursts),
+                pct(BURSTS)
+            ));
+        }
+        (!borderline.is_empty()).then(|| {
+            format!(
+                "borderline, two careful graders can differ by a point here: {}",
+                borderline.join("; ")
+            )
+        })
+    }
+
+    /// What a bulk or staged upload lacks for the next level.
+    fn short_of_bulk(self) -> Vec<String> {
+        let HistoryFigures {
+            top2,
+            largest,
+            pattern,
+            spread,
+            session,
+            ..
+        } = self;
         failing(vec![
             (
                 top2 < BULK_TOP2,
@@ -442,32 +582,18 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
                 ),
             ),
         ])
-    };
-    if pattern == "few_large" || top2 >= BULK_TOP2 || largest >= BULK_LARGEST || !spread {
-        b.short_of = next_to_bulk();
-        b.gaps.push(format!(
-            "bulk upload: the largest commit holds {} of the code, the two largest deliveries {} (pattern {pattern})",
-            pct(largest),
-            pct(top2)
-        ));
-        return Some(b.done(
-            2,
-            "the code arrived in a few bulk commits (failure pattern: bulk upload)",
-        ));
     }
-    if session >= BULK_SESSION {
-        b.short_of = next_to_bulk();
-        b.gaps.push(format!(
-            "staged upload: {session_commits} commits within {session_minutes} minutes, each less than ten minutes after the previous, hold {} of the code",
-            pct(session)
-        ));
-        return Some(b.done(
-            2,
-            "most of the code was committed in one sitting, file by file (failure pattern: timestamps clustered within minutes)",
-        ));
-    }
-    if commits <= 10 || top2 >= THIN_TOP2 || staged >= STAGED || bursts >= BURSTS {
-        b.short_of = failing(vec![
+
+    /// What a thin or staged history lacks for the next level.
+    fn short_of_thin(self) -> Vec<String> {
+        let HistoryFigures {
+            commits,
+            top2,
+            staged,
+            bursts,
+            ..
+        } = self;
+        failing(vec![
             (
                 commits > 10,
                 format!("more than 10 commits (here {commits})"),
@@ -493,76 +619,48 @@ fn history(ev: &[Evidence], mut b: Builder) -> Option<Level> {
                     pct(bursts)
                 ),
             ),
-        ]);
-        if staged >= STAGED {
-            b.gaps.push(format!(
-                "{} of the code arrived in staged sessions (runs of commits minutes apart)",
-                pct(staged)
-            ));
-        }
-        if bursts >= BURSTS {
-            b.gaps.push(format!(
-                "{} of the commits come less than two minutes after the previous one",
-                pct(bursts)
-            ));
-        }
-        return Some(b.done(
-            3,
-            format!(
-                "iterative but thin or staged: {commits} commits, the two largest deliveries hold {}, staged sessions {}",
-                pct(top2),
-                pct(staged)
-            ),
-        ));
+        ])
     }
-    b.short_of = failing(vec![
-        (
-            commits >= 20,
-            format!("at least 20 commits (here {commits})"),
-        ),
-        (
-            largest <= 0.15,
-            format!(
-                "no commit adding more than 15% of the code (here {})",
-                pct(largest)
+
+    /// What an iterative history lacks for the top level (atomic, step by step).
+    fn short_of_atomic(self, ev: &[Evidence]) -> Vec<String> {
+        let HistoryFigures {
+            commits,
+            largest,
+            bursts,
+            session,
+            ..
+        } = self;
+        failing(vec![
+            (
+                commits >= 20,
+                format!("at least 20 commits (here {commits})"),
             ),
-        ),
-        (
-            bursts < 0.1,
-            format!(
-                "under 10% of the commits within two minutes of the previous one (here {})",
-                pct(bursts)
+            (
+                largest <= 0.15,
+                format!(
+                    "no commit adding more than 15% of the code (here {})",
+                    pct(largest)
+                ),
             ),
-        ),
-        (
-            session == 0.0,
-            format!("no staged session (the largest holds {})", pct(session)),
-        ),
-        (met(ev, "progression"), "a visible progression".to_string()),
-        (
-            met(ev, "messages"),
-            "descriptive commit messages".to_string(),
-        ),
-    ]);
-    if commits >= 20
-        && largest <= 0.15
-        && met(ev, "progression")
-        && met(ev, "messages")
-        && bursts < 0.1
-        && session == 0.0
-    {
-        return Some(b.done(
-            5,
-            "atomic, step-by-step history with a visible progression and descriptive messages",
-        ));
+            (
+                bursts < 0.1,
+                format!(
+                    "under 10% of the commits within two minutes of the previous one (here {})",
+                    pct(bursts)
+                ),
+            ),
+            (
+                session == 0.0,
+                format!("no staged session (the largest holds {})", pct(session)),
+            ),
+            (met(ev, "progression"), "a visible progression".to_string()),
+            (
+                met(ev, "messages"),
+                "descriptive commit messages".to_string(),
+            ),
+        ])
     }
-    Some(b.done(
-        4,
-        format!(
-            "iterative history: {commits} commits over time, no dominant commit (the largest holds {})",
-            pct(largest)
-        ),
-    ))
 }
 
 /// The graph facts, each read once (an exhaustive match: a fact added to [`GraphFact`] must

@@ -664,6 +664,54 @@ fn no_shell_statement(
     }
 }
 
+/// How to give the call to `callee` a timeout (a GitPython clone takes none: through `git clone`).
+fn timeout_change(callee: &str) -> String {
+    if callee.ends_with("clone_from") || callee.ends_with("clone_repository") {
+        format!(
+            "the `{callee}` takes no timeout (GitPython hands its keyword arguments to `git clone` as options): run `git clone` through `subprocess.run([...], timeout=120)` and catch `subprocess.TimeoutExpired`"
+        )
+    } else if callee.starts_with("requests.") {
+        format!(
+            "pass `timeout=` to the `{callee}` (e.g. `timeout=30`, and catch `requests.Timeout`)"
+        )
+    } else if callee.starts_with("httpx.") {
+        format!(
+            "pass `timeout=` to the `{callee}` (e.g. `timeout=30`, and catch `httpx.TimeoutException`)"
+        )
+    } else if callee.starts_with("subprocess.") {
+        format!(
+            "pass `timeout=` to the `{callee}` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`)"
+        )
+    } else {
+        format!("pass `timeout=` to the `{callee}` (e.g. `timeout=30`)")
+    }
+}
+
+/// Where the clone is cut to its last commits by default, and how to keep the whole history.
+fn full_history_fix(shallow: &[Shallow]) -> Option<Fix> {
+    let s = shallow.iter().find(|s| s.by_default())?;
+    Some(match &s.only {
+        None => Fix::at(
+            &s.at,
+            "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
+        ),
+        Some(b) if b.by_default == Some(true) => Fix::at(
+            &b.at,
+            format!(
+                "make the whole history the default: add the depth only when a shallow clone is asked for (today `{}` adds it unless told otherwise), so the git-history analysis sees every commit",
+                b.branch
+            ),
+        ),
+        Some(b) => Fix::at(
+            &b.at,
+            format!(
+                "clone the whole history whenever the history is analysed: the depth added under `{}` cuts it to the last commits",
+                b.branch
+            ),
+        ),
+    })
+}
+
 impl Stated for SafetyFact {
     fn key(&self) -> String {
         match self {
@@ -833,26 +881,7 @@ impl Stated for SafetyFact {
                     .or_else(|| calls.iter().find(|c| c.timeout.is_none()))?;
                 let more = calls.iter().filter(|c| c.timeout.is_none()).count() - 1;
                 let callee = c.call.callee.as_str();
-                let how = if callee.ends_with("clone_from") || callee.ends_with("clone_repository")
-                {
-                    format!(
-                        "the `{callee}` takes no timeout (GitPython hands its keyword arguments to `git clone` as options): run `git clone` through `subprocess.run([...], timeout=120)` and catch `subprocess.TimeoutExpired`"
-                    )
-                } else if callee.starts_with("requests.") {
-                    format!(
-                        "pass `timeout=` to the `{callee}` (e.g. `timeout=30`, and catch `requests.Timeout`)"
-                    )
-                } else if callee.starts_with("httpx.") {
-                    format!(
-                        "pass `timeout=` to the `{callee}` (e.g. `timeout=30`, and catch `httpx.TimeoutException`)"
-                    )
-                } else if callee.starts_with("subprocess.") {
-                    format!(
-                        "pass `timeout=` to the `{callee}` (e.g. `timeout=120`, and catch `subprocess.TimeoutExpired`)"
-                    )
-                } else {
-                    format!("pass `timeout=` to the `{callee}` (e.g. `timeout=30`)")
-                };
+                let how = timeout_change(callee);
                 Fix::at(
                     &c.call.at,
                     format!(
@@ -886,29 +915,7 @@ impl Stated for SafetyFact {
                     ),
                 )
             }
-            SafetyFact::FullHistory { shallow, .. } => {
-                let s = shallow.iter().find(|s| s.by_default())?;
-                match &s.only {
-                    None => Fix::at(
-                        &s.at,
-                        "clone the whole history: drop `--depth`/`depth=` so the git-history analysis sees every commit",
-                    ),
-                    Some(b) if b.by_default == Some(true) => Fix::at(
-                        &b.at,
-                        format!(
-                            "make the whole history the default: add the depth only when a shallow clone is asked for (today `{}` adds it unless told otherwise), so the git-history analysis sees every commit",
-                            b.branch
-                        ),
-                    ),
-                    Some(b) => Fix::at(
-                        &b.at,
-                        format!(
-                            "clone the whole history whenever the history is analysed: the depth added under `{}` cuts it to the last commits",
-                            b.branch
-                        ),
-                    ),
-                }
-            }
+            SafetyFact::FullHistory { shallow, .. } => full_history_fix(shallow)?,
             SafetyFact::NoShell {
                 shells, unscanned, ..
             } => match shells.first() {
@@ -1563,6 +1570,103 @@ fn persona_key(persona: &str) -> &'static str {
     }
 }
 
+// --------------------------------------------------- the statements of the nuance facts
+
+/// The persona prompts found, or the personas without one (and what was searched).
+fn prompts_statement(found: &[Prompt], missing: &[String]) -> String {
+    let listed = join_and(
+        &found
+            .iter()
+            .map(|p| format!("{} at {} ({} chars)", p.persona, p.at, p.chars))
+            .collect::<Vec<_>>(),
+    );
+    if missing.is_empty() {
+        format!("persona prompts: {listed}")
+    } else if found.is_empty() {
+        format!(
+            "no prompt found for {} (string constants, persona-keyed entries and prompt files searched)",
+            join_and(missing)
+        )
+    } else {
+        format!(
+            "no prompt found for {} (found: {listed})",
+            join_and(missing)
+        )
+    }
+}
+
+/// The pair of persona prompts that share the most text, against the rubric's threshold
+/// (`distinct`: under it).
+fn collusion_statement(pairs: &[Overlap], threshold: f64, distinct: bool) -> String {
+    let Some(top) = pairs.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
+        return "fewer than two persona prompts to compare".into();
+    };
+    let others: Vec<String> = pairs
+        .iter()
+        .filter(|p| !std::ptr::eq(*p, top))
+        .map(|p| format!("{}/{} {:.0}%", p.a, p.b, p.share * 100.0))
+        .collect();
+    let figure = format!(
+        "the {} and {} prompts share {:.0}% of their text{}",
+        top.a,
+        top.b,
+        top.share * 100.0,
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (other pairs: {})", others.join(", "))
+        }
+    );
+    if distinct {
+        format!(
+            "Distinct personas: {figure}, under the rubric's {:.0}%",
+            threshold * 100.0
+        )
+    } else {
+        format!(
+            "Persona Collusion: {figure}, over the rubric's {:.0}%",
+            threshold * 100.0
+        )
+    }
+}
+
+/// Whether each persona has a full brief of its own, or short texts set into one shared prompt.
+fn own_prompts_statement(
+    prompts: &[Prompt],
+    template: &Option<(Site, usize)>,
+    sentence: usize,
+    full: usize,
+) -> String {
+    let said = |v: &[&Prompt]| join_and(&v.iter().map(|p| p.said()).collect::<Vec<_>>());
+    let short: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < full).collect();
+    let set_in: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < sentence).collect();
+    match template {
+        Some((at, chars)) if !set_in.is_empty() => format!(
+            "{} short {} set into one shared prompt of {chars} chars at {at} ({})",
+            if set_in.len() == 1 {
+                format!("the {} persona is a", set_in[0].persona)
+            } else {
+                format!("{} personas are", set_in.len())
+            },
+            crate::words::form(set_in.len(), "text", "texts"),
+            said(&set_in)
+        ),
+        _ if !short.is_empty() => format!(
+            "{} shorter than a full brief ({}), under the {full} chars the table takes for one",
+            if short.len() == 1 {
+                format!("the {} prompt is", short[0].persona)
+            } else {
+                format!("{} prompts are", short.len())
+            },
+            said(&short)
+        ),
+        _ => format!(
+            "each persona has a full brief of its own ({})",
+            said(&prompts.iter().collect::<Vec<_>>())
+        ),
+    }
+}
+
 impl Stated for NuanceFact {
     fn key(&self) -> String {
         match self {
@@ -1596,61 +1700,10 @@ impl Stated for NuanceFact {
 
     fn statement(&self) -> String {
         match self {
-            NuanceFact::Prompts { found, missing } => {
-                let listed = join_and(
-                    &found
-                        .iter()
-                        .map(|p| format!("{} at {} ({} chars)", p.persona, p.at, p.chars))
-                        .collect::<Vec<_>>(),
-                );
-                if missing.is_empty() {
-                    format!("persona prompts: {listed}")
-                } else if found.is_empty() {
-                    format!(
-                        "no prompt found for {} (string constants, persona-keyed entries and prompt files searched)",
-                        join_and(missing)
-                    )
-                } else {
-                    format!(
-                        "no prompt found for {} (found: {listed})",
-                        join_and(missing)
-                    )
-                }
-            }
+            NuanceFact::Prompts { found, missing } => prompts_statement(found, missing),
             NuanceFact::Collusion {
                 pairs, threshold, ..
-            } => {
-                let Some(top) = pairs.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
-                    return "fewer than two persona prompts to compare".into();
-                };
-                let others: Vec<String> = pairs
-                    .iter()
-                    .filter(|p| !std::ptr::eq(*p, top))
-                    .map(|p| format!("{}/{} {:.0}%", p.a, p.b, p.share * 100.0))
-                    .collect();
-                let figure = format!(
-                    "the {} and {} prompts share {:.0}% of their text{}",
-                    top.a,
-                    top.b,
-                    top.share * 100.0,
-                    if others.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (other pairs: {})", others.join(", "))
-                    }
-                );
-                if self.holds() {
-                    format!(
-                        "Distinct personas: {figure}, under the rubric's {:.0}%",
-                        threshold * 100.0
-                    )
-                } else {
-                    format!(
-                        "Persona Collusion: {figure}, over the rubric's {:.0}%",
-                        threshold * 100.0
-                    )
-                }
-            }
+            } => collusion_statement(pairs, *threshold, self.holds()),
             NuanceFact::Language {
                 persona,
                 expected,
@@ -1671,37 +1724,7 @@ impl Stated for NuanceFact {
                 template,
                 sentence,
                 full,
-            } => {
-                let said =
-                    |v: &[&Prompt]| join_and(&v.iter().map(|p| p.said()).collect::<Vec<_>>());
-                let short: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < *full).collect();
-                let set_in: Vec<&Prompt> = prompts.iter().filter(|p| p.chars < *sentence).collect();
-                match template {
-                    Some((at, chars)) if !set_in.is_empty() => format!(
-                        "{} short {} set into one shared prompt of {chars} chars at {at} ({})",
-                        if set_in.len() == 1 {
-                            format!("the {} persona is a", set_in[0].persona)
-                        } else {
-                            format!("{} personas are", set_in.len())
-                        },
-                        crate::words::form(set_in.len(), "text", "texts"),
-                        said(&set_in)
-                    ),
-                    _ if !short.is_empty() => format!(
-                        "{} shorter than a full brief ({}), under the {full} chars the table takes for one",
-                        if short.len() == 1 {
-                            format!("the {} prompt is", short[0].persona)
-                        } else {
-                            format!("{} prompts are", short.len())
-                        },
-                        said(&short)
-                    ),
-                    _ => format!(
-                        "each persona has a full brief of its own ({})",
-                        said(&prompts.iter().collect::<Vec<_>>())
-                    ),
-                }
-            }
+            } => own_prompts_statement(prompts, template, *sentence, *full),
             NuanceFact::PerCriterion {
                 batched,
                 overall,

@@ -162,6 +162,150 @@ fn layer_key(layer: Layer, what: &str) -> String {
     }
 }
 
+/// The conditional routes after each layer (or elsewhere), the conditional edges that always
+/// send to the same nodes, and the routes that can never be taken.
+fn routes_statement(
+    detectives: &[Route],
+    judges: &[Route],
+    elsewhere: &[Route],
+    fixed: &[Site],
+    dead: &[DeadRoute],
+) -> String {
+    let all: Vec<&Route> = detectives.iter().chain(judges).chain(elsewhere).collect();
+    let dead_in = |layer: Option<Layer>| dead.iter().any(|d| d.layer == layer);
+    // "none leaves ..." is true only of routes that can be taken
+    let none = |layer: Layer| {
+        if dead_in(Some(layer)) {
+            "none that can be taken"
+        } else {
+            "none"
+        }
+    };
+    let dead_said = dead_routes_said(dead);
+    let said = |rs: &[Route]| {
+        rs.iter()
+            .take(2)
+            .map(Route::said)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let fixed_said = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} always {} to the same nodes",
+            count(fixed.len(), "conditional edge", "conditional edges"),
+            if fixed.len() == 1 { "sends" } else { "send" }
+        )
+    };
+    let text = match (detectives.is_empty(), judges.is_empty()) {
+        (false, false) => format!(
+            "conditional routes after both layers: after the detectives {}; after the judges {}",
+            said(detectives),
+            said(judges)
+        ),
+        (false, true) => format!(
+            "no conditional route after the judges ({} leaves a judge or the judges' join){fixed_said}; after the detectives {}",
+            none(Layer::Judges),
+            said(detectives)
+        ),
+        (true, false) => format!(
+            "no conditional route after the detectives ({} leaves a detective, the detectives' join or the node that fans out to the judges){fixed_said}; after the judges {}",
+            none(Layer::Detectives),
+            said(judges)
+        ),
+        (true, true) if !all.is_empty() => format!(
+            "no conditional route{} after the detectives or the judges{fixed_said}; outside the two layers {}",
+            if dead_in(Some(Layer::Detectives)) || dead_in(Some(Layer::Judges)) {
+                " that can be taken"
+            } else {
+                ""
+            },
+            said(elsewhere)
+        ),
+        (true, true) if !fixed.is_empty() => format!(
+            "no conditional route changes the path by the state: {} always {} to the same nodes (a fan-out router)",
+            count(fixed.len(), "conditional edge", "conditional edges"),
+            if fixed.len() == 1 { "sends" } else { "send" }
+        ),
+        (true, true) if !dead.is_empty() => {
+            "no conditional route that can be taken changes the path by the state".into()
+        }
+        (true, true) => "no add_conditional_edges call in the graph: every path is fixed".into(),
+    };
+    format!("{text}{dead_said}")
+}
+
+/// The first two routes that can never be taken and how many more (`; ...`), or nothing.
+fn dead_routes_said(dead: &[DeadRoute]) -> String {
+    if dead.is_empty() {
+        String::new()
+    } else {
+        let more = dead.len().saturating_sub(2);
+        format!(
+            "; {}{}",
+            dead.iter()
+                .take(2)
+                .map(DeadRoute::said)
+                .collect::<Vec<_>>()
+                .join("; "),
+            if more > 0 {
+                format!(
+                    "; and {more} more {} that can never be taken",
+                    if more == 1 { "route" } else { "routes" }
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// For each layer without a route, the first of its routes that can never be taken: that
+/// route is the fix (its router is where to look), not a new conditional edge.
+fn dead_without_route<'a>(
+    detectives: &[Route],
+    judges: &[Route],
+    dead: &'a [DeadRoute],
+) -> Vec<&'a DeadRoute> {
+    [Layer::Detectives, Layer::Judges]
+        .into_iter()
+        .filter(|layer| match layer {
+            Layer::Detectives => detectives.is_empty(),
+            Layer::Judges => judges.is_empty(),
+        })
+        .filter_map(|layer| dead.iter().find(|d| d.layer == Some(layer)))
+        .collect()
+}
+
+/// Where and how to add the route after the detectives: at their join (or the graph).
+fn detectives_route_fix(join: &Option<(Site, String)>, graph: &Site) -> (Site, String) {
+    let (site, node) = match join {
+        Some((s, n)) => (s.clone(), format!("`{n}`")),
+        None => (graph.clone(), "the evidence aggregator".to_string()),
+    };
+    (
+        site,
+        format!(
+            "replace the plain edges out of {node} with `add_conditional_edges({node}, router, ...)` whose router sends the run past the judges (to the report or END) when the evidence it needs is missing"
+        ),
+    )
+}
+
+/// Where and how to add the route after the judges: at their join (or the graph).
+fn judges_route_fix(join: &Option<(Site, String)>, graph: &Site) -> (Site, String) {
+    let (site, join) = match join {
+        Some((s, n)) => (s.clone(), format!(" (the judges join at `{n}`)")),
+        None => (graph.clone(), String::new()),
+    };
+    (
+        site,
+        format!(
+            "add a conditional edge between the judges and the verdict{join}: its router sends a failed or invalid judge run to a fallback node"
+        ),
+    )
+}
+
 impl Stated for GraphFact {
     fn key(&self) -> String {
         match self {
@@ -267,94 +411,7 @@ impl Stated for GraphFact {
                 fixed,
                 dead,
                 ..
-            } => {
-                let all: Vec<&Route> = detectives.iter().chain(judges).chain(elsewhere).collect();
-                let dead_in = |layer: Option<Layer>| dead.iter().any(|d| d.layer == layer);
-                // "none leaves ..." is true only of routes that can be taken
-                let none = |layer: Layer| {
-                    if dead_in(Some(layer)) {
-                        "none that can be taken"
-                    } else {
-                        "none"
-                    }
-                };
-                let dead_said = if dead.is_empty() {
-                    String::new()
-                } else {
-                    let more = dead.len().saturating_sub(2);
-                    format!(
-                        "; {}{}",
-                        dead.iter()
-                            .take(2)
-                            .map(DeadRoute::said)
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                        if more > 0 {
-                            format!(
-                                "; and {more} more {} that can never be taken",
-                                if more == 1 { "route" } else { "routes" }
-                            )
-                        } else {
-                            String::new()
-                        }
-                    )
-                };
-                let said = |rs: &[Route]| {
-                    rs.iter()
-                        .take(2)
-                        .map(Route::said)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                };
-                let fixed_said = if fixed.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; {} always {} to the same nodes",
-                        count(fixed.len(), "conditional edge", "conditional edges"),
-                        if fixed.len() == 1 { "sends" } else { "send" }
-                    )
-                };
-                let text = match (detectives.is_empty(), judges.is_empty()) {
-                    (false, false) => format!(
-                        "conditional routes after both layers: after the detectives {}; after the judges {}",
-                        said(detectives),
-                        said(judges)
-                    ),
-                    (false, true) => format!(
-                        "no conditional route after the judges ({} leaves a judge or the judges' join){fixed_said}; after the detectives {}",
-                        none(Layer::Judges),
-                        said(detectives)
-                    ),
-                    (true, false) => format!(
-                        "no conditional route after the detectives ({} leaves a detective, the detectives' join or the node that fans out to the judges){fixed_said}; after the judges {}",
-                        none(Layer::Detectives),
-                        said(judges)
-                    ),
-                    (true, true) if !all.is_empty() => format!(
-                        "no conditional route{} after the detectives or the judges{fixed_said}; outside the two layers {}",
-                        if dead_in(Some(Layer::Detectives)) || dead_in(Some(Layer::Judges)) {
-                            " that can be taken"
-                        } else {
-                            ""
-                        },
-                        said(elsewhere)
-                    ),
-                    (true, true) if !fixed.is_empty() => format!(
-                        "no conditional route changes the path by the state: {} always {} to the same nodes (a fan-out router)",
-                        count(fixed.len(), "conditional edge", "conditional edges"),
-                        if fixed.len() == 1 { "sends" } else { "send" }
-                    ),
-                    (true, true) if !dead.is_empty() => {
-                        "no conditional route that can be taken changes the path by the state"
-                            .into()
-                    }
-                    (true, true) => {
-                        "no add_conditional_edges call in the graph: every path is fixed".into()
-                    }
-                };
-                format!("{text}{dead_said}")
-            }
+            } => routes_statement(detectives, judges, elsewhere, fixed, dead),
         }
     }
 
@@ -460,47 +517,24 @@ impl Stated for GraphFact {
             } => {
                 let mut parts: Vec<String> = Vec::new();
                 let mut at: Option<Site> = None;
-                // the layers whose route exists but can never be taken: that route is the fix,
-                // not a new conditional edge
-                let mut dead_layers: Vec<Layer> = Vec::new();
-                // a route of the layer that can never be taken: its router is where to look
-                for layer in [Layer::Detectives, Layer::Judges] {
-                    let empty = match layer {
-                        Layer::Detectives => detectives.is_empty(),
-                        Layer::Judges => judges.is_empty(),
-                    };
-                    if let Some(d) = dead
-                        .iter()
-                        .find(|d| d.layer == Some(layer))
-                        .filter(|_| empty)
-                    {
-                        at.get_or_insert(d.at.clone());
-                        dead_layers.push(layer);
-                        parts.push(format!(
-                            "the route `{}` -> `{}` at {} can never be taken: have its router test what a node before it writes into a declared key",
-                            d.source, d.target, d.at
-                        ));
-                    }
-                }
-                if detectives.is_empty() && !dead_layers.contains(&Layer::Detectives) {
-                    let (site, node) = match detectives_join {
-                        Some((s, n)) => (s.clone(), format!("`{n}`")),
-                        None => (graph.clone(), "the evidence aggregator".to_string()),
-                    };
-                    at.get_or_insert(site);
+                let dead_layers = dead_without_route(detectives, judges, dead);
+                for d in &dead_layers {
+                    at.get_or_insert(d.at.clone());
                     parts.push(format!(
-                        "replace the plain edges out of {node} with `add_conditional_edges({node}, router, ...)` whose router sends the run past the judges (to the report or END) when the evidence it needs is missing"
+                        "the route `{}` -> `{}` at {} can never be taken: have its router test what a node before it writes into a declared key",
+                        d.source, d.target, d.at
                     ));
                 }
-                if judges.is_empty() && !dead_layers.contains(&Layer::Judges) {
-                    let (site, join) = match judges_join {
-                        Some((s, n)) => (s.clone(), format!(" (the judges join at `{n}`)")),
-                        None => (graph.clone(), String::new()),
-                    };
+                let fixed_there = |layer| dead_layers.iter().any(|d| d.layer == Some(layer));
+                if detectives.is_empty() && !fixed_there(Layer::Detectives) {
+                    let (site, change) = detectives_route_fix(detectives_join, graph);
                     at.get_or_insert(site);
-                    parts.push(format!(
-                        "add a conditional edge between the judges and the verdict{join}: its router sends a failed or invalid judge run to a fallback node"
-                    ));
+                    parts.push(change);
+                }
+                if judges.is_empty() && !fixed_there(Layer::Judges) {
+                    let (site, change) = judges_route_fix(judges_join, graph);
+                    at.get_or_insert(site);
+                    parts.push(change);
                 }
                 Fix {
                     at,
