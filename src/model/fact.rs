@@ -152,11 +152,7 @@ impl Stated for Fact {
 
 /// Up to `max` sites, then "and N more".
 pub fn sites(list: &[Site], max: usize) -> String {
-    let mut parts: Vec<String> = list.iter().take(max).map(Site::to_string).collect();
-    if list.len() > max {
-        parts.push(format!("{} more", list.len() - max));
-    }
-    join_and(&parts)
+    first_of(list.iter().map(Site::to_string).collect(), max)
 }
 
 /// `a`, `a and b`, `a, b and c`.
@@ -999,7 +995,7 @@ impl Retry {
     /// What it is, in a few words (`a retry loop`).
     pub fn kind(&self) -> &'static str {
         match self {
-            Retry::Loop { .. } => "a retry loop",
+            Retry::Loop { .. } => "a retry loop around the call",
             Retry::Decorator { .. } => "a retry decorator",
             Retry::WithRetry { .. } => ".with_retry()",
             Retry::Reinvoked { .. } => "a second call in its except handler",
@@ -1128,6 +1124,16 @@ pub enum StructuredFact {
 
 // ------------------------------------------ the statements of the structured-output facts
 
+/// The first `n` items joined ("a, b and c"), and how many more there are ("a, b, c and 2 more").
+fn first_of(mut items: Vec<String>, n: usize) -> String {
+    if items.len() > n {
+        let more = items.len() - n;
+        items.truncate(n);
+        items.push(format!("{more} more"));
+    }
+    join_and(&items)
+}
+
 /// How the LLM's reply becomes data: the calls bound to a schema, else the parsers of the reply
 /// text, else the JSON cut out of it, else what was searched.
 fn binding_statement(
@@ -1137,11 +1143,11 @@ fn binding_statement(
     files: usize,
 ) -> String {
     let listed = |v: &[Call]| {
-        join_and(
-            &v.iter()
-                .take(3)
+        first_of(
+            v.iter()
                 .map(|c| format!("{} at {}", c.callee, c.at))
-                .collect::<Vec<_>>(),
+                .collect(),
+            3,
         )
     };
     if !bound.is_empty() {
@@ -1155,10 +1161,9 @@ fn binding_statement(
         format!(
             "{skipped}{} bound to a schema: {}{}",
             count(bound.len(), "LLM call", "LLM calls"),
-            join_and(
-                &bound
+            first_of(
+                bound
                     .iter()
-                    .take(3)
                     .map(|b| format!(
                         "{}({}{}) at {}{}",
                         b.method,
@@ -1172,7 +1177,8 @@ fn binding_statement(
                             ))
                             .unwrap_or_default()
                     ))
-                    .collect::<Vec<_>>()
+                    .collect(),
+                3,
             ),
             if json == bound.len() {
                 " (JSON mode: the schema is not enforced by the API)"
@@ -1208,12 +1214,12 @@ fn item_writes_statement(model: &str, writes: &[ItemWrite]) -> String {
     }
     format!(
         "the reply of a judge's structured call is a {model} (a Pydantic model), yet it is written like a dict: {}; a model does not support item assignment, so the judge raises TypeError there each time it runs",
-        join_and(
-            &writes
+        first_of(
+            writes
                 .iter()
-                .take(3)
                 .map(|(at, target, call)| format!("`{target} = ...` at {at} (the reply of {call})"))
-                .collect::<Vec<_>>()
+                .collect(),
+            3
         )
     )
 }
@@ -1558,29 +1564,56 @@ impl Stated for StructuredFact {
                     calls.iter().find_map(|c| c.from_text.as_ref())?,
                     "drop the free-text recovery: when the bound call fails, make it again (or record the failure) instead of cutting JSON out of a plain reply, whose schema the API does not enforce",
                 ),
-                None => Fix::at(
-                    &calls.iter().find(|c| c.once())?.call,
-                    "give the call more than one second chance: up to 3 attempts in all (`for attempt in range(3)` around its `.invoke`, going round again on `ValidationError`/`OutputParserException`, or `.with_retry(stop_after_attempt=3)` on the runnable)",
-                ),
+                None => {
+                    let once: Vec<Site> = calls
+                        .iter()
+                        .filter(|c| c.once())
+                        .map(|c| c.call.clone())
+                        .collect();
+                    Fix::at(
+                        once.first()?,
+                        format!(
+                            "give {} more than one second chance: up to 3 attempts in all (`for attempt in range(3)` around its `.invoke`, going round again on `ValidationError`/`OutputParserException`, or `.with_retry(stop_after_attempt=3)` on the runnable)",
+                            if once.len() == 1 {
+                                "the call".to_string()
+                            } else {
+                                format!("each of the calls at {}", sites(&once, 3))
+                            }
+                        ),
+                    )
+                }
             },
             StructuredFact::ItemWrites { model, writes } => {
-                let (at, target, _) = writes.first()?;
-                let field = target
-                    .split_once('[')
-                    .map(|(obj, key)| (obj, key.trim_end_matches(']').trim_matches(['"', '\''])));
+                let (at, _, _) = writes.first()?;
+                // `opinion["judge"]` -> `opinion.judge`, when the key is a name
+                let attributes: Option<Vec<String>> = writes
+                    .iter()
+                    .map(|(_, target, _)| {
+                        let (obj, key) = target.split_once('[')?;
+                        let key = key.trim_end_matches(']').trim_matches(['"', '\'']);
+                        (!key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                            .then(|| format!("`{obj}.{key} = ...`"))
+                    })
+                    .collect();
                 Fix::at(
                     at,
-                    match field {
-                        Some((obj, key))
-                            if !key.is_empty()
-                                && key.chars().all(|c| c.is_alphanumeric() || c == '_') =>
-                        {
-                            format!(
-                                "set the field as an attribute (`{obj}.{key} = ...`): the reply is a {model} (a Pydantic model), which does not support item assignment"
-                            )
-                        }
-                        _ => format!(
-                            "set the field as an attribute, or build a new opinion (`model_copy(update=...)`): the reply is a {model} (a Pydantic model), which does not support item assignment"
+                    match attributes {
+                        Some(a) => format!(
+                            "set {} as {} ({}): the reply is a {model} (a Pydantic model), which does not support item assignment",
+                            if a.len() == 1 {
+                                "the field"
+                            } else {
+                                "the fields"
+                            },
+                            if a.len() == 1 {
+                                "an attribute"
+                            } else {
+                                "attributes"
+                            },
+                            join_and(&a)
+                        ),
+                        None => format!(
+                            "set the fields as attributes, or build a new opinion (`model_copy(update=...)`): the reply is a {model} (a Pydantic model), which does not support item assignment"
                         ),
                     },
                 )

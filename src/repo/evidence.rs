@@ -1600,13 +1600,16 @@ fn item_writes(f: &RepoFacts, calls: &[Retried]) -> Option<(String, Vec<ItemWrit
         if class.kind != "pydantic" {
             continue;
         }
-        for i in &c.invoked {
-            if let Some((at, target)) = &i.item_written
-                && calls.iter().any(|r| r.call == i.at)
-                && !writes.iter().any(|(w, _, _)| w == at)
-            {
-                model.get_or_insert_with(|| class.name.clone());
-                writes.push((at.clone(), target.clone(), i.at.clone()));
+        for i in c
+            .invoked
+            .iter()
+            .filter(|i| calls.iter().any(|r| r.call == i.at))
+        {
+            for (at, target) in &i.item_written {
+                if !writes.iter().any(|(w, _, _)| w == at) {
+                    model.get_or_insert_with(|| class.name.clone());
+                    writes.push((at.clone(), target.clone(), i.at.clone()));
+                }
             }
         }
     }

@@ -482,7 +482,7 @@ fn escapes_decoded(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Sentences of a text: stops (`.`, `!`, `?`, or one inside a closing quote) followed by a
-/// space or the end; a line of a list (`- `, `* `, or a numbered step `1. `, whose marker is no
+/// space or the end, or a line that leads in with a colon (`Use the rubric below:`); a line of a list (`- `, `* `, or a numbered step `1. `, whose marker is no
 /// stop) is one sentence when no stop ends it, and its stops when some do (a bullet counted
 /// once); at least one for a non-empty text.
 pub fn sentences(text: &str) -> usize {
@@ -517,7 +517,7 @@ pub fn sentences(text: &str) -> usize {
             let bullet = t.starts_with("- ") || t.starts_with("* ");
             // a numbered step's marker (`1.`, `2)`) is no stop
             let step = numbered_step(t);
-            let s = stops(step.unwrap_or(l));
+            let s = stops(step.unwrap_or(l)) + usize::from(lead_in(t));
             if bullet || step.is_some() {
                 s.max(1)
             } else {
@@ -526,6 +526,28 @@ pub fn sentences(text: &str) -> usize {
         })
         .sum();
     n.max(usize::from(!text.trim().is_empty()))
+}
+
+/// A line that ends by leading into what follows with a colon, in a sentence, not a heading:
+/// its last clause (after the line's last stop) has three words or more, neither in capitals
+/// nor in title case (`Read it. Use the rubric below:`; not `INSTRUCTIONS:`, `Scoring guide:`,
+/// `Judicial Logic for this criterion:` or `YOUR DUTIES for each criterion:`).
+fn lead_in(line: &str) -> bool {
+    let t = line.trim_end();
+    let Some(body) = t.strip_suffix(':') else {
+        return false;
+    };
+    let body = [". ", "! ", "? "]
+        .iter()
+        .filter_map(|s| body.rfind(s).map(|i| &body[i + 2..]))
+        .min_by_key(|rest| rest.len())
+        .unwrap_or(body);
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let capital = |w: &str| w.chars().next().is_some_and(char::is_uppercase);
+    words.len() >= 3
+        && words[0].chars().any(char::is_lowercase)
+        && !capital(words[1])
+        && !body.starts_with('#')
 }
 
 /// The text of a numbered step after its marker (`1. read`, `12) cite`), if the line is one.
@@ -654,6 +676,17 @@ mod tests {
             5
         );
         assert_eq!(sentences("1.5 is a number. Next."), 2);
+        // a lead-in that ends with a colon is a sentence; a heading is not
+        assert_eq!(
+            sentences(
+                "Use the rubric below:\nINSTRUCTIONS:\nYOUR DUTIES for each criterion:\nJudicial Logic for this criterion:\n1. Read it."
+            ),
+            2
+        );
+        assert_eq!(
+            sentences("Be fair. Cite it. Use the rubric below:\n{rubric}"),
+            3
+        );
         assert_eq!(
             sentences("Reward Effort and Intent. Look for the 'Spirit of the Law'."),
             2

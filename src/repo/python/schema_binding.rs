@@ -84,10 +84,11 @@ pub struct Invoked {
     /// `except` clause of the invoking function): the API does not enforce the schema there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_text: Option<Site>,
-    /// The reply, held in a name, then written like a dict (`opinion["judge"] = ...`): where,
-    /// and the target as written. (What the binding returns decides whether that fails.)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub item_written: Option<(Site, String)>,
+    /// The reply, held in a name, then written like a dict (`opinion["judge"] = ...`): each
+    /// such write, where and the target as written. (What the binding returns decides whether
+    /// that fails.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub item_written: Vec<(Site, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -987,12 +988,13 @@ fn include_raw(binding: &CallInfo) -> bool {
 }
 
 /// The reply of call `c`, assigned to a name, written like a dict afterwards in the same
-/// function (`opinion["judge"] = ...`): where, and the target as written.
+/// function (`opinion["judge"] = ...`): where, and the target as written, for each write.
 /// Not when the name is assigned more than once (`opinion = opinion.model_dump()`) or its type
 /// is tested (`isinstance(opinion, dict)`, `hasattr`): the write may then be a dict's.
-fn item_written(module: &ModuleInfo, c: &CallInfo) -> Option<(Site, String)> {
-    let name = c.assigned_to.as_deref()?;
-    let fi = c.func?;
+fn item_written(module: &ModuleInfo, c: &CallInfo) -> Vec<(Site, String)> {
+    let (Some(name), Some(fi)) = (c.assigned_to.as_deref(), c.func) else {
+        return Vec::new();
+    };
     let f = &module.functions[fi];
     let once = f.locals.get(name).is_some_and(|v| v.len() == 1);
     let tested = module.calls.iter().any(|o| {
@@ -1001,12 +1003,13 @@ fn item_written(module: &ModuleInfo, c: &CallInfo) -> Option<(Site, String)> {
             && matches!(o.args.first(), Some(Expr::Name(n)) if n == name)
     });
     if !once || tested {
-        return None;
+        return Vec::new();
     }
     f.item_writes
         .iter()
-        .find(|(obj, _, line)| obj == name && *line > c.line)
+        .filter(|(obj, _, line)| obj == name && *line > c.line)
         .map(|(_, target, line)| (site(module, *line), target.clone()))
+        .collect()
 }
 
 /// A failed reply read from free text instead: JSON cut out with a regex in an `except`
@@ -1256,7 +1259,7 @@ fn invocations(
             per_item: per_item(repo, u.m, u.call, 2),
             from_text: from_text(repo, u.m, u.call.func),
             item_written: if include_raw(c) {
-                None
+                Vec::new()
             } else {
                 item_written(&repo.modules[u.m], u.call)
             },
@@ -1311,24 +1314,26 @@ mod tests {
         let written = |src: String| facts(&src).calls[0].invoked[0].item_written.clone();
         assert_eq!(
             written(judge("", "")),
-            Some((
+            vec![(
                 Site::new("src/nodes/judges.py", 4),
                 "opinion[\"judge\"]".to_string()
-            ))
+            )]
+        );
+        // every write is said
+        assert_eq!(
+            written(judge("    opinion[\"criterion_id\"] = p\n", "")).len(),
+            2
         );
         // a reply made a dict first, a type test, or include_raw (a dict of raw and parsed)
-        assert_eq!(
-            written(judge("    opinion = opinion.model_dump()\n", "")),
-            None
-        );
-        assert_eq!(
+        assert!(written(judge("    opinion = opinion.model_dump()\n", "")).is_empty());
+        assert!(
             written(judge(
                 "    if isinstance(opinion, dict):\n        pass\n",
                 ""
-            )),
-            None
+            ))
+            .is_empty()
         );
-        assert_eq!(written(judge("", ", include_raw=True")), None);
+        assert!(written(judge("", ", include_raw=True")).is_empty());
     }
 
     #[test]
