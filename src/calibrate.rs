@@ -566,6 +566,17 @@ fn listed(ids: &[String]) -> String {
 /// the largest disagreements, then the confusion tables.
 pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
     let mut s = String::new();
+    md_headline(&mut s, c);
+    md_by_criterion(&mut s, c, names);
+    md_disagreements(&mut s, c);
+    md_matched(&mut s, c);
+    md_not_compared(&mut s, c);
+    md_confusion_tables(&mut s, c);
+    s
+}
+
+/// The title, what was compared, and the overall figures.
+fn md_headline(s: &mut String, c: &Calibration) {
     let o = &c.overall;
     let _ = writeln!(s, "# Calibration: auditor vs human grades\n");
     let _ = writeln!(
@@ -583,6 +594,10 @@ pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
         num(o.mean_auditor, false),
         num(o.mean_human, false)
     );
+}
+
+/// One line per criterion (names from `names`, by id), a lean of over half a point marked.
+fn md_by_criterion(s: &mut String, c: &Calibration, names: &BTreeMap<String, String>) {
     let _ = writeln!(s, "## By criterion\n");
     let _ = writeln!(
         s,
@@ -615,6 +630,10 @@ pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
         s,
         "\n⚠ marks a criterion whose mean bias exceeds half a point: a systematic lean.\n"
     );
+}
+
+/// The largest disagreements, or that there are none.
+fn md_disagreements(s: &mut String, c: &Calibration) {
     let _ = writeln!(s, "## Largest disagreements\n");
     if c.disagreements.is_empty() {
         let _ = writeln!(s, "None: every compared grade agrees exactly.\n");
@@ -638,6 +657,10 @@ pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
         }
         let _ = writeln!(s);
     }
+}
+
+/// The human's criteria matched to ours by name, if any.
+fn md_matched(s: &mut String, c: &Calibration) {
     if !c.matched.is_empty() {
         let _ = writeln!(s, "## Criteria matched by name\n");
         for (h, id) in &c.matched {
@@ -645,6 +668,10 @@ pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
         }
         let _ = writeln!(s);
     }
+}
+
+/// The submissions graded by one side only, if any.
+fn md_not_compared(s: &mut String, c: &Calibration) {
     if !c.unknown_submissions.is_empty() || !c.ungraded_by_human.is_empty() {
         let _ = writeln!(s, "## Not compared\n");
         if !c.unknown_submissions.is_empty() {
@@ -663,18 +690,22 @@ pub fn markdown(c: &Calibration, names: &BTreeMap<String, String>) -> String {
         }
         let _ = writeln!(s);
     }
+}
+
+/// The confusion tables: all criteria, then each criterion.
+fn md_confusion_tables(s: &mut String, c: &Calibration) {
+    let o = &c.overall;
     let _ = writeln!(s, "## Confusion tables\n");
     let _ = writeln!(
         s,
         "Rows: the human's score; columns: the auditor's. The diagonal is exact agreement.\n"
     );
     let _ = writeln!(s, "### All criteria\n");
-    confusion_md(&mut s, &o.confusion);
+    confusion_md(s, &o.confusion);
     for (id, a) in &c.criteria {
         let _ = writeln!(s, "\n### `{id}`\n");
-        confusion_md(&mut s, &a.confusion);
+        confusion_md(s, &a.confusion);
     }
-    s
 }
 
 #[cfg(test)]

@@ -18,11 +18,12 @@
 //! it, or after invalid answers, the opinion is recorded as failed and the criterion flagged.
 
 use super::barrier::Barrier;
-use super::branch::{self, NoPdf, PdfBytes};
+use super::branch::{self, Branch, NoPdf, PdfBytes};
 use super::chief_justice::{ChiefJustice, Compose, Deliberate};
 use super::criteria::CriterionBarriers;
 use super::detectives::{
-    AnalyseReport, DocAnalyst, InspectDiagrams, InvestigateRepo, RepoInvestigator, VisionInspector,
+    AnalyseReport, DocAnalyst, DocOutput, InspectDiagrams, InvestigateRepo, RepoInvestigator,
+    RepoOutput, VisionInspector, VisionOutput,
 };
 use super::spans::{self, Release};
 use super::supervision::{JudgePanel, Supervised};
@@ -32,7 +33,8 @@ use crate::judges::{EvidencePack, JudgeRequest, JudgeService};
 use crate::model::{
     AuditReport, AuditState, CriterionResult, Detective, Judge, RunMetadata, TokenUsage,
 };
-use crate::rubric::{Rubric, TargetArtifact};
+use crate::repo::RepoRequest;
+use crate::rubric::{Dimension, Rubric, TargetArtifact};
 use actix::prelude::*;
 use futures::future::LocalBoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -194,130 +196,32 @@ fn arrive(barrier: &mut Barrier<Detective, ()>, detective: Detective) {
 
 /// START → the three detectives → the detective barrier → the EvidenceAggregator.
 async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected {
-    let repo_dims = rubric.dimensions_for(TargetArtifact::GithubRepo);
-    let doc_dims = rubric.dimensions_for(TargetArtifact::PdfReport);
-    let vision_dims = rubric.dimensions_for(TargetArtifact::PdfImages);
-
     // ---- fan-out to the detectives -----------------------------------------------------------
-    let repo_addr = RepoInvestigator.start();
-    let doc_addr = DocAnalyst.start();
-    let vision_addr = VisionInspector.start();
-    let t = input.timeouts.detectives;
+    let fanout = Fanout::start(input, rubric);
     let mut barrier: Barrier<Detective, ()> = Barrier::new([
         Detective::RepoInvestigator,
         Detective::DocAnalyst,
         Detective::VisionInspector,
     ]);
-    let submission = input.submission.as_str();
-    let barrier_span = spans::barrier("detectives", None, barrier.expected_len(), submission);
-    let repo_span = spans::detective(&barrier_span, Detective::RepoInvestigator, submission);
-    let doc_span = spans::detective(&barrier_span, Detective::DocAnalyst, submission);
-    let vision_span = spans::detective(&barrier_span, Detective::VisionInspector, submission);
-    let timeouts = Cell::new(0usize);
-
-    // The RepoInvestigator; the PDF comes from a file meanwhile, or from the repository after it.
-    let mut repo_request = input.repo.clone();
-    if let PdfSource::InRepo(path) = &input.pdf {
-        repo_request.extract_pdf = Some(path.clone().unwrap_or_default());
-    }
-    let repo_msg = InvestigateRepo {
-        request: repo_request,
-        dimensions: repo_dims.clone(),
-        parent: repo_span.clone(),
+    let spans = DetectiveSpans::open(&input.submission, barrier.expected_len());
+    let (repo_branch, pdf) = fanout.investigate_repo(&spans.repo).await;
+    let (doc_branch, vision_branch) = fanout.read_report(&pdf, &spans.doc, &spans.vision).await;
+    let branches = Branches {
+        repo: repo_branch,
+        doc: doc_branch,
+        vision: vision_branch,
     };
-    let investigate = branch::ask(&repo_addr, repo_msg, t, "RepoInvestigator", &timeouts)
-        .instrument(repo_span.clone());
-    let (repo_branch, pdf) = match &input.pdf {
-        PdfSource::File(path) => futures::join!(investigate, branch::pdf_from_file(path)),
-        PdfSource::NoReport => (
-            investigate.await,
-            Err(NoPdf::Absent(
-                "the submission has no PDF report (as stated for this submission)".into(),
-            )),
-        ),
-        PdfSource::InRepo(wanted) => {
-            // The report lives in the repository: the paperwork detectives wait for it.
-            let repo_branch = investigate.await;
-            let pdf = branch::pdf_from_repo(&repo_branch, |o| &o.facts, wanted.as_deref());
-            (repo_branch, pdf)
-        }
-    };
-
-    // The paperwork detectives, on the PDF (both at once), or the route without one.
-    let (doc_branch, vision_branch) = match &pdf {
-        Ok((bytes, name)) => {
-            let doc = AnalyseReport {
-                pdf: bytes.clone(),
-                source: name.clone(),
-                dimensions: doc_dims.clone(),
-                criteria: rubric.dimensions.iter().map(|d| d.name.clone()).collect(),
-                parent: doc_span.clone(),
-            };
-            let vision = InspectDiagrams {
-                pdf: bytes.clone(),
-                source: name.clone(),
-                dimensions: vision_dims.clone(),
-                vision: input.vision.clone(),
-                parent: vision_span.clone(),
-            };
-            futures::join!(
-                branch::ask(&doc_addr, doc, t, "DocAnalyst", &timeouts)
-                    .instrument(doc_span.clone()),
-                branch::ask(&vision_addr, vision, t, "VisionInspector", &timeouts)
-                    .instrument(vision_span.clone())
-            )
-        }
-        Err(no_pdf) => {
-            let (outcome, error) = no_pdf.outcome();
-            for span in [&doc_span, &vision_span] {
-                spans::record_not_asked(span, outcome, error);
-            }
-            (no_pdf.branch(), no_pdf.branch())
-        }
-    };
-    drop((repo_span, doc_span, vision_span));
+    let barrier_span = spans.detectives_done();
     let release = Release {
         arrived: 0,
-        failed: [
-            repo_branch.is_done(),
-            doc_branch.is_done(),
-            vision_branch.is_done(),
-        ]
-        .iter()
-        .filter(|done| !**done)
-        .count(),
-        timed_out: timeouts.get(),
+        failed: branches.failed(),
+        timed_out: fanout.timeouts.get(),
     };
 
     // ---- detective barrier ---------------------------------------------------------------------
     let mut state = AuditState::default();
-    let repo = repo_branch.merge(&mut state, Detective::RepoInvestigator, &repo_dims, |o| {
-        std::mem::take(&mut o.evidence)
-    });
-    arrive(&mut barrier, Detective::RepoInvestigator);
-    let doc = doc_branch.merge(&mut state, Detective::DocAnalyst, &doc_dims, |o| {
-        std::mem::take(&mut o.evidence)
-    });
-    arrive(&mut barrier, Detective::DocAnalyst);
-    let vision = vision_branch.merge(&mut state, Detective::VisionInspector, &vision_dims, |o| {
-        std::mem::take(&mut o.evidence)
-    });
-    arrive(&mut barrier, Detective::VisionInspector);
-    debug_assert!(barrier.is_complete());
-    let release = Release {
-        arrived: barrier.arrived_len(),
-        ..release
-    };
-    spans::record_release(&barrier_span, &release);
-    barrier_span.in_scope(|| {
-        tracing::info!(
-            expected = barrier.expected_len() as i64,
-            arrived = release.arrived as i64,
-            failed = release.failed as i64,
-            timed_out = release.timed_out as i64,
-            "detective barrier released"
-        )
-    });
+    let (repo, doc, vision) = branches.merge(&mut state, &mut barrier, &fanout.served);
+    release_detective_barrier(&barrier_span, &barrier, release);
     drop(barrier_span);
     let mut usage: BTreeMap<String, TokenUsage> = BTreeMap::new();
     if let Some(v) = vision.filter(|v| v.usage != TokenUsage::default()) {
@@ -325,13 +229,15 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
     }
 
     // ---- EvidenceAggregator (plain data, on the blocking pool) ----------------------------------
+    let aggregated =
+        aggregate_on_blocking_pool(state, repo.map(|o| o.facts), doc.map(|o| o.facts), rubric)
+            .await;
     let aggregate::Aggregated {
         state,
         repo_facts,
         pdf_facts,
         excerpts,
-    } = aggregate_on_blocking_pool(state, repo.map(|o| o.facts), doc.map(|o| o.facts), rubric)
-        .await;
+    } = aggregated;
     for line in routes::grader_failures(state.evidences()) {
         tracing::warn!(submission = %input.submission, "{line}");
     }
@@ -342,7 +248,7 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         evidences: state.evidences().clone(),
         excerpts,
     });
-    drop((repo_addr, doc_addr, vision_addr));
+    drop(fanout);
     Collected {
         state,
         repo_facts,
@@ -351,6 +257,228 @@ async fn collect_evidence(input: &AuditInput, rubric: &Arc<Rubric>) -> Collected
         pack,
         usage,
     }
+}
+
+/// The dimensions each detective serves (by the rubric's `target_artifact`).
+struct Served {
+    repo: Vec<Dimension>,
+    doc: Vec<Dimension>,
+    vision: Vec<Dimension>,
+}
+
+/// The detectives' fan-out for one audit: their actors, the dimensions each serves, and the
+/// timeouts counted under the detective barrier's time limit.
+struct Fanout<'a> {
+    input: &'a AuditInput,
+    rubric: &'a Arc<Rubric>,
+    served: Served,
+    repo: Addr<RepoInvestigator>,
+    doc: Addr<DocAnalyst>,
+    vision: Addr<VisionInspector>,
+    timeouts: Cell<usize>,
+}
+
+/// The detective barrier's span and, under it, each detective's.
+struct DetectiveSpans {
+    barrier: tracing::Span,
+    repo: tracing::Span,
+    doc: tracing::Span,
+    vision: tracing::Span,
+}
+
+impl DetectiveSpans {
+    fn open(submission: &str, expected: usize) -> Self {
+        let barrier = spans::barrier("detectives", None, expected, submission);
+        DetectiveSpans {
+            repo: spans::detective(&barrier, Detective::RepoInvestigator, submission),
+            doc: spans::detective(&barrier, Detective::DocAnalyst, submission),
+            vision: spans::detective(&barrier, Detective::VisionInspector, submission),
+            barrier,
+        }
+    }
+
+    /// Every detective has ended: their spans close, the barrier's stays open.
+    fn detectives_done(self) -> tracing::Span {
+        drop((self.repo, self.doc, self.vision));
+        self.barrier
+    }
+}
+
+/// What the RepoInvestigator is asked: the audit's repository, and the report's path inside
+/// it when the PDF is to be taken from there (empty: the most likely report).
+fn repo_request(input: &AuditInput) -> RepoRequest {
+    let mut request = input.repo.clone();
+    if let PdfSource::InRepo(path) = &input.pdf {
+        request.extract_pdf = Some(path.clone().unwrap_or_default());
+    }
+    request
+}
+
+impl<'a> Fanout<'a> {
+    fn start(input: &'a AuditInput, rubric: &'a Arc<Rubric>) -> Self {
+        Fanout {
+            input,
+            rubric,
+            served: Served {
+                repo: rubric.dimensions_for(TargetArtifact::GithubRepo),
+                doc: rubric.dimensions_for(TargetArtifact::PdfReport),
+                vision: rubric.dimensions_for(TargetArtifact::PdfImages),
+            },
+            repo: RepoInvestigator.start(),
+            doc: DocAnalyst.start(),
+            vision: VisionInspector.start(),
+            timeouts: Cell::new(0),
+        }
+    }
+
+    /// The RepoInvestigator; the PDF comes from a file meanwhile, or from the repository after
+    /// it.
+    async fn investigate_repo(
+        &self,
+        span: &tracing::Span,
+    ) -> (Branch<RepoOutput>, Result<PdfBytes, NoPdf>) {
+        let msg = InvestigateRepo {
+            request: repo_request(self.input),
+            dimensions: self.served.repo.clone(),
+            parent: span.clone(),
+        };
+        let t = self.input.timeouts.detectives;
+        let investigate = branch::ask(&self.repo, msg, t, "RepoInvestigator", &self.timeouts)
+            .instrument(span.clone());
+        match &self.input.pdf {
+            PdfSource::File(path) => futures::join!(investigate, branch::pdf_from_file(path)),
+            PdfSource::NoReport => (
+                investigate.await,
+                Err(NoPdf::Absent(
+                    "the submission has no PDF report (as stated for this submission)".into(),
+                )),
+            ),
+            PdfSource::InRepo(wanted) => {
+                // The report lives in the repository: the paperwork detectives wait for it.
+                let repo_branch = investigate.await;
+                let pdf = branch::pdf_from_repo(&repo_branch, |o| &o.facts, wanted.as_deref());
+                (repo_branch, pdf)
+            }
+        }
+    }
+
+    /// The paperwork detectives, on the PDF (both at once), or the route without one.
+    async fn read_report(
+        &self,
+        pdf: &Result<PdfBytes, NoPdf>,
+        doc_span: &tracing::Span,
+        vision_span: &tracing::Span,
+    ) -> (Branch<DocOutput>, Branch<VisionOutput>) {
+        let (bytes, name) = match pdf {
+            Ok(pdf) => pdf,
+            Err(no_pdf) => {
+                let (outcome, error) = no_pdf.outcome();
+                for span in [doc_span, vision_span] {
+                    spans::record_not_asked(span, outcome, error);
+                }
+                return (no_pdf.branch(), no_pdf.branch());
+            }
+        };
+        let doc = AnalyseReport {
+            pdf: bytes.clone(),
+            source: name.clone(),
+            dimensions: self.served.doc.clone(),
+            criteria: self
+                .rubric
+                .dimensions
+                .iter()
+                .map(|d| d.name.clone())
+                .collect(),
+            parent: doc_span.clone(),
+        };
+        let vision = InspectDiagrams {
+            pdf: bytes.clone(),
+            source: name.clone(),
+            dimensions: self.served.vision.clone(),
+            vision: self.input.vision.clone(),
+            parent: vision_span.clone(),
+        };
+        let t = self.input.timeouts.detectives;
+        futures::join!(
+            branch::ask(&self.doc, doc, t, "DocAnalyst", &self.timeouts)
+                .instrument(doc_span.clone()),
+            branch::ask(&self.vision, vision, t, "VisionInspector", &self.timeouts)
+                .instrument(vision_span.clone())
+        )
+    }
+}
+
+/// How the three detective branches ended.
+struct Branches {
+    repo: Branch<RepoOutput>,
+    doc: Branch<DocOutput>,
+    vision: Branch<VisionOutput>,
+}
+
+impl Branches {
+    /// The branches that ended without a result.
+    fn failed(&self) -> usize {
+        [
+            self.repo.is_done(),
+            self.doc.is_done(),
+            self.vision.is_done(),
+        ]
+        .iter()
+        .filter(|done| !**done)
+        .count()
+    }
+
+    /// Each branch's evidence merged into `state` (or its failure route taken), arriving at
+    /// the detective barrier in turn; the detectives' outputs, taken of their evidence.
+    fn merge(
+        self,
+        state: &mut AuditState,
+        barrier: &mut Barrier<Detective, ()>,
+        served: &Served,
+    ) -> (Option<RepoOutput>, Option<DocOutput>, Option<VisionOutput>) {
+        let repo = self
+            .repo
+            .merge(state, Detective::RepoInvestigator, &served.repo, |o| {
+                std::mem::take(&mut o.evidence)
+            });
+        arrive(barrier, Detective::RepoInvestigator);
+        let doc = self
+            .doc
+            .merge(state, Detective::DocAnalyst, &served.doc, |o| {
+                std::mem::take(&mut o.evidence)
+            });
+        arrive(barrier, Detective::DocAnalyst);
+        let vision = self
+            .vision
+            .merge(state, Detective::VisionInspector, &served.vision, |o| {
+                std::mem::take(&mut o.evidence)
+            });
+        arrive(barrier, Detective::VisionInspector);
+        debug_assert!(barrier.is_complete());
+        (repo, doc, vision)
+    }
+}
+
+/// The detective barrier is released: recorded on its span and logged.
+fn release_detective_barrier(
+    barrier_span: &tracing::Span,
+    barrier: &Barrier<Detective, ()>,
+    release: Release,
+) {
+    let release = Release {
+        arrived: barrier.arrived_len(),
+        ..release
+    };
+    spans::record_release(barrier_span, &release);
+    barrier_span.in_scope(|| {
+        tracing::info!(
+            expected = barrier.expected_len() as i64,
+            arrived = release.arrived as i64,
+            failed = release.failed as i64,
+            timed_out = release.timed_out as i64,
+            "detective barrier released"
+        )
+    });
 }
 
 /// [`aggregate::aggregate`] off the actor thread. If it fails (a bug in the aggregation), every
@@ -407,48 +535,16 @@ async fn judge_and_rule(
     let chief = ChiefJustice.start();
     let panel = JudgePanel::start(&service, input.restarts, input.timeouts.judge_request);
     let mut barriers = CriterionBarriers::new(&rubric.dimensions, &input.submission);
-    let audit_span = tracing::Span::current();
-    let synthesis_rules = Arc::new(rubric.synthesis_rules.clone());
-    let deliberate = |criterion: &str, state: &AuditState| {
-        let dimension = rubric
-            .dimension(criterion)
-            .cloned()
-            .expect("criterion from rubric");
-        let msg = Deliberate::from_state(
-            dimension,
-            synthesis_rules.clone(),
-            state,
-            audit_span.clone(),
-        );
-        let chief = chief.clone();
-        Box::pin(async move { chief.send(msg).await }) as LocalBoxFuture<'static, _>
+    let court = Court {
+        input: &input,
+        service: &service,
+        rubric: &rubric,
+        panel,
+        chief,
+        audit_span: tracing::Span::current(),
+        synthesis_rules: Arc::new(rubric.synthesis_rules.clone()),
     };
-    let mut deliberations: FuturesUnordered<
-        LocalBoxFuture<'static, Result<CriterionResult, MailboxError>>,
-    > = FuturesUnordered::new();
-    let mut in_flight = FuturesUnordered::new();
-    for d in &rubric.dimensions {
-        // Nothing to judge: the grader could not collect any evidence for this criterion.
-        // No judge is asked (no tokens spent on it); the Chief Justice records it as not
-        // assessed, with the reason and the fix.
-        let evidence = state.evidence_for(&d.id);
-        if crate::justice::unassessable(evidence, &crate::tally::Tally::of(evidence)).is_some() {
-            barriers.skip(&d.id);
-            deliberations.push(deliberate(&d.id, &state));
-            continue;
-        }
-        for persona in Judge::ALL {
-            let req = JudgeRequest {
-                persona,
-                criterion_id: d.id.clone(),
-                rubric: rubric.clone(),
-                pack: pack.clone(),
-            };
-            let span = spans::judge(&barriers.span(&d.id), persona, &d.id, &input.submission);
-            let answer = panel.ask(req, span);
-            in_flight.push(async move { (d.id.clone(), persona, answer.await) });
-        }
-    }
+    let (deliberations, mut in_flight) = court.fan_out(&state, &pack, &mut barriers);
 
     // ---- criterion barriers: each released criterion goes to the Chief Justice ----------------
     let mut tokens = Tokens::default();
@@ -462,9 +558,172 @@ async fn judge_and_rule(
         }
         if let Some(update) = barriers.arrive(&criterion, persona, result, timed_out) {
             state.merge(update);
-            deliberations.push(deliberate(&criterion, &state));
+            deliberations.push(court.deliberate(&criterion, &state));
         }
     }
+    let ordered = in_rubric_order(&rubric, deliberated(deliberations).await);
+
+    // ---- the report ---------------------------------------------------------------------------
+    let metadata = court.metadata(started, pdf_name, tokens);
+    let commit = repo_facts.as_ref().map(|f| f.commit.clone());
+    let report = court.report(commit, ordered, metadata, &state).await;
+    drop(court);
+
+    AuditOutcome {
+        report,
+        state,
+        repo_facts,
+        pdf_facts,
+    }
+}
+
+/// A criterion's deliberation by the Chief Justice, in flight.
+type Deliberation = LocalBoxFuture<'static, Result<CriterionResult, MailboxError>>;
+
+/// A judge's answer in flight: the criterion, the persona, the supervised result.
+type Answer = LocalBoxFuture<'static, (String, Judge, Supervised)>;
+
+/// The judging half of one audit: the judge panel and the Chief Justice, and what they are
+/// asked with.
+struct Court<'a> {
+    input: &'a AuditInput,
+    service: &'a Rc<dyn JudgeService>,
+    rubric: &'a Arc<Rubric>,
+    panel: JudgePanel,
+    chief: Addr<ChiefJustice>,
+    /// The audit's span: the parent of every deliberation and of the composition.
+    audit_span: tracing::Span,
+    synthesis_rules: Arc<BTreeMap<String, String>>,
+}
+
+impl Court<'_> {
+    /// Asks the Chief Justice to deliberate on a criterion, on the state as it is now.
+    fn deliberate(&self, criterion: &str, state: &AuditState) -> Deliberation {
+        let dimension = self
+            .rubric
+            .dimension(criterion)
+            .cloned()
+            .expect("criterion from rubric");
+        let msg = Deliberate::from_state(
+            dimension,
+            self.synthesis_rules.clone(),
+            state,
+            self.audit_span.clone(),
+        );
+        let chief = self.chief.clone();
+        Box::pin(async move { chief.send(msg).await })
+    }
+
+    /// Every request of every criterion in flight at once (one per persona), each under its
+    /// criterion's barrier; a criterion with nothing to judge skips its barrier and goes to the
+    /// Chief Justice at once.
+    fn fan_out(
+        &self,
+        state: &AuditState,
+        pack: &Arc<EvidencePack>,
+        barriers: &mut CriterionBarriers,
+    ) -> (FuturesUnordered<Deliberation>, FuturesUnordered<Answer>) {
+        let deliberations = FuturesUnordered::new();
+        let in_flight = FuturesUnordered::new();
+        for d in &self.rubric.dimensions {
+            // Nothing to judge: the grader could not collect any evidence for this criterion.
+            // No judge is asked (no tokens spent on it); the Chief Justice records it as not
+            // assessed, with the reason and the fix.
+            let evidence = state.evidence_for(&d.id);
+            if crate::justice::unassessable(evidence, &crate::tally::Tally::of(evidence)).is_some()
+            {
+                barriers.skip(&d.id);
+                deliberations.push(self.deliberate(&d.id, state));
+                continue;
+            }
+            for persona in Judge::ALL {
+                let req = JudgeRequest {
+                    persona,
+                    criterion_id: d.id.clone(),
+                    rubric: self.rubric.clone(),
+                    pack: pack.clone(),
+                };
+                let submission = &self.input.submission;
+                let span = spans::judge(&barriers.span(&d.id), persona, &d.id, submission);
+                let answer = self.panel.ask(req, span);
+                let criterion = d.id.clone();
+                in_flight
+                    .push(Box::pin(async move { (criterion, persona, answer.await) }) as Answer);
+            }
+        }
+        (deliberations, in_flight)
+    }
+
+    /// The run's metadata: the rubric and judges it was made with, its time and its tokens.
+    fn metadata(&self, started: Started, pdf_name: Option<String>, tokens: Tokens) -> RunMetadata {
+        let (input, service, rubric) = (self.input, self.service, self.rubric);
+        RunMetadata {
+            auditor_version: env!("CARGO_PKG_VERSION").to_string(),
+            rubric_name: rubric.rubric_metadata.rubric_name.clone(),
+            rubric_version: rubric.rubric_metadata.version.clone(),
+            rubric_source: input.rubric.source.clone(),
+            rubric_sha256: input.rubric.sha256.clone(),
+            judge_mode: service.mode(),
+            prompts: service.prompts(),
+            judge_models: Judge::ALL
+                .iter()
+                .filter_map(|j| service.model(*j).map(|m| (j.as_str().to_string(), m)))
+                .collect(),
+            vision_model: input
+                .vision
+                .as_ref()
+                .and_then(|v| v.config().vision_model.clone()),
+            pdf_path: pdf_name,
+            started_at: started.rfc3339,
+            duration_ms: started.at.elapsed().as_millis() as u64,
+            tokens: tokens.total,
+            tokens_by_persona: tokens.by_persona,
+            tokens_by_criterion: tokens.by_criterion,
+            cost: None,
+            judge_restarts: self.panel.restarts(),
+            judge_resends: self.panel.resends(),
+        }
+    }
+
+    /// The report, composed by the Chief Justice (or, if the actor cannot answer, by the same
+    /// pure function here).
+    async fn report(
+        &self,
+        commit: Option<String>,
+        results: Vec<CriterionResult>,
+        metadata: RunMetadata,
+        state: &AuditState,
+    ) -> AuditReport {
+        let repo_url = self.input.repo.source.shown();
+        let compose = Compose {
+            repo_url: repo_url.to_string(),
+            commit: commit.clone(),
+            rubric: self.rubric.clone(),
+            results: results.clone(),
+            metadata: metadata.clone(),
+            errors: state.errors().to_vec(),
+            evidence: state.evidences().clone(),
+            parent: self.audit_span.clone(),
+        };
+        compose_report(&self.chief, compose, || {
+            crate::justice::compose(
+                repo_url,
+                commit,
+                self.rubric,
+                results,
+                metadata,
+                state.errors().to_vec(),
+                state.evidences(),
+            )
+        })
+        .await
+    }
+}
+
+/// The Chief Justice's results by criterion, as the deliberations end.
+async fn deliberated(
+    mut deliberations: FuturesUnordered<Deliberation>,
+) -> BTreeMap<String, CriterionResult> {
     let mut results: BTreeMap<String, CriterionResult> = BTreeMap::new();
     while let Some(r) = deliberations.next().await {
         match r {
@@ -474,67 +733,7 @@ async fn judge_and_rule(
             Err(e) => tracing::error!(error = %e, "Chief Justice did not answer"),
         }
     }
-    let ordered = in_rubric_order(&rubric, results);
-
-    // ---- the report ---------------------------------------------------------------------------
-    let metadata = RunMetadata {
-        auditor_version: env!("CARGO_PKG_VERSION").to_string(),
-        rubric_name: rubric.rubric_metadata.rubric_name.clone(),
-        rubric_version: rubric.rubric_metadata.version.clone(),
-        rubric_source: input.rubric.source.clone(),
-        rubric_sha256: input.rubric.sha256.clone(),
-        judge_mode: service.mode(),
-        prompts: service.prompts(),
-        judge_models: Judge::ALL
-            .iter()
-            .filter_map(|j| service.model(*j).map(|m| (j.as_str().to_string(), m)))
-            .collect(),
-        vision_model: input
-            .vision
-            .as_ref()
-            .and_then(|v| v.config().vision_model.clone()),
-        pdf_path: pdf_name,
-        started_at: started.rfc3339,
-        duration_ms: started.at.elapsed().as_millis() as u64,
-        tokens: tokens.total,
-        tokens_by_persona: tokens.by_persona,
-        tokens_by_criterion: tokens.by_criterion,
-        cost: None,
-        judge_restarts: panel.restarts(),
-        judge_resends: panel.resends(),
-    };
-    let repo_url = input.repo.source.shown();
-    let commit = repo_facts.as_ref().map(|f| f.commit.clone());
-    let compose = Compose {
-        repo_url: repo_url.to_string(),
-        commit: commit.clone(),
-        rubric: rubric.clone(),
-        results: ordered.clone(),
-        metadata: metadata.clone(),
-        errors: state.errors().to_vec(),
-        evidence: state.evidences().clone(),
-        parent: audit_span.clone(),
-    };
-    let report = compose_report(&chief, compose, || {
-        crate::justice::compose(
-            repo_url,
-            commit,
-            &rubric,
-            ordered,
-            metadata,
-            state.errors().to_vec(),
-            state.evidences(),
-        )
-    })
-    .await;
-    drop((panel, chief));
-
-    AuditOutcome {
-        report,
-        state,
-        repo_facts,
-        pdf_facts,
-    }
+    results
 }
 
 /// The criteria's results in rubric order, never a criterion silently dropped.

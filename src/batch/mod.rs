@@ -818,10 +818,60 @@ fn from_store(
     let counters = store.counters().map_err(BatchError::Store)?;
     if args.status {
         let leases = store.leases().map_err(BatchError::Store)?;
+        let progress = Progress::of(manifest, &states, &leases);
+        progress.print(manifest_path, manifest, store, &counters, offline_judges);
+        return Ok(BatchSummary {
+            rows: progress.rows,
+            interrupted: false,
+            counters,
+            asked_this_run: 0,
+            cache_hits_this_run: 0,
+            offline_judges,
+            status_only: true,
+            out: out.to_path_buf(),
+            similar_pairs: None,
+        });
+    }
+    let outcomes: Vec<Outcome> = states.into_iter().map(|(o, _)| o).collect();
+    let mut rows = grade_rows(manifest, &outcomes, store, cfg, false);
+    let section = similarity_step(args, manifest, &mut rows, store, out, false, true);
+    write_outputs(manifest_path, &rows, cfg, out, section.as_ref())?;
+    Ok(BatchSummary {
+        rows,
+        interrupted: false,
+        counters,
+        asked_this_run: 0,
+        cache_hits_this_run: 0,
+        offline_judges,
+        status_only: false,
+        out: out.to_path_buf(),
+        similar_pairs: section.map(|r| r.flagged().count()),
+    })
+}
+
+/// The cohort's progress for `--status`: a row per submission (no report), the counts, and a
+/// line per failed or unfinished submission.
+struct Progress {
+    rows: Vec<GradeRow>,
+    done: usize,
+    failed: usize,
+    running: usize,
+    waiting: usize,
+    lines: Vec<String>,
+}
+
+impl Progress {
+    /// `states`: each valid row's outcome and job in the store; `leases`: (submission, worker,
+    /// seconds left) of the live leases.
+    fn of(
+        manifest: &Manifest,
+        states: &[(Outcome, Option<store::Job>)],
+        leases: &[(String, String, f64)],
+    ) -> Self {
         let mut rows = Vec::new();
         let (mut done, mut failed, mut running, mut waiting) = (0, 0, 0, 0);
         let mut lines = Vec::new();
-        for (sub, (outcome, job)) in manifest.submissions().zip(&states) {
+        for (sub, (outcome, job)) in manifest.submissions().zip(states) {
             let status = match outcome {
                 Outcome::Done { .. } => {
                     done += 1;
@@ -859,14 +909,40 @@ fn from_store(
                 None,
             ));
         }
+        Progress {
+            rows,
+            done,
+            failed,
+            running,
+            waiting,
+            lines,
+        }
+    }
+
+    /// The progress on stdout, with the judges' requests of all workers and runs.
+    fn print(
+        &self,
+        manifest_path: &Path,
+        manifest: &Manifest,
+        store: &dyn BatchStore,
+        counters: &store::Counters,
+        offline_judges: bool,
+    ) {
+        let Progress {
+            done,
+            failed,
+            running,
+            waiting,
+            ..
+        } = self;
         crate::console::say!(
             "Cohort {} in {}: {} submissions: {done} done, {failed} failed, {running} started and unfinished, {waiting} not started ({} invalid rows)",
             manifest_path.display(),
             store.shown(),
-            rows.len(),
+            self.rows.len(),
             manifest.bad_rows().count()
         );
-        for l in lines {
+        for l in &self.lines {
             crate::console::say!("{l}");
         }
         if offline_judges {
@@ -881,33 +957,7 @@ fn from_store(
                 counters.cache_hits
             );
         }
-        return Ok(BatchSummary {
-            rows,
-            interrupted: false,
-            counters,
-            asked_this_run: 0,
-            cache_hits_this_run: 0,
-            offline_judges,
-            status_only: true,
-            out: out.to_path_buf(),
-            similar_pairs: None,
-        });
     }
-    let outcomes: Vec<Outcome> = states.into_iter().map(|(o, _)| o).collect();
-    let mut rows = grade_rows(manifest, &outcomes, store, cfg, false);
-    let section = similarity_step(args, manifest, &mut rows, store, out, false, true);
-    write_outputs(manifest_path, &rows, cfg, out, section.as_ref())?;
-    Ok(BatchSummary {
-        rows,
-        interrupted: false,
-        counters,
-        asked_this_run: 0,
-        cache_hits_this_run: 0,
-        offline_judges,
-        status_only: false,
-        out: out.to_path_buf(),
-        similar_pairs: section.map(|r| r.flagged().count()),
-    })
 }
 
 /// The cohort similarity step (unless `--no-similarity`): fingerprints from the store or
@@ -1043,126 +1093,180 @@ fn grade_rows(
     for row in &manifest.rows {
         let sub = match row {
             Row::Bad(b) => {
-                // A row that became invalid keeps no report of an earlier run beside its
-                // `invalid` status: failed.md says why it is not graded now.
-                if let Some(id) = b.id.as_deref().filter(|id| manifest::check_id(id).is_ok())
-                    && outputs::submission_dir(&cfg.out, id)
-                        .join("report.md")
-                        .exists()
-                    && let Err(e) = outputs::write_failure(
-                        &cfg.out,
-                        id,
-                        b.repo.as_deref().unwrap_or(""),
-                        &format!("this row of the manifest is invalid now: {}", b.reason),
-                        true,
-                    )
-                {
-                    tracing::warn!("{e}");
-                }
-                rows.push(GradeRow::without_report(
-                    b.line,
-                    b.id.as_deref().unwrap_or(""),
-                    b.repo.as_deref().unwrap_or(""),
-                    RowStatus::Invalid,
-                    Some(b.reason.clone()),
-                ));
+                rows.push(invalid_row(b, cfg));
                 continue;
             }
             Row::Ok(s) => s,
         };
         let outcome = outcomes.next().cloned().unwrap_or(Outcome::Pending);
-        let mut unread = None;
-        let (job, stale) = match &outcome {
-            Outcome::Done { job_id, .. } => match store.job(*job_id) {
-                Ok(j) => (j, false),
-                Err(e) => {
-                    unread = Some(e.to_string());
-                    (None, false)
-                }
-            },
-            Outcome::Failed { job_id, reason } => {
-                let stored = job_id.and_then(|id| store.job(id).ok().flatten());
-                if let Some(j) = stored.filter(|j| j.status == store::JobStatus::Done) {
-                    // This worker lost the job (its lease expired) and another worker graded
-                    // it: that grade stands (a shared store).
-                    (Some(j), false)
-                } else {
-                    let mut r = GradeRow::without_report(
-                        sub.line,
-                        &sub.id,
-                        &sub.repo_shown,
-                        RowStatus::Failed,
-                        Some(reason.clone()),
-                    );
-                    r.git_ref = sub.git_ref.clone();
-                    r.commit = job_id
-                        .and_then(|id| store.job(id).ok().flatten())
-                        .map(|j| j.key.commit)
-                        .filter(|c| !c.is_empty());
-                    rows.push(r);
-                    continue;
-                }
-            }
-            Outcome::Pending | Outcome::Busy { .. } => (
-                store
-                    .latest_job(&sub.id, &cfg.rubric.sha256, &cfg.judge_config)
-                    .ok()
-                    .flatten()
-                    .filter(|j| j.status == store::JobStatus::Done),
-                true,
-            ),
-        };
-        let graded = job
-            .as_ref()
-            .and_then(|j| j.sidecar.as_deref())
-            .map(report_of);
-        let mut r = match graded {
-            Some(Ok(sidecar)) => {
-                let md = outputs::submission_dir(&cfg.out, &sub.id).join("report.md");
-                if !md.exists() || !md.with_extension("json").exists() {
-                    if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &sidecar) {
-                        tracing::error!(error = %e, "could not write a report");
-                    }
-                }
-                let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &sidecar);
-                if stale {
-                    r.flags.push(if interrupted {
-                        "stale: graded in an earlier run, not re-checked in this interrupted run"
-                            .into()
-                    } else {
-                        "stale: graded in an earlier run, not re-checked".into()
-                    });
-                }
+        rows.push(match graded_from(&outcome, sub, store, cfg) {
+            GradedFrom::Failed { reason, commit } => {
+                let mut r = GradeRow::without_report(
+                    sub.line,
+                    &sub.id,
+                    &sub.repo_shown,
+                    RowStatus::Failed,
+                    Some(reason),
+                );
+                r.git_ref = sub.git_ref.clone();
+                r.commit = commit;
                 r
             }
-            Some(Err(reason)) => GradeRow::without_report(
-                sub.line,
-                &sub.id,
-                &sub.repo_shown,
-                RowStatus::Failed,
-                Some(reason.to_string()),
-            ),
-            None => GradeRow::without_report(
-                sub.line,
-                &sub.id,
-                &sub.repo_shown,
-                RowStatus::Pending,
-                Some(match unread {
-                    Some(e) => format!(
-                        "graded and stored, but the store could not be read back now ({e}): run the same command with --outputs-only when it is reachable"
-                    ),
-                    None => "not graded yet: the run was interrupted; run the same command again to resume"
-                        .into(),
-                }),
-            ),
-        };
-        r.git_ref = sub.git_ref.clone();
-        if r.commit.is_none() {
-            r.commit = job.map(|j| j.key.commit).filter(|c| !c.is_empty());
-        }
-        rows.push(r);
+            GradedFrom::Store(stored) => stored_row(sub, *stored, cfg, interrupted),
+        });
     }
     rows
+}
+
+/// A row of the manifest that is not valid. One that became invalid keeps no report of an
+/// earlier run beside its `invalid` status: failed.md says why it is not graded now.
+fn invalid_row(b: &manifest::BadRow, cfg: &RunConfig) -> GradeRow {
+    if let Some(id) = b.id.as_deref().filter(|id| manifest::check_id(id).is_ok())
+        && outputs::submission_dir(&cfg.out, id)
+            .join("report.md")
+            .exists()
+        && let Err(e) = outputs::write_failure(
+            &cfg.out,
+            id,
+            b.repo.as_deref().unwrap_or(""),
+            &format!("this row of the manifest is invalid now: {}", b.reason),
+            true,
+        )
+    {
+        tracing::warn!("{e}");
+    }
+    GradeRow::without_report(
+        b.line,
+        b.id.as_deref().unwrap_or(""),
+        b.repo.as_deref().unwrap_or(""),
+        RowStatus::Invalid,
+        Some(b.reason.clone()),
+    )
+}
+
+/// Where a valid row's grade comes from.
+enum GradedFrom {
+    /// The job failed in this run and no other worker graded it: why, and the commit it was
+    /// at (if the store holds the job).
+    Failed {
+        reason: String,
+        commit: Option<String>,
+    },
+    /// The store's job, if any (boxed: a job is large).
+    Store(Box<StoredJob>),
+}
+
+/// A row's job in the store.
+struct StoredJob {
+    /// The job graded (this run or, `stale`, an earlier one), if there is one.
+    job: Option<store::Job>,
+    /// Graded in an earlier run, not re-checked in this one.
+    stale: bool,
+    /// Why the store could not be read back, if it could not.
+    unread: Option<String>,
+}
+
+/// The grade of a row, by its outcome in this run: the job it ended with, another worker's
+/// if this one lost it, or for a row this run did not reach, its latest graded job.
+fn graded_from(
+    outcome: &Outcome,
+    sub: &manifest::Submission,
+    store: &dyn BatchStore,
+    cfg: &RunConfig,
+) -> GradedFrom {
+    let (job, stale, unread) = match outcome {
+        Outcome::Done { job_id, .. } => match store.job(*job_id) {
+            Ok(j) => (j, false, None),
+            Err(e) => (None, false, Some(e.to_string())),
+        },
+        Outcome::Failed { job_id, reason } => {
+            let stored = job_id.and_then(|id| store.job(id).ok().flatten());
+            if let Some(j) = stored.filter(|j| j.status == store::JobStatus::Done) {
+                // This worker lost the job (its lease expired) and another worker graded
+                // it: that grade stands (a shared store).
+                (Some(j), false, None)
+            } else {
+                return GradedFrom::Failed {
+                    reason: reason.clone(),
+                    commit: job_id
+                        .and_then(|id| store.job(id).ok().flatten())
+                        .map(|j| j.key.commit)
+                        .filter(|c| !c.is_empty()),
+                };
+            }
+        }
+        Outcome::Pending | Outcome::Busy { .. } => (
+            store
+                .latest_job(&sub.id, &cfg.rubric.sha256, &cfg.judge_config)
+                .ok()
+                .flatten()
+                .filter(|j| j.status == store::JobStatus::Done),
+            true,
+            None,
+        ),
+    };
+    GradedFrom::Store(Box::new(StoredJob { job, stale, unread }))
+}
+
+/// A row from its stored job: its report's grades (the report written again if it is missing
+/// on disk), failed if the report cannot be read, pending if there is no graded job.
+fn stored_row(
+    sub: &manifest::Submission,
+    stored: StoredJob,
+    cfg: &RunConfig,
+    interrupted: bool,
+) -> GradeRow {
+    let StoredJob { job, stale, unread } = stored;
+    let graded = job
+        .as_ref()
+        .and_then(|j| j.sidecar.as_deref())
+        .map(report_of);
+    let mut r = match graded {
+        Some(Ok(sidecar)) => {
+            let md = outputs::submission_dir(&cfg.out, &sub.id).join("report.md");
+            if !md.exists() || !md.with_extension("json").exists() {
+                if let Err(e) = outputs::write_report(&cfg.out, &sub.id, &sidecar) {
+                    tracing::error!(error = %e, "could not write a report");
+                }
+            }
+            let mut r = GradeRow::from_report(sub.line, &sub.id, &sub.repo_shown, &sidecar);
+            if stale {
+                r.flags.push(if interrupted {
+                    "stale: graded in an earlier run, not re-checked in this interrupted run".into()
+                } else {
+                    "stale: graded in an earlier run, not re-checked".into()
+                });
+            }
+            r
+        }
+        Some(Err(reason)) => GradeRow::without_report(
+            sub.line,
+            &sub.id,
+            &sub.repo_shown,
+            RowStatus::Failed,
+            Some(reason.to_string()),
+        ),
+        None => GradeRow::without_report(
+            sub.line,
+            &sub.id,
+            &sub.repo_shown,
+            RowStatus::Pending,
+            Some(match unread {
+                Some(e) => format!(
+                    "graded and stored, but the store could not be read back now ({e}): run the same command with --outputs-only when it is reachable"
+                ),
+                None => {
+                    "not graded yet: the run was interrupted; run the same command again to resume"
+                        .into()
+                }
+            }),
+        ),
+    };
+    r.git_ref = sub.git_ref.clone();
+    if r.commit.is_none() {
+        r.commit = job.map(|j| j.key.commit).filter(|c| !c.is_empty());
+    }
+    r
 }
 
 fn print_summary(s: &BatchSummary) {

@@ -786,17 +786,8 @@ pub fn write_failure(
     Ok(())
 }
 
-/// Writes grades.csv, summary.md and index.html.
-pub fn write_tables(
-    out: &Path,
-    rows: &[GradeRow],
-    dims: &Columns,
-    title: &str,
-) -> Result<(), OutputError> {
-    write_tables_with(out, rows, dims, title, None::<&()>)
-}
-
-/// [`write_tables`] with the dashboard's code similarity section (see [`index_html_with`]).
+/// Writes grades.csv, summary.md and index.html, the dashboard with its code similarity
+/// section when there is one (see [`index_html_with`]).
 pub fn write_tables_with<S: Serialize>(
     out: &Path,
     rows: &[GradeRow],

@@ -225,16 +225,19 @@ pub fn run(
 ) -> Result<(CohortReport, Counts), SimilarityError> {
     let opts = args.validate()?;
     let limits = Limits::default();
-    let config = similarity::config_key(&limits);
+    let prints = Fingerprinter {
+        targets,
+        store,
+        config: similarity::config_key(&limits),
+        limits,
+    };
     let template = match &args.template {
-        Some(t) => Some(template_kgrams(t, &limits)?),
+        Some(t) => Some(template_kgrams(t, &prints.limits)?),
         None => None,
     };
     let mut counts = Counts::default();
-    let mut have: Vec<Option<Fingerprints>> = targets
-        .iter()
-        .map(|t| stored(store, t, &config, false))
-        .collect();
+    let mut have: Vec<Option<Fingerprints>> =
+        targets.iter().map(|t| prints.stored(t, false)).collect();
     counts.from_store = have.iter().filter(|h| h.is_some()).count();
     let missing: Vec<usize> = (0..targets.len()).filter(|i| have[*i].is_none()).collect();
     if !missing.is_empty() && compute_missing {
@@ -244,45 +247,14 @@ pub fn run(
             counts.from_store
         ));
     }
-    let mut failed: Vec<(usize, CodeError)> = Vec::new();
     if compute_missing {
-        // In chunks: the texts of a chunk are stored, then dropped (bounded memory).
-        let chunk = rayon::current_num_threads().max(1) * 2;
-        for part in missing.chunks(chunk) {
-            let done: Vec<(usize, Result<Fingerprints, CodeError>)> = part
-                .par_iter()
-                .map(|&i| (i, compute(&targets[i], &limits)))
-                .collect();
-            for (i, r) in done {
-                match r {
-                    Ok(mut fp) => {
-                        if let (Some(store), Place::Repo { commit, .. }) =
-                            (store, &targets[i].place)
-                            && let Err(e) = store.save_fingerprints(
-                                &targets[i].id,
-                                commit,
-                                &config,
-                                &codec::encode(&fp),
-                            )
-                        {
-                            tracing::warn!(submission = %targets[i].id, error = %e, "fingerprints not stored");
-                        }
-                        fp.texts = None;
-                        counts.fingerprinted += 1;
-                        have[i] = Some(fp);
-                    }
-                    Err(e) => failed.push((i, e)),
-                }
-            }
+        for (i, reason) in prints.compute_missing(&missing, &mut have, &mut counts) {
+            not_compared.push(NotCompared {
+                id: targets[i].id.clone(),
+                reason: format!("its code could not be read: {reason}"),
+            });
         }
-    }
-    for (i, reason) in failed {
-        not_compared.push(NotCompared {
-            id: targets[i].id.clone(),
-            reason: format!("its code could not be read: {reason}"),
-        });
-    }
-    if !compute_missing {
+    } else {
         for (i, h) in have.iter().enumerate() {
             if h.is_none() {
                 not_compared.push(NotCompared {
@@ -292,6 +264,82 @@ pub fn run(
             }
         }
     }
+    let mut report = compare_present(targets, have, template.as_ref(), not_compared, &opts);
+    similarity::compare::quote(&mut report, &mut |id| {
+        let t = targets.iter().find(|t| t.id == id)?;
+        prints
+            .stored(t, true)
+            .or_else(|| compute(t, &prints.limits).ok())
+    });
+    Ok((report, counts))
+}
+
+/// Where a run's fingerprints come from: the store, or the targets' code read within `limits`.
+struct Fingerprinter<'a> {
+    targets: &'a [Target],
+    store: Option<&'a dyn BatchStore>,
+    limits: Limits,
+    /// The settings the fingerprints are stored under ([`similarity::config_key`]).
+    config: String,
+}
+
+impl Fingerprinter<'_> {
+    /// A target's stored fingerprints, if the store holds readable ones.
+    fn stored(&self, t: &Target, with_texts: bool) -> Option<Fingerprints> {
+        stored(self.store, t, &self.config, with_texts)
+    }
+
+    /// Fingerprints the targets `missing` (their places in `have`, filled in), storing each,
+    /// in chunks: the texts of a chunk are stored, then dropped (bounded memory). The targets
+    /// whose code could not be read, and why.
+    fn compute_missing(
+        &self,
+        missing: &[usize],
+        have: &mut [Option<Fingerprints>],
+        counts: &mut Counts,
+    ) -> Vec<(usize, CodeError)> {
+        let mut failed: Vec<(usize, CodeError)> = Vec::new();
+        let (targets, limits) = (self.targets, &self.limits);
+        let chunk = rayon::current_num_threads().max(1) * 2;
+        for part in missing.chunks(chunk) {
+            let done: Vec<(usize, Result<Fingerprints, CodeError>)> = part
+                .par_iter()
+                .map(|&i| (i, compute(&targets[i], limits)))
+                .collect();
+            for (i, r) in done {
+                match r {
+                    Ok(mut fp) => {
+                        self.save(&targets[i], &fp);
+                        fp.texts = None;
+                        counts.fingerprinted += 1;
+                        have[i] = Some(fp);
+                    }
+                    Err(e) => failed.push((i, e)),
+                }
+            }
+        }
+        failed
+    }
+
+    /// Keeps a target's fingerprints (with their texts) in the store, if there is one and the
+    /// target is a commit; a failure is logged, the run goes on.
+    fn save(&self, t: &Target, fp: &Fingerprints) {
+        if let (Some(store), Place::Repo { commit, .. }) = (self.store, &t.place)
+            && let Err(e) = store.save_fingerprints(&t.id, commit, &self.config, &codec::encode(fp))
+        {
+            tracing::warn!(submission = %t.id, error = %e, "fingerprints not stored");
+        }
+    }
+}
+
+/// Compares the targets that have fingerprints (`have`, by target).
+fn compare_present(
+    targets: &[Target],
+    have: Vec<Option<Fingerprints>>,
+    template: Option<&(HashSet<u64>, String)>,
+    not_compared: Vec<NotCompared>,
+    opts: &Options,
+) -> CohortReport {
     let present: Vec<(usize, Fingerprints)> = have
         .into_iter()
         .enumerate()
@@ -308,19 +356,12 @@ pub fn run(
             fp,
         })
         .collect();
-    let mut report = similarity::compare(
+    similarity::compare(
         &entries,
-        template.as_ref().map(|(set, shown)| (set, shown.clone())),
+        template.map(|(set, shown)| (set, shown.clone())),
         not_compared,
-        &opts,
-    );
-    drop(entries);
-    drop(present);
-    similarity::compare::quote(&mut report, &mut |id| {
-        let t = targets.iter().find(|t| t.id == id)?;
-        stored(store, t, &config, true).or_else(|| compute(t, &limits).ok())
-    });
-    Ok((report, counts))
+        opts,
+    )
 }
 
 /// The columns of `similarity.csv`.
@@ -750,93 +791,18 @@ fn from_working_trees(dir: &Path) -> Result<Vec<Target>, crate::exit::CliError> 
 pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError> {
     crate::alloc::prefer_low_memory();
     args.similarity.validate().map_err(bad)?;
-    let input = &args.input;
-    let meta = std::fs::metadata(input).map_err(|source| {
-        bad(PlaceError::Input {
-            path: input.clone(),
-            source,
-        })
-    })?;
-    let batch_dir = meta.is_dir() && input.join("grades.csv").is_file();
-    let out = match (&args.out, batch_dir) {
-        (Some(o), _) => o.clone(),
-        (None, true) => input.clone(),
-        (None, false) => {
-            return Err(bad(format!(
-                "--out DIR is needed: {} is not an `auditor batch` output directory",
-                input.display()
-            )));
-        }
-    };
-    std::fs::create_dir_all(&out).map_err(|source| {
-        bad(PlaceError::Create {
-            path: out.clone(),
-            source,
-        })
-    })?;
-    let title = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (targets, not_compared, use_store) = if meta.is_file() {
-        let manifest = super::manifest::load(input).map_err(bad)?;
-        let mut not = Vec::new();
-        for b in manifest.bad_rows() {
-            crate::telemetry::print_for_user(
-                tracing::Level::ERROR,
-                &format!(
-                    "{}: line {}: {} (row not compared; the others proceed)",
-                    input.display(),
-                    b.line,
-                    b.reason
-                ),
-            );
-        }
-        let subs: Vec<super::manifest::Submission> = manifest.submissions().cloned().collect();
-        let resolved: Vec<Result<String, super::resolve::ResolveError>> = subs
-            .par_iter()
-            .map(|s| super::resolve::resolve(&s.repo, s.git_ref.as_deref()))
-            .collect();
-        let mut targets = Vec::new();
-        for (s, r) in subs.into_iter().zip(resolved) {
-            match r {
-                Ok(commit) => targets.push(Target {
-                    id: s.id,
-                    place: Place::Repo {
-                        source: s.repo,
-                        commit,
-                    },
-                }),
-                Err(e) => not.push(NotCompared {
-                    id: s.id,
-                    reason: format!("its repository could not be read: {e}"),
-                }),
-            }
-        }
-        (targets, not, true)
-    } else if batch_dir {
-        let (t, n) = from_grades(input)?;
-        (t, n, true)
-    } else {
-        (from_working_trees(input)?, Vec::new(), false)
-    };
-    if targets.is_empty() {
-        return Err(bad(format!(
-            "{}: no submission to compare",
-            input.display()
-        )));
-    }
-    let store: Option<Box<dyn BatchStore>> = if use_store {
+    let plan = Plan::of(&args)?;
+    let store: Option<Box<dyn BatchStore>> = if plan.use_store {
         let spec = super::store::spec::StoreSpec::parse(args.store.as_deref()).map_err(bad)?;
-        let dir = std::fs::canonicalize(&out).unwrap_or_else(|_| out.clone());
+        let dir = std::fs::canonicalize(&plan.out).unwrap_or_else(|_| plan.out.clone());
         Some(spec.open(&dir).map_err(bad)?)
     } else {
         None
     };
     let say = |line: &str| crate::telemetry::print_for_user(tracing::Level::INFO, line);
     let (report, counts) = run(
-        &targets,
-        not_compared,
+        &plan.targets,
+        plan.not_compared,
         store.as_deref(),
         &args.similarity,
         true,
@@ -848,7 +814,127 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
         | SimilarityError::HtmlTemplate(_)
         | SimilarityError::Html(_) => crate::exit::CliError::internal(e),
     })?;
-    write(&out, &report, &title).map_err(crate::exit::CliError::internal)?;
+    write(&plan.out, &report, &plan.title).map_err(crate::exit::CliError::internal)?;
+    print_summary(&report, &counts, &plan.out);
+    Ok(
+        if report.flagged().next().is_none() && report.not_compared.is_empty() {
+            crate::exit::OK
+        } else {
+            crate::exit::INCOMPLETE
+        },
+    )
+}
+
+/// What `auditor similarity` was asked, checked: where the outputs go (created), the
+/// submissions to compare and those that cannot be, and whether a batch store keeps the
+/// fingerprints.
+struct Plan {
+    out: PathBuf,
+    /// The dashboard's title: the input's file name.
+    title: String,
+    targets: Vec<Target>,
+    not_compared: Vec<NotCompared>,
+    use_store: bool,
+}
+
+impl Plan {
+    fn of(args: &SimilarityCommand) -> Result<Plan, crate::exit::CliError> {
+        let input = &args.input;
+        let meta = std::fs::metadata(input).map_err(|source| {
+            bad(PlaceError::Input {
+                path: input.clone(),
+                source,
+            })
+        })?;
+        let batch_dir = meta.is_dir() && input.join("grades.csv").is_file();
+        let out = match (&args.out, batch_dir) {
+            (Some(o), _) => o.clone(),
+            (None, true) => input.clone(),
+            (None, false) => {
+                return Err(bad(format!(
+                    "--out DIR is needed: {} is not an `auditor batch` output directory",
+                    input.display()
+                )));
+            }
+        };
+        std::fs::create_dir_all(&out).map_err(|source| {
+            bad(PlaceError::Create {
+                path: out.clone(),
+                source,
+            })
+        })?;
+        let title = input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (targets, not_compared, use_store) = if meta.is_file() {
+            let (t, n) = from_manifest(input)?;
+            (t, n, true)
+        } else if batch_dir {
+            let (t, n) = from_grades(input)?;
+            (t, n, true)
+        } else {
+            (from_working_trees(input)?, Vec::new(), false)
+        };
+        if targets.is_empty() {
+            return Err(bad(format!(
+                "{}: no submission to compare",
+                input.display()
+            )));
+        }
+        Ok(Plan {
+            out,
+            title,
+            targets,
+            not_compared,
+            use_store,
+        })
+    }
+}
+
+/// The manifest's submissions at their resolved commits (resolved in parallel); a row that
+/// is not valid is said on stderr, a repository that cannot be read is not compared.
+fn from_manifest(input: &Path) -> Result<(Vec<Target>, Vec<NotCompared>), crate::exit::CliError> {
+    let manifest = super::manifest::load(input).map_err(bad)?;
+    let mut not = Vec::new();
+    for b in manifest.bad_rows() {
+        crate::telemetry::print_for_user(
+            tracing::Level::ERROR,
+            &format!(
+                "{}: line {}: {} (row not compared; the others proceed)",
+                input.display(),
+                b.line,
+                b.reason
+            ),
+        );
+    }
+    let subs: Vec<super::manifest::Submission> = manifest.submissions().cloned().collect();
+    let resolved: Vec<Result<String, super::resolve::ResolveError>> = subs
+        .par_iter()
+        .map(|s| super::resolve::resolve(&s.repo, s.git_ref.as_deref()))
+        .collect();
+    let mut targets = Vec::new();
+    for (s, r) in subs.into_iter().zip(resolved) {
+        match r {
+            Ok(commit) => targets.push(Target {
+                id: s.id,
+                place: Place::Repo {
+                    source: s.repo,
+                    commit,
+                },
+            }),
+            Err(e) => not.push(NotCompared {
+                id: s.id,
+                reason: format!("its repository could not be read: {e}"),
+            }),
+        }
+    }
+    Ok((targets, not))
+}
+
+/// The summary on stdout: counts, the first ten flagged pairs, what was not compared, where
+/// the outputs are.
+fn print_summary(report: &CohortReport, counts: &Counts, out: &Path) {
     let flagged: Vec<&Pair> = report.flagged().collect();
     crate::console::say!(
         "Compared {} ({} fingerprinted now, {} from the store){}: {} flagged for review",
@@ -881,9 +967,4 @@ pub fn run_command(args: SimilarityCommand) -> Result<i32, crate::exit::CliError
     }
     crate::console::say!("Similarity: {}", out.join("similarity.html").display());
     crate::console::say!("Pairs:      {}", out.join("similarity.csv").display());
-    Ok(if flagged.is_empty() && report.not_compared.is_empty() {
-        crate::exit::OK
-    } else {
-        crate::exit::INCOMPLETE
-    })
 }

@@ -24,7 +24,7 @@
 //! | `GET /api/submissions/{id}/history` | the history, oldest first |
 //! | `GET /export/{canvas,moodle,criteria}.csv` | the exports (`?assignment=NAME`) |
 
-use super::cohort::{Cohort, Filter, Reviewer, Status, SubmissionView};
+use super::cohort::{Cohort, CriterionView, Filter, Reviewer, Status, SubmissionView};
 use super::ledger::{self, EntryError};
 use super::{ReviewError, ServeArgs, export};
 use crate::exit::CliError;
@@ -298,141 +298,51 @@ fn one_decimal(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
 }
 
+/// The cohort page's view: the table's columns, filters and rows as the query asks, and the
+/// cohort's counts.
 fn cohort_view(c: &Cohort, q: &CohortQuery) -> serde_json::Value {
-    let filter = q
-        .filter
-        .as_deref()
-        .and_then(Filter::parse)
-        .unwrap_or(Filter::All);
-    let valid_keys: Vec<String> = [
-        "id", "name", "section", "status", "final", "auditor", "reviewed", "flags",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain(c.criteria.iter().map(|(id, _)| id.clone()))
-    .collect();
-    let sort = q
-        .sort
-        .clone()
-        .filter(|s| valid_keys.contains(s))
-        .unwrap_or_else(|| "id".into());
-    let desc = q.dir.as_deref() == Some("desc");
-    let kept: Vec<&SubmissionView> = c.submissions.iter().filter(|s| filter.keeps(s)).collect();
-    let rows = sorted(kept, &sort, desc);
-    let column = |key: &str, label: &str, title: &str| {
-        let active = key == sort;
-        let next_dir = if active && !desc { "desc" } else { "asc" };
-        json!({
-            "key": key,
-            "label": label,
-            "title": title,
-            "href": cohort_href(key, next_dir, filter),
-            "arrow": if active { if desc { "▼" } else { "▲" } } else { "" },
-        })
-    };
-    let mut lead = vec![
-        column("id", "submission", "the manifest's id"),
-        column("name", "student", "the manifest's name column"),
-        column("section", "section", ""),
-        column("status", "status", ""),
-        column(
+    let order = TableOrder::of(c, q);
+    let kept: Vec<&SubmissionView> = c
+        .submissions
+        .iter()
+        .filter(|s| order.filter.keeps(s))
+        .collect();
+    let rows = sorted(kept, &order.sort, order.desc);
+    let lead = vec![
+        order.column("id", "submission", "the manifest's id"),
+        order.column("name", "student", "the manifest's name column"),
+        order.column("section", "section", ""),
+        order.column("status", "status", ""),
+        order.column(
             "final",
             "final",
             "mean of the final criterion scores (overrides applied)",
         ),
-        column("auditor", "auditor", "the auditor's overall score"),
+        order.column("auditor", "auditor", "the auditor's overall score"),
     ];
     let crit: Vec<serde_json::Value> = c
         .criteria
         .iter()
-        .map(|(id, name)| column(id, name, id))
+        .map(|(id, name)| order.column(id, name, id))
         .collect();
     let trail = vec![
-        column("reviewed", "reviewed", ""),
-        column(
+        order.column("reviewed", "reviewed", ""),
+        order.column(
             "flags",
             "flags",
             "the auditor's flags, and overrides whose automatic score changed",
         ),
     ];
-    lead.shrink_to_fit();
-    let filters: Vec<serde_json::Value> = Filter::ALL
-        .iter()
-        .map(|f| {
-            json!({
-                "key": f.as_str(),
-                "label": f.label(),
-                "count": c.submissions.iter().filter(|s| f.keeps(s)).count(),
-                "active": *f == filter,
-                "href": cohort_href(&sort, if desc { "desc" } else { "asc" }, *f),
-            })
-        })
-        .collect();
-    let rows: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|s| {
-            let cells: Vec<serde_json::Value> = s
-                .criteria
-                .iter()
-                .map(|cv| {
-                    let title = match (&cv.overridden, cv.auto) {
-                        (Some(o), a) => format!(
-                            "{}: {} (override by {}; auditor: {})",
-                            cv.name,
-                            o.score,
-                            o.by,
-                            a.map(|v| v.to_string()).unwrap_or_else(|| "not assessed".into())
-                        ),
-                        (None, Some(a)) => format!("{}: {a}", cv.name),
-                        (None, None) => format!("{}: not assessed", cv.name),
-                    };
-                    json!({
-                        "text": cv.final_score.map(|v| v.to_string()).unwrap_or_else(|| "n/a".into()),
-                        "class": score_class(cv.final_score),
-                        "title": title,
-                        "overridden": cv.overridden.is_some(),
-                        "flagged": cv.auto_flagged || cv.changed_under,
-                    })
-                })
-                .collect();
-            let mut flags: Vec<String> = s.flags.clone();
-            if s.changed_under {
-                flags.insert(0, "automatic score changed under an override".into());
-            }
-            json!({
-                "id": s.id,
-                "href": href_id(&s.id),
-                "name": s.student.name,
-                "section": s.student.section,
-                "status": s.status.as_str(),
-                "failure": s.failure.clone().unwrap_or_default(),
-                "final": one_decimal(s.final_overall),
-                "auditor": one_decimal(s.auto_overall),
-                "cells": cells,
-                "reviewed": s.review.reviewed.as_ref().map(|m| m.by.clone()).unwrap_or_default(),
-                "needs_review": s.needs_review(),
-                "flags": flags.join("; "),
-                "flag_count": flags.len(),
-            })
-        })
-        .collect();
+    let rows: Vec<serde_json::Value> = rows.iter().map(|s| cohort_row(s)).collect();
     let count = |st: Status| c.submissions.iter().filter(|s| s.status == st).count();
-    let mut judges: Vec<&str> = c
-        .submissions
-        .iter()
-        .map(|s| s.judges.as_str())
-        .filter(|j| !j.is_empty())
-        .collect();
-    judges.sort_unstable();
-    judges.dedup();
     json!({
         "style": STYLE,
         "title": c.title,
         "lead": lead,
         "criteria": crit,
         "trail": trail,
-        "filters": filters,
-        "filter": filter.label(),
+        "filters": order.filters(c),
+        "filter": order.filter.label(),
         "rows": rows,
         "shown": rows.len(),
         "total": c.submissions.len(),
@@ -441,8 +351,129 @@ fn cohort_view(c: &Cohort, q: &CohortQuery) -> serde_json::Value {
         "running": count(Status::Running),
         "pending": count(Status::Pending),
         "changed": c.submissions.iter().filter(|s| s.changed_under).count(),
-        "judges": judges.join("; "),
+        "judges": cohort_judges(c),
     })
+}
+
+/// The cohort table's filter and order, as the query asks (an unknown sort key sorts by id,
+/// an unknown filter keeps all).
+struct TableOrder {
+    filter: Filter,
+    sort: String,
+    desc: bool,
+}
+
+impl TableOrder {
+    fn of(c: &Cohort, q: &CohortQuery) -> Self {
+        let filter = q
+            .filter
+            .as_deref()
+            .and_then(Filter::parse)
+            .unwrap_or(Filter::All);
+        let valid_keys: Vec<String> = [
+            "id", "name", "section", "status", "final", "auditor", "reviewed", "flags",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(c.criteria.iter().map(|(id, _)| id.clone()))
+        .collect();
+        let sort = q
+            .sort
+            .clone()
+            .filter(|s| valid_keys.contains(s))
+            .unwrap_or_else(|| "id".into());
+        let desc = q.dir.as_deref() == Some("desc");
+        TableOrder { filter, sort, desc }
+    }
+
+    /// A column's header: a click sorts by it (the other way if it is the sort already).
+    fn column(&self, key: &str, label: &str, title: &str) -> serde_json::Value {
+        let active = key == self.sort;
+        let next_dir = if active && !self.desc { "desc" } else { "asc" };
+        json!({
+            "key": key,
+            "label": label,
+            "title": title,
+            "href": cohort_href(key, next_dir, self.filter),
+            "arrow": if active { if self.desc { "▼" } else { "▲" } } else { "" },
+        })
+    }
+
+    /// The filters, each with its count, the active one marked; each keeps the order.
+    fn filters(&self, c: &Cohort) -> Vec<serde_json::Value> {
+        Filter::ALL
+            .iter()
+            .map(|f| {
+                json!({
+                    "key": f.as_str(),
+                    "label": f.label(),
+                    "count": c.submissions.iter().filter(|s| f.keeps(s)).count(),
+                    "active": *f == self.filter,
+                    "href": cohort_href(&self.sort, if self.desc { "desc" } else { "asc" }, *f),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A submission's row of the cohort table.
+fn cohort_row(s: &SubmissionView) -> serde_json::Value {
+    let cells: Vec<serde_json::Value> = s.criteria.iter().map(score_cell).collect();
+    let mut flags: Vec<String> = s.flags.clone();
+    if s.changed_under {
+        flags.insert(0, "automatic score changed under an override".into());
+    }
+    json!({
+        "id": s.id,
+        "href": href_id(&s.id),
+        "name": s.student.name,
+        "section": s.student.section,
+        "status": s.status.as_str(),
+        "failure": s.failure.clone().unwrap_or_default(),
+        "final": one_decimal(s.final_overall),
+        "auditor": one_decimal(s.auto_overall),
+        "cells": cells,
+        "reviewed": s.review.reviewed.as_ref().map(|m| m.by.clone()).unwrap_or_default(),
+        "needs_review": s.needs_review(),
+        "flags": flags.join("; "),
+        "flag_count": flags.len(),
+    })
+}
+
+/// A criterion's cell in a row: the final score, and in its title where it comes from.
+fn score_cell(cv: &CriterionView) -> serde_json::Value {
+    let title = match (&cv.overridden, cv.auto) {
+        (Some(o), a) => format!(
+            "{}: {} (override by {}; auditor: {})",
+            cv.name,
+            o.score,
+            o.by,
+            a.map(|v| v.to_string())
+                .unwrap_or_else(|| "not assessed".into())
+        ),
+        (None, Some(a)) => format!("{}: {a}", cv.name),
+        (None, None) => format!("{}: not assessed", cv.name),
+    };
+    json!({
+        "text": cv.final_score.map(|v| v.to_string()).unwrap_or_else(|| "n/a".into()),
+        "class": score_class(cv.final_score),
+        "title": title,
+        "overridden": cv.overridden.is_some(),
+        "flagged": cv.auto_flagged || cv.changed_under,
+    })
+}
+
+/// The judge configurations the cohort was graded with, each once, in order.
+fn cohort_judges(c: &Cohort) -> String {
+    let mut judges: Vec<&str> = c
+        .submissions
+        .iter()
+        .map(|s| s.judges.as_str())
+        .filter(|j| !j.is_empty())
+        .collect();
+    judges.sort_unstable();
+    judges.dedup();
+    judges.join("; ")
 }
 
 async fn cohort_page(

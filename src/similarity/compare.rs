@@ -190,105 +190,18 @@ pub fn compare(
     not_compared: Vec<NotCompared>,
     opts: &Options,
 ) -> CohortReport {
-    let n = entries.len();
     let empty = HashSet::new();
     let (tpl, tpl_shown) = match &template {
         Some((set, shown)) => (*set, Some(shown.clone())),
         None => (&empty, None),
     };
-    let mut ignored_template: HashSet<u64> = HashSet::new();
-    let distinct: Vec<Vec<u64>> = entries
+    let cohort = Cohort::new(entries, tpl, opts.max_share);
+    let shared = cohort.shared_counts();
+    let scores = cohort.scores(&shared, opts.threshold);
+    let mut pairs: Vec<Pair> = scores
+        .candidates
         .iter()
-        .map(|e| {
-            let mut v: Vec<u64> = e.fp.prints.iter().map(|p| p.hash).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect();
-    let mut df: HashMap<u64, u32> = HashMap::new();
-    for hs in &distinct {
-        for h in hs {
-            if tpl.contains(h) {
-                ignored_template.insert(*h);
-            } else {
-                *df.entry(*h).or_default() += 1;
-            }
-        }
-    }
-    let common_above = ((opts.max_share * n as f64).floor() as usize).max(2);
-    let counted = |h: &u64| df.get(h).is_some_and(|c| (*c as usize) <= common_above);
-    let ignored_common = df.values().filter(|c| **c as usize > common_above).count();
-    let own: Vec<Vec<u64>> = distinct
-        .iter()
-        .map(|hs| hs.iter().copied().filter(|h| counted(h)).collect())
-        .collect();
-
-    // Postings of the fingerprints two or more submissions share, then pair counts.
-    let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
-    for (i, hs) in own.iter().enumerate() {
-        for h in hs {
-            if df.get(h).is_some_and(|c| *c >= 2) {
-                postings.entry(*h).or_default().push(i as u32);
-            }
-        }
-    }
-    let tri = |a: usize, b: usize| b * (b - 1) / 2 + a; // a < b
-    let mut shared = vec![0u32; n * n.saturating_sub(1) / 2];
-    for subs in postings.values() {
-        for (x, &b) in subs.iter().enumerate() {
-            for &a in &subs[..x] {
-                shared[tri(a as usize, b as usize)] += 1;
-            }
-        }
-    }
-    drop(postings);
-
-    let dice = |a: usize, b: usize, s: u32| -> f64 {
-        let total = own[a].len() + own[b].len();
-        if total == 0 {
-            0.0
-        } else {
-            2.0 * f64::from(s) / total as f64
-        }
-    };
-    let mut nearest: Vec<Option<(usize, f64)>> = vec![None; n];
-    let mut candidates = Vec::new();
-    let mut pairs_sharing = 0;
-    for b in 1..n {
-        for a in 0..b {
-            let s = shared[tri(a, b)];
-            if s == 0 {
-                continue;
-            }
-            pairs_sharing += 1;
-            let d = dice(a, b, s);
-            for (me, other) in [(a, b), (b, a)] {
-                if nearest[me].is_none_or(|(_, best)| d > best) {
-                    nearest[me] = Some((other, d));
-                }
-            }
-            if d >= opts.threshold {
-                candidates.push((a, b, s, d));
-            }
-        }
-    }
-
-    let mut pairs: Vec<Pair> = candidates
-        .into_iter()
-        .map(|(a, b, s, d)| {
-            let own_a = own[a].len().max(1) as f64;
-            let own_b = own[b].len().max(1) as f64;
-            let mut p = details(entries[a].fp, entries[b].fp, &counted, opts);
-            p.a = entries[a].id.to_string();
-            p.b = entries[b].id.to_string();
-            p.similarity = d;
-            p.a_in_b = f64::from(s) / own_a;
-            p.b_in_a = f64::from(s) / own_b;
-            p.shared_fingerprints = s as usize;
-            p.flagged = p.shared_tokens >= opts.min_shared_tokens;
-            p
-        })
+        .map(|candidate| cohort.pair(entries, candidate, opts))
         .collect();
     pairs.sort_by(|x, y| {
         y.similarity
@@ -296,42 +209,7 @@ pub fn compare(
             .then(y.shared_tokens.cmp(&x.shared_tokens))
             .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
     });
-
-    let submissions = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let mut flagged_with: Vec<String> = pairs
-                .iter()
-                .filter(|p| p.flagged)
-                .filter_map(|p| {
-                    if p.a == e.id {
-                        Some(p.b.clone())
-                    } else if p.b == e.id {
-                        Some(p.a.clone())
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            flagged_with.dedup();
-            SubmissionSummary {
-                id: e.id.to_string(),
-                commit: e.commit.map(str::to_string),
-                files: e.fp.files.len(),
-                tokens: e.fp.tokens,
-                fingerprints: distinct[i].len(),
-                own_fingerprints: own[i].len(),
-                nearest: nearest[i].map(|(o, d)| Nearest {
-                    id: entries[o].id.to_string(),
-                    similarity: d,
-                }),
-                flagged_with,
-                notes: e.fp.notes.clone(),
-            }
-        })
-        .collect();
-
+    let submissions = cohort.summaries(entries, &pairs, &scores.nearest);
     CohortReport {
         method: Method {
             tokens: "tree-sitter-python leaves; identifiers, strings and numbers normalised; comments dropped".into(),
@@ -339,18 +217,235 @@ pub fn compare(
             window: super::WINDOW,
             threshold: opts.threshold,
             max_share: opts.max_share,
-            common_above,
+            common_above: cohort.common_above,
             min_shared_tokens: opts.min_shared_tokens,
             template: tpl_shown,
             template_kgrams: tpl.len(),
         },
         submissions,
         not_compared,
-        ignored_template: ignored_template.len(),
-        ignored_common,
-        pairs_sharing,
+        ignored_template: cohort.ignored_template,
+        ignored_common: cohort.ignored_common,
+        pairs_sharing: scores.pairs_sharing,
         pairs,
     }
+}
+
+/// Steps 1 and 2: each submission's distinct and own fingerprints, and what was left out.
+struct Cohort {
+    /// Each submission's distinct fingerprints, sorted.
+    distinct: Vec<Vec<u64>>,
+    /// Each submission's fingerprints that count (not template, not common), sorted.
+    own: Vec<Vec<u64>>,
+    /// The number of submissions each fingerprint outside the template is found in.
+    df: HashMap<u64, u32>,
+    /// Fingerprints in more submissions than this are common code.
+    common_above: usize,
+    /// Distinct fingerprints left out as template code, and as common code.
+    ignored_template: usize,
+    ignored_common: usize,
+}
+
+/// A pair at or above the threshold: `a < b`, their shared own fingerprints, their similarity.
+struct Candidate {
+    a: usize,
+    b: usize,
+    shared: u32,
+    similarity: f64,
+}
+
+/// Step 3's scores over every pair.
+struct Scores {
+    /// Each submission's most similar other one, and their similarity.
+    nearest: Vec<Option<(usize, f64)>>,
+    /// The pairs at or above the threshold, in index order.
+    candidates: Vec<Candidate>,
+    /// Pairs sharing at least one own fingerprint.
+    pairs_sharing: usize,
+}
+
+/// The index of the pair `a < b` in a triangular table.
+fn tri(a: usize, b: usize) -> usize {
+    b * (b - 1) / 2 + a
+}
+
+impl Cohort {
+    fn new(entries: &[Entry<'_>], tpl: &HashSet<u64>, max_share: f64) -> Self {
+        let distinct: Vec<Vec<u64>> = entries
+            .iter()
+            .map(|e| {
+                let mut v: Vec<u64> = e.fp.prints.iter().map(|p| p.hash).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let mut ignored_template: HashSet<u64> = HashSet::new();
+        let mut df: HashMap<u64, u32> = HashMap::new();
+        for hs in &distinct {
+            for h in hs {
+                if tpl.contains(h) {
+                    ignored_template.insert(*h);
+                } else {
+                    *df.entry(*h).or_default() += 1;
+                }
+            }
+        }
+        let common_above = ((max_share * entries.len() as f64).floor() as usize).max(2);
+        let ignored_common = df.values().filter(|c| **c as usize > common_above).count();
+        let mut cohort = Cohort {
+            distinct,
+            own: Vec::new(),
+            df,
+            common_above,
+            ignored_template: ignored_template.len(),
+            ignored_common,
+        };
+        cohort.own = cohort
+            .distinct
+            .iter()
+            .map(|hs| hs.iter().copied().filter(|h| cohort.counted(h)).collect())
+            .collect();
+        cohort
+    }
+
+    /// Whether a fingerprint counts: neither template nor common code.
+    fn counted(&self, h: &u64) -> bool {
+        self.df
+            .get(h)
+            .is_some_and(|c| (*c as usize) <= self.common_above)
+    }
+
+    /// The own fingerprints each pair shares (a triangular table, [`tri`]), through the
+    /// postings of the fingerprints two or more submissions share.
+    fn shared_counts(&self) -> Vec<u32> {
+        let n = self.own.len();
+        let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
+        for (i, hs) in self.own.iter().enumerate() {
+            for h in hs {
+                if self.df.get(h).is_some_and(|c| *c >= 2) {
+                    postings.entry(*h).or_default().push(i as u32);
+                }
+            }
+        }
+        let mut shared = vec![0u32; n * n.saturating_sub(1) / 2];
+        for subs in postings.values() {
+            for (x, &b) in subs.iter().enumerate() {
+                for &a in &subs[..x] {
+                    shared[tri(a as usize, b as usize)] += 1;
+                }
+            }
+        }
+        shared
+    }
+
+    /// The similarity of a pair sharing `s` own fingerprints: 2·shared / (own(a) + own(b)).
+    fn dice(&self, a: usize, b: usize, s: u32) -> f64 {
+        let total = self.own[a].len() + self.own[b].len();
+        if total == 0 {
+            0.0
+        } else {
+            2.0 * f64::from(s) / total as f64
+        }
+    }
+
+    /// Every pair's similarity: each submission's nearest, the pairs at or above `threshold`.
+    fn scores(&self, shared: &[u32], threshold: f64) -> Scores {
+        let n = self.own.len();
+        let mut nearest: Vec<Option<(usize, f64)>> = vec![None; n];
+        let mut candidates = Vec::new();
+        let mut pairs_sharing = 0;
+        for b in 1..n {
+            for a in 0..b {
+                let s = shared[tri(a, b)];
+                if s == 0 {
+                    continue;
+                }
+                pairs_sharing += 1;
+                let d = self.dice(a, b, s);
+                for (me, other) in [(a, b), (b, a)] {
+                    if nearest[me].is_none_or(|(_, best)| d > best) {
+                        nearest[me] = Some((other, d));
+                    }
+                }
+                if d >= threshold {
+                    candidates.push(Candidate {
+                        a,
+                        b,
+                        shared: s,
+                        similarity: d,
+                    });
+                }
+            }
+        }
+        Scores {
+            nearest,
+            candidates,
+            pairs_sharing,
+        }
+    }
+
+    /// Step 4: a candidate pair with its details, scores and whether it is flagged.
+    fn pair(&self, entries: &[Entry<'_>], c: &Candidate, opts: &Options) -> Pair {
+        let (a, b, s) = (c.a, c.b, c.shared);
+        let own_a = self.own[a].len().max(1) as f64;
+        let own_b = self.own[b].len().max(1) as f64;
+        let mut p = details(entries[a].fp, entries[b].fp, &|h| self.counted(h), opts);
+        p.a = entries[a].id.to_string();
+        p.b = entries[b].id.to_string();
+        p.similarity = c.similarity;
+        p.a_in_b = f64::from(s) / own_a;
+        p.b_in_a = f64::from(s) / own_b;
+        p.shared_fingerprints = s as usize;
+        p.flagged = p.shared_tokens >= opts.min_shared_tokens;
+        p
+    }
+
+    /// Each submission's summary: its figures, its nearest, the flagged pairs it is in.
+    fn summaries(
+        &self,
+        entries: &[Entry<'_>],
+        pairs: &[Pair],
+        nearest: &[Option<(usize, f64)>],
+    ) -> Vec<SubmissionSummary> {
+        entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| SubmissionSummary {
+                id: e.id.to_string(),
+                commit: e.commit.map(str::to_string),
+                files: e.fp.files.len(),
+                tokens: e.fp.tokens,
+                fingerprints: self.distinct[i].len(),
+                own_fingerprints: self.own[i].len(),
+                nearest: nearest[i].map(|(o, d)| Nearest {
+                    id: entries[o].id.to_string(),
+                    similarity: d,
+                }),
+                flagged_with: flagged_with(pairs, e.id),
+                notes: e.fp.notes.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The submissions `id` forms a flagged pair with, in the pairs' order.
+fn flagged_with(pairs: &[Pair], id: &str) -> Vec<String> {
+    let mut out: Vec<String> = pairs
+        .iter()
+        .filter(|p| p.flagged)
+        .filter_map(|p| {
+            if p.a == id {
+                Some(p.b.clone())
+            } else if p.b == id {
+                Some(p.a.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.dedup();
+    out
 }
 
 /// Union length of the intervals `[s, s + K)`.
@@ -403,8 +498,30 @@ fn details(
     counted: &dyn Fn(&u64) -> bool,
     opts: &Options,
 ) -> Pair {
+    let occ = occurrences(b, counted);
+    let matched = match_runs(a, b, &occ);
+    let shared_tokens = covered(matched.a_starts).min(covered(matched.b_starts));
+    let (longest, fragments) = listed_fragments(a, b, &matched.runs, opts.max_fragments);
+    Pair {
+        a: String::new(),
+        b: String::new(),
+        similarity: 0.0,
+        a_in_b: 0.0,
+        b_in_a: 0.0,
+        shared_fingerprints: 0,
+        shared_tokens,
+        longest_fragment_tokens: longest,
+        flagged: false,
+        fragments,
+        fragments_total: matched.runs.len(),
+        notes: matched.notes,
+    }
+}
+
+/// Where each counted fingerprint occurs in a submission (at most [`MAX_OCCURRENCES`] places).
+fn occurrences(fp: &Fingerprints, counted: &dyn Fn(&u64) -> bool) -> HashMap<u64, Vec<u32>> {
     let mut occ: HashMap<u64, Vec<u32>> = HashMap::new();
-    for (j, p) in b.prints.iter().enumerate() {
+    for (j, p) in fp.prints.iter().enumerate() {
         if counted(&p.hash) {
             let v = occ.entry(p.hash).or_default();
             if v.len() < MAX_OCCURRENCES {
@@ -412,6 +529,20 @@ fn details(
             }
         }
     }
+    occ
+}
+
+/// The matched fingerprints of a pair: where they start on each side, and their runs.
+struct Matched {
+    a_starts: Vec<u32>,
+    b_starts: Vec<u32>,
+    runs: Vec<Run>,
+    notes: Vec<String>,
+}
+
+/// Matches `a`'s fingerprints against their occurrences in `b` (`occ`), in `a`'s order, and
+/// joins the matches into runs (at most [`MAX_MATCHES`] matches; a note says when it stopped).
+fn match_runs(a: &Fingerprints, b: &Fingerprints, occ: &HashMap<u64, Vec<u32>>) -> Matched {
     let mut notes = Vec::new();
     let mut a_starts = Vec::new();
     let mut b_starts = Vec::new();
@@ -461,7 +592,22 @@ fn details(
             diagonals.insert(diagonal, r);
         }
     }
-    let shared_tokens = covered(a_starts).min(covered(b_starts));
+    Matched {
+        a_starts,
+        b_starts,
+        runs,
+        notes,
+    }
+}
+
+/// The longest fragment's tokens, and the fragments listed: the longest first, skipping one
+/// that overlaps a listed fragment on both sides, at most `max_fragments`.
+fn listed_fragments(
+    a: &Fingerprints,
+    b: &Fingerprints,
+    runs: &[Run],
+    max_fragments: usize,
+) -> (u64, Vec<Fragment>) {
     let mut frags: Vec<(u64, &Run)> = runs
         .iter()
         .map(|r| {
@@ -478,11 +624,10 @@ fn details(
             .then(x.1.b_first.cmp(&y.1.b_first))
     });
     let longest = frags.first().map(|f| f.0).unwrap_or(0);
-    // Listed: the longest first, skipping one that overlaps a listed fragment on both sides.
     let mut listed: Vec<&Run> = Vec::new();
     let mut fragments = Vec::new();
     for (t, r) in &frags {
-        if fragments.len() >= opts.max_fragments {
+        if fragments.len() >= max_fragments {
             break;
         }
         let overlaps = listed.iter().any(|l| {
@@ -501,20 +646,7 @@ fn details(
             b: span(b, r.b_first, r.b_last),
         });
     }
-    Pair {
-        a: String::new(),
-        b: String::new(),
-        similarity: 0.0,
-        a_in_b: 0.0,
-        b_in_a: 0.0,
-        shared_fingerprints: 0,
-        shared_tokens,
-        longest_fragment_tokens: longest,
-        flagged: false,
-        fragments,
-        fragments_total: runs.len(),
-        notes,
-    }
+    (longest, fragments)
 }
 
 /// Lines quoted per side of a fragment at most, and characters per line.

@@ -27,78 +27,8 @@ use std::path::{Path, PathBuf};
 pub const FILE_NAME: &str = "batch.sqlite";
 const SCHEMA_VERSION: i64 = 1;
 
-const SIMILARITY_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS similarity_fingerprints (
-    submission TEXT NOT NULL,
-    commit_sha TEXT NOT NULL,
-    config TEXT NOT NULL,
-    data BLOB NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (submission, commit_sha, config)
-);";
-
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
-    }
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339()
-}
-
-impl Store {
-    /// Opens (creating if needed) the store in `dir`.
-    pub fn open_in(dir: &Path) -> Result<Store, StoreError> {
-        Store::open(&dir.join(FILE_NAME))
-    }
-
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let err = |e: rusqlite::Error| {
-            StoreError::new(path.display().to_string(), StoreCause::SqliteOpen(e))
-        };
-        let conn = Connection::open(path).map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        let sync = match std::env::var("AUDITOR_BATCH_SYNC").ok().as_deref() {
-            None | Some("") | Some("normal") => "NORMAL",
-            Some("full") => "FULL",
-            Some(other) => {
-                return Err(StoreError::new(
-                    path.display().to_string(),
-                    StoreCause::Setting {
-                        name: "AUDITOR_BATCH_SYNC",
-                        value: other.to_string(),
-                        expected: "use \"normal\" (default) or \"full\"",
-                    },
-                ));
-            }
-        };
-        conn.pragma_update(None, "synchronous", sync).map_err(err)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err)?;
-        // A damaged store must stop the batch before any row is touched: used anyway, it
-        // loses jobs and answers (and a run would redo, or mis-record, finished work).
-        let check: String = conn
-            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-            .map_err(err)?;
-        if check != "ok" {
-            return Err(StoreError::new(
-                path.display().to_string(),
-                StoreCause::Refused(format!(
-                    "the batch store is corrupt ({check}). Move {} away (the reports already written stay in place) and run the same command again to regrade",
-                    path.display()
-                )),
-            ));
-        }
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+/// The tables of schema version 1.
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS jobs (
                 id INTEGER PRIMARY KEY,
                 submission TEXT NOT NULL,
@@ -146,39 +76,129 @@ impl Store {
                 request_key TEXT PRIMARY KEY,
                 asked INTEGER NOT NULL,
                 first_asked_at TEXT NOT NULL
-             );",
-        )
+             );";
+
+const SIMILARITY_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS similarity_fingerprints (
+    submission TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    config TEXT NOT NULL,
+    data BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (submission, commit_sha, config)
+);";
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// An SQLite error while the store at `path` is opened.
+fn open_error(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
+    move |e| StoreError::new(path.display().to_string(), StoreCause::SqliteOpen(e))
+}
+
+/// The `synchronous` setting of the store, from `AUDITOR_BATCH_SYNC` ("normal", the default,
+/// or "full").
+fn sync_setting(path: &Path) -> Result<&'static str, StoreError> {
+    match std::env::var("AUDITOR_BATCH_SYNC").ok().as_deref() {
+        None | Some("") | Some("normal") => Ok("NORMAL"),
+        Some("full") => Ok("FULL"),
+        Some(other) => Err(StoreError::new(
+            path.display().to_string(),
+            StoreCause::Setting {
+                name: "AUDITOR_BATCH_SYNC",
+                value: other.to_string(),
+                expected: "use \"normal\" (default) or \"full\"",
+            },
+        )),
+    }
+}
+
+/// A damaged store must stop the batch before any row is touched: used anyway, it loses jobs
+/// and answers (and a run would redo, or mis-record, finished work).
+fn check_integrity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let err = open_error(path);
+    let check: String = conn
+        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
         .map_err(err)?;
+    if check != "ok" {
+        return Err(StoreError::new(
+            path.display().to_string(),
+            StoreCause::Refused(format!(
+                "the batch store is corrupt ({check}). Move {} away (the reports already written stay in place) and run the same command again to regrade",
+                path.display()
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// Records the schema version in a new store; refuses a store of another version.
+fn check_schema_version(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let err = open_error(path);
+    let version: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)?;
+    match version {
+        None => {
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+                params![SCHEMA_VERSION.to_string()],
+            )
+            .map_err(err)?;
+        }
+        Some(v) if v == SCHEMA_VERSION.to_string() => {}
+        Some(v) => {
+            return Err(StoreError::new(
+                path.display().to_string(),
+                StoreCause::Refused(format!(
+                    "schema version {v} is not the version {SCHEMA_VERSION} this auditor writes; use another --out directory or the auditor version that wrote it"
+                )),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339()
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`.
+    pub fn open_in(dir: &Path) -> Result<Store, StoreError> {
+        Store::open(&dir.join(FILE_NAME))
+    }
+
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let err = open_error(path);
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        let sync = sync_setting(path)?;
+        conn.pragma_update(None, "synchronous", sync).map_err(err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err)?;
+        check_integrity(&conn, path)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
         // Added after schema version 1 shipped: additive, so the version stays.
         conn.execute_batch(SIMILARITY_SCHEMA).map_err(err)?;
         conn.execute_batch(crate::batch::review_schema::SQLITE)
             .map_err(err)?;
-        let version: Option<String> = conn
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(err)?;
-        match version {
-            None => {
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
-                    params![SCHEMA_VERSION.to_string()],
-                )
-                .map_err(err)?;
-            }
-            Some(v) if v == SCHEMA_VERSION.to_string() => {}
-            Some(v) => {
-                return Err(StoreError::new(
-                    path.display().to_string(),
-                    StoreCause::Refused(format!(
-                        "schema version {v} is not the version {SCHEMA_VERSION} this auditor writes; use another --out directory or the auditor version that wrote it"
-                    )),
-                ));
-            }
-        }
+        check_schema_version(&conn, path)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
