@@ -636,46 +636,58 @@ pub fn extract(sentences: &[Sentence], criteria: &[String]) -> Vec<FeatureClaim>
             if !claimed && !denied {
                 continue;
             }
-            match out
-                .iter_mut()
-                .find(|c| c.feature == feature && c.denied == denied)
-            {
-                Some(c) => {
-                    c.mentions += 1;
-                    if c.sentences.len() < MAX_SENTENCES {
-                        c.sentences.push((s.page, s.text.clone()));
-                    }
-                    // The lowest figure claimed is the one to check.
-                    if let (Some(old), Some(new)) = (c.figure, figure)
-                        && feature == Feature::PromptOverlap
-                        && new < old
-                    {
-                        c.figure = Some(new);
-                        c.page = s.page;
-                        c.quote = crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX);
-                    }
-                }
-                None => out.push(FeatureClaim {
-                    feature,
-                    denied,
-                    page: s.page,
-                    quote: crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX),
-                    mentions: 1,
-                    status: ClaimStatus::Unchecked,
-                    code: String::new(),
-                    code_location: None,
-                    figure: if feature == Feature::PromptOverlap {
-                        figure
-                    } else {
-                        None
-                    },
-                    sentences: vec![(s.page, s.text.clone())],
-                }),
-            }
+            note_claim(&mut out, feature, denied, s, figure);
         }
     }
     out.sort_by_key(|c| (c.feature, c.denied));
     out
+}
+
+/// A sentence that claims (or denies) `feature`: one more mention of the claim already found
+/// (its sentence kept up to `MAX_SENTENCES`, the lowest overlap figure quoted), or a new claim.
+fn note_claim(
+    out: &mut Vec<FeatureClaim>,
+    feature: Feature,
+    denied: bool,
+    s: &Sentence,
+    figure: Option<f64>,
+) {
+    match out
+        .iter_mut()
+        .find(|c| c.feature == feature && c.denied == denied)
+    {
+        Some(c) => {
+            c.mentions += 1;
+            if c.sentences.len() < MAX_SENTENCES {
+                c.sentences.push((s.page, s.text.clone()));
+            }
+            // The lowest figure claimed is the one to check.
+            if let (Some(old), Some(new)) = (c.figure, figure)
+                && feature == Feature::PromptOverlap
+                && new < old
+            {
+                c.figure = Some(new);
+                c.page = s.page;
+                c.quote = crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX);
+            }
+        }
+        None => out.push(FeatureClaim {
+            feature,
+            denied,
+            page: s.page,
+            quote: crate::repo::python::syntax::truncate(s.text.trim(), QUOTE_MAX),
+            mentions: 1,
+            status: ClaimStatus::Unchecked,
+            code: String::new(),
+            code_location: None,
+            figure: if feature == Feature::PromptOverlap {
+                figure
+            } else {
+                None
+            },
+            sentences: vec![(s.page, s.text.clone())],
+        }),
+    }
 }
 
 /// Fewest words of a closed quotation that is someone else's sentence, not a term in quotes

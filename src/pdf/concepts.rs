@@ -927,17 +927,6 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
             // every explaining passage (page, names), by its name and by its mechanism
             let mut by_name: Vec<Explaining> = Vec::new();
             let mut by_mech: Vec<Explaining> = Vec::new();
-            let note = |list: &mut Vec<Explaining>, page: u32, c: &PassageContent| {
-                if list.len() < MAX_EXPLAINING
-                    && !list.iter().any(|e| e.page == page && e.names == c.names)
-                {
-                    list.push(Explaining {
-                        page,
-                        names: c.names.clone(),
-                        titles: c.titles.clone(),
-                    });
-                }
-            };
             for (i, s) in sentences.iter().enumerate() {
                 let hits = pats
                     .iter()
@@ -948,7 +937,7 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                     if let Some(m) = &mech
                         && let Some((occ, c)) = mechanism_occurrence(sentences, i, m, &others)
                     {
-                        note(&mut by_mech, occ.page, &c);
+                        note_explaining(&mut by_mech, occ.page, &c);
                         if by_mechanism
                             .as_ref()
                             .is_none_or(|(_, best)| c.weight() > best.weight())
@@ -971,7 +960,7 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                     // the fullest explanation is quoted (a summary on p.1 that merely says the
                     // layer is wired is not the section that explains it)
                     Some(c) if c.explains() => {
-                        note(&mut by_name, occ.page, &c);
+                        note_explaining(&mut by_name, occ.page, &c);
                         if explained
                             .as_ref()
                             .is_none_or(|(_, best)| c.weight() > best.weight())
@@ -995,37 +984,14 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
                 }
             }
             let mut how = None;
-            let mut explaining = by_name;
             if explained.is_none()
                 && let Some(found) = by_mechanism
             {
                 how = mech.as_ref().map(|m| m.what.to_string());
                 explained = Some(found);
             }
-            // a passage explaining the mechanism explains the concept too
-            for e in by_mech {
-                if explaining.len() < MAX_EXPLAINING && !explaining.contains(&e) {
-                    explaining.push(e);
-                }
-            }
-            // the quoted passage first
-            if let Some((o, c)) = &explained
-                && let Some(at) = explaining
-                    .iter()
-                    .position(|e| e.page == o.page && e.names == c.names)
-            {
-                let quoted = explaining.remove(at);
-                explaining.insert(0, quoted);
-            }
-            let (classification, occ, content) = match (explained, fullest, first) {
-                (Some((o, c)), _, _) => (Classification::Explained, Some(o), Some(c)),
-                (None, Some((o, _)), _) => {
-                    let c = o.content.clone();
-                    (Classification::Buzzword, Some(o), c)
-                }
-                (None, None, Some(o)) => (Classification::Buzzword, Some(o), None),
-                (None, None, None) => (Classification::Absent, None, None),
-            };
+            let explaining = explaining_passages(by_name, by_mech, explained.as_ref());
+            let (classification, occ, content) = classified(explained, fullest, first);
             ConceptFinding {
                 concept: concept.clone(),
                 classification,
@@ -1043,6 +1009,59 @@ pub fn classify(concepts: &[String], sentences: &[Sentence]) -> Vec<ConceptFindi
             }
         })
         .collect()
+}
+
+/// Note an explaining passage (its page and names) once, up to `MAX_EXPLAINING`.
+fn note_explaining(list: &mut Vec<Explaining>, page: u32, c: &PassageContent) {
+    if list.len() < MAX_EXPLAINING && !list.iter().any(|e| e.page == page && e.names == c.names) {
+        list.push(Explaining {
+            page,
+            names: c.names.clone(),
+            titles: c.titles.clone(),
+        });
+    }
+}
+
+/// The passages explaining a concept: those naming it, then those explaining its mechanism
+/// (which explain the concept too), up to `MAX_EXPLAINING`; the quoted passage first.
+fn explaining_passages(
+    by_name: Vec<Explaining>,
+    by_mech: Vec<Explaining>,
+    explained: Option<&(Occurrence, PassageContent)>,
+) -> Vec<Explaining> {
+    let mut explaining = by_name;
+    for e in by_mech {
+        if explaining.len() < MAX_EXPLAINING && !explaining.contains(&e) {
+            explaining.push(e);
+        }
+    }
+    if let Some((o, c)) = explained
+        && let Some(at) = explaining
+            .iter()
+            .position(|e| e.page == o.page && e.names == c.names)
+    {
+        let quoted = explaining.remove(at);
+        explaining.insert(0, quoted);
+    }
+    explaining
+}
+
+/// Explained by the best explaining passage; else a buzzword, quoted from its fullest passage
+/// (or its first mention); else absent.
+fn classified(
+    explained: Option<(Occurrence, PassageContent)>,
+    fullest: Option<(Occurrence, usize)>,
+    first: Option<Occurrence>,
+) -> (Classification, Option<Occurrence>, Option<PassageContent>) {
+    match (explained, fullest, first) {
+        (Some((o, c)), _, _) => (Classification::Explained, Some(o), Some(c)),
+        (None, Some((o, _)), _) => {
+            let c = o.content.clone();
+            (Classification::Buzzword, Some(o), c)
+        }
+        (None, None, Some(o)) => (Classification::Buzzword, Some(o), None),
+        (None, None, None) => (Classification::Absent, None, None),
+    }
 }
 
 /// A passage opened at sentence `i` by a cue of the concept's mechanism that explains how the

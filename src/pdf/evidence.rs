@@ -392,12 +392,6 @@ fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFind
         f.concept
     );
     let times = crate::words::count(f.mentions as usize, "time", "times");
-    let passage = |what: &str| {
-        f.content
-            .as_ref()
-            .map(|c| format!("; {what} on p.{}: {}", f.page, c.describe()))
-            .unwrap_or_default()
-    };
     let quoted = |e: Evidence| {
         if f.quote.is_empty() {
             e
@@ -406,32 +400,7 @@ fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFind
         }
     };
     if f.classification != Classification::Explained && !facts.read_whole() {
-        let seen = match f.classification {
-            Classification::Buzzword => format!(
-                "'{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it",
-                f.concept,
-                join_pages(&f.pages)
-            ),
-            _ => format!("'{}' does not appear", f.concept),
-        };
-        return quoted(
-            Evidence::missing(
-                id,
-                Detective::DocAnalyst,
-                goal,
-                src.to_string(),
-                format!(
-                    "{seen} in {}: the pages not read may explain it, so this is no confident verdict",
-                    pages_read(facts)
-                ),
-            )
-            .with_fix(format!(
-                "read pages {}-{} of the report by hand for '{}'",
-                facts.pages + 1,
-                facts.document_pages(),
-                f.concept
-            )),
-        );
+        return quoted(partly_read_evidence(facts, f, id, goal));
     }
     let e = match f.classification {
         Classification::Explained => Evidence::fact(
@@ -440,29 +409,7 @@ fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFind
             goal,
             true,
             format!("{src} p.{}", f.page),
-            match &f.mechanism {
-                None => format!(
-                    "'{}' appears {times} (pages {}); on p.{} a passage says how the code does it{}",
-                    f.concept,
-                    join_pages(&f.pages),
-                    f.page,
-                    passage("it has")
-                ),
-                Some(what) => format!(
-                    "{}; on p.{} a passage says how the code does its mechanism ({what}) without naming it{}",
-                    if f.mentions == 0 {
-                        format!("'{}' is not named", f.concept)
-                    } else {
-                        format!(
-                            "'{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it",
-                            f.concept,
-                            join_pages(&f.pages)
-                        )
-                    },
-                    f.page,
-                    passage("it has")
-                ),
-            },
+            explained_said(f),
             conf(0.8),
         ),
         Classification::Buzzword => Evidence::fact(
@@ -475,7 +422,7 @@ fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFind
                 "Keyword Dropping: '{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it{}",
                 f.concept,
                 join_pages(&f.pages),
-                passage("the fullest has")
+                passage(f, "the fullest has")
             ),
             conf(0.75),
         )
@@ -502,6 +449,79 @@ fn concept_evidence(facts: &PdfFacts, dimension: &str, f: &concepts::ConceptFind
         )),
     };
     quoted(e)
+}
+
+/// A concept not explained in the pages read of a report read in part: no confident verdict,
+/// evidence missing that says what was read and what to read by hand.
+fn partly_read_evidence(
+    facts: &PdfFacts,
+    f: &concepts::ConceptFinding,
+    id: String,
+    goal: String,
+) -> Evidence {
+    let src = facts.display_name();
+    let times = crate::words::count(f.mentions as usize, "time", "times");
+    let seen = match f.classification {
+        Classification::Buzzword => format!(
+            "'{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it",
+            f.concept,
+            join_pages(&f.pages)
+        ),
+        _ => format!("'{}' does not appear", f.concept),
+    };
+    Evidence::missing(
+        id,
+        Detective::DocAnalyst,
+        goal,
+        src.to_string(),
+        format!(
+            "{seen} in {}: the pages not read may explain it, so this is no confident verdict",
+            pages_read(facts)
+        ),
+    )
+    .with_fix(format!(
+        "read pages {}-{} of the report by hand for '{}'",
+        facts.pages + 1,
+        facts.document_pages(),
+        f.concept
+    ))
+}
+
+/// Where and how a passage explains the concept: by its name, or by its mechanism without
+/// naming it.
+fn explained_said(f: &concepts::ConceptFinding) -> String {
+    let times = crate::words::count(f.mentions as usize, "time", "times");
+    match &f.mechanism {
+        None => format!(
+            "'{}' appears {times} (pages {}); on p.{} a passage says how the code does it{}",
+            f.concept,
+            join_pages(&f.pages),
+            f.page,
+            passage(f, "it has")
+        ),
+        Some(what) => format!(
+            "{}; on p.{} a passage says how the code does its mechanism ({what}) without naming it{}",
+            if f.mentions == 0 {
+                format!("'{}' is not named", f.concept)
+            } else {
+                format!(
+                    "'{}' appears {times} (pages {}) only in titles, lists or passages that do not say how the code does it",
+                    f.concept,
+                    join_pages(&f.pages)
+                )
+            },
+            f.page,
+            passage(f, "it has")
+        ),
+    }
+}
+
+/// What the concept's passage has (`; {what} on p.N: ...`), or nothing without one.
+fn passage(f: &concepts::ConceptFinding, what: &str) -> String {
+    f.content
+        .as_ref()
+        .map(|c| format!("; {what} on p.{}: {}", f.page, c.describe()))
+        .unwrap_or_default()
 }
 
 fn join_pages(p: &[u32]) -> String {
