@@ -1207,6 +1207,76 @@ fn binding_statement(
 /// Whether every structured call is made again on failure (and by what), the handlers that
 /// catch the error without a second attempt, the graph nodes covered, and the client's own
 /// request retries.
+/// The fix of [`StructuredFact::Retry`]: a call made once, a free-text recovery, or a call made
+/// again once only.
+fn retry_fix(calls: &[Retried]) -> Option<Fix> {
+    Some(match calls.iter().find(|c| c.retry.is_none()) {
+        Some(c) => Fix::at(
+            &c.call,
+            "make the structured call again when the reply is invalid: loop up to 3 attempts around its `.invoke` and go round again on `ValidationError`/`OutputParserException` (or `.with_retry(stop_after_attempt=3)` on the runnable)",
+        ),
+        None if calls.iter().any(|c| c.from_text.is_some()) => Fix::at(
+            calls.iter().find_map(|c| c.from_text.as_ref())?,
+            "drop the free-text recovery: when the bound call fails, make it again (or record the failure) instead of cutting JSON out of a plain reply, whose schema the API does not enforce",
+        ),
+        None => {
+            let once: Vec<Site> = calls
+                .iter()
+                .filter(|c| c.once())
+                .map(|c| c.call.clone())
+                .collect();
+            Fix::at(
+                once.first()?,
+                format!(
+                    "give {} more than one second chance: up to 3 attempts in all (`for attempt in range(3)` around its `.invoke`, going round again on `ValidationError`/`OutputParserException`, or `.with_retry(stop_after_attempt=3)` on the runnable)",
+                    if once.len() == 1 {
+                        "the call".to_string()
+                    } else {
+                        format!("each of the calls at {}", sites(&once, 3))
+                    }
+                ),
+            )
+        }
+    })
+}
+
+/// The fix of [`StructuredFact::ItemWrites`]: each field set as an attribute.
+fn item_writes_fix(model: &str, writes: &[ItemWrite]) -> Option<Fix> {
+    let (at, _, _) = writes.first()?;
+    // `opinion["judge"]` -> `opinion.judge`, when the key is a name
+    let attributes: Option<Vec<String>> = writes
+        .iter()
+        .map(|(_, target, _)| {
+            let (obj, key) = target.split_once('[')?;
+            let key = key.trim_end_matches(']').trim_matches(['"', '\'']);
+            (!key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                .then(|| format!("`{obj}.{key} = ...`"))
+        })
+        .collect();
+    Some(Fix::at(
+        at,
+        match attributes {
+            Some(a) => format!(
+                "set {} as {} ({}): the reply is a {model} (a Pydantic model), which does not support item assignment",
+                if a.len() == 1 {
+                    "the field"
+                } else {
+                    "the fields"
+                },
+                if a.len() == 1 {
+                    "an attribute"
+                } else {
+                    "attributes"
+                },
+                join_and(&a)
+            ),
+            None => format!(
+                "set the fields as attributes, or build a new opinion (`model_copy(update=...)`): the reply is a {model} (a Pydantic model), which does not support item assignment"
+            ),
+        },
+    ))
+}
+
 /// What [`StructuredFact::ItemWrites`] says: each reply written like a dict, and what follows.
 fn item_writes_statement(model: &str, writes: &[ItemWrite]) -> String {
     if writes.is_empty() {
@@ -1555,69 +1625,8 @@ impl Stated for StructuredFact {
                     "define the opinion model: `class JudicialOpinion(BaseModel)` with `score: int = Field(ge=1, le=5)`, `argument: str`, `cited_evidence: list[str]`",
                 ),
             },
-            StructuredFact::Retry { calls } => match calls.iter().find(|c| c.retry.is_none()) {
-                Some(c) => Fix::at(
-                    &c.call,
-                    "make the structured call again when the reply is invalid: loop up to 3 attempts around its `.invoke` and go round again on `ValidationError`/`OutputParserException` (or `.with_retry(stop_after_attempt=3)` on the runnable)",
-                ),
-                None if calls.iter().any(|c| c.from_text.is_some()) => Fix::at(
-                    calls.iter().find_map(|c| c.from_text.as_ref())?,
-                    "drop the free-text recovery: when the bound call fails, make it again (or record the failure) instead of cutting JSON out of a plain reply, whose schema the API does not enforce",
-                ),
-                None => {
-                    let once: Vec<Site> = calls
-                        .iter()
-                        .filter(|c| c.once())
-                        .map(|c| c.call.clone())
-                        .collect();
-                    Fix::at(
-                        once.first()?,
-                        format!(
-                            "give {} more than one second chance: up to 3 attempts in all (`for attempt in range(3)` around its `.invoke`, going round again on `ValidationError`/`OutputParserException`, or `.with_retry(stop_after_attempt=3)` on the runnable)",
-                            if once.len() == 1 {
-                                "the call".to_string()
-                            } else {
-                                format!("each of the calls at {}", sites(&once, 3))
-                            }
-                        ),
-                    )
-                }
-            },
-            StructuredFact::ItemWrites { model, writes } => {
-                let (at, _, _) = writes.first()?;
-                // `opinion["judge"]` -> `opinion.judge`, when the key is a name
-                let attributes: Option<Vec<String>> = writes
-                    .iter()
-                    .map(|(_, target, _)| {
-                        let (obj, key) = target.split_once('[')?;
-                        let key = key.trim_end_matches(']').trim_matches(['"', '\'']);
-                        (!key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_'))
-                            .then(|| format!("`{obj}.{key} = ...`"))
-                    })
-                    .collect();
-                Fix::at(
-                    at,
-                    match attributes {
-                        Some(a) => format!(
-                            "set {} as {} ({}): the reply is a {model} (a Pydantic model), which does not support item assignment",
-                            if a.len() == 1 {
-                                "the field"
-                            } else {
-                                "the fields"
-                            },
-                            if a.len() == 1 {
-                                "an attribute"
-                            } else {
-                                "attributes"
-                            },
-                            join_and(&a)
-                        ),
-                        None => format!(
-                            "set the fields as attributes, or build a new opinion (`model_copy(update=...)`): the reply is a {model} (a Pydantic model), which does not support item assignment"
-                        ),
-                    },
-                )
-            }
+            StructuredFact::Retry { calls } => retry_fix(calls)?,
+            StructuredFact::ItemWrites { model, writes } => item_writes_fix(model, writes)?,
         })
     }
 }
