@@ -586,7 +586,11 @@ fn full_history_statement(clones: &[Site], shallow: &[Shallow]) -> String {
     if clones.is_empty() {
         "no clone".into()
     } else if let Some(s) = shallow.first() {
-        let kept = count(s.depth.parse().unwrap_or(1), "commit", "commits");
+        // a depth given by a name or an expression is said as written, never guessed
+        let kept = match s.depth.parse::<usize>() {
+            Ok(n) => count(n, "commit", "commits"),
+            Err(_) => format!("`{}` commits", s.depth),
+        };
         let sees = if s.depth == "1" {
             "a single commit"
         } else {
@@ -2419,6 +2423,22 @@ mod tests {
         assert_eq!(
             taken.statement(),
             "the clone at tools/git.py:27 keeps only the last 1 commit (depth 1) by default: the depth is added under `if not full_history:` at tools/git.py:23, which the defaults take (`full_history` defaults to `False`); the git-history analysis then sees a single commit"
+        );
+        // a depth given by a name is said as written, never read as one commit
+        let named = SafetyFact::FullHistory {
+            clones: vec![site(27)],
+            shallow: vec![Shallow {
+                at: site(27),
+                depth: "depth".into(),
+                only: None,
+            }],
+        };
+        assert!(
+            named.statement().starts_with(
+                "the clone at tools/git.py:27 keeps only the last `depth` commits (depth depth)"
+            ),
+            "{}",
+            named.statement()
         );
         let fix = taken.fix().unwrap();
         assert_eq!(fix.at, Some(site(23)));
