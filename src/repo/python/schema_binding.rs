@@ -122,8 +122,6 @@ fn site(module: &ModuleInfo, line: usize) -> Site {
     Site::new(module.path.clone(), line)
 }
 
-/// A loop that goes round again after a failure: a `while`, or a `for` over `range(...)`
-/// (a loop over criteria or items is not a retry), around a `try` holding the call.
 /// Attempts in all of the `for .. in range(..)` retry loop around call `c`, when its bounds are
 /// numbers (literals or constants of the repository, `+`/`-` between them): `range(3)` is 3,
 /// `range(1, MAX + 1)` is `MAX`.
@@ -136,7 +134,7 @@ fn loop_attempts(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<u32> {
     }
     let n = match args.as_slice() {
         [stop] => number_of(repo, m, stop)?,
-        [start, stop] => number_of(repo, m, stop)? - number_of(repo, m, start)?,
+        [start, stop] => number_of(repo, m, stop)?.checked_sub(number_of(repo, m, start)?)?,
         _ => return None,
     };
     u32::try_from(n).ok()
@@ -162,6 +160,8 @@ fn number_of(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<i64> {
     }
 }
 
+/// A loop that goes round again after a failure: a `while`, or a `for` over `range(...)`
+/// (a loop over criteria or items is not a retry), around a `try` holding the call.
 fn retry_loop(c: &CallInfo) -> bool {
     c.in_try
         && (c.in_while
@@ -1392,6 +1392,14 @@ mod tests {
             Some(3)
         );
         assert_eq!(attempts(ranged("", "range(n)")), None);
+        // numbers a submission writes to overflow are no count (and no panic)
+        assert_eq!(
+            attempts(ranged(
+                "",
+                "range(0 - 9223372036854775807 - 1, 9223372036854775807)"
+            )),
+            None
+        );
         let again = "def judge(llm, p):\n    s = llm.with_structured_output(JudicialOpinion)\n    try:\n        return s.invoke(p)\n    except ValueError:\n        return s.invoke(p + ' Reply with valid JSON.')\n";
         assert!(matches!(by(again), Some(Retry::Reinvoked { .. })));
         let tenacity = "from tenacity import retry, stop_after_attempt\n@retry(stop=stop_after_attempt(3))\ndef judge(llm, p):\n    return llm.with_structured_output(JudicialOpinion).invoke(p)\n";
