@@ -140,6 +140,11 @@ fn loop_attempts(repo: &Repo<'_>, m: usize, c: &CallInfo) -> Option<u32> {
     u32::try_from(n).ok()
 }
 
+/// A `for` loop around call `c` that makes one attempt only (`range(1)`): no retry.
+fn single_pass(repo: &Repo<'_>, m: usize, c: &CallInfo) -> bool {
+    loop_attempts(repo, m, c).is_some_and(|n| n < 2)
+}
+
 /// The whole number an expression stands for: a literal, a constant, a sum or difference.
 fn number_of(repo: &Repo<'_>, m: usize, e: &Expr) -> Option<i64> {
     match e {
@@ -800,7 +805,7 @@ fn use_retry(
 ) -> Option<Retry> {
     let module = &repo.modules[u.m];
     let o = u.call;
-    if u.handed.is_none() && retry_loop(o) {
+    if u.handed.is_none() && retry_loop(o) && !single_pass(repo, u.m, o) {
         return Some(Retry::Loop {
             at: site(module, o.line),
             attempts: loop_attempts(repo, u.m, o),
@@ -886,8 +891,10 @@ pub fn analyse(repo: &Repo<'_>) -> StructuredFacts {
             module_loop: module
                 .calls
                 .iter()
-                .find(|c| INVOKE.contains(&c.method.as_str()) && retry_loop(c))
-                .map(|c| site(module, c.line)),
+                .find(|c| {
+                    INVOKE.contains(&c.method.as_str()) && retry_loop(c) && !single_pass(repo, m, c)
+                })
+                .map(|c| (site(module, c.line), loop_attempts(repo, m, c))),
             // `s = llm.with_structured_output(X)` ... `s.with_retry(...)`: the retry wraps `s`
             // only
             retried: module
@@ -1026,8 +1033,8 @@ fn from_text(repo: &Repo<'_>, m: usize, func: Option<usize>) -> Option<Site> {
 
 /// What a module holds that retries a binding made in it.
 struct Around<'a> {
-    /// A function of the module that invokes in a retry loop.
-    module_loop: Option<Site>,
+    /// A function of the module that invokes in a retry loop: where, and its attempts.
+    module_loop: Option<(Site, Option<u32>)>,
     /// `s.with_retry(...)`: the variable retried, and the line.
     retried: Vec<(&'a str, usize)>,
     /// Nodes with a RetryPolicy (see [`retry_policies`]).
@@ -1129,8 +1136,12 @@ fn binding_retry(
     around: &Around,
 ) -> Option<Retry> {
     let module = &repo.modules[m];
-    if retry_loop(c) || invokes.iter().any(|o| retry_loop(o)) {
-        let looped = invokes.iter().copied().find(|o| retry_loop(o)).unwrap_or(c);
+    let looped = invokes
+        .iter()
+        .copied()
+        .find(|o| retry_loop(o))
+        .or_else(|| retry_loop(c).then_some(c));
+    if let Some(looped) = looped.filter(|l| !single_pass(repo, m, l)) {
         return Some(Retry::Loop {
             at: site(module, looped.line),
             attempts: loop_attempts(repo, m, looped),
@@ -1173,10 +1184,13 @@ fn binding_retry(
     {
         return Some(policy);
     }
-    around.module_loop.as_ref().map(|at| Retry::Loop {
-        at: at.clone(),
-        attempts: None,
-    })
+    around
+        .module_loop
+        .as_ref()
+        .map(|(at, attempts)| Retry::Loop {
+            at: at.clone(),
+            attempts: *attempts,
+        })
 }
 
 /// What holds what a binding makes.
@@ -1392,6 +1406,9 @@ mod tests {
             Some(3)
         );
         assert_eq!(attempts(ranged("", "range(n)")), None);
+        // a loop of one attempt makes nothing again
+        let one = by(&ranged("", "range(1)"));
+        assert!(one.is_none(), "{one:?}");
         // numbers a submission writes to overflow are no count (and no panic)
         assert_eq!(
             attempts(ranged(
