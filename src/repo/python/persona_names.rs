@@ -102,6 +102,13 @@ fn produced_names(repo: &Repo<'_>) -> Vec<(String, String)> {
     produced
 }
 
+/// The (name, where) pairs whose name is not in `set`, a run of one name kept once.
+fn outside<'a>(pairs: &'a [(String, String)], set: &BTreeSet<String>) -> Vec<&'a (String, String)> {
+    let mut out: Vec<&(String, String)> = pairs.iter().filter(|(n, _)| !set.contains(n)).collect();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
 /// The names the code gives a judge that the schema (`accepted` at `accepted_at`) does not
 /// accept.
 fn unaccepted_name(
@@ -109,11 +116,7 @@ fn unaccepted_name(
     accepted_at: &str,
     produced: &[(String, String)],
 ) -> Option<Defect> {
-    let mut bad: Vec<&(String, String)> = produced
-        .iter()
-        .filter(|(n, _)| !accepted.contains(n))
-        .collect();
-    bad.dedup_by(|a, b| a.0 == b.0);
+    let bad = outside(produced, accepted);
     let (_, at) = bad.first()?;
     let names: Vec<String> = bad.iter().map(|(n, _)| format!("\"{n}\"")).collect();
     Some(Defect {
@@ -185,11 +188,7 @@ fn unknown_compared_name(
     compared: &[(String, String)],
     known: &BTreeSet<String>,
 ) -> Option<Defect> {
-    let mut bad: Vec<&(String, String)> = compared
-        .iter()
-        .filter(|(n, _)| !known.contains(n))
-        .collect();
-    bad.dedup_by(|a, b| a.0 == b.0);
+    let bad = outside(compared, known);
     let (_, at) = bad.first()?;
     Some(Defect {
         cause: None,
